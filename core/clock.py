@@ -1,0 +1,41 @@
+"""Timestamps as stored: UTC, ISO 8601, millisecond precision, so text order is time order."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Callable
+
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def to_text(moment: datetime | str | None) -> str:
+    if moment is None:
+        moment = utc_now()
+    if isinstance(moment, str):
+        moment = parse(moment)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def parse(text: str | None) -> datetime | None:
+    """Read a stored or imported timestamp; None when there is none or it cannot be read."""
+    if not text:
+        return None
+    if isinstance(text, (int, float)):
+        seconds = text / 1000 if text > 1e11 else text
+        return datetime.fromtimestamp(seconds, timezone.utc)
+    value = str(text).strip()
+    if value.endswith("Z"):
+        value = value[:-1] + "+00:00"
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment

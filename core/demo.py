@@ -1,0 +1,294 @@
+"""The demo store: the same sessions, ids and times every time it is built.
+
+Several sessions from different agents with user, assistant and tool messages, branches,
+checkpoints, labels, a compaction, an archived session and one long session of a few
+thousand messages. Pictures of it never change, so screenshots and snapshot tests use it.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from . import operations
+from .errors import ArborError, StoreError
+from .store import Store, open_store
+
+DEMO_MARK = "demo"
+DEMO_VERSION = "1"
+DEMO_START = datetime(2026, 11, 20, 9, 0, 0, tzinfo=timezone.utc)
+# The moment the demo is "looked at": ages in pictures are measured from here.
+DEMO_NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=timezone.utc)
+LONG_SESSION_MESSAGES = 3000
+
+
+class DemoClock:
+    """A clock that moves forward a fixed step each time it is read."""
+
+    def __init__(self, start: datetime = DEMO_START, step: timedelta = timedelta(seconds=7)):
+        self.now = start
+        self.step = step
+
+    def __call__(self) -> datetime:
+        self.now += self.step
+        return self.now
+
+    def jump(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
+
+
+def _ids(seed: int):
+    rng = random.Random(seed)
+    return lambda: f"{rng.getrandbits(32):08x}"
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": text}
+
+
+def assistant(text: str, *calls: tuple[str, str, dict[str, Any]], model: str = "claude-sonnet-4-5",
+              thinking: str | None = None) -> dict[str, Any]:
+    blocks: list[dict[str, Any]] = []
+    if thinking:
+        blocks.append({"type": "thinking", "thinking": thinking})
+    if text:
+        blocks.append({"type": "text", "text": text})
+    for call_id, name, args in calls:
+        blocks.append({"type": "toolCall", "id": call_id, "name": name, "arguments": args})
+    return {"role": "assistant", "content": blocks, "model": model,
+            "usage": {"input": 1200 + 37 * len(text), "output": 40 + len(text) // 4}}
+
+
+def tool_result(call_id: str, name: str, text: str, is_error: bool = False) -> dict[str, Any]:
+    return {"role": "toolResult", "toolCallId": call_id, "toolName": name,
+            "content": [{"type": "text", "text": text}], "isError": is_error}
+
+
+class _Script:
+    """Writes one demo session through the same calls the app and agents use."""
+
+    def __init__(self, store: Store, clock: DemoClock, name: str, source: str, cwd: str,
+                 metadata: dict[str, Any] | None = None):
+        self.store = store
+        self.clock = clock
+        self.session = store.create_external_session(name, source=source, cwd=cwd,
+                                                     metadata={"demo": True, **(metadata or {})})
+        self.branch = store.create_internal_session(self.session.id, name="main")
+        self.entries: list = []
+
+    def say(self, *messages: dict[str, Any]):
+        for message in messages:
+            self.entries.append(self.store.append_to_branch(self.branch.id, "message",
+                                                            {"message": message}))
+        return self.entries[-1]
+
+    def entry(self, entry_type: str, data: dict[str, Any]):
+        self.entries.append(self.store.append_to_branch(self.branch.id, entry_type, data))
+        return self.entries[-1]
+
+    def use(self, branch) -> None:
+        self.branch = branch
+
+
+def _login_session(store: Store, clock: DemoClock) -> None:
+    s = _Script(store, clock, "Fix flaky login test", "claude_code", "~/src/webapp",
+                {"model": "claude-sonnet-4-5"})
+    s.entry("model_change", {"provider": "anthropic", "modelId": "claude-sonnet-4-5"})
+    s.say(user("The login test in `tests/auth/login.spec.ts` fails about one run in five. "
+               "Can you find out why and fix it?"))
+    s.say(assistant("I'll start by reading the test and the login handler.",
+                    ("call_1", "read", {"path": "tests/auth/login.spec.ts"}),
+                    thinking="Flaky usually means timing or shared state. Read the test first."))
+    s.say(tool_result("call_1", "read",
+                      "test('logs in', async () => {\n  await page.fill('#email', user.email);\n"
+                      "  await page.click('#submit');\n  expect(await page.title()).toBe('Dashboard');\n});"))
+    s.say(assistant("The test checks the title right after the click, without waiting for the "
+                    "navigation. Let me run it a few times to confirm.",
+                    ("call_2", "bash", {"command": "npx playwright test tests/auth/login.spec.ts --repeat-each 10"})))
+    s.say(tool_result("call_2", "bash", "  8 passed\n  2 failed\n    Expected: \"Dashboard\"\n    Received: \"Sign in\""))
+    checkpoint_entry = s.say(assistant(
+        "Confirmed: **2 of 10** runs fail. The cause is a race between the click and the title check.\n\n"
+        "Two ways to fix it:\n\n1. wait for the URL to change: `await page.waitForURL('/dashboard')`\n"
+        "2. use a web-first assertion: `await expect(page).toHaveTitle('Dashboard')`\n\n"
+        "The second retries until it passes or times out. Shall I apply it?"))
+    store.create_checkpoint(s.branch.id, "race found", is_auto=False,
+                            session_state={"phase": "diagnosed", "failing_runs": 2})
+    s.say(user("Yes, use the web-first assertion."))
+    s.say(assistant("Applying the change.",
+                    ("call_3", "edit", {"path": "tests/auth/login.spec.ts",
+                                        "oldText": "expect(await page.title()).toBe('Dashboard');",
+                                        "newText": "await expect(page).toHaveTitle('Dashboard');"})))
+    s.say(tool_result("call_3", "edit", "Applied 1 edit to tests/auth/login.spec.ts"))
+    s.say(assistant("", ("call_4", "bash", {"command": "npx playwright test tests/auth/login.spec.ts --repeat-each 50"})))
+    s.say(tool_result("call_4", "bash", "  50 passed (41.2s)"))
+    done = s.say(assistant("All **50** runs pass now. The fix is a one-line change in "
+                           "`tests/auth/login.spec.ts`:\n\n```ts\nawait expect(page).toHaveTitle('Dashboard');\n```"))
+    operations.set_label(store, done.seq, "fixed")
+    store.create_checkpoint(s.branch.id, "tests green", session_state={"phase": "fixed", "failing_runs": 0})
+    # The user also tried the other fix: a rollback to the checkpoint, with a branch summary.
+    clock.jump(minutes=20)
+    other = operations.rollback(store, s.branch.id, entry_id=checkpoint_entry.seq,
+                                summary="Tried the web-first assertion: 50 of 50 runs passed.")
+    s.use(other)
+    s.say(user("Actually, try waiting for the URL instead, so we see which is faster."))
+    s.say(assistant("Switching to `waitForURL`.",
+                    ("call_5", "edit", {"path": "tests/auth/login.spec.ts",
+                                        "oldText": "expect(await page.title()).toBe('Dashboard');",
+                                        "newText": "await page.waitForURL('/dashboard');\n  expect(await page.title()).toBe('Dashboard');"})))
+    s.say(tool_result("call_5", "edit", "Applied 1 edit to tests/auth/login.spec.ts"))
+    s.say(assistant("", ("call_6", "bash", {"command": "npx playwright test tests/auth/login.spec.ts --repeat-each 50"})))
+    s.say(tool_result("call_6", "bash", "  50 passed (38.9s)"))
+    last = s.say(assistant("Also green, and about **6% faster** (38.9 s against 41.2 s). "
+                           "Both fixes work; `waitForURL` states the intent more plainly."))
+    operations.set_branch_label(store, other.id, "waitForURL variant")
+    operations.set_label(store, last.seq, "compare")
+
+
+def _payments_session(store: Store, clock: DemoClock) -> None:
+    clock.jump(hours=5)
+    s = _Script(store, clock, "Refactor payment module", "codex", "~/src/shop",
+                {"model": "gpt-5-codex"})
+    s.say(user("Split `payments.py` into a package: gateway client, retry policy and webhooks."))
+    s.say(assistant("Let me look at the module first.", ("call_a", "shell", {"command": "wc -l shop/payments.py"}),
+                    model="gpt-5-codex"))
+    s.say(tool_result("call_a", "shell", "1842 shop/payments.py"))
+    plan = s.say(assistant("It is 1,842 lines. My plan:\n\n- `shop/payments/gateway.py`: the HTTP client\n"
+                           "- `shop/payments/retry.py`: backoff and idempotency keys\n"
+                           "- `shop/payments/webhooks.py`: signature checks and handlers\n"
+                           "- `shop/payments/__init__.py`: re-exports, so imports keep working",
+                           model="gpt-5-codex"))
+    store.create_checkpoint(s.branch.id, "plan agreed", session_state={"step": "plan"})
+    for step, (name, lines) in enumerate([("gateway", 610), ("retry", 240), ("webhooks", 530)], 1):
+        s.say(user(f"Go ahead with {name}."))
+        s.say(assistant(f"Moving the {name} code.", (f"call_m{step}", "apply_patch",
+                                                     {"path": f"shop/payments/{name}.py"}), model="gpt-5-codex"))
+        s.say(tool_result(f"call_m{step}", "apply_patch", f"Created shop/payments/{name}.py ({lines} lines)"))
+        s.say(assistant(f"`{name}.py` is in place; the tests for it pass.", model="gpt-5-codex"))
+    main_branch = s.branch
+    operations.compact(store, main_branch.id, keep_recent_tokens=120)
+    s.say(user("Now run the whole suite."))
+    s.say(assistant("", ("call_t", "shell", {"command": "pytest -q"}), model="gpt-5-codex"))
+    s.say(tool_result("call_t", "shell", "412 passed, 3 failed", is_error=False))
+    s.say(assistant("Three webhook tests fail: they patch `shop.payments.verify_signature`, "
+                    "which now lives in `shop.payments.webhooks`.", model="gpt-5-codex"))
+    # An alternative explored from the plan: keep one module, only extract the client.
+    clock.jump(minutes=45)
+    alt = operations.branch(store, main_branch.id, plan.seq, name="minimal split")
+    s.use(alt)
+    s.say(user("Alternative: only extract the gateway client and leave the rest."))
+    s.say(assistant("That is a smaller change: one new file and 600 fewer lines in `payments.py`.",
+                    model="gpt-5-codex"))
+    operations.make_current(store, main_branch.id)
+
+
+def _release_notes_session(store: Store, clock: DemoClock) -> None:
+    clock.jump(hours=20)
+    s = _Script(store, clock, "Write release notes for 2.4", "pi", "~/src/cli-tool")
+    s.entry("model_change", {"provider": "openai", "modelId": "gpt-5"})
+    s.entry("thinking_level_change", {"thinkingLevel": "medium"})
+    s.say(user("Draft release notes for 2.4 from the changelog."))
+    s.say(assistant("", ("call_r", "read", {"path": "CHANGELOG.md"}), model="gpt-5"))
+    s.say(tool_result("call_r", "read", "## 2.4.0\n- add --json output\n- fix crash on empty config\n- drop Python 3.9"))
+    notes = s.say(assistant("# arbor-cli 2.4\n\n## New\n- `--json` prints machine-readable output.\n\n"
+                            "## Fixed\n- No more crash when the config file is empty.\n\n"
+                            "## Breaking\n- Python 3.9 is no longer supported.", model="gpt-5"))
+    operations.set_label(store, notes.seq, "draft 1")
+
+
+def _langgraph_session(store: Store, clock: DemoClock) -> None:
+    clock.jump(hours=3)
+    s = _Script(store, clock, "Trip planner agent (LangGraph)", "langgraph", "~/agents/planner",
+                {"thread_id": "trip-42"})
+    store.update_internal_session_fields(s.branch.id, session_state={"city": "Lisbon", "days": 3})
+    s.say(user("Plan three days in Lisbon."))
+    s.say(assistant("", ("call_w", "weather", {"city": "Lisbon"}), model="gpt-4o"))
+    s.say(tool_result("call_w", "weather", "{\"forecast\": \"sunny\", \"high\": 24}"))
+    day = s.say(assistant("Day 1: Alfama and the castle. Day 2: Belém. Day 3: Sintra.", model="gpt-4o"))
+    cp = store.create_checkpoint(s.branch.id, "itinerary v1", is_auto=True,
+                                 session_state={"city": "Lisbon", "days": 3, "step": "itinerary"})
+    s.say(user("Make it four days."))
+    s.say(assistant("Day 4: Cascais and the coast.", model="gpt-4o"))
+    clock.jump(minutes=10)
+    rolled = operations.rollback(store, s.branch.id, checkpoint_id=cp.id)
+    s.use(rolled)
+    s.say(user("Keep three days but add a food tour."))
+    s.say(assistant("Day 2 evening: a food tour in Mouraria.", model="gpt-4o"))
+    del day
+
+
+def _long_session(store: Store, clock: DemoClock) -> None:
+    clock.jump(hours=2)
+    s = _Script(store, clock, "Migrate orders table to new schema", "arbor", "~/src/shop",
+                {"model": "claude-opus-4"})
+    rng = random.Random(11)
+    tables = ["orders", "order_items", "customers", "invoices", "shipments"]
+    messages = [user("Migrate the orders data to the v2 schema in batches of 10,000 rows, "
+                     "checking counts after every batch.")]
+    batch = 0
+    while len(messages) < LONG_SESSION_MESSAGES - 2:
+        batch += 1
+        table = tables[batch % len(tables)]
+        call = f"call_{batch}"
+        rows = 10_000 - rng.randrange(0, 40)
+        messages.append(assistant(f"Batch {batch}: copying `{table}`.",
+                                  (call, "sql", {"query": f"INSERT INTO {table}_v2 SELECT * FROM {table} "
+                                                          f"WHERE id BETWEEN {batch * 10000} AND {batch * 10000 + 9999}"}),
+                                  model="claude-opus-4"))
+        messages.append(tool_result(call, "sql", f"{rows} rows copied"))
+        messages.append(assistant(f"Batch {batch} done: {rows} rows, counts match.", model="claude-opus-4"))
+        if batch % 50 == 0:
+            messages.append(user(f"Status after batch {batch}?"))
+    messages = messages[:LONG_SESSION_MESSAGES - 2]
+    entries = store.append_messages(s.branch.id, messages)
+    store.create_checkpoint(s.branch.id, f"batch {batch // 2}", entry_seq=entries[len(entries) // 2].seq,
+                            session_state={"batch": batch // 2})
+    operations.compact(store, s.branch.id, keep_recent_tokens=4000)
+    s.say(user("Summarise where we are."))
+    s.say(assistant(f"All {batch} batches are copied and every count matched. "
+                    "Next: switch reads to `orders_v2` behind the feature flag.", model="claude-opus-4"))
+
+
+def _archived_session(store: Store, clock: DemoClock) -> None:
+    clock.jump(hours=1)
+    s = _Script(store, clock, "Old experiment: prompt caching", "claude_code", "~/scratch")
+    s.say(user("Does prompt caching help our eval runs?"))
+    s.say(assistant("It cut input cost by about 70% on repeated system prompts."))
+    store.set_active(s.session.id, False)
+
+
+def _is_demo(path: Path) -> bool:
+    try:
+        with open_store(path, create=False) as store:
+            return store.get_meta(DEMO_MARK) is not None
+    except StoreError:
+        return False
+
+
+def build_demo(path: str | os.PathLike) -> Path:
+    """Build the demo store at `path`, replacing an earlier demo; never any other file."""
+    path = Path(path)
+    if path.exists() and path.stat().st_size > 0 and not _is_demo(path):
+        raise ArborError(f"{path} exists and is not a demo store; the demo will not overwrite it "
+                         "(give another --db)")
+    for suffix in ("", "-wal", "-shm"):
+        candidate = Path(str(path) + suffix)
+        if candidate.exists():
+            candidate.unlink()
+    clock = DemoClock()
+    store = open_store(path, clock=clock, id_factory=_ids(2026))
+    try:
+        with store.transaction():
+            store.set_meta(DEMO_MARK, DEMO_VERSION)
+            _login_session(store, clock)
+            _payments_session(store, clock)
+            _long_session(store, clock)
+            _release_notes_session(store, clock)
+            _langgraph_session(store, clock)
+            _archived_session(store, clock)
+        store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        store.close()
+    return path

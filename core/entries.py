@@ -1,0 +1,143 @@
+"""Entries: the immutable commits of the tree, and what can be read out of their data."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+# Entry types of the Go session package (and pi); any other type is kept as given.
+SESSION = "session"
+MESSAGE = "message"
+MODEL_CHANGE = "model_change"
+THINKING_LEVEL_CHANGE = "thinking_level_change"
+COMPACTION = "compaction"
+BRANCH_SUMMARY = "branch_summary"
+CUSTOM = "custom"
+CUSTOM_MESSAGE = "custom_message"
+LABEL = "label"
+SESSION_INFO = "session_info"
+
+KNOWN_TYPES = frozenset(
+    {MESSAGE, MODEL_CHANGE, THINKING_LEVEL_CHANGE, COMPACTION, BRANCH_SUMMARY, CUSTOM,
+     CUSTOM_MESSAGE, LABEL, SESSION_INFO}
+)
+
+TOOL_CALL_BLOCKS = frozenset({"toolCall", "tool_call", "tool_use", "function_call", "server_tool_use"})
+TOOL_RESULT_BLOCKS = frozenset({"toolResult", "tool_result", "function_call_output"})
+
+# Only this much of one entry's text goes into the full-text index.
+FTS_TEXT_LIMIT = 64 * 1024
+
+
+@dataclass(slots=True)
+class Entry:
+    seq: int
+    id: str
+    external_session_id: int
+    parent_seq: int | None
+    type: str
+    timestamp: str
+    depth: int
+    chain: int
+    msg_index: int
+    role: str | None
+    data: dict[str, Any] = field(default_factory=dict)
+    parent_id: str | None = None
+
+    @property
+    def message(self) -> dict[str, Any] | None:
+        if self.type == MESSAGE:
+            message = self.data.get("message")
+            return message if isinstance(message, dict) else None
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The entry as a pi/Go JSONL line: type, id, parentId, timestamp, then its fields."""
+        out: dict[str, Any] = {
+            "type": self.type,
+            "id": self.id,
+            "parentId": self.parent_id,
+            "timestamp": self.timestamp,
+        }
+        for key, value in self.data.items():
+            out.setdefault(key, value)
+        return out
+
+
+def role_of(entry_type: str, data: dict[str, Any]) -> str | None:
+    if entry_type == MESSAGE and isinstance(data.get("message"), dict):
+        role = data["message"].get("role")
+        return str(role) if role is not None else None
+    return None
+
+
+def content_text(content: Any) -> str:
+    """The readable text of a message's content: a string, or text-like parts of its blocks."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, dict):
+        content = [content]
+    if not isinstance(content, list):
+        return str(content)
+    parts: list[str] = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+            continue
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind in ("text", "input_text", "output_text"):
+            parts.append(str(block.get("text", "")))
+        elif kind == "thinking":
+            parts.append(str(block.get("thinking", "")))
+        elif kind in TOOL_CALL_BLOCKS:
+            name = block.get("name", "")
+            args = block.get("arguments", block.get("input", block.get("args")))
+            parts.append(f"{name} {json.dumps(args, ensure_ascii=False) if args is not None else ''}")
+        elif kind in TOOL_RESULT_BLOCKS:
+            parts.append(content_text(block.get("content", block.get("output"))))
+        elif "text" in block:
+            parts.append(str(block["text"]))
+    return "\n".join(p for p in parts if p)
+
+
+def entry_text(entry_type: str, data: dict[str, Any]) -> str:
+    """What the full-text index holds for an entry."""
+    if entry_type in (MESSAGE, CUSTOM_MESSAGE):
+        message = data.get("message", data)
+        if isinstance(message, dict):
+            return content_text(message.get("content"))
+        return ""
+    if entry_type in (COMPACTION, BRANCH_SUMMARY):
+        return str(data.get("summary", ""))
+    if entry_type == SESSION_INFO:
+        return str(data.get("name", ""))
+    return ""
+
+
+def tool_call_count(message: dict[str, Any] | None) -> int:
+    if not message:
+        return 0
+    content = message.get("content")
+    count = 0
+    if isinstance(content, list):
+        count = sum(1 for b in content if isinstance(b, dict) and b.get("type") in TOOL_CALL_BLOCKS)
+    calls = message.get("tool_calls")
+    if isinstance(calls, list):
+        count += len(calls)
+    return count
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough token estimate (about four characters a token), as pi estimates."""
+    return (len(text) + 3) // 4
+
+
+def message_tokens(message: dict[str, Any] | None) -> int:
+    if not message:
+        return 0
+    return estimate_tokens(content_text(message.get("content"))) + 4

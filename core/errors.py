@@ -1,0 +1,41 @@
+"""Errors that `core` raises for foreseeable faults; each has a sentence a user can read."""
+
+
+class ArborError(Exception):
+    """Base of every error arbor reports to a user instead of a traceback."""
+
+
+class StoreError(ArborError):
+    """The store file cannot be used."""
+
+
+class StoreNotFound(StoreError):
+    pass
+
+
+class StoreUnavailable(StoreError):
+    """The file or its folder cannot be opened or created (permissions, missing folder)."""
+
+
+class StoreDamaged(StoreError):
+    """The file is not a SQLite database, or is not an arbor store, or fails its checks."""
+
+
+class StoreTooNew(StoreError):
+    """The store was written by a newer arbor; it is left untouched."""
+
+
+class NotFound(ArborError, LookupError):
+    """A session, branch, entry or checkpoint that does not exist."""
+
+
+class AmbiguousId(ArborError):
+    """A session id prefix that matches more than one session."""
+
+
+class ReplayError(ArborError):
+    """A branch cannot be replayed as recorded (for example a compaction keeps an entry off its path)."""
+
+
+class OutsideSessionDir(ArborError):
+    """A delete was asked for a session that does not live in the given session dir."""

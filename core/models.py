@@ -1,0 +1,365 @@
+"""The seed's session models, backed by the entry tree.
+
+`ExternalSession` is what the user sees in the list (a repository), `InternalSession` a
+branch (a named head entry), `Checkpoint` a tag with a snapshot of `session_state`.
+An internal session's `conversation_history` is not stored: it is the replay of its
+root-to-head path, loaded when first read.
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from collections.abc import MutableSequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Callable, Iterable
+
+from .clock import parse, to_text, utc_now
+
+
+class LazyHistory(MutableSequence):
+    """A list of messages that asks its loader only when first read."""
+
+    __slots__ = ("_loader", "_items")
+
+    def __init__(self, loader: Callable[[], list[dict[str, Any]]] | None = None,
+                 items: Iterable[dict[str, Any]] | None = None):
+        self._loader = loader
+        self._items: list[dict[str, Any]] | None = None if loader else list(items or [])
+
+    def _list(self) -> list[dict[str, Any]]:
+        if self._items is None:
+            self._items = list(self._loader()) if self._loader else []
+            self._loader = None
+        return self._items
+
+    @property
+    def loaded(self) -> bool:
+        return self._items is not None
+
+    def __getitem__(self, index):
+        return self._list()[index]
+
+    def __setitem__(self, index, value):
+        self._list()[index] = value
+
+    def __delitem__(self, index):
+        del self._list()[index]
+
+    def __len__(self) -> int:
+        return len(self._list())
+
+    def insert(self, index: int, value: dict[str, Any]) -> None:
+        self._list().insert(index, value)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LazyHistory):
+            other = other._list()
+        return isinstance(other, list) and self._list() == other
+
+    def __repr__(self) -> str:
+        return repr(self._list()) if self.loaded else "LazyHistory(<not loaded>)"
+
+    def __deepcopy__(self, memo):
+        return copy.deepcopy(self._list(), memo)
+
+
+def _date(value: Any) -> datetime | None:
+    if value is None or isinstance(value, datetime):
+        return value
+    return parse(value)
+
+
+def _iso(value: datetime | None) -> str | None:
+    return to_text(value) if value is not None else None
+
+
+@dataclass
+class ExternalSession:
+    id: int | None = None
+    user_id: int = 0
+    session_name: str = ""
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    is_active: bool = True
+    internal_session_ids: list[str] = field(default_factory=list)
+    current_internal_session_id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    branch_count: int = 0
+    total_checkpoints: int = 0
+    # arbor's own fields
+    uid: str = ""
+    cwd: str = ""
+    source: str = "arbor"
+    kind: str = "session"
+    parent_session: str | None = None
+    message_count: int = 0
+
+    def add_internal_session(self, session_id: str, is_branch: bool = False) -> None:
+        if session_id in self.internal_session_ids:
+            return
+        self.internal_session_ids.append(session_id)
+        self.current_internal_session_id = session_id
+        if is_branch:
+            self.branch_count += 1
+        self.updated_at = utc_now()
+
+    def set_current_internal_session(self, session_id: str) -> bool:
+        if session_id not in self.internal_session_ids:
+            return False
+        self.current_internal_session_id = session_id
+        self.updated_at = utc_now()
+        return True
+
+    def get_branch_info(self) -> dict[str, Any]:
+        return {
+            "total_internal_sessions": len(self.internal_session_ids),
+            "branch_count": self.branch_count,
+            "current_session": self.current_internal_session_id,
+            "has_branches": self.branch_count > 0,
+            "total_checkpoints": self.total_checkpoints,
+        }
+
+    def get_session_age(self, now: datetime | None = None) -> float | None:
+        if self.created_at is None:
+            return None
+        now = now or utc_now()
+        created = self.created_at if self.created_at.tzinfo else self.created_at.replace(tzinfo=now.tzinfo)
+        return (now - created).total_seconds() / 3600
+
+    def increment_checkpoint_count(self) -> None:
+        self.total_checkpoints += 1
+        self.updated_at = utc_now()
+
+    def update_metadata(self, metadata: dict[str, Any]) -> None:
+        self.metadata.update(metadata)
+        self.updated_at = utc_now()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "user_id": self.user_id,
+            "session_name": self.session_name,
+            "created_at": _iso(self.created_at),
+            "updated_at": _iso(self.updated_at),
+            "is_active": self.is_active,
+            "internal_session_ids": list(self.internal_session_ids),
+            "current_internal_session_id": self.current_internal_session_id,
+            "metadata": dict(self.metadata),
+            "branch_count": self.branch_count,
+            "total_checkpoints": self.total_checkpoints,
+            "uid": self.uid,
+            "cwd": self.cwd,
+            "source": self.source,
+            "kind": self.kind,
+            "parent_session": self.parent_session,
+            "message_count": self.message_count,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "ExternalSession":
+        return cls(
+            id=data.get("id"),
+            user_id=data.get("user_id", 0),
+            session_name=data.get("session_name", ""),
+            created_at=_date(data.get("created_at")),
+            updated_at=_date(data.get("updated_at")),
+            is_active=bool(data.get("is_active", True)),
+            internal_session_ids=list(data.get("internal_session_ids") or []),
+            current_internal_session_id=data.get("current_internal_session_id"),
+            metadata=dict(data.get("metadata") or {}),
+            branch_count=data.get("branch_count", 0),
+            total_checkpoints=data.get("total_checkpoints", 0),
+            uid=data.get("uid", ""),
+            cwd=data.get("cwd", ""),
+            source=data.get("source", "arbor"),
+            kind=data.get("kind", "session"),
+            parent_session=data.get("parent_session"),
+            message_count=data.get("message_count", 0),
+        )
+
+
+@dataclass
+class Checkpoint:
+    id: int | None = None
+    internal_session_id: int | None = None
+    checkpoint_name: str = ""
+    session_state: dict[str, Any] = field(default_factory=dict)
+    conversation_history: MutableSequence = field(default_factory=LazyHistory)
+    is_auto: bool = False
+    created_at: datetime | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    tool_invocations: list[dict[str, Any]] = field(default_factory=list)
+    # arbor's own fields: the entry this checkpoint tags
+    external_session_id: int | None = None
+    entry_seq: int | None = None
+    entry_id: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.checkpoint_name
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "internal_session_id": self.internal_session_id,
+            "checkpoint_name": self.checkpoint_name,
+            "session_state": copy.deepcopy(self.session_state),
+            "conversation_history": list(self.conversation_history),
+            "is_auto": self.is_auto,
+            "created_at": _iso(self.created_at),
+            "metadata": dict(self.metadata),
+            "tool_invocations": list(self.tool_invocations),
+            "external_session_id": self.external_session_id,
+            "entry_seq": self.entry_seq,
+            "entry_id": self.entry_id,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Checkpoint":
+        return cls(
+            id=data.get("id"),
+            internal_session_id=data.get("internal_session_id"),
+            checkpoint_name=data.get("checkpoint_name", data.get("name", "")),
+            session_state=dict(data.get("session_state") or {}),
+            conversation_history=LazyHistory(items=data.get("conversation_history") or []),
+            is_auto=bool(data.get("is_auto", False)),
+            created_at=_date(data.get("created_at")),
+            metadata=dict(data.get("metadata") or {}),
+            tool_invocations=list(data.get("tool_invocations") or []),
+            external_session_id=data.get("external_session_id"),
+            entry_seq=data.get("entry_seq"),
+            entry_id=data.get("entry_id"),
+        )
+
+
+@dataclass
+class InternalSession:
+    id: int | None = None
+    external_session_id: int = 0
+    langgraph_session_id: str = ""
+    session_state: dict[str, Any] = field(default_factory=dict)
+    conversation_history: MutableSequence = field(default_factory=LazyHistory)
+    created_at: datetime | None = None
+    is_current: bool = True
+    checkpoint_count: int = 0
+    parent_session_id: int | None = None
+    branch_point_checkpoint_id: int | None = None
+    tool_invocation_count: int = 0
+    metadata: dict[str, Any] = field(default_factory=dict)
+    # arbor's own fields: where the branch forked and where its head is
+    name: str = ""
+    head_seq: int | None = None
+    head_id: str | None = None
+    fork_seq: int | None = None
+    fork_id: str | None = None
+    message_count: int = 0
+    updated_at: datetime | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.conversation_history, LazyHistory):
+            self.conversation_history = LazyHistory(items=self.conversation_history)
+
+    def add_message(self, role: str, content: Any, **kwargs: Any) -> None:
+        message = {"role": role, "content": content, "timestamp": to_text(None)}
+        message.update(kwargs)
+        self.conversation_history.append(message)
+
+    @classmethod
+    def create_branch_from_checkpoint(cls, checkpoint: Checkpoint, external_session_id: int,
+                                      parent_session_id: int) -> "InternalSession":
+        return cls(
+            external_session_id=external_session_id,
+            langgraph_session_id=f"branch_{uuid.uuid4().hex[:12]}",
+            session_state=copy.deepcopy(checkpoint.session_state),
+            conversation_history=LazyHistory(items=copy.deepcopy(list(checkpoint.conversation_history))),
+            created_at=utc_now(),
+            is_current=True,
+            parent_session_id=parent_session_id,
+            branch_point_checkpoint_id=checkpoint.id,
+            metadata={
+                "branched_from_checkpoint": checkpoint.id,
+                "checkpoint_name": checkpoint.checkpoint_name,
+            },
+            head_seq=checkpoint.entry_seq,
+            head_id=checkpoint.entry_id,
+            fork_seq=checkpoint.entry_seq,
+            fork_id=checkpoint.entry_id,
+        )
+
+    def is_branch(self) -> bool:
+        return self.parent_session_id is not None
+
+    def get_branch_info(self) -> dict[str, Any]:
+        return {
+            "is_branch": self.is_branch(),
+            "parent_session_id": self.parent_session_id,
+            "branch_point_checkpoint_id": self.branch_point_checkpoint_id,
+            "fork_entry_id": self.fork_id,
+            "head_entry_id": self.head_id,
+            "created_at": _iso(self.created_at),
+        }
+
+    def get_statistics(self) -> dict[str, Any]:
+        history = list(self.conversation_history)
+        return {
+            "message_count": len(history),
+            "user_messages": sum(1 for m in history if m.get("role") == "user"),
+            "assistant_messages": sum(1 for m in history if m.get("role") == "assistant"),
+            "tool_invocations": self.tool_invocation_count,
+            "checkpoints": self.checkpoint_count,
+            "is_branch": self.is_branch(),
+            "state_keys": len(self.session_state),
+            "created_at": _iso(self.created_at),
+        }
+
+    def update_state(self, new_state: dict[str, Any]) -> None:
+        self.session_state.update(new_state)
+
+    def increment_tool_count(self, count: int = 1) -> None:
+        self.tool_invocation_count += count
+
+    def update_metadata(self, metadata: dict[str, Any]) -> None:
+        self.metadata.update(metadata)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "external_session_id": self.external_session_id,
+            "langgraph_session_id": self.langgraph_session_id,
+            "session_state": copy.deepcopy(self.session_state),
+            "conversation_history": list(self.conversation_history),
+            "created_at": _iso(self.created_at),
+            "is_current": self.is_current,
+            "checkpoint_count": self.checkpoint_count,
+            "parent_session_id": self.parent_session_id,
+            "branch_point_checkpoint_id": self.branch_point_checkpoint_id,
+            "tool_invocation_count": self.tool_invocation_count,
+            "metadata": dict(self.metadata),
+            "name": self.name,
+            "head_id": self.head_id,
+            "fork_id": self.fork_id,
+            "message_count": self.message_count,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "InternalSession":
+        return cls(
+            id=data.get("id"),
+            external_session_id=data.get("external_session_id", 0),
+            langgraph_session_id=data.get("langgraph_session_id", ""),
+            session_state=dict(data.get("session_state") or {}),
+            conversation_history=LazyHistory(items=data.get("conversation_history") or []),
+            created_at=_date(data.get("created_at")),
+            is_current=bool(data.get("is_current", True)),
+            checkpoint_count=data.get("checkpoint_count", 0),
+            parent_session_id=data.get("parent_session_id"),
+            branch_point_checkpoint_id=data.get("branch_point_checkpoint_id"),
+            tool_invocation_count=data.get("tool_invocation_count", 0),
+            metadata=dict(data.get("metadata") or {}),
+            name=data.get("name", ""),
+            head_id=data.get("head_id"),
+            fork_id=data.get("fork_id"),
+            message_count=data.get("message_count", 0),
+        )

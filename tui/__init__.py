@@ -1,0 +1,1 @@
+"""arbor's terminal app (Textual). Talks to the store only through `core`."""

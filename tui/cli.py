@@ -1,0 +1,78 @@
+"""The `arbor` command: the browser by default, `import` and `export` as subcommands.
+
+Textual is imported only when the browser starts, so the subcommands start fast.
+A store that cannot be opened gives one sentence and exit status 2, before any screen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import sys
+from pathlib import Path
+
+EXIT_STORE = 2
+
+
+def _fail(message: str) -> int:
+    print(f"arbor: {message}", file=sys.stderr)
+    return EXIT_STORE
+
+
+def demo_db_path() -> Path:
+    from platformdirs import user_data_path
+
+    return user_data_path("arbor", appauthor=False) / "demo.db"
+
+
+def browse_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="arbor",
+        description="Browse, branch, roll back, label and compact AI agent sessions.",
+        epilog="Subcommands: 'arbor import PATH...' reads agent logs; "
+               "'arbor export SESSION' writes one out. Each has --help.",
+    )
+    parser.add_argument("--db", metavar="PATH", help="the store to open (default: $ARBOR_DB or the user data dir)")
+    parser.add_argument("--demo", action="store_true",
+                        help="build the deterministic demo store (in the user data dir unless --db) and open it")
+    parser.add_argument("--archived", action="store_true", help="show archived sessions too")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "import":
+        from .import_command import main as import_main
+
+        return import_main(argv[1:])
+    if argv and argv[0] == "export":
+        from .export_command import main as export_main
+
+        return export_main(argv[1:])
+    args = browse_parser().parse_args(argv)
+    from core.errors import ArborError
+
+    try:
+        store = open_for_browsing(args)
+    except ArborError as error:
+        return _fail(str(error))
+    except sqlite3.DatabaseError as error:
+        return _fail(f"the store is damaged ({error})")
+    from .app import ArborApp
+
+    app = ArborApp(store, show_archived=args.archived)
+    app.run()
+    store.close()
+    return app.return_code or 0
+
+
+def open_for_browsing(args: argparse.Namespace):
+    from core import open_store
+
+    if args.demo:
+        from core.demo import build_demo
+
+        path = Path(args.db) if args.db else demo_db_path()
+        build_demo(path)
+        return open_store(path, create=False)
+    return open_store(args.db)
