@@ -72,7 +72,7 @@ def _date(value: Any) -> datetime | None:
 
 
 def _iso(value: datetime | None) -> str | None:
-    return to_text(value) if value is not None else None
+    return value.isoformat() if value is not None else None
 
 
 @dataclass

@@ -1,0 +1,156 @@
+"""Opening stores: the schema, pragmas, default path, and clear errors that change nothing."""
+
+import hashlib
+import os
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from core import (StoreDamaged, StoreNotFound, StoreTooNew, StoreUnavailable, default_db_path,
+                  open_store)
+from core.migrations import CURRENT_VERSION
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO.parent / "shared" / "fixtures"
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_new_store_has_schema_and_pragmas(tmp_path):
+    store = open_store(tmp_path / "a.db")
+    conn = store.connection
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 1000
+    versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations")]
+    assert versions == list(range(1, CURRENT_VERSION + 1))
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"external_sessions", "internal_sessions", "checkpoints", "entries", "labels",
+            "entries_fts", "schema_migrations"} <= tables
+    store.close()
+
+
+def test_reopen_does_not_migrate_twice(tmp_path):
+    open_store(tmp_path / "a.db").close()
+    store = open_store(tmp_path / "a.db")
+    assert store.connection.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == CURRENT_VERSION
+    store.close()
+
+
+def test_default_path_and_env_override(tmp_path, monkeypatch):
+    monkeypatch.setenv("ARBOR_DB", str(tmp_path / "env.db"))
+    assert default_db_path() == tmp_path / "env.db"
+    store = open_store()
+    assert store.path == tmp_path / "env.db" and store.path.exists()
+    store.close()
+    monkeypatch.delenv("ARBOR_DB")
+    assert default_db_path().name == "arbor.db"
+
+
+def test_newer_schema_is_refused_and_left_untouched(tmp_path):
+    path = tmp_path / "new.db"
+    store = open_store(path)
+    store.connection.execute("INSERT INTO schema_migrations VALUES (?, 'from the future', 'x')",
+                             (CURRENT_VERSION + 5,))
+    store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    store.close()
+    before = digest(path)
+    with pytest.raises(StoreTooNew) as error:
+        open_store(path)
+    assert "newer arbor" in str(error.value) and "not changed" in str(error.value)
+    assert digest(path) == before
+
+
+def test_garbage_file_is_refused_and_left_untouched(tmp_path):
+    path = tmp_path / "garbage.db"
+    path.write_bytes(os.urandom(4096))
+    before = digest(path)
+    with pytest.raises(StoreDamaged) as error:
+        open_store(path)
+    assert "not a SQLite database" in str(error.value)
+    assert digest(path) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["garbage.db"]
+
+
+def test_other_sqlite_database_is_not_taken_over(tmp_path):
+    path = tmp_path / "other.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE checkpoints_of_someone_else(x)")
+    conn.commit()
+    conn.close()
+    before = digest(path)
+    with pytest.raises(StoreDamaged) as error:
+        open_store(path)
+    assert "not an arbor store" in str(error.value)
+    assert digest(path) == before
+
+
+def test_damaged_header_pages_give_a_clear_error(tmp_path):
+    path = tmp_path / "torn.db"
+    store = open_store(path)
+    store.create_external_session("x")
+    store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    store.close()
+    data = bytearray(path.read_bytes())
+    data[100:4096] = b"\xff" * (4096 - 100)  # the rest of page 1: the schema's root page
+    path.write_bytes(bytes(data))
+    before = digest(path)
+    with pytest.raises(StoreDamaged):
+        open_store(path)
+    assert digest(path) == before
+
+
+def test_missing_store_when_not_creating(tmp_path):
+    with pytest.raises(StoreNotFound):
+        open_store(tmp_path / "none.db", create=False)
+    assert not (tmp_path / "none.db").exists()
+
+
+def test_folder_instead_of_file(tmp_path):
+    with pytest.raises(StoreUnavailable):
+        open_store(tmp_path)
+
+
+@pytest.fixture
+def read_only_folder(tmp_path):
+    """A folder nobody can create files in. Root ignores permission bits, so as root the
+    folder is bind-mounted read-only instead."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    if os.geteuid() != 0:
+        os.chmod(folder, 0o555)
+        yield folder
+        os.chmod(folder, 0o755)
+        return
+    mounted = subprocess.run(["mount", "--bind", str(folder), str(folder)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip("cannot make a read-only folder here (no permission checks for root, no mount)")
+    try:
+        remount = subprocess.run(["mount", "-o", "remount,ro,bind", str(folder)], capture_output=True)
+        if remount.returncode != 0:
+            pytest.skip("cannot remount the folder read-only here")
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], capture_output=True)
+
+
+def test_missing_file_in_read_only_folder(read_only_folder):
+    with pytest.raises(StoreUnavailable) as error:
+        open_store(read_only_folder / "x.db")
+    assert "not writable" in str(error.value)
+    assert list(read_only_folder.iterdir()) == []
+
+
+@pytest.mark.skipif(not (FIXTURES / "langgraph" / "langgraph_checkpoints.sqlite").exists(),
+                    reason="shared fixtures are beside the repository")
+def test_foreign_store_fixture_is_refused(tmp_path):
+    source = FIXTURES / "langgraph" / "langgraph_checkpoints.sqlite"
+    path = tmp_path / "lg.sqlite"
+    path.write_bytes(source.read_bytes())
+    with pytest.raises(StoreDamaged):
+        open_store(path)
+    assert digest(path) == digest(source)
