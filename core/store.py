@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator
 
 from . import migrations
 from .clock import Clock, parse, to_text, utc_now
-from .entries import (COMPACTION, FTS_TEXT_LIMIT, MESSAGE, Entry, entry_text, role_of,
+from .entries import (FTS_TEXT_LIMIT, MESSAGE, Entry, content_text, entry_text, role_of,
                       tool_call_count)
 from .errors import (ArborError, NotFound, ReplayError, StoreDamaged, StoreNotFound,
                      StoreUnavailable)
@@ -474,7 +474,6 @@ class Store:
         for row in rows:
             text = ""
             if row[12]:
-                from .entries import content_text
                 message = _loads(row[12], {}).get("message") or {}
                 text = " ".join(content_text(message.get("content")).split())[:200]
             out.append(SessionSummary(row[0], row[1], row[2], row[3], row[4], row[5], row[6],
