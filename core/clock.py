@@ -15,20 +15,28 @@ def utc_now() -> datetime:
 def to_text(moment: datetime | str | None) -> str:
     if moment is None:
         moment = utc_now()
-    if isinstance(moment, str):
-        moment = parse(moment)
+    if isinstance(moment, (str, int, float)):
+        parsed = parse(moment)
+        if parsed is None:
+            raise ValueError(f"unreadable timestamp {moment!r}")
+        moment = parsed
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds")
 
 
-def parse(text: str | None) -> datetime | None:
+def parse(text: str | int | float | None) -> datetime | None:
     """Read a stored or imported timestamp; None when there is none or it cannot be read."""
-    if not text:
+    if text is None or text == "":
+        return None
+    if isinstance(text, bool):
         return None
     if isinstance(text, (int, float)):
         seconds = text / 1000 if text > 1e11 else text
-        return datetime.fromtimestamp(seconds, timezone.utc)
+        try:
+            return datetime.fromtimestamp(seconds, timezone.utc)
+        except (OverflowError, OSError, ValueError):
+            return None
     value = str(text).strip()
     if value.endswith("Z"):
         value = value[:-1] + "+00:00"

@@ -152,7 +152,12 @@ class EntryWriter:
         is_message = entry_type == MESSAGE
         msg_index = msg_base + (1 if is_message else 0)
         role = role_of(entry_type, data)
-        stamp = to_text(timestamp if timestamp is not None else self.store.clock())
+        try:
+            stamp = to_text(timestamp if timestamp is not None else self.store.clock())
+        except ValueError:
+            # an unreadable time from a log: keep it beside the data, file the entry under now
+            stamp = to_text(self.store.clock())
+            data = {**data, "originalTimestamp": str(timestamp)}
         try:
             payload = _dumps(data)
             payload.encode("utf-8")
@@ -213,6 +218,7 @@ class Store:
         self.id_factory = id_factory or generate_id
         self._lock = threading.RLock()
         self._depth = 0
+        self._read_only = False
         self._segments_cache: OrderedDict[int, tuple] = OrderedDict()
         self._conn = self._connect(create)
 
@@ -292,6 +298,8 @@ class Store:
         """One write transaction (BEGIN IMMEDIATE); nested uses join the outer one."""
         with self._lock:
             if self._depth:
+                if self._read_only:
+                    raise RuntimeError("a write cannot join a read snapshot; start the write first")
                 self._depth += 1
                 try:
                     yield self._conn
@@ -318,10 +326,12 @@ class Store:
                 return
             self._conn.execute("BEGIN")
             self._depth = 1
+            self._read_only = True
             try:
                 yield self._conn
             finally:
                 self._depth = 0
+                self._read_only = False
                 self._conn.execute("COMMIT")
 
     def data_version(self) -> int:
@@ -762,13 +772,13 @@ class Store:
 
         Entries never change, so the answer for a head is cached.
         """
-        cached = self._segments_cache.get(head_seq)
-        if cached is not None:
-            self._segments_cache.move_to_end(head_seq)
-            return cached
-        pieces = []
-        seq: int | None = head_seq
         with self._lock:
+            cached = self._segments_cache.get(head_seq)
+            if cached is not None:
+                self._segments_cache.move_to_end(head_seq)
+                return cached
+            pieces = []
+            seq: int | None = head_seq
             conn = self._conn
             while seq is not None:
                 row = conn.execute("SELECT depth, chain FROM entries WHERE seq = ?", (seq,)).fetchone()
@@ -779,11 +789,11 @@ class Store:
                                      (chain,)).fetchone()
                 pieces.append((chain, start[0], depth))
                 seq = start[1]
-        result = tuple(reversed(pieces))
-        self._segments_cache[head_seq] = result
-        if len(self._segments_cache) > 512:
-            self._segments_cache.popitem(last=False)
-        return result
+            result = tuple(reversed(pieces))
+            self._segments_cache[head_seq] = result
+            if len(self._segments_cache) > 512:
+                self._segments_cache.popitem(last=False)
+            return result
 
     def path_length(self, head_seq: int | None) -> int:
         if head_seq is None:
