@@ -38,7 +38,7 @@ _roots_lock = threading.Lock()
 
 def open_root_db(session_dir: str | os.PathLike) -> Store:
     """The shared `sessions.db` of a session dir, migrated; one per process and dir."""
-    path = (Path(session_dir) / ROOT_DB_NAME).resolve()
+    path = (Path(session_dir).expanduser() / ROOT_DB_NAME).resolve()
     key = str(path)
     with _roots_lock:
         store = _roots.get(key)
@@ -285,7 +285,7 @@ class SessionManager:
     def delete_session(path: str, session_dir: str | os.PathLike) -> None:
         """Delete the session `path` names, only when it lives in `session_dir`."""
         db, uid = _split_file(path)
-        root = (Path(session_dir) / ROOT_DB_NAME).resolve()
+        root = (Path(session_dir).expanduser() / ROOT_DB_NAME).resolve()
         if Path(db).resolve() != root:
             raise OutsideSessionDir(f"{path} is not a session of {session_dir}; nothing was deleted")
         store = open_root_db(session_dir)
