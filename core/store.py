@@ -213,7 +213,7 @@ class Store:
 
     def __init__(self, path: str | os.PathLike | None = None, *, clock: Clock | None = None,
                  id_factory: Callable[[], str] | None = None, create: bool = True):
-        self.path = Path(path) if path is not None else default_db_path()
+        self.path = Path(path).expanduser() if path is not None else default_db_path()
         self.clock: Clock = clock or utc_now
         self.id_factory = id_factory or generate_id
         self._lock = threading.RLock()
