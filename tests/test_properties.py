@@ -9,7 +9,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
@@ -180,3 +180,35 @@ StoreMachine.TestCase.settings = settings(
     max_examples=150, stateful_step_count=40, deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 TestStoreProperties = StoreMachine.TestCase
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(parents=st.lists(st.one_of(st.none(), st.integers(0, 10**6)), min_size=1, max_size=120),
+       data=st.data())
+def test_arbitrary_trees_windows_equal_naive_paths(tmp_path_factory, parents, data):
+    """Entries added in any tree shape (as importers add them): every path and window is right."""
+    store = open_store(tmp_path_factory.mktemp("tree") / "t.db")
+    ext = store.create_external_session("t")
+    writer_seqs: list[int] = []
+    parent_of: dict[int, int | None] = {}
+    with store.transaction():
+        writer = store.writer(ext.id)
+        for choice in parents:
+            parent = None if choice is None or not writer_seqs else writer_seqs[choice % len(writer_seqs)]
+            entry = writer.add(parent, "message", {"message": {"role": "user", "content": str(len(writer_seqs))}})
+            writer_seqs.append(entry.seq)
+            parent_of[entry.seq] = parent
+        writer.flush()
+    for head in data.draw(st.lists(st.sampled_from(writer_seqs), min_size=1, max_size=5)):
+        naive = []
+        seq = head
+        while seq is not None:
+            naive.append(seq)
+            seq = parent_of[seq]
+        naive.reverse()
+        assert [e.seq for e in store.path_entries(head)] == naive
+        start = data.draw(st.integers(0, len(naive)))
+        stop = data.draw(st.integers(start, len(naive) + 2))
+        assert [e.seq for e in store.path_entries(head, start, stop)] == naive[start:stop]
+        assert [e.msg_index for e in store.path_entries(head)] == list(range(1, len(naive) + 1))
+    store.close()
