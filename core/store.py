@@ -894,30 +894,25 @@ class Store:
                          (external_session_id, target_seq, target_branch, text, entry_seq,
                           to_text(created_at if created_at is not None else self.clock())))
 
-    def entry_labels(self, external_session_id: int) -> dict[int, str]:
-        """The current label of each labelled entry of a session (seq -> label)."""
+    def _current_labels(self, external_session_id: int, column: str) -> dict[int, str]:
         out: dict[int, str] = {}
         with self._lock:
             for target, label in self._conn.execute(
-                    "SELECT target_seq, label FROM labels WHERE external_session_id = ?"
-                    " AND target_seq IS NOT NULL ORDER BY seq", (external_session_id,)):
+                    f"SELECT {column}, label FROM labels WHERE external_session_id = ?"
+                    f" AND {column} IS NOT NULL ORDER BY seq", (external_session_id,)):
                 if label is None:
                     out.pop(target, None)
                 else:
                     out[target] = label
         return out
 
+    def entry_labels(self, external_session_id: int) -> dict[int, str]:
+        """The current label of each labelled entry of a session (seq -> label)."""
+        return self._current_labels(external_session_id, "target_seq")
+
     def branch_labels(self, external_session_id: int) -> dict[int, str]:
-        out: dict[int, str] = {}
-        with self._lock:
-            for target, label in self._conn.execute(
-                    "SELECT target_branch, label FROM labels WHERE external_session_id = ?"
-                    " AND target_branch IS NOT NULL ORDER BY seq", (external_session_id,)):
-                if label is None:
-                    out.pop(target, None)
-                else:
-                    out[target] = label
-        return out
+        """The current label of each labelled branch of a session (internal id -> label)."""
+        return self._current_labels(external_session_id, "target_branch")
 
     # --------------------------------------------------------------- checkpoints
     def _checkpoint_from_row(self, row) -> Checkpoint:
