@@ -1,0 +1,100 @@
+"""Generate a big store for the TUI benchmark.
+
+10,000 external sessions and 1,000,000 entries in all, one of them a linear branch of
+100,000 messages ("Big session: 100k messages"). Written in one transaction through the
+store's own `EntryWriter`, so the file is exactly what arbor itself would write.
+
+    /work/venv/bin/python bench/make_big_store.py /tmp/arbor-big.db
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from core import open_store  # noqa: E402
+
+SESSIONS = 10_000
+ENTRIES = 1_000_000
+BIG_BRANCH = 100_000
+BIG_NAME = "Big session: 100k messages"
+START = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+WORDS = ("the test fails because the handler reads the config before the cache is warm so "
+         "we retry with backoff and check the counts after every batch of rows").split()
+
+
+def _message(rng: random.Random, index: int) -> dict:
+    kind = index % 3
+    text = " ".join(rng.choice(WORDS) for _ in range(rng.randrange(6, 30)))
+    if kind == 0:
+        return {"role": "user", "content": f"Step {index}: {text}"}
+    if kind == 1:
+        return {"role": "assistant", "model": "bench-model",
+                "content": [{"type": "text", "text": f"**Step {index}.** {text}"},
+                            {"type": "toolCall", "id": f"c{index}", "name": "bash",
+                             "arguments": {"command": f"echo {index}"}}]}
+    return {"role": "toolResult", "toolCallId": f"c{index - 1}", "toolName": "bash",
+            "content": [{"type": "text", "text": f"{index}\n{text}"}], "isError": False}
+
+
+def build(path: Path, sessions: int = SESSIONS, entries: int = ENTRIES, big: int = BIG_BRANCH) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+    rng = random.Random(7)
+    counter = [0]
+
+    def ids() -> str:
+        counter[0] += 1
+        return f"{counter[0]:010x}"
+
+    store = open_store(path, id_factory=ids, clock=lambda: START)
+    per_session = (entries - big) // (sessions - 1)
+    extra = (entries - big) - per_session * (sessions - 1)
+    started = time.perf_counter()
+    with store.transaction():
+        for number in range(sessions):
+            is_big = number == sessions // 2
+            ordinal = number if number < sessions // 2 else number - 1  # among the small ones
+            count = big if is_big else per_session + (1 if ordinal < extra else 0)
+            moment = START + timedelta(minutes=7 * number)
+            session = store.create_external_session(
+                BIG_NAME if is_big else f"Session {number:05d}: {rng.choice(WORDS)} {rng.choice(WORDS)}",
+                source=("claude_code", "codex", "pi", "langgraph")[number % 4],
+                cwd=f"~/src/project{number % 40}", created_at=moment)
+            writer = store.writer(session.id)
+            head = None
+            for index in range(count):
+                stamp = moment + timedelta(seconds=index)
+                head = writer.add(head, "message", {"message": _message(rng, index)},
+                                  timestamp=stamp).seq
+            writer.flush()
+            store.create_internal_session(session.id, head_seq=head, name="main",
+                                          created_at=moment)
+            if number % 1000 == 0:
+                print(f"  {number:>6} sessions  {time.perf_counter() - started:6.1f} s", flush=True)
+    store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    total = store.connection.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+    store.close()
+    print(f"{path}: {sessions} sessions, {total} entries, one branch of {big} messages "
+          f"({time.perf_counter() - started:.0f} s)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("path", nargs="?", default="/tmp/arbor-big.db")
+    parser.add_argument("--sessions", type=int, default=SESSIONS)
+    parser.add_argument("--entries", type=int, default=ENTRIES)
+    parser.add_argument("--big", type=int, default=BIG_BRANCH)
+    args = parser.parse_args()
+    build(Path(args.path), args.sessions, args.entries, args.big)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,683 @@
+"""arbor's session browser: sessions, branches and messages, left to right.
+
+Messages go up (the panes post Highlighted/Selected), attributes go down (the app hands
+each pane its data). Every change goes through `core.operations` (or the store's own
+rename/archive), then the panes are reloaded with the cursor kept by id.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime
+from pathlib import Path
+from typing import Callable
+
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import Footer
+
+from core import operations
+from core.clock import utc_now
+from core.errors import ArborError
+from core.models import InternalSession
+from core.store import SessionSummary, Store
+
+from .commands import ArborCommands
+from .components.branches_pane import BranchesPane, branch_title, flatten
+from .components.empty_state import EmptyState, empty_text
+from .components.messages_pane import MessagesPane
+from .components.sessions_pane import SessionsPane
+from .components.status_line import StatusLine, status_text
+from .formatting import DIM, FAINT, short_id
+from .message_source import MessageSource
+from .safe_text import safe_line
+
+Clock = Callable[[], datetime]
+
+
+class ArborApp(App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "arbor"
+    COMMANDS = App.COMMANDS | {ArborCommands}
+    ENABLE_COMMAND_PALETTE = True
+
+    BINDINGS = [
+        Binding("tab", "focus_next_pane", "Next pane", id="next-pane"),
+        Binding("shift+tab", "focus_previous_pane", "Previous pane", show=False, id="previous-pane"),
+        Binding("slash", "search", "Search", id="search"),
+        Binding("question_mark", "help", "Help", id="help"),
+        Binding("q", "quit", "Quit", id="quit"),
+        Binding("b", "branch", "Branch", show=False, id="branch"),
+        Binding("r", "rollback", "Roll back", show=False, id="rollback"),
+        Binding("l", "label", "Label", show=False, id="label"),
+        Binding("c", "compact", "Compact", show=False, id="compact"),
+        Binding("a", "archive", "Archive", show=False, id="archive"),
+        Binding("R", "rename", "Rename", show=False, id="rename"),
+        Binding("v", "toggle_view", "Raw/context", show=False, id="toggle-view"),
+    ]
+
+    def __init__(self, store: Store, *, show_archived: bool = False, clock: Clock | None = None,
+                 poll_interval: float | None = 0.5) -> None:
+        super().__init__()
+        self.store = store
+        self.show_archived = show_archived
+        self.clock = clock or utc_now
+        self.poll_interval = poll_interval
+        self.raw = False
+        self.session_id: int | None = None       # the session whose branches are shown
+        self.branch: InternalSession | None = None  # the branch whose messages are shown
+        self.sessions: list[SessionSummary] = []
+        self.loaded = False
+        self._data_version: int | None = None
+        self._warned: set[str] = set()
+        self._hidden_archived = 0
+
+    # ------------------------------------------------------------------ layout
+    def compose(self) -> ComposeResult:
+        now = self.clock()
+        with Horizontal(id="panes"):
+            yield SessionsPane(now, id="sessions", classes="pane")
+            yield BranchesPane(id="branches", classes="pane")
+            yield MessagesPane(now, id="messages", classes="pane")
+        yield EmptyState(id="empty")
+        yield StatusLine(id="status")
+        yield Footer()
+
+    @property
+    def sessions_pane(self) -> SessionsPane:
+        return self.query_one(SessionsPane)
+
+    @property
+    def branches_pane(self) -> BranchesPane:
+        return self.query_one(BranchesPane)
+
+    @property
+    def messages_pane(self) -> MessagesPane:
+        return self.query_one(MessagesPane)
+
+    def on_mount(self) -> None:
+        self.query_one(EmptyState).display = False
+        self.sessions_pane.focus()
+        self.messages_pane.empty_text = Text("loading…", FAINT)
+        self._update_status()
+        self._data_version = self.store.data_version()
+        self.load_sessions()
+        if self.poll_interval:
+            self.set_interval(self.poll_interval, self._poll)
+
+    # ----------------------------------------------------------------- loading
+    @work(thread=True, exclusive=True, group="sessions")
+    def load_sessions(self, keep_id: int | None = None, live: bool = False) -> None:
+        try:
+            rows = self.store.list_sessions(include_archived=self.show_archived)
+            hidden = 0
+            if not rows and not self.show_archived:
+                hidden = self.store.connection.execute(
+                    "SELECT COUNT(*) FROM external_sessions WHERE is_active = 0").fetchone()[0]
+        except (ArborError, sqlite3.Error) as error:
+            self.call_from_thread(self._error, error)
+            return
+        self.call_from_thread(self._sessions_loaded, rows, hidden, keep_id, live)
+
+    def _sessions_loaded(self, rows: list[SessionSummary], hidden: int, keep_id: int | None,
+                         live: bool) -> None:
+        self.sessions = rows
+        self._hidden_archived = hidden
+        self.loaded = True
+        empty = not rows
+        self.query_one("#panes").display = not empty
+        empty_state = self.query_one(EmptyState)
+        empty_state.display = empty
+        if empty:
+            text = empty_text(str(self.store.path))
+            if hidden:
+                text.append(f"\n\n{hidden:,} archived sessions are hidden: run arbor --archived "
+                            "to see them.", "#d7af5f")
+            empty_state.update(text)
+            self.session_id, self.branch = None, None
+            self._update_status()
+            return
+        now = self.clock()
+        self.sessions_pane.now = now
+        self.messages_pane.now = now
+        pane = self.sessions_pane
+        if keep_id is None:
+            keep_id = pane.highlighted.id if pane.highlighted else None
+        pane.set_sessions(rows, keep_id, notify=False)
+        highlighted = pane.highlighted
+        if highlighted is not None:
+            if live and highlighted.id == self.session_id:
+                self._live_session_refresh()
+            else:
+                self.show_session(highlighted.id)
+        self._update_status()
+
+    def show_session(self, session_id: int, *, keep_branch: int | None = None,
+                     keep_seq: int | None = None, at_end: bool = True) -> None:
+        """Load a session's branch tree, then the highlighted (by default current) branch."""
+        try:
+            with self.store.reading():
+                branches = self.store.internal_sessions(session_id)
+                labels = self.store.branch_labels(session_id)
+                checkpoints = self.store.checkpoints_for_session(session_id)
+        except (ArborError, sqlite3.Error) as error:
+            self._error(error)
+            return
+        self.session_id = session_id
+        rows = flatten(branches, labels, checkpoints)
+        pane = self.branches_pane
+        pane.set_branches(rows, keep_branch, notify=False)
+        session = self._session(session_id)
+        title = Text("Branches · ", end="")
+        title.append(f"{len(rows)}")
+        pane.border_title = title
+        if session is not None:
+            pane.border_subtitle = safe_line(session.name, 40)
+        branch = pane.highlighted
+        if branch is None:
+            self.branch = None
+            self.messages_pane.set_source(None, empty_text=Text("This session has no branches.", FAINT))
+            self._update_messages_title()
+            return
+        self.show_branch(branch, keep_seq=keep_seq, at_end=at_end)
+
+    def show_branch(self, branch: InternalSession, *, keep_seq: int | None = None,
+                    keep_depth: int | None = None, at_end: bool = True) -> None:
+        try:
+            with self.store.reading():
+                source = MessageSource(self.store, branch, raw=self.raw)
+                labels = self.store.entry_labels(branch.external_session_id)
+        except (ArborError, sqlite3.Error) as error:
+            self._error(error)
+            return
+        self.branch = branch
+        if source.warning and source.warning not in self._warned:
+            self._warned.add(source.warning)
+            self.notify(source.warning, title="Replay", severity="warning", markup=False)
+        self.messages_pane.set_source(source, labels=labels, keep_seq=keep_seq, keep_depth=keep_depth,
+                                      at_end=at_end,
+                                      empty_text=Text("This branch has no entries yet.", FAINT))
+        self._update_messages_title()
+        self._update_status()
+
+    def _update_messages_title(self) -> None:
+        pane = self.messages_pane
+        title = Text("Messages", end="")
+        if self.branch is not None:
+            title.append(" · ")
+            title.append_text(safe_line(branch_title(self.branch), 30))
+            source = pane.source
+            if source is not None:
+                title.append(" · ")
+                title.append("raw" if source.raw else "context", "#d7af5f")
+        pane.border_title = title
+
+    def _update_status(self) -> None:
+        status = self.query_one(StatusLine)
+        width = max(40, self.size.width)
+        messages = sum(s.message_count for s in self.sessions)
+        view = "raw entries (v)" if self.raw else "replayed context (v)"
+        extra = "archived shown" if self.show_archived else ""
+        status.update(status_text(str(self.store.path), len(self.sessions), messages, view, width, extra))
+
+    def on_resize(self) -> None:
+        self._update_status()
+
+    def _session(self, session_id: int | None) -> SessionSummary | None:
+        return next((s for s in self.sessions if s.id == session_id), None)
+
+    # ---------------------------------------------------------- pane messages
+    @on(SessionsPane.Highlighted, "#sessions")
+    def _session_highlighted(self, event: SessionsPane.Highlighted) -> None:
+        # repaint the cursor first; load the session after the frame (coalesced)
+        self.call_after_refresh(self._follow_sessions_cursor)
+
+    def _follow_sessions_cursor(self) -> None:
+        session = self.sessions_pane.highlighted
+        if session is not None and session.id != self.session_id:
+            self.show_session(session.id)
+
+    @on(SessionsPane.Selected, "#sessions")
+    def _session_selected(self, event: SessionsPane.Selected) -> None:
+        self._follow_sessions_cursor()
+        self.branches_pane.focus()
+
+    @on(BranchesPane.Highlighted, "#branches")
+    def _branch_highlighted(self, event: BranchesPane.Highlighted) -> None:
+        self.call_after_refresh(self._follow_branches_cursor)
+
+    def _follow_branches_cursor(self) -> None:
+        branch = self.branches_pane.highlighted
+        if branch is not None and (self.branch is None or branch.id != self.branch.id):
+            self.show_branch(branch)
+
+    # ------------------------------------------------------------------- live
+    def _poll(self) -> None:
+        try:
+            version = self.store.data_version()
+        except (ArborError, sqlite3.Error):
+            return
+        if version != self._data_version:
+            self._data_version = version
+            self.load_sessions(live=True)
+
+    def _live_session_refresh(self) -> None:
+        """Another process wrote: reload what is shown, keeping every cursor by id."""
+        branch = self.branches_pane.highlighted
+        item = self.messages_pane.highlighted
+        follow = self.messages_pane.at_end
+        self.show_session(self.session_id, keep_branch=branch.id if branch else None,
+                          keep_seq=None if follow or item is None else item.entry.seq,
+                          at_end=True)
+
+    def reload(self, *, session_id: int | None = None, branch_id: int | None = None,
+               keep_seq: int | None = None, at_end: bool = True) -> None:
+        """After one of our own changes: re-read everything shown, synchronously."""
+        try:
+            rows = self.store.list_sessions(include_archived=self.show_archived)
+        except (ArborError, sqlite3.Error) as error:
+            self._error(error)
+            return
+        self._data_version = self.store.data_version()
+        keep = session_id if session_id is not None else self.session_id
+        self.sessions = rows
+        if not rows:
+            self._sessions_loaded(rows, 0, None, False)
+            return
+        self.query_one("#panes").display = True
+        self.query_one(EmptyState).display = False
+        self.sessions_pane.set_sessions(rows, keep, notify=False)
+        highlighted = self.sessions_pane.highlighted
+        if highlighted is not None:
+            same = highlighted.id == keep
+            self.show_session(highlighted.id, keep_branch=branch_id if same else None,
+                              keep_seq=keep_seq if same else None, at_end=at_end)
+        self._update_status()
+
+    # ---------------------------------------------------------------- helpers
+    def _error(self, error: BaseException) -> None:
+        if isinstance(error, sqlite3.Error):
+            message = f"The store could not be read or written: {error}"
+        else:
+            message = str(error)
+        self.notify(message, title="arbor", severity="error", markup=False, timeout=8)
+
+    def _focused_pane(self):
+        focused = self.focused
+        for pane in (self.sessions_pane, self.branches_pane, self.messages_pane):
+            if focused is pane:
+                return pane
+        return None
+
+    def _target_branch(self) -> InternalSession | None:
+        """The branch an action applies to: the highlighted one in the branches pane."""
+        branch = self.branches_pane.highlighted
+        if branch is None:
+            self.notify("There is no branch here.", severity="warning")
+        return branch
+
+    def _fresh_branch(self, branch_id: int) -> InternalSession | None:
+        return self.store.get_internal_session(branch_id)
+
+    # ------------------------------------------------------------------ focus
+    def _panes(self):
+        return [self.sessions_pane, self.branches_pane, self.messages_pane]
+
+    def action_focus_next_pane(self) -> None:
+        if not self.query_one("#panes").display:
+            return
+        panes = self._panes()
+        current = self._focused_pane()
+        index = panes.index(current) if current in panes else -1
+        panes[(index + 1) % 3].focus()
+
+    def action_focus_previous_pane(self) -> None:
+        if not self.query_one("#panes").display:
+            return
+        panes = self._panes()
+        current = self._focused_pane()
+        index = panes.index(current) if current in panes else 0
+        panes[(index - 1) % 3].focus()
+
+    # ---------------------------------------------------------------- actions
+    def action_branch(self) -> None:
+        if self.branch is None:
+            self.notify("Open a session first.", severity="warning")
+            return
+        pane = self._focused_pane()
+        if pane is self.messages_pane:
+            item = self.messages_pane.highlighted
+            if item is None:
+                return
+            source, at = self.branch, item.entry
+            where = f"message {short_id(at.id)}"
+        else:
+            source = self._target_branch()
+            if source is None:
+                return
+            at = None
+            where = f"the head of {branch_title(source)}"
+        try:
+            new = operations.branch(self.store, source.id, at)
+        except (ArborError, sqlite3.Error) as error:
+            self._error(error)
+            return
+        self.notify(f"New branch {new.id} at {where}; it is now current.", title="Branched", markup=False)
+        self.reload(branch_id=new.id)
+
+    def action_rollback(self) -> None:
+        from .components.rollback_dialog import RollbackDialog, RollbackTarget, checkpoint_label
+
+        branch = self._target_branch() if self._focused_pane() is self.branches_pane else self.branch
+        if branch is None:
+            return
+        branch = self._fresh_branch(branch.id) or branch
+        targets: list[RollbackTarget] = []
+        item = self.messages_pane.highlighted
+        message_target = None
+        if item is not None and self.branch is not None and item.entry.seq != branch.head_seq \
+                and self.branch.id == branch.id:
+            label = Text("◉ the highlighted entry ", "bold #5fafff")
+            label.append(short_id(item.entry.id), DIM)
+            message = item.entry.message
+            if message is not None:
+                from core.entries import content_text
+                label.append("  ")
+                label.append_text(safe_line(f"{message.get('role', '?')}: "
+                                            f"{content_text(message.get('content'))}", 60, style=FAINT))
+            message_target = RollbackTarget(label, item.entry.seq)
+        try:
+            checkpoints = self.store.checkpoints_for_session(branch.external_session_id)
+            on_path = [(cp, cp.entry_seq is not None and branch.head_seq is not None and
+                        self.store.is_ancestor(cp.entry_seq, branch.head_seq)) for cp in checkpoints]
+        except (ArborError, sqlite3.Error) as error:
+            self._error(error)
+            return
+        on_path.sort(key=lambda pair: (not pair[1], -(pair[0].entry_seq or 0)))
+        for checkpoint, here in on_path:
+            if checkpoint.entry_seq is None:
+                continue
+            targets.append(RollbackTarget(checkpoint_label(checkpoint.checkpoint_name, checkpoint.entry_id,
+                                                           here, checkpoint.is_auto),
+                                          checkpoint.entry_seq, checkpoint.id))
+        initial = 0
+        if message_target is not None:
+            if self._focused_pane() is self.messages_pane:
+                targets.insert(0, message_target)
+            else:
+                targets.append(message_target)
+                initial = 0
+        if not targets:
+            self.notify("No checkpoints in this session: highlight a message in the messages pane "
+                        "and press r to roll back to it.", severity="warning", markup=False)
+            return
+
+        def done(choice) -> None:
+            if choice is None:
+                return
+            try:
+                new = operations.rollback(self.store, branch.id, checkpoint_id=choice.checkpoint_id,
+                                          entry_id=choice.entry_seq, summary=choice.summary)
+            except (ArborError, sqlite3.Error) as error:
+                self._error(error)
+                return
+            note = " with a branch summary" if choice.summary else ""
+            self.notify(f"Rolled back: new current branch {new.id}{note}. "
+                        f"{branch_title(branch)} is kept as it was.", title="Rolled back", markup=False)
+            self.reload(branch_id=new.id)
+
+        self.push_screen(RollbackDialog(self.store, branch, targets, initial), done)
+
+    def action_label(self) -> None:
+        from .components.text_prompt import TextPrompt
+
+        pane = self._focused_pane()
+        if pane is self.messages_pane:
+            item = self.messages_pane.highlighted
+            if item is None:
+                return
+            entry = item.entry
+            current = self.messages_pane.labels.get(entry.seq, "")
+            title = Text("Label entry ", "bold")
+            title.append(short_id(entry.id), "bold #5fafff")
+
+            def done(text: str | None) -> None:
+                if text is None:
+                    return
+                try:
+                    operations.set_label(self.store, entry.seq, text.strip() or None)
+                    labels = self.store.entry_labels(entry.external_session_id)
+                except (ArborError, sqlite3.Error) as error:
+                    self._error(error)
+                    return
+                self.messages_pane.set_labels(labels)
+                self.notify("Label cleared." if not text.strip() else "Label saved.", markup=False)
+
+            self.push_screen(TextPrompt(title, value=current, placeholder="a short label",
+                                        hint=Text("enter saves · empty clears · escape cancels", FAINT),
+                                        id="label-dialog"), done)
+            return
+        if pane is self.branches_pane or pane is None:
+            branch = self._target_branch()
+            if branch is None:
+                return
+            row = self.branches_pane.rows[self.branches_pane.cursor]
+            title = Text("Label branch ", "bold")
+            title.append_text(safe_line(branch_title(branch), 40, style="bold #5fafff"))
+
+            def done_branch(text: str | None) -> None:
+                if text is None:
+                    return
+                try:
+                    operations.set_branch_label(self.store, branch.id, text.strip() or None)
+                except (ArborError, sqlite3.Error) as error:
+                    self._error(error)
+                    return
+                self.show_session(branch.external_session_id, keep_branch=branch.id,
+                                  keep_seq=self._kept_seq())
+                self.notify("Label cleared." if not text.strip() else "Label saved.", markup=False)
+
+            self.push_screen(TextPrompt(title, value=row.label or "", placeholder="a short label",
+                                        hint=Text("enter saves · empty clears · escape cancels", FAINT),
+                                        id="label-dialog"), done_branch)
+            return
+        self.notify("Labels go on messages and branches: tab to one of those panes first.",
+                    severity="warning", markup=False)
+
+    def _kept_seq(self) -> int | None:
+        item = self.messages_pane.highlighted
+        return item.entry.seq if item is not None else None
+
+    def action_compact(self) -> None:
+        from .components.compact_dialog import CompactDialog
+
+        branch = self._target_branch() if self._focused_pane() is self.branches_pane else self.branch
+        if branch is None:
+            return
+        branch = self._fresh_branch(branch.id) or branch
+
+        def done(choice) -> None:
+            if choice is None:
+                return
+            try:
+                entry_id = operations.compact(self.store, branch.id, summary=choice.summary,
+                                              keep_recent_tokens=choice.keep_recent_tokens)
+                entry = self.store.find_entry(branch.external_session_id, entry_id)
+            except (ArborError, sqlite3.Error) as error:
+                self._error(error)
+                return
+            self.notify(f"Compacted {branch_title(branch)}: the raw messages are kept (v shows them).",
+                        title="Compacted", markup=False)
+            self.reload(branch_id=branch.id, keep_seq=entry.seq if entry else None)
+
+        self.push_screen(CompactDialog(self.store, branch), done)
+
+    def action_make_current(self) -> None:
+        branch = self._target_branch()
+        if branch is None:
+            return
+        if branch.is_current:
+            self.notify(f"{branch_title(branch)} is already current.", markup=False)
+            return
+        try:
+            operations.make_current(self.store, branch.id)
+        except (ArborError, sqlite3.Error) as error:
+            self._error(error)
+            return
+        self.notify(f"{branch_title(branch)} is now current.", markup=False)
+        self.reload(branch_id=branch.id, keep_seq=self._kept_seq())
+
+    def action_archive(self) -> None:
+        from .components.confirm_dialog import ConfirmDialog
+
+        session = self.sessions_pane.highlighted
+        if session is None:
+            return
+        if not session.is_active:
+            try:
+                self.store.set_active(session.id, True)
+            except (ArborError, sqlite3.Error) as error:
+                self._error(error)
+                return
+            self.notify("Session restored from the archive.", markup=False)
+            self.reload(session_id=session.id)
+            return
+        question = Text("Archive ")
+        question.append_text(safe_line(session.name or "(unnamed)", 60, style="bold"))
+        question.append("?\n\nIt leaves the list; nothing is deleted. ", "")
+        question.append("arbor --archived", "bold")
+        question.append(" shows archived sessions.", "")
+
+        def done(yes: bool | None) -> None:
+            if not yes:
+                return
+            try:
+                self.store.set_active(session.id, False)
+            except (ArborError, sqlite3.Error) as error:
+                self._error(error)
+                return
+            self.notify("Session archived.", markup=False)
+            self.reload(session_id=session.id)
+
+        self.push_screen(ConfirmDialog(Text("Archive session", "bold"), question, yes="Archive"), done)
+
+    def action_rename(self) -> None:
+        from .components.text_prompt import TextPrompt
+
+        session = self.sessions_pane.highlighted
+        if session is None:
+            return
+
+        def done(name: str | None) -> None:
+            if name is None or not name.strip():
+                return
+            try:
+                self.store.rename_session(session.id, name.strip())
+            except (ArborError, sqlite3.Error) as error:
+                self._error(error)
+                return
+            self.reload(session_id=session.id, branch_id=self.branch.id if self.branch else None,
+                        keep_seq=self._kept_seq())
+
+        self.push_screen(TextPrompt(Text("Rename session", "bold"), value=session.name,
+                                    placeholder="session name", id="rename-dialog"), done)
+
+    def action_toggle_view(self) -> None:
+        self.raw = not self.raw
+        if self.branch is not None:
+            item = self.messages_pane.highlighted
+            keep_seq = item.entry.seq if item is not None else None
+            keep_depth = item.entry.depth if item is not None and item.kind == "entry" else None
+            self.show_branch(self.branch, keep_seq=keep_seq, keep_depth=keep_depth, at_end=False)
+        self._update_status()
+
+    def action_toggle_archived(self) -> None:
+        self.show_archived = not self.show_archived
+        self.reload()
+
+    def action_help(self) -> None:
+        from .components.help_screen import HelpScreen
+
+        self.push_screen(HelpScreen())
+
+    def action_search(self) -> None:
+        from .components.search_screen import SearchScreen
+
+        self.push_screen(SearchScreen(self.store, self.clock(), include_archived=self.show_archived),
+                         self._jump)
+
+    def _jump(self, result) -> None:
+        if result is None:
+            return
+        session = self._session(result.session_id)
+        if session is None:
+            if not self.show_archived:
+                self.show_archived = True
+                self.reload(session_id=result.session_id)
+                session = self._session(result.session_id)
+            if session is None:
+                self.notify("That session is no longer in the store.", severity="warning")
+                return
+        index = next(i for i, s in enumerate(self.sessions) if s.id == result.session_id)
+        self.sessions_pane.move_cursor(index, notify=False)
+        if result.seq is None:
+            self.show_session(result.session_id)
+            self.sessions_pane.focus()
+            return
+        try:
+            branch = self.store.branch_containing(result.seq)
+            entry = self.store.get_entry(result.seq)
+        except (ArborError, sqlite3.Error) as error:
+            self._error(error)
+            return
+        if branch is None or entry is None:
+            self.notify("That message is on no branch's path (it was left behind by every branch).",
+                        severity="warning", markup=False)
+            self.show_session(result.session_id)
+            return
+        self.show_session(result.session_id, keep_branch=branch.id)
+        source = self.messages_pane.source
+        if source is not None and source.index_of_seq(entry.seq, entry.depth) is None and not self.raw:
+            self.raw = True
+            self.notify("The message is before the branch's compaction: showing raw entries (v).",
+                        markup=False)
+        self.show_branch(self.branches_pane.highlighted or branch, keep_seq=entry.seq,
+                         keep_depth=entry.depth)
+        self.messages_pane.focus()
+
+    def action_import_logs(self) -> None:
+        from .components.import_dialog import ImportDialog
+
+        self.push_screen(ImportDialog(), self._import)
+
+    def _import(self, choice) -> None:
+        if choice is None:
+            return
+        self.notify("Importing…", markup=False)
+        self._run_import(choice)
+
+    @work(thread=True, exclusive=True, group="import")
+    def _run_import(self, choice) -> None:
+        try:
+            from core.importers import discover, import_paths
+        except ImportError:
+            self.call_from_thread(self.notify, "This arbor has no importers yet.", severity="error",
+                                  markup=False)
+            return
+        try:
+            paths = discover() if choice == "discover" else list(choice)
+            if not paths:
+                self.call_from_thread(self.notify, "No agent logs found in the usual places.",
+                                      severity="warning", markup=False)
+                return
+            report = import_paths(self.store, [Path(p) for p in paths])
+        except (ArborError, OSError, sqlite3.Error) as error:
+            self.call_from_thread(self._error, error)
+            return
+        summary = getattr(report, "summary", None)
+        text = summary() if callable(summary) else str(report)
+        self.call_from_thread(self.notify, text[:500], title="Import", markup=False)
+        self.call_from_thread(self.reload)

@@ -1,0 +1,43 @@
+"""The command palette (ctrl+p): every arbor action, with its key and what it does."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+# (title, key, app action, help)
+COMMANDS: list[tuple[str, str, str, str]] = [
+    ("Branch", "b", "branch", "New branch at the highlighted message, or at the highlighted branch's head"),
+    ("Roll back", "r", "rollback", "New current branch at a checkpoint or the highlighted message"),
+    ("Label", "l", "label", "Label the highlighted message or branch (empty clears)"),
+    ("Compact branch", "c", "compact", "Preview and compact the shown branch"),
+    ("Make current", "enter", "make_current", "Make the highlighted branch current"),
+    ("Archive session", "a", "archive", "Hide the highlighted session (nothing is deleted)"),
+    ("Rename session", "R", "rename", "Rename the highlighted session"),
+    ("Toggle raw / context view", "v", "toggle_view", "Raw entries, or the replayed context with compaction applied"),
+    ("Search", "/", "search", "Session names and all message text"),
+    ("Show archived sessions", "", "toggle_archived", "Show or hide archived sessions"),
+    ("Import agent logs…", "", "import_logs", "Read Claude Code, Codex, pi or LangGraph logs into this store"),
+    ("Help", "?", "help", "Every key and what it does"),
+    ("Next pane", "tab", "focus_next_pane", "Sessions → branches → messages"),
+    ("Previous pane", "shift+tab", "focus_previous_pane", "Messages → branches → sessions"),
+]
+
+
+class ArborCommands(Provider):
+    def _commands(self):
+        for title, key, action, help_text in COMMANDS:
+            display = f"{title}  ({key})" if key else title
+            yield display, partial(self.app.run_action, action), help_text
+
+    async def discover(self) -> Hits:
+        for display, callback, help_text in self._commands():
+            yield DiscoveryHit(display, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for display, callback, help_text in self._commands():
+            score = matcher.match(display)
+            if score > 0:
+                yield Hit(score, matcher.highlight(display), callback, help=help_text)

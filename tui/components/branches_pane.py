@@ -1,0 +1,151 @@
+"""The branches pane: the internal-session tree of one external session.
+
+One row per branch (never per message), each under the branch it forked from, drawn with
+tree guides. Deep trees keep their indentation bounded: past MAX_INDENT levels the depth
+is written as a number instead of more guides.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.binding import Binding
+
+from core.models import Checkpoint, InternalSession
+
+from ..formatting import CHECKPOINT_STYLE, CURRENT_STYLE, DIM, FAINT, LABEL_STYLE, short_id
+from ..safe_text import safe_line
+from .row_list import RowList
+
+MAX_INDENT = 6
+
+
+@dataclass
+class BranchRow:
+    branch: InternalSession
+    depth: int
+    guide: str        # tree guides before the marker, first line
+    guide_next: str   # guides on the second line
+    label: str | None
+    checkpoints: list[Checkpoint]
+    fork_checkpoint: str | None
+
+
+def branch_title(branch: InternalSession) -> str:
+    """The branch's name, else what made it: 'rollback #8', 'branch #9'."""
+    if branch.name:
+        return branch.name
+    if branch.parent_session_id is None:
+        return f"main #{branch.id}"
+    if (branch.metadata or {}).get("rolled_back_from"):
+        return f"rollback #{branch.id}"
+    return f"branch #{branch.id}"
+
+
+def flatten(branches: list[InternalSession], labels: dict[int, str],
+            checkpoints: list[Checkpoint]) -> list[BranchRow]:
+    """Depth-first rows, oldest sibling first, without recursion (trees may be deep)."""
+    by_id = {b.id: b for b in branches}
+    children: dict[int | None, list[InternalSession]] = {}
+    for branch in branches:
+        parent = branch.parent_session_id if branch.parent_session_id in by_id else None
+        children.setdefault(parent, []).append(branch)
+    for siblings in children.values():
+        siblings.sort(key=lambda b: (b.created_at is None, b.created_at, b.id))
+    per_branch: dict[int, list[Checkpoint]] = {}
+    names: dict[int, str] = {}
+    for checkpoint in checkpoints:
+        per_branch.setdefault(checkpoint.internal_session_id, []).append(checkpoint)
+        names[checkpoint.id] = checkpoint.checkpoint_name or f"checkpoint {checkpoint.id}"
+    rows: list[BranchRow] = []
+    # stack of (branch, depth, ancestors' "has more siblings" flags, is_last)
+    stack: list[tuple[InternalSession, int, tuple[bool, ...], bool]] = []
+    roots = children.get(None, [])
+    for position, root in reversed(list(enumerate(roots))):
+        stack.append((root, 0, (), position == len(roots) - 1))
+    seen: set[int] = set()
+    while stack:
+        branch, depth, open_levels, is_last = stack.pop()
+        if branch.id in seen:
+            continue
+        seen.add(branch.id)
+        kids = children.get(branch.id, [])
+        shown = open_levels[-MAX_INDENT:]
+        levels = "".join("│ " if more else "  " for more in shown)
+        guide = levels + ("└─" if is_last else "├─") if depth else ""
+        guide_next = levels + (("  " if is_last else "│ ") if depth else "") + ("│ " if kids else "  ")
+        if len(open_levels) > len(shown):
+            guide = f"┄{depth} " + guide
+            guide_next = " " * (len(str(depth)) + 2) + guide_next
+        rows.append(BranchRow(branch, depth, guide, guide_next, labels.get(branch.id),
+                              sorted(per_branch.get(branch.id, []), key=lambda c: c.id),
+                              names.get(branch.branch_point_checkpoint_id)
+                              if branch.branch_point_checkpoint_id else None))
+        child_levels = open_levels + (not is_last,) if depth else ()
+        for position, child in reversed(list(enumerate(kids))):
+            stack.append((child, depth + 1, child_levels, position == len(kids) - 1))
+    return rows
+
+
+class BranchesPane(RowList):
+    ROW_HEIGHT = 2
+    BORDER_TITLE = "Branches"
+
+    BINDINGS = [
+        Binding("enter", "app.make_current", "Make current", tooltip="Make the highlighted branch current"),
+        Binding("b", "app.branch", "Branch", tooltip="New branch at the highlighted branch's head"),
+        Binding("r", "app.rollback", "Roll back", tooltip="Roll back to a checkpoint or entry"),
+        Binding("l", "app.label", "Label", tooltip="Label the highlighted branch"),
+        Binding("c", "app.compact", "Compact", tooltip="Compact the highlighted branch"),
+    ]
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.rows: list[BranchRow] = []
+
+    def set_branches(self, rows: list[BranchRow], keep_id: int | None = None,
+                     *, notify: bool = True) -> None:
+        cursor = None
+        if keep_id is not None:
+            cursor = next((i for i, r in enumerate(rows) if r.branch.id == keep_id), None)
+        if cursor is None:
+            cursor = next((i for i, r in enumerate(rows) if r.branch.is_current), 0)
+        self.rows = rows
+        self.set_row_count(len(rows), cursor, notify=notify)
+
+    @property
+    def highlighted(self) -> InternalSession | None:
+        if 0 <= self.cursor < len(self.rows):
+            return self.rows[self.cursor].branch
+        return None
+
+    def render_row(self, index: int, width: int) -> list[Text]:
+        row = self.rows[index]
+        branch = row.branch
+        top = Text(" ", end="")
+        top.append(row.guide, FAINT)
+        if branch.is_current:
+            top.append("● ", CURRENT_STYLE)
+        else:
+            top.append("○ ", DIM)
+        title_width = max(4, width - top.cell_len - 2)
+        top.append_text(safe_line(branch_title(branch), title_width,
+                                  style="bold" if branch.is_current else ""))
+        if row.label:
+            top.append(" ")
+            top.append_text(safe_line(f" {row.label} ", 24, style=LABEL_STYLE))
+        bottom = Text(" ", end="")
+        bottom.append(row.guide_next, FAINT)
+        bottom.append(f"{branch.message_count:,} msg", "")
+        if row.checkpoints:
+            bottom.append(f"  ✓{len(row.checkpoints)}", CHECKPOINT_STYLE)
+        if branch.parent_session_id is None:
+            bottom.append("  root", DIM)
+        elif row.fork_checkpoint:
+            bottom.append("  from ✓", CHECKPOINT_STYLE)
+            bottom.append_text(safe_line(row.fork_checkpoint, 18, style=CHECKPOINT_STYLE))
+        else:
+            bottom.append(f"  from {short_id(branch.fork_id)}", DIM)
+        bottom.append(f" → {short_id(branch.head_id)}", FAINT)
+        return [top, bottom]

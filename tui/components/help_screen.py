@@ -1,0 +1,66 @@
+"""The help screen: every key, what it does, and the model in a few lines."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+KEYS = [
+    ("Move", [
+        ("tab / shift+tab", "next / previous pane"),
+        ("↑ ↓ j k", "move the cursor"),
+        ("pgup pgdn home end", "page, first, last"),
+        ("enter", "sessions: open · branches: make current · messages: open/fold"),
+        ("space", "open or fold a message (tool calls and results start folded)"),
+    ]),
+    ("Change (nothing is ever deleted)", [
+        ("b", "branch at the highlighted message, or at the highlighted branch's head"),
+        ("r", "roll back to a checkpoint or the highlighted message (with a branch summary)"),
+        ("l", "label the highlighted message or branch (empty clears)"),
+        ("c", "compact the branch: preview, edit the summary, confirm"),
+        ("enter", "make the highlighted branch current"),
+        ("a", "archive the highlighted session (confirmed)"),
+        ("R", "rename the highlighted session"),
+    ]),
+    ("Look", [
+        ("v", "toggle replayed context (compaction applied) / raw entries"),
+        ("/", "search session names and all message text"),
+        ("ctrl+p", "command palette (every action, and Import agent logs…)"),
+        ("?", "this help"),
+        ("q", "quit"),
+    ]),
+]
+
+
+def help_text() -> Table:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(justify="right", style="bold #87d787", no_wrap=True)
+    table.add_column(style="#c8c8c8")
+    for section, keys in KEYS:
+        table.add_row(Text(""), Text(""))
+        table.add_row(Text(""), Text(section, "bold #5fafff"))
+        for key, what in keys:
+            table.add_row(Text(key), Text(what))
+    table.add_row(Text(""), Text(""))
+    table.add_row(Text(""), Text("Sessions hold branches; a branch is a head entry on a tree of "
+                                 "immutable entries. Branching and rolling back make a new head; "
+                                 "compaction appends a summary entry.", "#808890"))
+    return table
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="dialog wide", id="help-dialog"):
+            yield Static(Text("arbor · keys", "bold"), classes="dialog-title")
+            yield Static(help_text())
+            yield Static(Text("escape closes", "#5c6370"), classes="dialog-hint")
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,338 @@
+"""The messages pane: a virtual list of variable-height messages on the Line API.
+
+The list is anchored on items, not lines: `top` is the first item on screen (and
+`top_line` how many of its lines are scrolled off), so a branch of 100,000 messages needs
+no total line count. Only the items on screen are read (a window of entries at a time,
+see `MessageSource`) and rendered (strips cached per item, width and fold state).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from datetime import datetime
+
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.binding import Binding
+from textual.message import Message
+from textual.strip import Strip
+from textual.widget import Widget
+
+from ..formatting import DIM
+from ..message_render import render_item
+from ..message_source import Item, MessageSource
+
+GUTTER = 2
+CURSOR_BAR = Style(color="#5fafff", bold=True)
+CURSOR_BG_FOCUSED = Style(bgcolor="#1f2d3d")
+CURSOR_BG_BLURRED = Style(bgcolor="#262a31")
+SCROLL_TRACK = Style(color="#3a3f47")
+SCROLL_THUMB = Style(color="#8a93a0")
+
+
+class MessagesPane(Widget, can_focus=True):
+    BORDER_TITLE = "Messages"
+
+    BINDINGS = [
+        Binding("space,o", "toggle_open", "Open/fold", tooltip="Open or fold the highlighted message"),
+        Binding("b", "app.branch", "Branch here", tooltip="New branch at the highlighted message"),
+        Binding("r", "app.rollback", "Roll back", tooltip="Roll back to a checkpoint or this message"),
+        Binding("l", "app.label", "Label", tooltip="Label the highlighted message"),
+        Binding("c", "app.compact", "Compact", tooltip="Compact this branch"),
+        Binding("v", "app.toggle_view", "Raw/context", tooltip="Toggle raw entries and replayed context"),
+        Binding("enter", "toggle_open", "Open/fold", show=False),
+        Binding("up,k", "cursor_up", "Up", show=False),
+        Binding("down,j", "cursor_down", "Down", show=False),
+        Binding("pageup", "page_up", "Page up", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
+        Binding("home,g", "first", "First", show=False),
+        Binding("end,G", "last", "Last", show=False),
+    ]
+
+    class CursorMoved(Message):
+        def __init__(self, pane: "MessagesPane", index: int) -> None:
+            super().__init__()
+            self.pane = pane
+            self.index = index
+
+    def __init__(self, now: datetime, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.now = now
+        self.source: MessageSource | None = None
+        self.labels: dict[int, str] = {}
+        self.top = 0
+        self.top_line = 0
+        self.cursor = 0
+        self.expanded: set[tuple[str, int]] = set()
+        self.empty_text: Text = Text("")
+        self._strips: OrderedDict[tuple, tuple[list[Strip], bool]] = OrderedDict()
+        self._layout: list[tuple[int, int]] | None = None  # (item index, line in item) per row
+
+    # ------------------------------------------------------------------- data
+    @property
+    def count(self) -> int:
+        return self.source.count if self.source is not None else 0
+
+    def set_source(self, source: MessageSource | None, *, labels: dict[int, str] | None = None,
+                   keep_seq: int | None = None, keep_depth: int | None = None,
+                   at_end: bool = True, empty_text: Text | None = None) -> None:
+        """Show a branch; the cursor goes to `keep_seq` if it is there, else to the end."""
+        self.source = source
+        self.labels = labels or {}
+        if empty_text is not None:
+            self.empty_text = empty_text
+        self._strips.clear()
+        count = self.count
+        target = None
+        if source is not None and keep_seq is not None:
+            target = source.index_of_seq(keep_seq, keep_depth)
+        if target is None:
+            target = count - 1 if at_end else 0
+        self.cursor = max(0, min(target, count - 1))
+        self.top, self.top_line = self.cursor, 0
+        self._layout = None
+        self.scroll_cursor_visible(bottom=True)
+        self._update_subtitle()
+        self.refresh()
+
+    def set_labels(self, labels: dict[int, str]) -> None:
+        self.labels = labels
+        self._strips.clear()
+        self._layout = None
+        self.refresh()
+
+    @property
+    def highlighted(self) -> Item | None:
+        return self.source.item(self.cursor) if self.source is not None else None
+
+    @property
+    def at_end(self) -> bool:
+        return self.cursor >= self.count - 1
+
+    # ---------------------------------------------------------------- drawing
+    @property
+    def _width(self) -> int:
+        return max(8, self.size.width - GUTTER - 1)
+
+    def item_strips(self, index: int) -> list[Strip]:
+        item = self.source.item(index) if self.source is not None else None
+        if item is None:
+            return []
+        width = self._width
+        label = self.labels.get(item.entry.seq) if item.kind == "entry" else None
+        key = (item.key, width, item.key in self.expanded, label)
+        cached = self._strips.get(key)
+        if cached is None:
+            cached = render_item(self.app.console, item, width=width,
+                                 expanded=item.key in self.expanded, label=label, now=self.now)
+            self._strips[key] = cached
+            if len(self._strips) > 600:
+                self._strips.popitem(last=False)
+        else:
+            self._strips.move_to_end(key)
+        return cached[0]
+
+    def _compute_layout(self) -> list[tuple[int, int]]:
+        height = self.size.height
+        rows: list[tuple[int, int]] = []
+        index, skip = self.top, self.top_line
+        while len(rows) < height and index < self.count:
+            strips = self.item_strips(index)
+            for line in range(skip, len(strips)):
+                rows.append((index, line))
+                if len(rows) >= height:
+                    break
+            skip = 0
+            index += 1
+        return rows
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        if self._layout is None:
+            self._layout = self._compute_layout()
+        if self.source is None or self.count == 0:
+            if y == 1 and self.empty_text:
+                line = Text("  ", end="")
+                line.append_text(self.empty_text)
+                from .row_list import text_to_strip
+                return text_to_strip(self.app.console, line, width).apply_style(self.rich_style)
+            return Strip.blank(width, self.rich_style)
+        scrollbar = self._scrollbar_cell(y)
+        if y >= len(self._layout):
+            return Strip.join([Strip.blank(width - 1, self.rich_style), scrollbar])
+        index, line = self._layout[y]
+        strip = self.item_strips(index)[line]
+        if index == self.cursor:
+            background = CURSOR_BG_FOCUSED if self.has_focus else CURSOR_BG_BLURRED
+            gutter = Strip([_segment("▌ ", self.rich_style + CURSOR_BAR + background)], GUTTER)
+            strip = strip.apply_style(self.rich_style + background)
+        else:
+            gutter = Strip.blank(GUTTER, self.rich_style)
+            strip = strip.apply_style(self.rich_style)
+        return Strip.join([gutter, strip, scrollbar])
+
+    def _scrollbar_cell(self, y: int) -> Strip:
+        height = max(1, self.size.height)
+        count = max(1, self.count)
+        thumb = min(height - 1, int(self.top / count * height)) if count > 1 else 0
+        size = max(1, min(height, round(height * min(1.0, height / 3 / count))))
+        on = thumb <= y < thumb + size
+        return Strip([_segment("┃" if on else "│", self.rich_style + (SCROLL_THUMB if on else SCROLL_TRACK))], 1)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._layout = None
+        self.scroll_cursor_visible()
+        self.refresh()
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()
+
+    # ------------------------------------------------------------- scrolling
+    def _changed(self) -> None:
+        self._layout = None
+        self._update_subtitle()
+        self.refresh()
+
+    def _update_subtitle(self) -> None:
+        if self.source is None or not self.count:
+            self.border_subtitle = None
+            return
+        self.border_subtitle = Text(f"{self.cursor + 1:,} / {self.count:,}", DIM)
+
+    def scroll_cursor_visible(self, bottom: bool = False) -> None:
+        """Move the view so that the cursor's item is on screen (at the bottom when below)."""
+        height = self.size.height
+        if not self.count or height <= 0:
+            return
+        if self.cursor < self.top or (self.cursor == self.top and self.top_line):
+            self.top, self.top_line = self.cursor, 0
+            return
+        # lines from top to the end of the cursor item
+        used = -self.top_line
+        for index in range(self.top, self.cursor + 1):
+            used += len(self.item_strips(index))
+            if used > height:
+                break
+        if used <= height and not bottom:
+            return
+        if used <= height and bottom:
+            # cursor already visible; fill the screen if there is room above
+            pass
+        # put the cursor's item at the bottom of the screen
+        need = len(self.item_strips(self.cursor))
+        if need >= height:
+            self.top, self.top_line = self.cursor, 0
+            return
+        index, used = self.cursor, need
+        while index > 0:
+            above = len(self.item_strips(index - 1))
+            if used + above > height:
+                self.top, self.top_line = index - 1, used + above - height
+                return
+            used += above
+            index -= 1
+        self.top, self.top_line = 0, 0
+
+    def move_cursor(self, index: int) -> None:
+        if not self.count:
+            return
+        index = max(0, min(index, self.count - 1))
+        if index == self.cursor:
+            return
+        self.cursor = index
+        self.scroll_cursor_visible()
+        self._changed()
+        self.post_message(self.CursorMoved(self, index))
+
+    def _visible_items(self) -> int:
+        if self._layout is None:
+            self._layout = self._compute_layout()
+        items = {index for index, _ in self._layout}
+        return max(1, len(items) - 1)
+
+    def action_cursor_up(self) -> None:
+        self.move_cursor(self.cursor - 1)
+
+    def action_cursor_down(self) -> None:
+        self.move_cursor(self.cursor + 1)
+
+    def action_page_up(self) -> None:
+        self.move_cursor(self.cursor - self._visible_items())
+
+    def action_page_down(self) -> None:
+        self.move_cursor(self.cursor + self._visible_items())
+
+    def action_first(self) -> None:
+        self.move_cursor(0)
+
+    def action_last(self) -> None:
+        self.move_cursor(self.count - 1)
+
+    def action_toggle_open(self) -> None:
+        item = self.highlighted
+        if item is None:
+            return
+        if item.key in self.expanded:
+            self.expanded.discard(item.key)
+        else:
+            self.expanded.add(item.key)
+        self.scroll_cursor_visible()
+        self._changed()
+
+    def _scroll_lines(self, lines: int) -> None:
+        """Wheel scrolling moves the view, not the cursor."""
+        if not self.count:
+            return
+        if lines > 0:
+            for _ in range(lines):
+                if self._layout is None:
+                    self._layout = self._compute_layout()
+                last_index = self._layout[-1][0] if self._layout else 0
+                if last_index >= self.count - 1 and len(self._layout) < self.size.height:
+                    break
+                if last_index >= self.count - 1 and self._layout[-1][1] >= len(self.item_strips(last_index)) - 1:
+                    break
+                self.top_line += 1
+                if self.top_line >= len(self.item_strips(self.top)):
+                    self.top, self.top_line = self.top + 1, 0
+                self._layout = None
+        else:
+            for _ in range(-lines):
+                if self.top_line:
+                    self.top_line -= 1
+                elif self.top > 0:
+                    self.top -= 1
+                    self.top_line = len(self.item_strips(self.top)) - 1
+                else:
+                    break
+        self._changed()
+
+    def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
+        event.stop()
+        self._scroll_lines(3)
+
+    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        event.stop()
+        self._scroll_lines(-3)
+
+    def on_click(self, event: events.Click) -> None:
+        if self._layout is None:
+            self._layout = self._compute_layout()
+        offset = event.get_content_offset(self)
+        if offset is None or not (0 <= offset.y < len(self._layout)):
+            return
+        index = self._layout[offset.y][0]
+        if index == self.cursor:
+            self.action_toggle_open()
+        else:
+            self.move_cursor(index)
+
+
+def _segment(text: str, style: Style):
+    from rich.segment import Segment
+
+    return Segment(text, style)

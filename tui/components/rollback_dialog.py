@@ -1,0 +1,145 @@
+"""Roll back: choose a checkpoint or the highlighted message, and optionally carry a branch
+summary of what is left behind into the new branch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Checkbox, OptionList, Static, TextArea
+from textual.widgets.option_list import Option
+
+from core import operations
+from core.errors import ArborError
+from core.models import InternalSession
+from core.store import Store
+from core.summariser import get_summariser
+
+from ..formatting import CHECKPOINT_STYLE, DIM, FAINT, short_id
+from ..safe_text import clean, safe_line
+
+
+@dataclass
+class RollbackTarget:
+    label: Text
+    entry_seq: int | None
+    checkpoint_id: int | None = None
+
+
+@dataclass
+class RollbackChoice:
+    checkpoint_id: int | None
+    entry_seq: int | None
+    summary: str | None
+
+
+class RollbackDialog(ModalScreen[RollbackChoice | None]):
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("ctrl+s", "confirm", "Roll back"),
+    ]
+
+    def __init__(self, store: Store, branch: InternalSession, targets: list[RollbackTarget],
+                 initial: int = 0) -> None:
+        super().__init__()
+        self.store = store
+        self.branch = branch
+        self.targets = targets
+        self.initial = initial
+        self._summaries: dict[int, str] = {}
+
+    def compose(self) -> ComposeResult:
+        title = Text("Roll back ", "bold")
+        title.append_text(safe_line(self.branch.name or f"branch {self.branch.id}", 40, style="bold #5fafff"))
+        with Vertical(classes="dialog wide", id="rollback-dialog"):
+            yield Static(title, classes="dialog-title")
+            yield Static(Text("A new current branch starts at the chosen point; the old branch "
+                              "stays as it is.", DIM), classes="dialog-hint")
+            yield OptionList(*[Option(t.label, id=str(i)) for i, t in enumerate(self.targets)],
+                             id="rollback-targets")
+            yield Checkbox("Add a branch summary of what is left behind", True, id="rollback-summarise")
+            yield TextArea("", id="rollback-summary", soft_wrap=True, show_line_numbers=False)
+            yield Static(Text("", FAINT), id="rollback-left")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Roll back", variant="primary", id="confirm")
+                yield Button("Cancel", id="cancel")
+            yield Static(Text("↑↓ choose · ctrl+s roll back · escape cancel", FAINT), classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        options = self.query_one(OptionList)
+        options.highlighted = min(self.initial, len(self.targets) - 1)
+        options.focus()
+
+    @on(OptionList.OptionHighlighted)
+    def _chosen(self, event: OptionList.OptionHighlighted) -> None:
+        index = int(event.option.id)
+        if index in self._summaries:
+            self._show_summary(index, self._summaries[index], None)
+        else:
+            self.query_one("#rollback-left", Static).update(Text("reading what is left behind…", FAINT))
+            self._summarise(index)
+
+    @on(OptionList.OptionSelected)
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        self.query_one("#rollback-summary", TextArea).focus()
+
+    @work(thread=True, exclusive=True, group="rollback-summary")
+    def _summarise(self, index: int) -> None:
+        target = self.targets[index]
+        try:
+            left = operations.left_behind(self.store, self.branch.id, target.entry_seq)
+            messages = [e.message for e in left if e.message is not None]
+            summary = get_summariser()(messages) if messages else ""
+            note = f"{len(messages):,} messages are left behind on {self.branch.name or 'the old branch'}"
+        except ArborError as error:
+            summary, note = "", str(error)
+        self.app.call_from_thread(self._store_summary, index, summary, note)
+
+    def _store_summary(self, index: int, summary: str, note: str) -> None:
+        self._summaries[index] = summary
+        highlighted = self.query_one(OptionList).highlighted
+        if highlighted == index:
+            self._show_summary(index, summary, note)
+
+    def _show_summary(self, index: int, summary: str, note: str | None) -> None:
+        self.query_one("#rollback-summary", TextArea).text = clean(summary)
+        if note is not None:
+            self.query_one("#rollback-left", Static).update(safe_line(note, 200, style=FAINT))
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "confirm":
+            self.action_confirm()
+        else:
+            self.action_cancel()
+
+    def action_confirm(self) -> None:
+        highlighted = self.query_one(OptionList).highlighted
+        if highlighted is None:
+            return
+        target = self.targets[highlighted]
+        summary = None
+        if self.query_one(Checkbox).value:
+            summary = self.query_one("#rollback-summary", TextArea).text.strip() or None
+        self.dismiss(RollbackChoice(target.checkpoint_id,
+                                    None if target.checkpoint_id is not None else target.entry_seq,
+                                    summary))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+def checkpoint_label(name: str, entry_id: str | None, on_path: bool, is_auto: bool) -> Text:
+    out = Text("✓ ", CHECKPOINT_STYLE)
+    out.append_text(safe_line(name or "checkpoint", 40, style=f"bold {CHECKPOINT_STYLE}"))
+    out.append(f"  at {short_id(entry_id)}", DIM)
+    if is_auto:
+        out.append("  auto", FAINT)
+    if not on_path:
+        out.append("  (another branch)", FAINT)
+    return out

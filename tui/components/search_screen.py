@@ -1,0 +1,163 @@
+"""Search: session names and all message text (FTS5), with a result list that jumps."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+from core.errors import ArborError
+from core.store import SearchHit, SessionSummary, Store
+
+from ..formatting import DIM, FAINT, ROLE_STYLES, SOURCE_STYLES, age, clock_time
+from ..safe_text import safe_line
+from .row_list import RowList
+
+NAME_LIMIT = 50
+TEXT_LIMIT = 200
+
+
+@dataclass
+class SearchResult:
+    session_id: int
+    seq: int | None = None          # None: the session itself (a name hit)
+
+
+class ResultList(RowList):
+    ROW_HEIGHT = 2
+    BINDINGS = [Binding("enter", "select", "Jump", show=True)]
+
+    def __init__(self, now: datetime, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.now = now
+        self.sessions: list[SessionSummary] = []
+        self.hits: list[SearchHit] = []
+
+    def set_results(self, sessions: list[SessionSummary], hits: list[SearchHit]) -> None:
+        self.sessions, self.hits = sessions, hits
+        self.set_row_count(len(sessions) + len(hits), 0, notify=False)
+
+    def result(self, index: int) -> SearchResult | None:
+        if index < len(self.sessions):
+            return SearchResult(self.sessions[index].id)
+        index -= len(self.sessions)
+        if 0 <= index < len(self.hits):
+            hit = self.hits[index]
+            return SearchResult(hit.external_session_id, hit.seq)
+        return None
+
+    def render_row(self, index: int, width: int) -> list[Text]:
+        if index < len(self.sessions):
+            session = self.sessions[index]
+            top = Text(" ▤ ", "#5fafff")
+            top.append_text(safe_line(session.name or "(unnamed)", width - 12, style="bold"))
+            bottom = Text("   session · ", FAINT)
+            bottom.append_text(safe_line(session.source, 14, style=SOURCE_STYLES.get(session.source, DIM)))
+            bottom.append(f" · {session.message_count:,} messages · {age(session.updated_at, self.now)}", FAINT)
+            return [top, bottom]
+        hit = self.hits[index - len(self.sessions)]
+        top = Text(" ", end="")
+        role = hit.role or hit.type
+        top.append_text(safe_line(role, 12, style=ROLE_STYLES.get(role or "", "bold")))
+        top.append("  ")
+        top.append_text(safe_line(hit.snippet, max(10, width - top.cell_len - 1)))
+        bottom = Text("   in ", FAINT)
+        bottom.append_text(safe_line(hit.session_name or "(unnamed)", max(10, width - 30), style=DIM))
+        bottom.append(f" · {clock_time(hit.timestamp, self.now)}", FAINT)
+        return [top, bottom]
+
+    def action_select(self) -> None:
+        if self.row_count:
+            self.post_message(self.Selected(self, self.cursor))
+
+
+class SearchScreen(ModalScreen[SearchResult | None]):
+    BINDINGS = [
+        Binding("escape", "cancel", "Close"),
+        Binding("down", "results", "Results", show=False),
+    ]
+
+    def __init__(self, store: Store, now: datetime, *, include_archived: bool = False,
+                 query: str = "") -> None:
+        super().__init__()
+        self.store = store
+        self.now = now
+        self.include_archived = include_archived
+        self.query_text = query
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog search", id="search-dialog"):
+            yield Static(Text("Search sessions and messages", "bold"), classes="dialog-title")
+            yield Input(self.query_text, placeholder="words to find (names, and all message text)",
+                        id="search-input")
+            yield Static(Text("type to search · ↓ results · enter jumps · escape closes", FAINT),
+                         id="search-status")
+            yield ResultList(self.now, id="search-results")
+
+    def on_mount(self) -> None:
+        field = self.query_one(Input)
+        field.cursor_blink = False
+        field.focus()
+        if self.query_text:
+            self._search(self.query_text)
+
+    @on(Input.Changed, "#search-input")
+    def _changed(self, event: Input.Changed) -> None:
+        self._search(event.value)
+
+    @on(Input.Submitted, "#search-input")
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        results = self.query_one(ResultList)
+        if results.row_count:
+            results.focus()
+
+    @work(thread=True, exclusive=True, group="search")
+    def _search(self, query: str) -> None:
+        query = query.strip()
+        if not query:
+            self.app.call_from_thread(self._show, query, [], [], None)
+            return
+        try:
+            names = self.store.search_session_names(query, include_archived=self.include_archived)[:NAME_LIMIT]
+            hits = self.store.search(query, limit=TEXT_LIMIT)
+        except ArborError as error:
+            self.app.call_from_thread(self._show, query, [], [], str(error))
+            return
+        self.app.call_from_thread(self._show, query, names, hits, None)
+
+    def _show(self, query: str, names: list[SessionSummary], hits: list[SearchHit],
+              error: str | None) -> None:
+        if self.query_one(Input).value.strip() != query:
+            return  # an older search finished after a newer one started
+        self.query_one(ResultList).set_results(names, hits)
+        status = self.query_one("#search-status", Static)
+        if error:
+            status.update(safe_line(error, 200, style="bold #ff5f5f"))
+        elif query:
+            text = Text(f"{len(names):,} sessions by name · {len(hits):,} messages"
+                        f"{' (first ' + str(TEXT_LIMIT) + ')' if len(hits) >= TEXT_LIMIT else ''}"
+                        " · ↓ results · enter jumps", FAINT)
+            status.update(text)
+        else:
+            status.update(Text("type to search · ↓ results · enter jumps · escape closes", FAINT))
+
+    def action_results(self) -> None:
+        results = self.query_one(ResultList)
+        if results.row_count:
+            results.focus()
+
+    @on(ResultList.Selected)
+    def _selected(self, event: ResultList.Selected) -> None:
+        event.stop()
+        self.dismiss(self.query_one(ResultList).result(event.index))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

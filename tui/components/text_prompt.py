@@ -1,0 +1,42 @@
+"""A one-line text prompt (label, rename): returns the text, or None when cancelled."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+from ..safe_text import clean
+
+
+class TextPrompt(ModalScreen[str | None]):
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: Text, *, value: str = "", placeholder: str = "",
+                 hint: Text | None = None, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.title_text = title
+        self.initial = clean(value).replace("\n", " ")
+        self.placeholder = placeholder
+        self.hint = hint
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog small"):
+            yield Static(self.title_text, classes="dialog-title")
+            yield Input(value=self.initial, placeholder=self.placeholder, id="prompt-input")
+            yield Static(self.hint or Text("enter saves · escape cancels", "#808890"), classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        field = self.query_one(Input)
+        field.cursor_blink = False
+        field.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

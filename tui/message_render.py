@@ -1,0 +1,308 @@
+"""Turning one entry into the lines the messages pane draws.
+
+Everything untrusted goes through `tui.safe_text` first. Assistant text is rendered as
+markdown (rich, with hyperlinks off, and every link or action stripped from the result),
+tool calls and tool results fold to one line until opened, and long bodies are cut to a
+few lines until opened (and to a bounded preview even then).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from rich.console import Console, RenderableType
+from rich.markdown import Markdown
+from rich.padding import Padding
+from rich.segment import Segment
+from rich.text import Text
+from textual.strip import Strip
+
+from core.entries import (BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, LABEL, MESSAGE,
+                          MODEL_CHANGE, SESSION_INFO, THINKING_LEVEL_CHANGE, TOOL_CALL_BLOCKS,
+                          TOOL_RESULT_BLOCKS, content_text)
+
+from .formatting import (DIM, ERROR_STYLE, FAINT, LABEL_STYLE, MARKER_STYLE, ROLE_STYLES,
+                         clock_time, short_id)
+from .message_source import Item
+from .safe_text import clean, safe_line, safe_markdown_source, safe_text, strip_links
+
+FOLDED_LINES = 14        # an unopened long body shows this many lines
+ARGS_PREVIEW = 160
+
+ROLE_NAMES = {"toolResult": "tool result"}
+
+
+def _json(value: Any, indent: int | None = None) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=indent, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _blocks(content: Any) -> list[Any]:
+    if isinstance(content, list):
+        return content
+    if content is None:
+        return []
+    return [content]
+
+
+def _render(console: Console, renderable: RenderableType, width: int) -> list[list[Segment]]:
+    options = console.options.update(width=max(1, width), height=None, highlight=False,
+                                     markup=False)
+    return console.render_lines(renderable, options, pad=True, new_lines=False)
+
+
+def _markdown(text: Any) -> tuple[RenderableType, str]:
+    source, more = safe_markdown_source(text)
+    return Markdown(source, hyperlinks=False, code_theme="monokai", inline_code_lexer=None), more
+
+
+class Body:
+    """Collects the renderables of one item and whether opening it would show more."""
+
+    def __init__(self) -> None:
+        self.parts: list[RenderableType] = []
+        self.foldable = False
+
+    def add(self, renderable: RenderableType) -> None:
+        self.parts.append(renderable)
+
+
+def _tool_call_line(block: dict[str, Any], width: int) -> Text:
+    line = Text(end="")
+    line.append("⚙ ", "#d7af5f")
+    line.append_text(safe_line(block.get("name", "tool"), 40, style="bold #d7af5f"))
+    args = block.get("arguments", block.get("input", block.get("args")))
+    if args is not None:
+        line.append(" ")
+        flat = args if isinstance(args, str) else _json(args)
+        line.append_text(safe_line(flat, max(10, width - line.cell_len - 2), style=DIM))
+    return line
+
+
+def _message_body(message: dict[str, Any], expanded: bool, width: int, body: Body) -> None:
+    role = str(message.get("role", "?"))
+    content = message.get("content")
+    if role in ("toolResult", "tool") or message.get("toolCallId"):
+        text = content_text(content)
+        is_error = bool(message.get("isError"))
+        line = Text(end="")
+        line.append("↳ ", FAINT)
+        line.append_text(safe_line(message.get("toolName") or message.get("name") or "result", 30,
+                                   style="bold #d7af5f"))
+        line.append("  ✗ error  " if is_error else "  ✓  ", ERROR_STYLE if is_error else "#87d787")
+        lines = text.count("\n") + 1 if text else 0
+        size = f"{lines:,} lines" if lines > 1 else f"{len(text):,} chars"
+        line.append(f"{size}  ", FAINT)
+        if not expanded:
+            line.append_text(safe_line(text.strip(), max(10, width - line.cell_len - 1), style=DIM))
+            body.foldable = bool(text)
+            body.add(line)
+            return
+        body.add(line)
+        body.add(Padding(safe_text(text, style="#c8c8c8"), (0, 0, 0, 2)))
+        body.foldable = True
+        return
+    blocks = _blocks(content)
+    for block in blocks:
+        if isinstance(block, str):
+            if role == "assistant":
+                markdown, more = _markdown(block)
+                body.add(markdown)
+                if more:
+                    body.add(Text(more, DIM))
+            else:
+                body.add(safe_text(block))
+            continue
+        if not isinstance(block, dict):
+            body.add(safe_text(_json(block)))
+            continue
+        kind = block.get("type")
+        if kind in ("text", "input_text", "output_text"):
+            text = block.get("text", "")
+            if role == "assistant":
+                markdown, more = _markdown(text)
+                body.add(markdown)
+                if more:
+                    body.add(Text(more, DIM))
+            else:
+                body.add(safe_text(text))
+        elif kind == "thinking":
+            thinking = str(block.get("thinking", ""))
+            if expanded:
+                body.add(Text("💭 thinking", f"italic {DIM}"))
+                body.add(Padding(safe_text(thinking, style=f"italic {DIM}"), (0, 0, 0, 2)))
+            else:
+                line = Text("💭 ", DIM)
+                line.append_text(safe_line(thinking.strip(), max(10, width - 4), style=f"italic {DIM}"))
+                body.add(line)
+            body.foldable = True
+        elif kind in TOOL_CALL_BLOCKS:
+            body.add(_tool_call_line(block, width))
+            if expanded:
+                args = block.get("arguments", block.get("input", block.get("args")))
+                shown = args if isinstance(args, str) else _json(args, indent=2)
+                body.add(Padding(safe_text(shown, style=DIM), (0, 0, 0, 2)))
+            body.foldable = True
+        elif kind in TOOL_RESULT_BLOCKS:
+            text = content_text(block.get("content", block.get("output")))
+            if expanded:
+                body.add(Text("↳ result", FAINT))
+                body.add(Padding(safe_text(text), (0, 0, 0, 2)))
+            else:
+                line = Text("↳ result ", FAINT)
+                line.append_text(safe_line(text.strip(), max(10, width - 10), style=DIM))
+                body.add(line)
+            body.foldable = True
+        elif kind == "image":
+            source = block.get("source") if isinstance(block.get("source"), dict) else {}
+            mime = block.get("mimeType") or source.get("media_type") or "image"
+            body.add(Text(f"🖼  [{clean(mime)[:40]}]", DIM))
+        else:
+            line = Text(end="")
+            line.append_text(safe_line(kind or "block", 30, style=DIM))
+            line.append(" ")
+            line.append_text(safe_line(_json(block), max(10, width - 34), style=FAINT))
+            body.add(line)
+            if expanded:
+                body.add(Padding(safe_text(_json(block, indent=2), style=FAINT), (0, 0, 0, 2)))
+            body.foldable = True
+    for call in message.get("tool_calls") or []:  # OpenAI shape
+        if isinstance(call, dict):
+            function = call.get("function") if isinstance(call.get("function"), dict) else call
+            body.add(_tool_call_line({"name": function.get("name"), "arguments": function.get("arguments")}, width))
+    if not body.parts:
+        body.add(Text("(empty)", f"italic {FAINT}"))
+
+
+def header(item: Item, label: str | None, now: datetime, width: int) -> Text:
+    entry = item.entry
+    line = Text(end="")
+    if item.kind == "summary":
+        line.append("◆ compacted context", MARKER_STYLE)
+        tokens = entry.data.get("tokensBefore")
+        if isinstance(tokens, int):
+            line.append(f"  {tokens:,} tokens summarised", DIM)
+    elif entry.type == MESSAGE:
+        message = entry.message or {}
+        role = str(message.get("role") or entry.role or "?")
+        name = ROLE_NAMES.get(role, role)
+        line.append_text(safe_line(name, 20, style=ROLE_STYLES.get(role, "bold")))
+        model = message.get("model")
+        if role == "assistant" and isinstance(model, str) and model:
+            line.append("  ")
+            line.append_text(safe_line(model, 28, style=FAINT))
+    elif entry.type == COMPACTION:
+        line.append("◆ compaction", MARKER_STYLE)
+        tokens = entry.data.get("tokensBefore")
+        if isinstance(tokens, int):
+            line.append(f"  {tokens:,} tokens before", DIM)
+    elif entry.type == BRANCH_SUMMARY:
+        line.append("◇ branch summary", MARKER_STYLE)
+        from_id = entry.data.get("fromId")
+        if from_id:
+            line.append("   of ", DIM)
+            line.append_text(safe_line(short_id(str(from_id)), 12, style=DIM))
+    else:
+        line.append_text(safe_line(entry.type, 30, style=f"bold {DIM}"))
+    if label:
+        line.append("  ")
+        line.append_text(safe_line(f" ⚑ {label} ", 30, style=LABEL_STYLE))
+    right = Text(end="")
+    right.append(clock_time(entry.timestamp, now), FAINT)
+    right.append(f"  {short_id(entry.id)}", FAINT)
+    gap = width - line.cell_len - right.cell_len
+    if gap >= 2:
+        line.append(" " * gap)
+        line.append_text(right)
+    return line
+
+
+def body(item: Item, expanded: bool, width: int) -> Body:
+    entry = item.entry
+    out = Body()
+    data = entry.data
+    if item.kind == "summary":
+        out.add(safe_text(data.get("summary", ""), style="#d7afd7"))
+        kept = data.get("firstKeptEntryId")
+        if kept:
+            note = Text("context continues from ", FAINT)
+            note.append_text(safe_line(short_id(str(kept)), 12, style=FAINT))
+            out.add(note)
+        return out
+    if entry.type == MESSAGE:
+        message = entry.message
+        if message is None:
+            out.add(safe_text(_json(data), style=FAINT))
+        else:
+            _message_body(message, expanded, width, out)
+        return out
+    if entry.type == COMPACTION:
+        line = Text("summary of everything before ", DIM)
+        line.append_text(safe_line(short_id(str(data.get("firstKeptEntryId") or "")), 12, style=DIM))
+        out.add(line)
+        if expanded:
+            out.add(safe_text(data.get("summary", ""), style="#d7afd7"))
+        else:
+            out.add(safe_line(data.get("summary", ""), max(10, width), style="#d7afd7"))
+        out.foldable = True
+        return out
+    if entry.type == BRANCH_SUMMARY:
+        out.add(safe_text(data.get("summary", ""), style="#d7afd7"))
+        return out
+    if entry.type == MODEL_CHANGE:
+        line = Text("model → ", DIM)
+        line.append_text(safe_line(f"{data.get('provider', '?')}/{data.get('modelId', '?')}", 60))
+        out.add(line)
+        return out
+    if entry.type == THINKING_LEVEL_CHANGE:
+        line = Text("thinking level → ", DIM)
+        line.append_text(safe_line(data.get("thinkingLevel", "?"), 30))
+        out.add(line)
+        return out
+    if entry.type == SESSION_INFO:
+        line = Text("session name → ", DIM)
+        line.append_text(safe_line(data.get("name", ""), 60))
+        out.add(line)
+        return out
+    if entry.type == LABEL:
+        line = Text("label → ", DIM)
+        line.append_text(safe_line(data.get("label") or "(cleared)", 40))
+        out.add(line)
+        return out
+    if entry.type == CUSTOM_MESSAGE and isinstance(data.get("message"), dict):
+        _message_body(data["message"], expanded, width, out)
+        return out
+    # custom and unknown types: raw, one line until opened
+    if expanded:
+        out.add(safe_text(_json(data, indent=2), style=FAINT))
+    else:
+        out.add(safe_line(_json(data), max(10, width), style=FAINT))
+    out.foldable = True
+    return out
+
+
+def render_item(console: Console, item: Item, *, width: int, expanded: bool, label: str | None,
+                now: datetime) -> tuple[list[Strip], bool]:
+    """The strips of one item at `width` (without the cursor gutter) and whether it folds."""
+    content = body(item, expanded, width)
+    lines: list[list[Segment]] = _render(console, header(item, label, now, width), width)
+    body_lines: list[list[Segment]] = []
+    for part in content.parts:
+        body_lines.extend(_render(console, part, width))
+        if len(body_lines) > 4000:
+            break
+    if not expanded and len(body_lines) > FOLDED_LINES:
+        hidden = len(body_lines) - FOLDED_LINES
+        body_lines = body_lines[:FOLDED_LINES]
+        body_lines.extend(_render(console, Text(f"… {hidden:,} more lines (space opens)",
+                                                f"italic {FAINT}"), width))
+        content.foldable = True
+    lines.extend(body_lines)
+    lines.extend(_render(console, Text(""), width))  # a blank line between messages
+    strips = [Strip(list(strip_links(line)), width).crop_extend(0, width, None) for line in lines]
+    return strips, content.foldable
+
