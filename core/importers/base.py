@@ -1,0 +1,334 @@
+"""What every importer shares: the report, the line reader, timestamps, source bookkeeping.
+
+Nothing here reads a whole file into memory: JSONL files are read line by line in binary
+mode (a line is decoded only when it is parsed), and a line that is not JSON is reported
+with its line number instead of stopping the import.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from ..clock import parse as parse_time
+
+# One line may be large (real Claude Code lines of many megabytes occur), but not unbounded.
+MAX_LINE_BYTES = 256 * 1024 * 1024
+HEAD_BYTES = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A line (or record) that was not imported, and why."""
+
+    path: str
+    line: int | None
+    reason: str
+
+    def where(self) -> str:
+        return f"{self.path}:{self.line}" if self.line is not None else self.path
+
+
+@dataclass
+class SessionResult:
+    uid: str
+    name: str
+    source: str
+    created: bool
+    entries_added: int = 0
+    messages_added: int = 0
+    branches_added: int = 0
+    entries_total: int = 0
+    branches_total: int = 0
+
+
+@dataclass
+class FileResult:
+    """What happened to one path."""
+
+    path: str
+    format: str | None = None
+    status: str = "imported"  # imported | unchanged | not-a-log | failed
+    lines: int = 0
+    sessions: list[SessionResult] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    duplicates: int = 0
+    error: str | None = None
+
+    @property
+    def sessions_added(self) -> int:
+        return sum(1 for s in self.sessions if s.created)
+
+    @property
+    def entries_added(self) -> int:
+        return sum(s.entries_added for s in self.sessions)
+
+    @property
+    def messages_added(self) -> int:
+        return sum(s.messages_added for s in self.sessions)
+
+    @property
+    def branches_added(self) -> int:
+        return sum(s.branches_added for s in self.sessions)
+
+    @property
+    def session_uid(self) -> str | None:
+        return self.sessions[0].uid if self.sessions else None
+
+    @property
+    def session_name(self) -> str:
+        return self.sessions[0].name if self.sessions else ""
+
+    def skip(self, line: int | None, reason: str) -> None:
+        self.skipped.append(Skipped(self.path, line, reason))
+
+
+@dataclass
+class ImportReport:
+    files: list[FileResult] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def sessions_added(self) -> int:
+        return sum(f.sessions_added for f in self.files)
+
+    @property
+    def entries_added(self) -> int:
+        return sum(f.entries_added for f in self.files)
+
+    @property
+    def messages_added(self) -> int:
+        return sum(f.messages_added for f in self.files)
+
+    @property
+    def branches_added(self) -> int:
+        return sum(f.branches_added for f in self.files)
+
+    @property
+    def lines(self) -> int:
+        return sum(f.lines for f in self.files)
+
+    @property
+    def skipped(self) -> list[Skipped]:
+        return [s for f in self.files for s in f.skipped]
+
+    @property
+    def imported_files(self) -> list[FileResult]:
+        return [f for f in self.files if f.status in ("imported", "unchanged")]
+
+    @property
+    def failed_files(self) -> list[FileResult]:
+        return [f for f in self.files if f.status in ("failed", "not-a-log")]
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """One progress update: which file, how far (bytes), how many files in all."""
+
+    path: str
+    file_index: int
+    file_count: int
+    done: int
+    total: int
+    phase: str = "reading"
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+class ProgressTicker:
+    """Calls the user's progress callback at most every `interval` seconds."""
+
+    def __init__(self, callback: ProgressCallback | None, path: str, index: int, count: int,
+                 total: int, interval: float = 0.1):
+        self.callback = callback
+        self.path, self.index, self.count, self.total = path, index, count, total
+        self.interval = interval
+        self._last = 0.0
+        self.phase = "reading"
+
+    def __call__(self, done: int, *, force: bool = False) -> None:
+        if self.callback is None:
+            return
+        now = time.monotonic()
+        if force or now - self._last >= self.interval:
+            self._last = now
+            self.callback(Progress(self.path, self.index, self.count, done, self.total, self.phase))
+
+
+# ----------------------------------------------------------------------------- lines
+@dataclass(slots=True)
+class RawLine:
+    number: int      # 1-based
+    offset: int      # byte offset of the line's start
+    data: bytes      # without the line ending
+    complete: bool   # ended with a newline (False: the last line of a file still being written)
+
+
+def iter_lines(handle, start_offset: int = 0, start_number: int = 1) -> Iterator[RawLine]:
+    """Lines of a binary file, with their byte offsets. Blank lines are skipped."""
+    offset = start_offset
+    number = start_number - 1
+    readline = handle.readline
+    while True:
+        data = readline(MAX_LINE_BYTES)
+        if not data:
+            return
+        number += 1
+        length = len(data)
+        complete = data.endswith(b"\n")
+        if not complete and length >= MAX_LINE_BYTES:
+            # A line longer than the limit: skip the rest of it.
+            rest = length
+            while True:
+                more = readline(1 << 20)
+                rest += len(more)
+                if not more or more.endswith(b"\n"):
+                    break
+            yield RawLine(number, offset, b"", False)
+            offset += rest
+            continue
+        line_start = offset
+        offset += length
+        stripped = data.rstrip(b"\r\n")
+        if not stripped.strip():
+            continue
+        yield RawLine(number, line_start, stripped, complete)
+
+
+class LineError(Exception):
+    """A line that cannot be read as a JSON object."""
+
+
+def parse_line(raw: RawLine) -> dict[str, Any]:
+    """The line as a JSON object, or LineError with a reason a user can read."""
+    if not raw.data:
+        raise LineError(f"line longer than {MAX_LINE_BYTES // (1024 * 1024)} MB")
+    try:
+        value = json.loads(raw.data)
+    except UnicodeDecodeError:
+        try:
+            value = json.loads(raw.data.decode("utf-8", "replace"))
+        except ValueError:
+            raise LineError("not JSON (binary data)") from None
+    except RecursionError:
+        raise LineError("JSON nested too deeply") from None
+    except ValueError as error:
+        if not raw.complete:
+            raise LineError("truncated last line (incomplete JSON, the file may still be "
+                            "being written)") from None
+        if _looks_binary(raw.data):
+            raise LineError("not JSON (binary data)") from None
+        raise LineError(f"not valid JSON ({_short_json_error(error)})") from None
+    if not isinstance(value, dict):
+        raise LineError(f"a JSON {type(value).__name__}, not an object")
+    return value
+
+
+def _short_json_error(error: ValueError) -> str:
+    text = str(error)
+    return text.split(":")[0] if ":" in text else text
+
+
+def _looks_binary(data: bytes) -> bool:
+    sample = data[:512]
+    if b"\x00" in sample:
+        return True
+    bad = sum(1 for b in sample if b < 9 or 13 < b < 32)
+    return bad > len(sample) // 20
+
+
+# ------------------------------------------------------------------------ timestamps
+_ISO_Z = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?$")
+
+
+def timestamp_of(value: Any) -> datetime | None:
+    """A log's timestamp (ISO text or epoch seconds/milliseconds) as an aware datetime."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        try:
+            return parse_time(value)  # type: ignore[arg-type]
+        except (OverflowError, OSError, ValueError):
+            return None
+    if isinstance(value, str):
+        if not _ISO_Z.match(value):
+            return None
+        return parse_time(value)
+    return None
+
+
+class Clockwork:
+    """Keeps a monotone-enough fallback: the last good timestamp seen, else the file's mtime."""
+
+    def __init__(self, fallback: datetime):
+        self.last = fallback
+        self.first: datetime | None = None
+
+    def take(self, value: Any) -> datetime:
+        moment = timestamp_of(value)
+        if moment is None:
+            return self.last
+        self.last = moment
+        if self.first is None or moment < self.first:
+            self.first = moment
+        return moment
+
+
+def file_mtime(path: Path) -> datetime:
+    try:
+        return datetime.fromtimestamp(path.stat().st_mtime, timezone.utc)
+    except OSError:
+        return datetime.now(timezone.utc)
+
+
+def iso_ms(moment: datetime | None) -> str | None:
+    if moment is None:
+        return None
+    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def epoch_ms(moment: datetime | None) -> int | None:
+    return int(moment.timestamp() * 1000) if moment is not None else None
+
+
+# ----------------------------------------------------------------------- fingerprints
+def file_head_hash(path: Path) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.sha1(handle.read(HEAD_BYTES)).hexdigest()
+
+
+def path_key(path: Path) -> str:
+    try:
+        return str(path.resolve())
+    except OSError:
+        return str(path.absolute())
+
+
+def short_hash(text: str, length: int = 10) -> str:
+    return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()[:length]
+
+
+# ------------------------------------------------------------------------- naming
+def title_from_text(text: str, limit: int = 80) -> str:
+    """A one-line session name from a message's text."""
+    flat = " ".join(str(text).split())
+    if len(flat) > limit:
+        flat = flat[: limit - 1].rstrip() + "…"
+    return flat
+
+
+def file_size(path: Path) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0

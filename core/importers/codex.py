@@ -1,0 +1,532 @@
+"""Codex CLI rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`).
+
+Every line is `{timestamp, type, payload}` and a file is linear. What arbor makes of it:
+
+* The first `session_meta` is the session's metadata (not an entry).
+* `response_item` messages, reasoning, function and custom tool calls and their outputs
+  become pi-shaped messages (a tool output is its own `toolResult` message). Encrypted
+  reasoning is kept in the entry's data, never in the displayed content.
+* User and assistant text appears twice, as an `event_msg` (user_message, agent_message,
+  agent_reasoning) and as a `response_item`: the two lines become ONE entry (the id of the
+  first line; the other line is kept inside it under `codex.duplicates`). An event without
+  its twin stays a message of its own.
+* `turn_context` becomes a `model_change` when the model changes, else a raw
+  `codex:turn_context` entry; `compacted` becomes a `compaction` entry.
+* `event_msg` `thread_rolled_back` (num_turns) moves the head back before the last turns:
+  a `codex:thread_rolled_back` marker is attached where the kept history ends, so the
+  dropped turns stay browsable on their own branch and what follows continues after it.
+* Every other line (other events, unknown types) is kept as a raw `codex:<type>` entry.
+* Forks and sub-agents: a file whose `session_meta` has `forked_from_id` (or
+  `source.subagent.thread_spawn.parent_thread_id`) is written into its PARENT's session
+  when the parent is in the store: the repeated history is matched against the parent's
+  entries (by content fingerprint, timestamps ignored) and only what differs is written,
+  as a branch from the last shared entry. Without the parent it is a session of its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..entries import COMPACTION, MESSAGE, MODEL_CHANGE
+from .base import (Clockwork, FileResult, LineError, ProgressTicker, epoch_ms, file_mtime,
+                   iter_lines, parse_line, short_hash, title_from_text)
+from .session import SessionTarget, first_text_title
+from .tree import sync_branches
+
+FORMAT = "codex"
+WINDOW = 24
+_EVENT_TWINS = {"user_message": "user", "agent_message": "assistant", "agent_reasoning": "reasoning"}
+
+
+@dataclass
+class Meta:
+    id: str = ""
+    parent_id: str | None = None
+    relation: str = ""   # "fork" | "subagent" | ""
+    payload: dict[str, Any] = field(default_factory=dict)
+    timestamp: Any = None
+
+
+def meta_of(d: dict[str, Any]) -> Meta | None:
+    if d.get("type") != "session_meta" or not isinstance(d.get("payload"), dict):
+        return None
+    payload = d["payload"]
+    meta = Meta(id=str(payload.get("id") or payload.get("session_id") or ""), payload=payload,
+                timestamp=payload.get("timestamp") or d.get("timestamp"))
+    source = payload.get("source")
+    spawn = None
+    if isinstance(source, dict):
+        sub = source.get("subagent")
+        if isinstance(sub, dict) and isinstance(sub.get("thread_spawn"), dict):
+            spawn = sub["thread_spawn"].get("parent_thread_id")
+    if isinstance(spawn, str) and spawn:
+        meta.parent_id, meta.relation = spawn, "subagent"
+    elif isinstance(payload.get("forked_from_id"), str) and payload["forked_from_id"]:
+        meta.parent_id, meta.relation = payload["forked_from_id"], "fork"
+    elif isinstance(payload.get("parent_thread_id"), str) and payload["parent_thread_id"]:
+        meta.parent_id, meta.relation = payload["parent_thread_id"], "subagent"
+    return meta
+
+
+def read_meta(path: Path) -> Meta | None:
+    """The first session_meta of a rollout (read from the first lines only)."""
+    try:
+        with open(path, "rb") as handle:
+            for raw in iter_lines(handle):
+                if raw.number > 5:
+                    return None
+                try:
+                    d = parse_line(raw)
+                except LineError:
+                    continue
+                meta = meta_of(d)
+                if meta is not None:
+                    return meta
+    except OSError:
+        return None
+    return None
+
+
+def _texts(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text", "")) for b in content
+                         if isinstance(b, dict) and isinstance(b.get("text"), str))
+    return ""
+
+
+def _blocks(content: Any) -> Any:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return []
+    out = []
+    for block in content:
+        if isinstance(block, dict) and block.get("type") in ("input_text", "output_text", "text"):
+            converted = {"type": "text", "text": block.get("text", "")}
+            rest = {k: v for k, v in block.items() if k not in ("type", "text")}
+            if rest:
+                converted["codex"] = rest
+            out.append(converted)
+        elif isinstance(block, dict) and block.get("type") == "input_image":
+            url = str(block.get("image_url", ""))
+            if url.startswith("data:") and ";base64," in url:
+                mime, data = url[5:].split(";base64,", 1)
+                out.append({"type": "image", "mimeType": mime, "data": data})
+            else:
+                out.append({"type": "image", "url": url})
+        else:
+            out.append(block)
+    return out
+
+
+def _arguments(text: Any) -> Any:
+    if isinstance(text, str):
+        try:
+            value = json.loads(text)
+            return value if isinstance(value, dict) else {"value": value}
+        except ValueError:
+            return {"raw": text}
+    return text if isinstance(text, dict) else {"value": text}
+
+
+def _output(output: Any) -> tuple[list[Any], bool, Any]:
+    """(content blocks, is_error, what else the output carried)."""
+    extra = None
+    is_error = False
+    if isinstance(output, dict):
+        extra = {k: v for k, v in output.items() if k not in ("content", "output")}
+        if output.get("success") is False:
+            is_error = True
+        output = output.get("content", output.get("output", ""))
+    if isinstance(output, str):
+        return [{"type": "text", "text": output}], is_error, extra
+    if isinstance(output, list):
+        blocks = _blocks(output)
+        return blocks if isinstance(blocks, list) else [], is_error, extra
+    return [{"type": "text", "text": json.dumps(output, ensure_ascii=False)}], is_error, extra
+
+
+@dataclass
+class Item:
+    """One future entry: its main line and the twin lines folded into it."""
+
+    lineno: int
+    line: dict[str, Any]
+    twin_role: str | None = None   # for text that may have a twin: "user"/"assistant"/"reasoning"
+    twin_text: str = ""
+    from_event: bool = False
+    matched: bool = False
+    duplicates: list[dict[str, Any]] = field(default_factory=list)
+
+
+class _Convert:
+    def __init__(self, meta: Meta | None):
+        self.tool_names: dict[str, str] = {}
+        self.model = ""
+        self.provider = str((meta.payload.get("model_provider") if meta else "") or "")
+
+    def entry(self, item: Item, timestamp) -> tuple[str, dict[str, Any]]:
+        d = item.line
+        t = d.get("type")
+        payload = d.get("payload") if isinstance(d.get("payload"), dict) else {}
+        ptype = payload.get("type")
+        ms = epoch_ms(timestamp)
+        codex: dict[str, Any] = {"line": {k: v for k, v in d.items() if k not in ("payload",)}}
+        if item.duplicates:
+            codex["duplicates"] = item.duplicates
+        message: dict[str, Any] | None = None
+        if t == "response_item":
+            rest = {k: v for k, v in payload.items()}
+            if ptype == "message":
+                role = payload.get("role") or "user"
+                message = {"role": role, "content": _blocks(payload.get("content"))}
+                if role == "assistant" and self.model:
+                    message["model"] = self.model
+                rest.pop("content", None)
+                rest.pop("role", None)
+            elif ptype == "reasoning":
+                summary = payload.get("summary")
+                text = "\n".join(str(s.get("text", "")) for s in summary if isinstance(s, dict)) \
+                    if isinstance(summary, list) else ""
+                blocks: list[Any] = [{"type": "thinking", "thinking": text}] if text else []
+                content = payload.get("content")
+                if isinstance(content, list):
+                    raw_text = "\n".join(str(c.get("text", "")) for c in content
+                                         if isinstance(c, dict))
+                    if raw_text and not text:
+                        blocks.append({"type": "thinking", "thinking": raw_text})
+                if not blocks and payload.get("encrypted_content"):
+                    blocks.append({"type": "thinking", "thinking": "", "redacted": True})
+                message = {"role": "assistant", "content": blocks}
+                rest.pop("summary", None)
+            elif ptype in ("function_call", "custom_tool_call", "local_shell_call",
+                           "web_search_call", "tool_search_call"):
+                call_id = str(payload.get("call_id") or payload.get("id") or "")
+                name = str(payload.get("name") or ptype.replace("_call", ""))
+                if ptype == "function_call":
+                    arguments = _arguments(payload.get("arguments"))
+                elif ptype == "custom_tool_call":
+                    arguments = {"input": payload.get("input", "")}
+                else:
+                    arguments = payload.get("action") if isinstance(payload.get("action"), dict) \
+                        else {k: v for k, v in payload.items() if k not in ("type",)}
+                self.tool_names[call_id] = name
+                message = {"role": "assistant",
+                           "content": [{"type": "toolCall", "id": call_id, "name": name,
+                                        "arguments": arguments}]}
+                if self.model:
+                    message["model"] = self.model
+                for key in ("name", "arguments", "input", "call_id"):
+                    rest.pop(key, None)
+            elif ptype in ("function_call_output", "custom_tool_call_output",
+                           "local_shell_call_output", "tool_search_output"):
+                call_id = str(payload.get("call_id") or "")
+                blocks, is_error, extra = _output(payload.get("output"))
+                message = {"role": "toolResult", "toolCallId": call_id,
+                           "toolName": self.tool_names.get(call_id, ""), "content": blocks,
+                           "isError": is_error}
+                if extra:
+                    rest["outputExtra"] = extra
+                rest.pop("output", None)
+                rest.pop("call_id", None)
+            if message is not None:
+                if ms is not None:
+                    message["timestamp"] = ms
+                codex["payload"] = rest
+                return MESSAGE, {"message": message, "codex": codex}
+        elif t == "event_msg" and item.twin_role in ("user", "assistant", "reasoning"):
+            text = item.twin_text
+            if item.twin_role == "reasoning":
+                message = {"role": "assistant", "content": [{"type": "thinking", "thinking": text}]}
+            else:
+                message = {"role": item.twin_role, "content": text}
+                images = payload.get("images")
+                if images:
+                    message["content"] = [{"type": "text", "text": text}] + [
+                        {"type": "image", "url": str(u)} for u in images]
+            if ms is not None:
+                message["timestamp"] = ms
+            codex["payload"] = {k: v for k, v in payload.items() if k != "message"}
+            return MESSAGE, {"message": message, "codex": codex}
+        elif t == "turn_context":
+            model = payload.get("model")
+            if isinstance(model, str) and model and model != self.model:
+                self.model = model
+                return MODEL_CHANGE, {"provider": self.provider, "modelId": model,
+                                      "codex": {"payload": payload}}
+            return "codex:turn_context", dict(d)
+        elif t == "compacted":
+            return COMPACTION, {"summary": str(payload.get("message", "")),
+                                "firstKeptEntryId": None, "tokensBefore": 0,
+                                "codex": {"payload": {k: v for k, v in payload.items()
+                                                      if k != "message"}}}
+        if t == "event_msg" and isinstance(ptype, str):
+            out = dict(d)
+            if item.duplicates:
+                out["duplicates"] = item.duplicates
+            return f"codex:event_msg.{ptype}", out
+        if t == "response_item" and isinstance(ptype, str):
+            return f"codex:response_item.{ptype}", dict(d)
+        return f"codex:{t if isinstance(t, str) else 'unknown'}", dict(d)
+
+
+def fingerprint(d: dict[str, Any]) -> str:
+    body = json.dumps([d.get("type"), d.get("payload")], sort_keys=True, ensure_ascii=False,
+                      default=str)
+    return hashlib.sha1(body.encode("utf-8", "replace")).hexdigest()[:16]
+
+
+def _is_context_text(text: str) -> bool:
+    stripped = text.lstrip()
+    return stripped.startswith(("<environment_context", "<user_instructions", "<permissions",
+                                "# AGENTS.md", "<INSTRUCTIONS"))
+
+
+def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -> None:
+    fallback = file_mtime(path)
+    clock = Clockwork(fallback)
+    meta: Meta | None = None
+    first_ts = None
+    # ---- find the session_meta and the parent (first lines only)
+    meta = read_meta(path)
+    own_id = meta.id if meta and meta.id else f"{FORMAT}-{short_hash(str(path.resolve()))}"
+    parent_session = None
+    if meta and meta.parent_id:
+        candidate = store.get_external_session_by_uid(meta.parent_id)
+        existing_own = store.get_external_session_by_uid(own_id)
+        if candidate is not None and candidate.source == FORMAT and existing_own is None:
+            parent_session = candidate
+    into_parent = parent_session is not None
+    uid = parent_session.uid if into_parent else own_id
+    prefix = f"{own_id}:" if into_parent else ""
+    cwd = str(meta.payload.get("cwd") or "") if meta else ""
+    metadata: dict[str, Any] = {"format": FORMAT, "path": str(path), "cwd": cwd,
+                                "sessionId": own_id}
+    if meta:
+        metadata["sessionMeta"] = {k: v for k, v in meta.payload.items()
+                                   if k not in ("instructions", "base_instructions")}
+        for key in ("instructions", "base_instructions"):
+            if meta.payload.get(key):
+                metadata[key] = meta.payload[key]
+        if meta.parent_id:
+            metadata["parentThreadId"] = meta.parent_id
+            metadata["relation"] = meta.relation
+    created_at = None
+    if meta is not None:
+        from .base import timestamp_of
+
+        created_at = timestamp_of(meta.timestamp)
+    if into_parent:
+        forks = dict((parent_session.metadata or {}).get("forks") or {})
+        forks[own_id] = {"path": str(path), "relation": meta.relation if meta else "",
+                         "cwd": cwd}
+        target = SessionTarget(store, uid=uid, name=parent_session.session_name, source=FORMAT,
+                               metadata={"forks": forks})
+    else:
+        target = SessionTarget(store, uid=uid, name="", source=FORMAT, cwd=cwd, metadata=metadata,
+                               created_at=created_at or fallback,
+                               kind=meta.relation if meta and meta.relation else "session",
+                               parent_session=meta.parent_id if meta else None)
+    converter = _Convert(meta)
+
+    # ---- matching the repeated history of a fork against the parent's entries
+    matching = into_parent
+    children: dict[int | None, dict[str, int]] = {}
+    if matching:
+        for seq, parent_seq, fp in store.connection.execute(
+                "SELECT seq, parent_seq, json_extract(data, '$.fp') FROM entries"
+                " WHERE external_session_id = ? ORDER BY seq", (target.id,)):
+            if fp:
+                children.setdefault(parent_seq, {}).setdefault(fp, seq)
+    cursor: int | None = None   # seq of the last entry written or matched
+    turns: list[int | None] = []
+    title = ""
+    thread_name = ""
+    pending: deque[Item] = deque()
+    written_usage = 0
+    seen_meta = False
+
+    def emit(item: Item) -> None:
+        nonlocal cursor, matching, title
+        d = item.line
+        timestamp = clock.take(d.get("timestamp"))
+        entry_type, data = converter.entry(item, timestamp)
+        fp = fingerprint(d)
+        if matching:
+            seq = children.get(cursor, {}).get(fp)
+            if seq is not None:
+                cursor = seq
+                _track_turn(entry_type, data, seq)
+                return
+            matching = False
+        data["fp"] = fp
+        entry_id = f"{prefix}L{item.lineno}"
+        if d.get("type") == "event_msg" and isinstance(d.get("payload"), dict) and \
+                d["payload"].get("type") == "thread_rolled_back":
+            count = d["payload"].get("num_turns")
+            count = int(count) if isinstance(count, (int, float)) and count > 0 else 1
+            if count <= len(turns):
+                back_to = turns[-count]
+                del turns[-count:]
+            else:
+                back_to = turns[0] if turns else cursor
+                turns.clear()
+            data["rolledBackFrom"] = _entry_id_of(cursor)
+            seq, _written = target.add(entry_id, back_to, "codex:thread_rolled_back", data,
+                                       timestamp)
+            cursor = seq
+            return
+        seq, written = target.add(entry_id, cursor, entry_type, data, timestamp)
+        _track_turn(entry_type, data, seq, parent=cursor)
+        cursor = seq
+        if written and entry_type == "codex:event_msg.token_count":
+            _record_tokens(d, timestamp)
+
+    def _entry_id_of(seq: int | None) -> str | None:
+        if seq is None:
+            return None
+        row = store.connection.execute("SELECT id FROM entries WHERE seq = ?", (seq,)).fetchone()
+        return row[0] if row else None
+
+    def _track_turn(entry_type: str, data: dict[str, Any], seq: int, parent: int | None = None) -> None:
+        nonlocal title
+        message = data.get("message") if entry_type == MESSAGE else None
+        if isinstance(message, dict) and message.get("role") == "user":
+            text = _texts(message.get("content"))
+            if text.strip() and not _is_context_text(text):
+                if parent is None:
+                    row = store.connection.execute("SELECT parent_seq FROM entries WHERE seq = ?",
+                                                   (seq,)).fetchone()
+                    parent = row[0] if row else None
+                turns.append(parent)
+                if not title:
+                    title = title_from_text(text)
+
+    def _record_tokens(d: dict[str, Any], timestamp) -> None:
+        nonlocal written_usage
+        info = d.get("payload", {}).get("info")
+        last = info.get("last_token_usage") if isinstance(info, dict) else None
+        if isinstance(last, dict):
+            def num(key: str) -> int:
+                value = last.get(key)
+                return int(value) if isinstance(value, (int, float)) else 0
+
+            target.record_usage(provider=converter.provider or "openai", protocol="openai-responses",
+                                model=converter.model, input_tokens=num("input_tokens"),
+                                output_tokens=num("output_tokens"),
+                                total_tokens=num("total_tokens"), timestamp=timestamp)
+            written_usage += 1
+
+    def push(item: Item) -> None:
+        pending.append(item)
+        while len(pending) > WINDOW:
+            emit(pending.popleft())
+
+    with open(path, "rb") as handle:
+        for raw in iter_lines(handle):
+            result.lines = raw.number
+            if raw.number % 2048 == 0:
+                ticker(raw.offset)
+            try:
+                d = parse_line(raw)
+            except LineError as error:
+                result.skip(raw.number, str(error))
+                continue
+            t = d.get("type")
+            payload = d.get("payload") if isinstance(d.get("payload"), dict) else None
+            if first_ts is None:
+                first_ts = clock.take(d.get("timestamp"))
+            if t == "session_meta" and not seen_meta:
+                seen_meta = True
+                continue
+            if t == "session_meta" and matching:
+                continue  # the parent's own header, repeated in a fork
+            if t == "event_msg" and payload is not None and payload.get("type") in _EVENT_TWINS:
+                role = _EVENT_TWINS[payload["type"]]
+                text = str(payload.get("message", payload.get("text", "")) or "")
+                if payload["type"] == "user_message" and not thread_name and not title:
+                    pass
+                twin = _find_twin(pending, role, text, from_event=False)
+                if twin is not None:
+                    twin.matched = True
+                    twin.duplicates.append(d)
+                    continue
+                push(Item(raw.number, d, twin_role=role, twin_text=text, from_event=True))
+                continue
+            if t == "response_item" and payload is not None:
+                ptype = payload.get("type")
+                role = None
+                text = ""
+                if ptype == "message" and payload.get("role") in ("user", "assistant"):
+                    role = payload["role"]
+                    text = _texts(payload.get("content"))
+                elif ptype == "reasoning":
+                    role = "reasoning"
+                    summary = payload.get("summary")
+                    text = "\n".join(str(s.get("text", "")) for s in summary
+                                     if isinstance(s, dict)) if isinstance(summary, list) else ""
+                if role is not None:
+                    twin = _find_twin(pending, role, text, from_event=True)
+                    if twin is not None:
+                        # The event came first: the response item takes its place (and id).
+                        twin.duplicates.append(twin.line)
+                        twin.line = d
+                        twin.from_event = False
+                        twin.matched = True
+                        continue
+                    push(Item(raw.number, d, twin_role=role, twin_text=text))
+                    continue
+            if t == "event_msg" and payload is not None and \
+                    payload.get("type") in ("thread_name_updated", "session_name_updated"):
+                name = payload.get("thread_name") or payload.get("name")
+                if isinstance(name, str) and name.strip():
+                    thread_name = title_from_text(name)
+            push(Item(raw.number, d))
+    while pending:
+        emit(pending.popleft())
+    if not target.known and not result.lines:
+        result.status = "not-a-log"
+        result.error = "empty file"
+        return
+    if meta is None and not result.sessions and not target.result.entries_added and \
+            not target.known:
+        result.status = "failed" if result.skipped else "not-a-log"
+        result.error = "no Codex lines in this file"
+        return
+    name = thread_name or title or path.stem
+
+    def name_for(leaf: int, fork: int | None, path_: list[int]) -> str:
+        row = store.connection.execute("SELECT id FROM entries WHERE seq = ?", (leaf,)).fetchone()
+        leaf_id = row[0] if row else ""
+        text = first_text_title(store, path_, 40)
+        if ":" in leaf_id:
+            child = leaf_id.split(":", 1)[0]
+            relation = "sub-agent" if meta and meta.relation == "subagent" else "fork"
+            return f"{relation} {child[:8]}" + (f": {text}" if text else "")
+        if fork is None:
+            return "main" if not store.internal_sessions(target.id) else (text or "root")
+        return text or "rolled back" if not text else text
+
+    sync = sync_branches(store, target.id, key_prefix=f"{FORMAT}:{uid}", name_for=name_for)
+    target.result.branches_added = sync.added
+    session_result = target.finish(name=None if into_parent else name)
+    if into_parent:
+        session_result.name = f"{session_result.name} (fork {own_id[:8]} added as branches)"
+    result.sessions.append(session_result)
+
+
+def _find_twin(pending: deque, role: str, text: str, *, from_event: bool) -> Item | None:
+    wanted = text.strip()
+    for item in reversed(pending):
+        if item.matched or item.twin_role != role or item.from_event != from_event:
+            continue
+        if item.twin_text.strip() == wanted:
+            return item
+    return None

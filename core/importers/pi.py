@@ -1,0 +1,177 @@
+"""pi sessions (`~/.pi/agent/sessions/**.jsonl`), versions 1 to 3.
+
+A header line (`type: session`), then entries. Version 3 (and 2) entries carry
+`id`/`parentId` and form a tree; the leaf is the last entry written. Version 1 entries
+have no ids: as pi's own migration does, they are read as one linear branch (each entry's
+parent is the previous one) and get deterministic ids (`L<line>`), so a second import
+finds them. pi's entry types are arbor's native types, so entries are stored as they are
+(everything but type/id/parentId/timestamp is the entry's data, unknown fields included);
+`label` entries also go into the label log; v2's `hookMessage` role reads as `custom`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..entries import LABEL, MESSAGE
+from .base import (Clockwork, FileResult, LineError, ProgressTicker, RawLine, file_mtime,
+                   iter_lines, parse_line, short_hash, title_from_text)
+from .session import SessionTarget, first_text_title
+from .tree import processing_order, sync_branches
+
+FORMAT = "pi"
+_BASE_KEYS = ("type", "id", "parentId", "timestamp")
+
+
+def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -> None:
+    header: dict[str, Any] | None = None
+    ids: list[str] = []
+    parent_ids: list[str | None] = []
+    offsets: list[int] = []
+    linenos: list[int] = []
+    index: dict[str, int] = {}
+    fallback = file_mtime(path)
+    clock = Clockwork(fallback)
+    title = ""
+    first_user = ""
+    model = ""
+    previous: str | None = None
+    with open(path, "rb") as handle:
+        for raw in iter_lines(handle):
+            result.lines = raw.number
+            if raw.number % 2048 == 0:
+                ticker(raw.offset)
+            try:
+                d = parse_line(raw)
+            except LineError as error:
+                result.skip(raw.number, str(error))
+                continue
+            t = d.get("type")
+            if t == "session" and header is None and not ids:
+                header = d
+                clock.take(d.get("timestamp"))
+                continue
+            if not isinstance(t, str) or not t:
+                result.skip(raw.number, "no entry type")
+                continue
+            clock.take(d.get("timestamp"))
+            entry_id = d.get("id")
+            if isinstance(entry_id, str) and entry_id:
+                parent = d.get("parentId") if "parentId" in d else previous
+                if not isinstance(parent, str) or not parent:
+                    parent = None
+            else:
+                entry_id = f"L{raw.number}"
+                parent = previous
+            if entry_id in index:
+                result.skip(raw.number, f"duplicate entry id {entry_id} (first at line "
+                            f"{linenos[index[entry_id]]}); kept as entry {entry_id}~L{raw.number}")
+                entry_id = f"{entry_id}~L{raw.number}"
+            index[entry_id] = len(ids)
+            ids.append(entry_id)
+            parent_ids.append(parent)
+            offsets.append(raw.offset)
+            linenos.append(raw.number)
+            previous = entry_id
+            if t == "session_info" and isinstance(d.get("name"), str) and d["name"].strip():
+                title = title_from_text(d["name"])
+            elif t == "model_change" and isinstance(d.get("modelId"), str):
+                model = d["modelId"]
+            elif t == "message" and isinstance(d.get("message"), dict):
+                message = d["message"]
+                if message.get("role") == "user" and not first_user:
+                    from ..entries import content_text
+
+                    first_user = content_text(message.get("content"))
+                elif message.get("role") == "assistant" and isinstance(message.get("model"), str):
+                    model = message["model"]
+    if header is None and not ids:
+        result.status = "failed" if result.skipped else "not-a-log"
+        result.error = "no pi entries in this file"
+        return
+    header = header or {}
+    version = header.get("version", 1) if isinstance(header.get("version"), int) else 1
+    count = len(ids)
+    parents: list[int | None] = []
+    dangling = 0
+    for i, parent in enumerate(parent_ids):
+        j = index.get(parent) if parent is not None else None
+        if parent is not None and (j is None or j == i):
+            dangling += 1
+            j = None
+        parents.append(j)
+    order: list[int] = []
+    broken = processing_order(parents, order.append)
+    for i in broken:
+        result.skip(linenos[i], f"parent cycle: entry {ids[i]} was made a root (kept, not dropped)")
+        parents[i] = None
+
+    uid = header.get("id") if isinstance(header.get("id"), str) and header.get("id") else \
+        f"{FORMAT}-{short_hash(str(path.resolve()))}"
+    cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else ""
+    name = title or title_from_text(first_user) or path.stem
+    metadata = {"format": FORMAT, "path": str(path), "cwd": cwd, "version": version,
+                "sessionId": header.get("id"), "model": model or header.get("modelId", ""),
+                "header": header}
+    if header.get("parentSession"):
+        metadata["parentSession"] = header["parentSession"]
+    if dangling:
+        metadata["danglingParents"] = dangling
+    created_at = clock.first or fallback
+    target = SessionTarget(store, uid=uid, name=name, source=FORMAT, cwd=cwd, metadata=metadata,
+                           created_at=created_at,
+                           parent_session=header.get("parentSession") if isinstance(
+                               header.get("parentSession"), str) else None)
+    seq_of: list[int] = [0] * count
+    labels: list[tuple[int, Any, Any, Any]] = []
+    ticker.phase = "writing"
+    clock = Clockwork(created_at)
+    with open(path, "rb") as handle:
+        position = 0
+        for n, i in enumerate(order):
+            if n % 2048 == 0:
+                ticker(offsets[i])
+            if offsets[i] != position:
+                handle.seek(offsets[i])
+            data = handle.readline()
+            position = offsets[i] + len(data)
+            p = parents[i]
+            parent_seq = seq_of[p] if p is not None else None
+            if target.has(ids[i]):
+                seq_of[i] = target.known[ids[i]]
+                continue
+            d = parse_line(RawLine(linenos[i], offsets[i], data.rstrip(b"\r\n"), True))
+            timestamp = clock.take(d.get("timestamp"))
+            entry_type = d["type"]
+            payload = {k: v for k, v in d.items() if k not in _BASE_KEYS}
+            if version < 3 and entry_type == MESSAGE:
+                message = payload.get("message")
+                if isinstance(message, dict) and message.get("role") == "hookMessage":
+                    payload["message"] = dict(message, role="custom")
+            if "firstKeptEntryIndex" in payload and "firstKeptEntryId" not in payload:
+                kept = payload.get("firstKeptEntryIndex")
+                if isinstance(kept, int) and 0 <= kept < count:
+                    payload["firstKeptEntryId"] = ids[kept]
+            seq, written = target.add(ids[i], parent_seq, entry_type, payload, timestamp)
+            seq_of[i] = seq
+            if written and entry_type == LABEL:
+                labels.append((seq, payload.get("targetId"), payload.get("label"), timestamp))
+    for seq, target_id, label, timestamp in labels:
+        target_seq = target.seq_of(target_id) if isinstance(target_id, str) else None
+        if target_seq is None:
+            result.skip(None, f"label entry {seq} targets an unknown entry {target_id!r} "
+                        "(entry kept, label not applied)")
+            continue
+        store.add_label(target.id, label if isinstance(label, str) else None,
+                        target_seq=target_seq, entry_seq=seq, created_at=timestamp)
+
+    def name_for(leaf: int, fork: int | None, path_: list[int]) -> str:
+        if fork is None:
+            return "main" if not store.internal_sessions(target.id) else \
+                (first_text_title(store, path_, 40) or "root")
+        return first_text_title(store, path_, 40) or "branch"
+
+    sync = sync_branches(store, target.id, key_prefix=f"{FORMAT}:{uid}", name_for=name_for)
+    target.result.branches_added = sync.added
+    result.sessions.append(target.finish(name=name))

@@ -1,0 +1,144 @@
+"""Writing one external session: find or create it by uid, add only entries that are new.
+
+Entry ids are deterministic (the log's own ids, or `L<line>` for lines that have none),
+so a second import of the same file finds every entry already there and adds nothing,
+and a file that grew gets only its new lines.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from ..clock import to_text
+from ..entries import MESSAGE, tool_call_count
+from .base import SessionResult, title_from_text
+
+
+class SessionTarget:
+    def __init__(self, store, *, uid: str, name: str, source: str, cwd: str = "",
+                 metadata: dict[str, Any] | None = None, created_at: datetime | None = None,
+                 kind: str = "session", parent_session: str | None = None):
+        self.store = store
+        existing = store.get_external_session_by_uid(uid)
+        if existing is None:
+            session = store.create_external_session(
+                name, uid=uid, cwd=cwd or "", source=source, kind=kind,
+                parent_session=parent_session, metadata=metadata or {}, created_at=created_at)
+            self.id = session.id
+            self.known: dict[str, int] = {}
+            created = True
+        else:
+            self.id = existing.id
+            self.known = store.entry_seqs(existing.id)
+            created = False
+            if metadata:
+                merged = dict(existing.metadata or {})
+                changed = False
+                for key, value in metadata.items():
+                    if value not in (None, "", [], {}) and merged.get(key) != value:
+                        merged[key] = value
+                        changed = True
+                if changed:
+                    store.connection.execute(
+                        "UPDATE external_sessions SET metadata = ? WHERE id = ?",
+                        (json.dumps(merged, ensure_ascii=False, default=str), self.id))
+        self.uid = uid
+        self.source = source
+        self.writer = store.writer(self.id)
+        self.result = SessionResult(uid=uid, name=name, source=source, created=created)
+        self.tool_calls = 0
+
+    def seq_of(self, entry_id: str | None) -> int | None:
+        if entry_id is None:
+            return None
+        return self.known.get(entry_id)
+
+    def has(self, entry_id: str) -> bool:
+        return entry_id in self.known
+
+    def add(self, entry_id: str, parent_seq: int | None, entry_type: str, data: dict[str, Any],
+            timestamp: Any) -> tuple[int, bool]:
+        """Write the entry unless its id is already there. Returns (seq, written)."""
+        seq = self.known.get(entry_id)
+        if seq is not None:
+            return seq, False
+        entry = self.writer.add(parent_seq, entry_type, data, entry_id=entry_id, timestamp=timestamp)
+        self.known[entry_id] = entry.seq
+        self.result.entries_added += 1
+        if entry_type == MESSAGE:
+            self.result.messages_added += 1
+            message = data.get("message")
+            if isinstance(message, dict):
+                self.tool_calls += tool_call_count(message)
+        return entry.seq, True
+
+    def record_usage(self, *, provider: str, protocol: str, model: str, input_tokens: int,
+                     output_tokens: int, total_tokens: int, timestamp: Any) -> None:
+        """One usage row per model request (never one per line of a split reply)."""
+        self.store.connection.execute(
+            "INSERT INTO usage(external_session_id, provider, protocol, model, input_tokens,"
+            " output_tokens, total_tokens, duration_ms, timestamp) VALUES (?,?,?,?,?,?,?,?,?)",
+            (self.id, provider, protocol, model or "", int(input_tokens or 0),
+             int(output_tokens or 0), int(total_tokens or 0), 0, to_text(timestamp)))
+
+    def finish(self, *, name: str | None = None) -> SessionResult:
+        self.writer.flush()
+        conn = self.store.connection
+        if name:
+            row = conn.execute("SELECT session_name FROM external_sessions WHERE id = ?",
+                               (self.id,)).fetchone()
+            if row is not None and (self.result.created or not row[0]):
+                conn.execute("UPDATE external_sessions SET session_name = ? WHERE id = ?",
+                             (name, self.id))
+            self.result.name = name if (self.result.created or not row[0]) else row[0]
+        else:
+            row = conn.execute("SELECT session_name FROM external_sessions WHERE id = ?",
+                               (self.id,)).fetchone()
+            self.result.name = row[0] if row else ""
+        if self.tool_calls:
+            conn.execute("UPDATE internal_sessions SET tool_invocation_count ="
+                         " tool_invocation_count + ? WHERE external_session_id = ? AND is_current = 1",
+                         (self.tool_calls, self.id))
+        counts = conn.execute(
+            "SELECT (SELECT COUNT(*) FROM entries WHERE external_session_id = ?),"
+            " (SELECT COUNT(*) FROM internal_sessions WHERE external_session_id = ?)",
+            (self.id, self.id)).fetchone()
+        self.result.entries_total, self.result.branches_total = counts
+        return self.result
+
+
+def first_text_title(store, seqs: list[int], limit: int = 48) -> str:
+    """The text of the first user message among these entries, as a short name."""
+    from ..entries import content_text
+
+    for seq in seqs[:64]:
+        entry = store.get_entry(seq)
+        if entry is None:
+            continue
+        message = entry.message
+        if message and message.get("role") == "user":
+            text = content_text(message.get("content"))
+            if text.strip():
+                return title_from_text(text, limit)
+    return ""
+
+
+# ------------------------------------------------------------------ import sources
+def source_state(store, key: str) -> tuple | None:
+    return store.connection.execute(
+        "SELECT external_session_id, format, size, mtime, state FROM import_sources"
+        " WHERE source_key = ?", (key,)).fetchone()
+
+
+def record_source(store, *, key: str, path: str, external_session_id: int, fmt: str, size: int,
+                  mtime: float, state: dict[str, Any]) -> None:
+    store.connection.execute(
+        "INSERT INTO import_sources(path, source_key, external_session_id, format, size, mtime,"
+        " state, imported_at) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(source_key) DO UPDATE SET"
+        " path = excluded.path, external_session_id = excluded.external_session_id,"
+        " format = excluded.format, size = excluded.size, mtime = excluded.mtime,"
+        " state = excluded.state, imported_at = excluded.imported_at",
+        (path, key, external_session_id, fmt, size, mtime, json.dumps(state),
+         to_text(store.clock())))
