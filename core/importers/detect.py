@@ -89,8 +89,8 @@ def _detect_sqlite(path: Path) -> str:
         raise NotALog(f"a damaged SQLite file ({error})") from None
     finally:
         conn.close()
-    if "checkpoints" in tables:
-        return LANGGRAPH
     if "schema_migrations" in tables and "entries" in tables:
         raise NotALog("an arbor store, not an agent log")
+    if "checkpoints" in tables:
+        return LANGGRAPH
     raise NotALog("a SQLite database without LangGraph checkpoints")

@@ -23,11 +23,12 @@ from typing import Any, Callable, Sequence
 from ..errors import ArborError
 
 
-def processing_order(parents: Sequence[int | None], visit: Callable[[int], None]) -> list[int]:
+def processing_order(parents: list[int | None], visit: Callable[[int], None]) -> list[int]:
     """Call `visit(i)` for every node, parents first, otherwise in index order.
 
     `parents[i]` is the index of node i's parent, or None (a root, or a dangling parent).
-    Returns the nodes whose parent link was cut to break a cycle.
+    Returns the nodes whose parent link was cut to break a cycle (their `parents` item is
+    set to None before they are visited).
     """
     count = len(parents)
     done = bytearray(count)
@@ -67,11 +68,13 @@ def processing_order(parents: Sequence[int | None], visit: Callable[[int], None]
                 members = list(seen)[seen[node]:]
                 cut = min(members)
                 broken.append(cut)
+                parents[cut] = None  # type: ignore[index] - the visit sees a root
                 emit(cut)
             # else: the chain reaches a done node or a root and will be emitted by it
         for index in range(count):  # pragma: no cover - defensive: nothing may be left
             if not done[index]:
                 broken.append(index)
+                parents[index] = None  # type: ignore[index]
                 emit(index)
     return broken
 

@@ -1,0 +1,365 @@
+"""Damaged and unusual inputs, made in tmp_path: nothing that parses is lost, what does not
+parse is reported with its line number, no traceback reaches the user."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from core import open_store
+from core.importers import discover, import_paths
+
+FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"
+CC_FIXTURE = FIXTURES / "claude_code" / "dag_compact_after_rewind.jsonl"
+PI_FIXTURE = FIXTURES / "pi" / "pi_v3_generated.jsonl"
+CODEX_FIXTURE = FIXTURES / "codex" / \
+    "rollout-2026-01-02T03-04-05-11111111-1111-4111-8111-111111111111.jsonl"
+LG_FIXTURE = FIXTURES / "langgraph" / "langgraph_checkpoints.sqlite"
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = open_store(tmp_path / "arbor.db")
+    yield s
+    s.close()
+
+
+def cc_line(uuid, parent, kind="user", text="hi", msg_id=None, ts="2025-07-01T10:00:00.000Z",
+            **extra):
+    line = {"type": kind, "timestamp": ts, "parentUuid": parent, "isSidechain": False,
+            "sessionId": "sx", "cwd": "/w", "version": "2.1.0", "uuid": uuid}
+    if kind == "user":
+        line["message"] = {"role": "user", "content": text}
+    else:
+        content = text if isinstance(text, list) else [{"type": "text", "text": text}]
+        line["message"] = {"id": msg_id or f"msg_{uuid}", "type": "message", "role": "assistant",
+                           "model": "claude-x", "content": content,
+                           "usage": {"input_tokens": 10, "output_tokens": 5}}
+    line.update(extra)
+    return json.dumps(line)
+
+
+def write_lines(path: Path, lines, end="\n"):
+    path.write_text("\n".join(lines) + end)
+    return path
+
+
+def only(report):
+    assert len(report.files) == 1
+    return report.files[0]
+
+
+# ----------------------------------------------------------------- damaged files
+def test_truncated_last_line_then_completed(store, tmp_path):
+    path = tmp_path / "s.jsonl"
+    whole = cc_line("z1", "p1a", text="one more")
+    good = CC_FIXTURE.read_bytes()
+    path.write_bytes(good + whole[:40].encode())          # cut mid-line, no newline
+    result = only(import_paths(store, [path]))
+    assert result.status == "imported"
+    assert result.entries_added == 12
+    assert [(s.line, "truncated" in s.reason) for s in result.skipped] == [(13, True)]
+    # The agent finishes writing the line: the next import adds exactly it.
+    path.write_bytes(good + whole.encode() + b"\n")
+    again = only(import_paths(store, [path]))
+    assert again.entries_added == 1 and again.skipped == []
+    ext = store.get_external_session_by_uid(again.session_uid)
+    current = store.current_internal_session(ext.id)
+    assert current.head_id == "z1"     # the branch that grew moved its head
+    assert again.branches_added == 0
+
+
+def test_twenty_megabyte_line(store, tmp_path):
+    big = "x" * (20 * 1024 * 1024)
+    path = write_lines(tmp_path / "big.jsonl", [
+        cc_line("u1", None, text="read the big file"),
+        cc_line("a1", "u1", kind="assistant",
+                text=[{"type": "tool_use", "id": "t1", "name": "Read", "input": {"p": "f"}}]),
+        json.dumps({"type": "user", "parentUuid": "a1", "uuid": "r1", "sessionId": "sx",
+                    "timestamp": "2025-07-01T10:00:01.000Z",
+                    "message": {"role": "user", "content": [
+                        {"type": "tool_result", "tool_use_id": "t1", "content": big}]}}),
+        cc_line("a2", "r1", kind="assistant", text="done"),
+    ])
+    assert path.stat().st_size > 20 * 1024 * 1024
+    result = only(import_paths(store, [path]))
+    assert result.status == "imported" and result.skipped == []
+    ext = store.get_external_session_by_uid(result.session_uid)
+    entry = store.find_entry(ext.id, "r1")
+    assert entry.message["role"] == "toolResult" and entry.message["toolName"] == "Read"
+    assert len(entry.message["content"][0]["text"]) == 20 * 1024 * 1024
+
+
+def test_binary_garbage_file_and_lines(store, tmp_path):
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_bytes(bytes(range(256)) * 64 + b"\n\x00\xff\xfe" * 100)
+    result = only(import_paths(store, [garbage]))
+    assert result.status == "not-a-log" and result.error
+    # Garbage lines inside a good file: skipped with their numbers, the rest kept.
+    mixed = tmp_path / "mixed.jsonl"
+    lines = CC_FIXTURE.read_bytes().splitlines()
+    mixed.write_bytes(b"\n".join(lines[:3] + [b"\x00\x01\x02\xff binary \xfe"] + lines[3:]
+                                 + [b"[1, 2, 3]", b"{\"no\": "]) + b"\n")
+    result = only(import_paths(store, [mixed]))
+    assert result.status == "imported"
+    assert result.entries_added == 12
+    assert [s.line for s in result.skipped] == [4, 14, 15]
+    assert "binary" in result.skipped[0].reason
+    assert "not an object" in result.skipped[1].reason
+
+
+def test_empty_file(store, tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    result = only(import_paths(store, [empty]))
+    assert result.status == "not-a-log" and result.error == "empty file"
+    blank = tmp_path / "blank.jsonl"
+    blank.write_bytes(b"\n\n   \n")
+    assert only(import_paths(store, [blank])).status == "not-a-log"
+    assert store.list_sessions() == []
+
+
+def test_missing_path_and_store_file_are_reported(store, tmp_path):
+    report = import_paths(store, [tmp_path / "nope.jsonl", store.path])
+    assert [(f.status, f.error) for f in report.files] == [
+        ("failed", "no such file or folder"), ("not-a-log", "an arbor store, not an agent log")]
+
+
+def test_parent_cycle_dangling_and_duplicate_uuids(store, tmp_path):
+    path = write_lines(tmp_path / "cycle.jsonl", [
+        cc_line("c1", "c2", text="first of a cycle"),                 # line 1: parent later
+        cc_line("c2", "c1", kind="assistant", text="second"),         # line 2: cycle c1<->c2
+        cc_line("c3", "c2", text="child of the cycle"),               # line 3
+        cc_line("d1", "gone", text="dangling parent"),               # line 4: becomes a root
+        cc_line("d1", "gone", text="dangling parent"),               # line 5: exact duplicate
+        cc_line("d1", "gone", text="same uuid, other text"),         # line 6: kept apart
+        cc_line("s1", "s1", text="its own parent"),                  # line 7: self loop
+    ])
+    result = only(import_paths(store, [path]))
+    assert result.status == "imported"
+    ext = store.get_external_session_by_uid(result.session_uid)
+    ids = set(store.entry_seqs(ext.id))
+    # Nothing that parses is lost; the exact duplicate is counted, not stored twice.
+    assert ids == {"c1", "c2", "c3", "d1", "d1~L6", "s1"}
+    assert result.duplicates == 1
+    reasons = {s.line: s.reason for s in result.skipped}
+    assert "cycle" in reasons[1] and "duplicate uuid d1" in reasons[6]
+    c1, c2, c3 = (store.find_entry(ext.id, i) for i in ("c1", "c2", "c3"))
+    assert c1.parent_seq is None and c2.parent_id == "c1" and c3.parent_id == "c2"
+    assert store.find_entry(ext.id, "d1").parent_seq is None
+    assert store.find_entry(ext.id, "s1").parent_seq is None
+    # Every leaf is a branch; the tree replays without error.
+    leaves = store.leaves(ext.id)
+    assert len(store.internal_sessions(ext.id)) == len(leaves) == 4
+    for branch in store.internal_sessions(ext.id):
+        store.replay(branch.head_seq)
+
+
+# ------------------------------------------------------- Claude Code false forks
+def test_claude_code_false_forks_collapse_real_rewinds_stay(store, tmp_path):
+    tool = lambda i: [{"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"c": i}}]
+    result_line = lambda uuid, parent, i: json.dumps({
+        "type": "user", "parentUuid": parent, "uuid": uuid, "sessionId": "sx",
+        "timestamp": "2025-07-01T10:00:02.000Z",
+        "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"t{i}", "content": f"out {i}"}]}})
+    path = write_lines(tmp_path / "forks.jsonl", [
+        json.dumps({"type": "summary", "summary": "Fixing the build", "leafUuid": "zz"}),
+        cc_line("u1", None, text="fix the build"),
+        cc_line("a1", "u1", kind="assistant", msg_id="m1", text="Let me look."),
+        cc_line("a2", "a1", kind="assistant", msg_id="m1", text=tool(1)),   # same reply
+        cc_line("a3", "a2", kind="assistant", msg_id="m1", text=tool(2)),   # parallel call
+        result_line("r1", "a2", 1),          # points at its own tool_use line: false fork
+        result_line("r2", "a3", 2),
+        json.dumps({"type": "progress", "uuid": "g1", "parentUuid": "a3", "sessionId": "sx",
+                    "timestamp": "2025-07-01T10:00:02.500Z", "data": {"type": "hook"}}),
+        cc_line("a4", "r2", kind="assistant", msg_id="m2", text="Fixed."),
+        json.dumps({"type": "file-history-snapshot", "messageId": "x", "snapshot": {}}),
+        cc_line("u2", "a4", text="now run the tests"),
+        cc_line("a5", "u2", kind="assistant", msg_id="m3", text="All green."),
+        cc_line("s1", None, text="sub-agent task", isSidechain=True, agentId="ag1"),
+        cc_line("s2", "s1", kind="assistant", msg_id="m4", text="sub result", isSidechain=True),
+        cc_line("u3", "a4", text="actually, deploy instead"),              # a rewind
+        cc_line("a6", "u3", kind="assistant", msg_id="m5", text="Deployed."),
+        json.dumps({"type": "custom-title", "customTitle": "Build fixes", "sessionId": "sx"}),
+        json.dumps({"type": "brand-new-line-type", "uuid": "n1", "parentUuid": "a6",
+                    "sessionId": "sx", "whatever": [1, 2]}),
+    ])
+    result = only(import_paths(store, [path]))
+    ext = store.get_external_session_by_uid(result.session_uid)
+    assert ext.session_name == "Build fixes"        # custom-title wins over summary
+    branches = store.internal_sessions(ext.id, newest_first=False)
+    # main thread, the sidechain, the rewind: three branches, no false ones.
+    assert len(branches) == 3
+    main, side, rewind = branches
+    main_path = [e.id for e in store.path_entries(main.head_seq)]
+    assert main_path == ["L1", "u1", "a1", "a2", "a3", "r1", "r2", "g1", "a4", "L10", "u2", "a5"]
+    assert [e.id for e in store.path_entries(side.head_seq)] == ["s1", "s2"]
+    assert side.name.startswith("sidechain") and side.parent_session_id is None
+    rewind_path = [e.id for e in store.path_entries(rewind.head_seq)]
+    assert rewind_path[-5:] == ["a4", "u3", "a6", "L17", "n1"]
+    assert rewind.fork_id == "a4" and rewind.parent_session_id == main.id
+    assert rewind.is_current
+    # Unknown line types are kept raw.
+    assert store.find_entry(ext.id, "n1").type == "claude:brand-new-line-type"
+    assert store.find_entry(ext.id, "n1").data["whatever"] == [1, 2]
+    assert store.find_entry(ext.id, "L17").type == "session_info"
+    # Usage once per request: m1 (three lines) counts once; m1..m5 = 5 rows.
+    assert len(store.usage(ext.id)) == 5
+    a1, a3 = store.find_entry(ext.id, "a1"), store.find_entry(ext.id, "a3")
+    assert "usage" not in a1.message and a3.message["usage"]["input"] == 10
+    # Tool results are their own messages, with the tool's name.
+    r1 = store.find_entry(ext.id, "r1").message
+    assert r1 == {"role": "toolResult", "toolCallId": "t1", "toolName": "Bash",
+                  "content": [{"type": "text", "text": "out 1"}], "isError": False,
+                  "timestamp": r1["timestamp"]}
+
+
+# --------------------------------------------------------------- growing files
+def test_appended_pi_lines_add_only_those(store, tmp_path):
+    path = tmp_path / "pi.jsonl"
+    shutil.copy(PI_FIXTURE, path)
+    first = only(import_paths(store, [path]))
+    assert first.entries_added == 18
+    with open(path, "a") as handle:
+        handle.write(json.dumps({"type": "message", "id": "new1", "parentId": "ed2ea693",
+                                 "timestamp": "2026-11-29T08:00:00.000Z",
+                                 "message": {"role": "user", "content": "more"}}) + "\n")
+        handle.write(json.dumps({"type": "message", "id": "new2", "parentId": "new1",
+                                 "timestamp": "2026-11-29T08:00:01.000Z",
+                                 "message": {"role": "assistant", "content": []}}) + "\n")
+    second = only(import_paths(store, [path]))
+    assert second.entries_added == 2 and second.branches_added == 0
+    ext = store.get_external_session_by_uid(second.session_uid)
+    assert store.current_internal_session(ext.id).head_id == "new2"
+    assert len(store.internal_sessions(ext.id)) == 3
+    # Importing the grown file once more adds nothing.
+    os.utime(path, (1_900_000_000, 1_900_000_000))
+    assert only(import_paths(store, [path])).entries_added == 0
+
+
+def test_appended_codex_lines_and_rollback(store, tmp_path):
+    path = tmp_path / CODEX_FIXTURE.name
+    shutil.copy(CODEX_FIXTURE, path)
+    first = only(import_paths(store, [path]))
+    assert first.entries_added == 11
+    ts = "2026-01-02T03:05:00.000Z"
+    more = [
+        {"timestamp": ts, "type": "event_msg", "payload": {"type": "user_message", "message": "Second question"}},
+        {"timestamp": ts, "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Second question"}]}},
+        {"timestamp": ts, "type": "response_item", "payload": {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Second answer"}]}},
+        {"timestamp": ts, "type": "event_msg", "payload": {"type": "thread_rolled_back", "num_turns": 1}},
+        {"timestamp": ts, "type": "event_msg", "payload": {"type": "user_message", "message": "Instead this"}},
+        {"timestamp": ts, "type": "compacted", "payload": {"message": "summary of it all", "replacement_history": []}},
+    ]
+    with open(path, "a") as handle:
+        for line in more:
+            handle.write(json.dumps(line) + "\n")
+    second = only(import_paths(store, [path]))
+    # user (event+item folded) 1, assistant 1, rollback marker 1, user 1, compaction 1.
+    assert second.entries_added == 5
+    ext = store.get_external_session_by_uid(second.session_uid)
+    branches = store.internal_sessions(ext.id, newest_first=False)
+    assert len(branches) == 2
+    current = store.current_internal_session(ext.id)
+    path_ids = [e.id for e in store.path_entries(current.head_seq)]
+    # The rolled-back turn (L15, L17) is off the current path, still in the store.
+    assert "L15" not in path_ids and "L17" not in path_ids
+    assert path_ids[-3:] == ["L18", "L19", "L20"]
+    assert store.find_entry(ext.id, "L18").type == "codex:thread_rolled_back"
+    assert store.find_entry(ext.id, "L18").parent_id == "L14"
+    assert store.find_entry(ext.id, "L20").type == "compaction"
+    old = [b for b in branches if not b.is_current][0]
+    assert old.head_id == "L17"
+
+
+def test_codex_fork_becomes_branches_of_parent(store, tmp_path):
+    parent_lines = [json.loads(line) for line in CODEX_FIXTURE.read_text().splitlines()]
+    child_id = "22222222-2222-4222-8222-222222222222"
+    meta = {"timestamp": "2026-01-03T00:00:00.000Z", "type": "session_meta",
+            "payload": {"id": child_id, "forked_from_id": "11111111-1111-4111-8111-111111111111",
+                        "cwd": "/workspace/synthetic-project", "timestamp": "2026-01-03T00:00:00.000Z"}}
+    repeated = []
+    for line in parent_lines[:13]:            # the parent's history up to its last answer
+        line = dict(line, timestamp="2026-01-03T00:00:01.000Z")   # new times, same content
+        repeated.append(line)
+    new = [{"timestamp": "2026-01-03T00:00:02.000Z", "type": "event_msg",
+            "payload": {"type": "user_message", "message": "Now in the fork"}}]
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    child = folder / f"rollout-2026-01-03T00-00-00-{child_id}.jsonl"
+    child.write_text("\n".join(json.dumps(x) for x in [meta] + repeated + new) + "\n")
+    shutil.copy(CODEX_FIXTURE, folder / CODEX_FIXTURE.name)
+    # The child sorts first by name; the parent is still imported first.
+    report = import_paths(store, [folder])
+    assert [Path(f.path).name for f in report.files][0] == CODEX_FIXTURE.name
+    assert all(f.status == "imported" for f in report.files)
+    assert store.get_external_session_by_uid(child_id) is None   # no session of its own
+    ext = store.get_external_session_by_uid("11111111-1111-4111-8111-111111111111")
+    branches = store.internal_sessions(ext.id, newest_first=False)
+    assert len(branches) == 2
+    fork = branches[1]
+    # The repeated history is shared: the fork adds only its new message.
+    assert report.files[1].entries_added == 1
+    assert fork.fork_id == "L12" and fork.head_id == f"{child_id}:L15"
+    assert fork.name.startswith("fork 22222222")
+    assert ext.metadata["forks"][child_id]["relation"] == "fork"
+    again = import_paths(store, [folder])
+    assert again.entries_added == 0
+
+
+# ------------------------------------------------------------ folders, discover
+def test_directory_of_mixed_formats(store, tmp_path):
+    folder = tmp_path / "logs"
+    (folder / "nested" / "deeper").mkdir(parents=True)
+    shutil.copy(CC_FIXTURE, folder / "cc.jsonl")
+    shutil.copy(CODEX_FIXTURE, folder / "nested" / CODEX_FIXTURE.name)
+    shutil.copy(PI_FIXTURE, folder / "nested" / "deeper" / "pi.jsonl")
+    shutil.copy(LG_FIXTURE, folder / "graph.sqlite")
+    (folder / "empty.jsonl").write_bytes(b"")
+    (folder / "noise.jsonl").write_bytes(b"\x00\x01garbage\n{\"a\": 1}\n")
+    (folder / "README.txt").write_text("not looked at")
+    sqlite3.connect(folder / "other.db").execute("CREATE TABLE t(x)").connection.close()
+    report = import_paths(store, [folder])
+    status = {Path(f.path).name: (f.format, f.status) for f in report.files}
+    assert status == {
+        "cc.jsonl": ("claude_code", "imported"),
+        "empty.jsonl": (None, "not-a-log"),
+        "graph.sqlite": ("langgraph", "imported"),
+        "noise.jsonl": (None, "not-a-log"),
+        "other.db": (None, "not-a-log"),
+        CODEX_FIXTURE.name: ("codex", "imported"),
+        "pi.jsonl": ("pi", "imported"),
+    }
+    assert report.sessions_added == 5
+    assert report.entries_added == 12 + 11 + 18 + 11 + 3
+
+
+def test_detection_is_by_content_not_name(store, tmp_path):
+    odd = tmp_path / "session.log.jsonl"
+    shutil.copy(PI_FIXTURE, odd)
+    renamed = tmp_path / "rollout-not-really.jsonl"
+    shutil.copy(CC_FIXTURE, renamed)
+    report = import_paths(store, [odd, renamed])
+    assert [f.format for f in report.files] == ["pi", "claude_code"]
+
+
+def test_progress_is_reported(store, tmp_path):
+    seen = []
+    import_paths(store, [CC_FIXTURE, PI_FIXTURE], progress=seen.append)
+    assert {p.path for p in seen} == {str(CC_FIXTURE), str(PI_FIXTURE)}
+    assert seen[-1].done == seen[-1].total and seen[-1].file_count == 2
+
+
+def test_discover_finds_usual_places(tmp_path):
+    (tmp_path / ".claude" / "projects").mkdir(parents=True)
+    (tmp_path / ".pi" / "agent" / "sessions").mkdir(parents=True)
+    assert discover(tmp_path) == [tmp_path / ".claude" / "projects",
+                                  tmp_path / ".pi" / "agent" / "sessions"]
+    (tmp_path / ".codex" / "sessions").mkdir(parents=True)
+    assert len(discover(tmp_path)) == 3
