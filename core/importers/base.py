@@ -127,6 +127,29 @@ class ImportReport:
     def failed_files(self) -> list[FileResult]:
         return [f for f in self.files if f.status in ("failed", "not-a-log")]
 
+    def summary(self) -> str:
+        """A few sentences saying exactly what happened (for a notification)."""
+        imported = [f for f in self.files if f.status == "imported"]
+        unchanged = [f for f in self.files if f.status == "unchanged"]
+        failed = [f for f in self.files if f.status == "failed"]
+        not_logs = [f for f in self.files if f.status == "not-a-log"]
+        parts = [f"{len(imported)} file{'s' if len(imported) != 1 else ''} imported: "
+                 f"{self.sessions_added} new session{'s' if self.sessions_added != 1 else ''}, "
+                 f"{self.entries_added} entries ({self.messages_added} messages), "
+                 f"{self.branches_added} new branch{'es' if self.branches_added != 1 else ''}."]
+        if unchanged:
+            parts.append(f"{len(unchanged)} unchanged since the last import.")
+        skipped = self.skipped
+        if skipped:
+            first = skipped[0]
+            parts.append(f"{len(skipped)} line{'s' if len(skipped) != 1 else ''} skipped "
+                         f"(first: {first.where()}: {first.reason}).")
+        if not_logs:
+            parts.append(f"{len(not_logs)} not a log (first: {not_logs[0].path}: {not_logs[0].error}).")
+        if failed:
+            parts.append(f"{len(failed)} failed (first: {failed[0].path}: {failed[0].error}).")
+        return " ".join(parts)
+
 
 @dataclass(frozen=True, slots=True)
 class Progress:

@@ -22,6 +22,7 @@ from .tree import processing_order, sync_branches
 
 FORMAT = "pi"
 _BASE_KEYS = ("type", "id", "parentId", "timestamp")
+SHADOW_KEY = "arbor:shadowed"
 
 
 def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -> None:
@@ -110,7 +111,10 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
     uid = header.get("id") if isinstance(header.get("id"), str) and header.get("id") else \
         f"{FORMAT}-{short_hash(str(path.resolve()))}"
     cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else ""
-    name = title or title_from_text(first_user) or path.stem
+    exported = header.get("arbor") if isinstance(header.get("arbor"), dict) else {}
+    # A file written by arbor's export keeps the session's name (it may have been renamed).
+    name = (title_from_text(exported["name"]) if isinstance(exported.get("name"), str)
+            and exported["name"].strip() else "") or title or title_from_text(first_user) or path.stem
     metadata = {"format": FORMAT, "path": str(path), "cwd": cwd, "version": version,
                 "sessionId": header.get("id"), "model": model or header.get("modelId", ""),
                 "header": header}
@@ -145,6 +149,10 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
             timestamp = clock.take(d.get("timestamp"))
             entry_type = d["type"]
             payload = {k: v for k, v in d.items() if k not in _BASE_KEYS}
+            shadowed = payload.pop(SHADOW_KEY, None)
+            if isinstance(shadowed, dict):
+                # Written by arbor's pi export: data fields that share a base field's name.
+                payload.update(shadowed)
             if version < 3 and entry_type == MESSAGE:
                 message = payload.get("message")
                 if isinstance(message, dict) and message.get("role") == "hookMessage":

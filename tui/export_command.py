@@ -1,0 +1,93 @@
+"""`arbor export SESSION --format pi|markdown|json [--branch ID] [-o FILE] [--db PATH]`.
+
+SESSION is a session uid, a unique uid prefix, or a session name. pi writes JSONL v3
+(re-importing it gives the same tree), markdown a readable transcript of one branch (the
+current one unless --branch), json the whole session. Output goes to stdout unless -o.
+Exit status: 0 written, 1 no such session/branch (or the file cannot be written),
+2 the store cannot be opened. Textual is not imported here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import sqlite3
+import sys
+import tempfile
+from pathlib import Path
+
+EXIT_OK, EXIT_NOT_FOUND, EXIT_STORE = 0, 1, 2
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="arbor export",
+                                description="Write one session out as pi JSONL, Markdown or JSON.")
+    p.add_argument("session", metavar="SESSION", help="a session uid, unique uid prefix, or name")
+    p.add_argument("--format", "-f", choices=("pi", "markdown", "json"), default="markdown")
+    p.add_argument("--branch", "-b", metavar="ID", help="markdown: the branch (id or name); "
+                   "default: the current branch")
+    p.add_argument("--output", "-o", metavar="FILE", help="write here instead of stdout")
+    p.add_argument("--db", metavar="PATH", help="the store (default: $ARBOR_DB or the user data dir)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = parser().parse_args(argv)
+    except SystemExit as exit_:
+        return int(exit_.code or 0)
+    from core import open_store
+    from core.errors import ArborError
+    from core.exporters import export_session
+
+    try:
+        store = open_store(args.db, create=False)
+    except ArborError as error:
+        print(f"arbor: {error}", file=sys.stderr)
+        return EXIT_STORE
+    except sqlite3.DatabaseError as error:
+        print(f"arbor: the store is damaged ({error})", file=sys.stderr)
+        return EXIT_STORE
+    try:
+        if args.output:
+            target = Path(args.output).expanduser()
+            try:
+                folder = target.parent if str(target.parent) else Path(".")
+                handle, temp = tempfile.mkstemp(prefix=".arbor-export-", dir=folder)
+            except OSError as error:
+                print(f"arbor: cannot write {target}: {error.strerror or error}", file=sys.stderr)
+                return EXIT_NOT_FOUND
+            try:
+                with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
+                    count = export_session(store, args.session, args.format, out, branch=args.branch)
+                os.replace(temp, target)
+            except BaseException:
+                try:
+                    os.unlink(temp)
+                except OSError:
+                    pass
+                raise
+            print(f"wrote {count} {'lines' if args.format == 'pi' else 'entries'} to {target}",
+                  file=sys.stderr)
+        else:
+            out = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="\n",
+                                   write_through=True) if hasattr(sys.stdout, "buffer") else sys.stdout
+            try:
+                export_session(store, args.session, args.format, out, branch=args.branch)
+                out.flush()
+            finally:
+                if out is not sys.stdout:
+                    out.detach()
+    except ArborError as error:
+        print(f"arbor: {error}", file=sys.stderr)
+        return EXIT_NOT_FOUND
+    except BrokenPipeError:
+        return EXIT_OK
+    except OSError as error:
+        print(f"arbor: cannot write: {error.strerror or error}", file=sys.stderr)
+        return EXIT_NOT_FOUND
+    finally:
+        store.close()
+    return EXIT_OK
