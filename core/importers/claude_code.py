@@ -292,6 +292,7 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
             return "main" if not store.internal_sessions(target.id) else (title or "root")
         return title or "branch"
 
+    target.flush()
     sync = sync_branches(store, target.id, key_prefix=f"{FORMAT}:{uid}", name_for=name_for)
     target.result.branches_added = sync.added
     result.sessions.append(target.finish(name=name))

@@ -378,6 +378,7 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
             else:
                 back_to = turns[0] if turns else cursor
                 turns.clear()
+            target.flush()
             data["rolledBackFrom"] = _entry_id_of(cursor)
             seq, _written = target.add(entry_id, back_to, "codex:thread_rolled_back", data,
                                        timestamp)
@@ -402,6 +403,7 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
             text = _texts(message.get("content"))
             if text.strip() and not _is_context_text(text):
                 if parent is None:
+                    target.flush()
                     row = store.connection.execute("SELECT parent_seq FROM entries WHERE seq = ?",
                                                    (seq,)).fetchone()
                     parent = row[0] if row else None
@@ -514,6 +516,7 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
             return "main" if not store.internal_sessions(target.id) else (text or "root")
         return text or "rolled back" if not text else text
 
+    target.flush()
     sync = sync_branches(store, target.id, key_prefix=f"{FORMAT}:{uid}", name_for=name_for)
     target.result.branches_added = sync.added
     session_result = target.finish(name=None if into_parent else name)

@@ -453,6 +453,7 @@ def _import_thread(store, source: sqlite3.Connection, path: Path, result: FileRe
             return "main" if not store.internal_sessions(target.id) else (text or "root")
         return text or "branch"
 
+    target.flush()
     sync = sync_branches(
         store, target.id, key_prefix=f"{FORMAT}:{uid}",
         newest_leaf=target.seq_of(leaf_entry[newest_leaf_ckpt]) if newest_leaf_ckpt is not None

@@ -165,6 +165,7 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
             seq_of[i] = seq
             if written and entry_type == LABEL:
                 labels.append((seq, payload.get("targetId"), payload.get("label"), timestamp))
+    target.flush()
     for seq, target_id, label, timestamp in labels:
         target_seq = target.seq_of(target_id) if isinstance(target_id, str) else None
         if target_seq is None:
@@ -180,6 +181,7 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
                 (first_text_title(store, path_, 40) or "root")
         return first_text_title(store, path_, 40) or "branch"
 
+    target.flush()
     sync = sync_branches(store, target.id, key_prefix=f"{FORMAT}:{uid}", name_for=name_for)
     target.result.branches_added = sync.added
     result.sessions.append(target.finish(name=name))

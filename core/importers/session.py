@@ -14,6 +14,7 @@ from typing import Any
 from ..clock import to_text
 from ..entries import MESSAGE, tool_call_count
 from .base import SessionResult, title_from_text
+from .bulk import BulkWriter
 
 
 class SessionTarget:
@@ -46,7 +47,7 @@ class SessionTarget:
                         (json.dumps(merged, ensure_ascii=False, default=str), self.id))
         self.uid = uid
         self.source = source
-        self.writer = store.writer(self.id)
+        self.writer = BulkWriter(store, self.id)
         self.result = SessionResult(uid=uid, name=name, source=source, created=created)
         self.tool_calls = 0
 
@@ -64,15 +65,19 @@ class SessionTarget:
         seq = self.known.get(entry_id)
         if seq is not None:
             return seq, False
-        entry = self.writer.add(parent_seq, entry_type, data, entry_id=entry_id, timestamp=timestamp)
-        self.known[entry_id] = entry.seq
+        seq = self.writer.add(parent_seq, entry_type, data, entry_id=entry_id, timestamp=timestamp)
+        self.known[entry_id] = seq
         self.result.entries_added += 1
         if entry_type == MESSAGE:
             self.result.messages_added += 1
             message = data.get("message")
             if isinstance(message, dict):
                 self.tool_calls += tool_call_count(message)
-        return entry.seq, True
+        return seq, True
+
+    def flush(self) -> None:
+        """Write buffered entries (call before reading them back from the store)."""
+        self.writer.flush()
 
     def record_usage(self, *, provider: str, protocol: str, model: str, input_tokens: int,
                      output_tokens: int, total_tokens: int, timestamp: Any) -> None:
