@@ -38,6 +38,14 @@ from .safe_text import safe_line
 Clock = Callable[[], datetime]
 
 
+def _home_short(path: Path) -> str:
+    """The store path, with the home folder written as ~."""
+    try:
+        return "~/" + str(Path(path).resolve().relative_to(Path.home()))
+    except (ValueError, OSError, RuntimeError):
+        return str(path)
+
+
 class ArborApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "arbor"
@@ -60,9 +68,10 @@ class ArborApp(App[int]):
     ]
 
     def __init__(self, store: Store, *, show_archived: bool = False, clock: Clock | None = None,
-                 poll_interval: float | None = 0.5) -> None:
+                 poll_interval: float | None = 0.5, store_label: str | None = None) -> None:
         super().__init__()
         self.store = store
+        self.store_label = store_label or _home_short(store.path)
         self.show_archived = show_archived
         self.clock = clock or utc_now
         self.poll_interval = poll_interval
@@ -132,7 +141,7 @@ class ArborApp(App[int]):
         empty_state = self.query_one(EmptyState)
         empty_state.display = empty
         if empty:
-            text = empty_text(str(self.store.path))
+            text = empty_text(self.store_label)
             if hidden:
                 text.append(f"\n\n{hidden:,} archived sessions are hidden: run arbor --archived "
                             "to see them.", "#d7af5f")
@@ -221,7 +230,7 @@ class ArborApp(App[int]):
         messages = sum(s.message_count for s in self.sessions)
         view = "raw entries (v)" if self.raw else "replayed context (v)"
         extra = "archived shown" if self.show_archived else ""
-        status.update(status_text(str(self.store.path), len(self.sessions), messages, view, width, extra))
+        status.update(status_text(self.store_label, len(self.sessions), messages, view, width, extra))
 
     def on_resize(self) -> None:
         self._update_status()

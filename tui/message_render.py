@@ -133,10 +133,10 @@ def _message_body(message: dict[str, Any], expanded: bool, width: int, body: Bod
         elif kind == "thinking":
             thinking = str(block.get("thinking", ""))
             if expanded:
-                body.add(Text("💭 thinking", f"italic {DIM}"))
+                body.add(Text("∴ thinking", f"italic {DIM}"))
                 body.add(Padding(safe_text(thinking, style=f"italic {DIM}"), (0, 0, 0, 2)))
             else:
-                line = Text("💭 ", DIM)
+                line = Text("∴ ", DIM)
                 line.append_text(safe_line(thinking.strip(), max(10, width - 4), style=f"italic {DIM}"))
                 body.add(line)
             body.foldable = True
@@ -160,7 +160,7 @@ def _message_body(message: dict[str, Any], expanded: bool, width: int, body: Bod
         elif kind == "image":
             source = block.get("source") if isinstance(block.get("source"), dict) else {}
             mime = block.get("mimeType") or source.get("media_type") or "image"
-            body.add(Text(f"🖼  [{clean(mime)[:40]}]", DIM))
+            body.add(Text(f"▣ image ({clean(mime)[:40]})", DIM))
         else:
             line = Text(end="")
             line.append_text(safe_line(kind or "block", 30, style=DIM))
@@ -226,7 +226,10 @@ def body(item: Item, expanded: bool, width: int) -> Body:
     out = Body()
     data = entry.data
     if item.kind == "summary":
-        out.add(safe_text(data.get("summary", ""), style="#d7afd7"))
+        markdown, more = _markdown(data.get("summary", ""))
+        out.add(markdown)
+        if more:
+            out.add(Text(more, DIM))
         kept = data.get("firstKeptEntryId")
         if kept:
             note = Text("context continues from ", FAINT)
@@ -251,7 +254,10 @@ def body(item: Item, expanded: bool, width: int) -> Body:
         out.foldable = True
         return out
     if entry.type == BRANCH_SUMMARY:
-        out.add(safe_text(data.get("summary", ""), style="#d7afd7"))
+        markdown, more = _markdown(data.get("summary", ""))
+        out.add(markdown)
+        if more:
+            out.add(Text(more, DIM))
         return out
     if entry.type == MODEL_CHANGE:
         line = Text("model → ", DIM)

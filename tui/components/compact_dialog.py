@@ -19,6 +19,7 @@ from core.models import InternalSession
 from core.store import Store
 from core.summariser import get_summariser
 
+from .branches_pane import branch_title
 from ..formatting import DIM, FAINT, ROLE_STYLES, short_id
 from ..safe_text import clean, safe_line
 
@@ -29,11 +30,11 @@ class CompactChoice:
     keep_recent_tokens: int
 
 
-def default_keep(tokens: int) -> int:
-    """The default budget of recent tokens to keep: 20,000, or a third of a smaller branch."""
-    if tokens > 2 * operations.DEFAULT_KEEP_RECENT_TOKENS:
-        return operations.DEFAULT_KEEP_RECENT_TOKENS
-    return max(50, tokens // 3)
+def keep_candidates(tokens: int) -> list[int]:
+    """Budgets of recent tokens to keep, tried in turn: 20,000, then parts of a smaller branch."""
+    out = [operations.DEFAULT_KEEP_RECENT_TOKENS]
+    out += [tokens * 2 // 3, tokens // 2, tokens // 3, tokens // 5]
+    return [keep for keep in out if keep > 0]
 
 
 class CompactDialog(ModalScreen[CompactChoice | None]):
@@ -50,8 +51,8 @@ class CompactDialog(ModalScreen[CompactChoice | None]):
         self.keep: int | None = None
 
     def compose(self) -> ComposeResult:
-        title = Text("Compact ", "bold")
-        title.append_text(safe_line(self.branch.name or f"branch {self.branch.id}", 40, style="bold #5fafff"))
+        title = Text("Compact · ", "bold")
+        title.append_text(safe_line(branch_title(self.branch), 40, style="bold #5fafff"))
         with Vertical(classes="dialog wide", id="compact-dialog"):
             yield Static(title, classes="dialog-title")
             yield Static(Text("Nothing is deleted: a compaction entry is appended, and replay "
@@ -77,8 +78,18 @@ class CompactDialog(ModalScreen[CompactChoice | None]):
         try:
             summariser = get_summariser()
             if keep is None:
+                # the first budget that summarises something and keeps the latest turn
                 plan = operations.plan_compaction(self.store, self.branch.id, summariser=None)
-                keep = default_keep(plan.tokens_before)
+                fallback = None
+                for candidate in keep_candidates(plan.tokens_before):
+                    trial = operations.plan_compaction(self.store, self.branch.id,
+                                                       keep_recent_tokens=candidate, summariser=None)
+                    if trial.messages_summarised and fallback is None:
+                        fallback = candidate
+                    if trial.messages_summarised and trial.kept_count:
+                        keep = candidate
+                        break
+                keep = keep if keep is not None else (fallback or operations.DEFAULT_KEEP_RECENT_TOKENS)
             plan = operations.plan_compaction(self.store, self.branch.id, keep_recent_tokens=keep,
                                               summariser=summariser)
         except ArborError as error:
@@ -114,13 +125,14 @@ class CompactDialog(ModalScreen[CompactChoice | None]):
             info.append(f"{plan.tokens_after:,}", "bold #87d787")
             if plan.previous is not None:
                 info.append(f"   (replaces compaction {short_id(plan.previous.id)})", FAINT)
-            for label, entry in (("first", plan.summarised[0]), ("last", plan.summarised[-1])):
+            said = [e for e in plan.summarised if e.message is not None] or plan.summarised
+            for label, entry in (("first", said[0]), ("last", said[-1])):
                 message = entry.message or {}
                 role = str(message.get("role", entry.type))
                 info.append(f"\n  {label:<6}", FAINT)
                 info.append_text(safe_line(role, 12, style=ROLE_STYLES.get(role, "bold")))
                 info.append("  ")
-                info.append_text(safe_line(content_text(message.get("content")) or entry.type, 90, style=DIM))
+                info.append_text(safe_line(content_text(message.get("content")) or entry.type, 72, style=DIM))
         self.query_one("#compact-plan", Static).update(info)
         self.query_one("#compact-summary", TextArea).text = clean(plan.summary)
         self.query_one("#confirm", Button).disabled = not plan.summarised

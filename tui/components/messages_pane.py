@@ -255,10 +255,28 @@ class MessagesPane(Widget, can_focus=True):
         return max(1, len(items) - 1)
 
     def action_cursor_up(self) -> None:
+        # inside an opened item taller than the screen, scroll through it first
+        if self.top == self.cursor and self.top_line > 0:
+            self._scroll_lines(-max(1, self.size.height // 2))
+            return
         self.move_cursor(self.cursor - 1)
 
     def action_cursor_down(self) -> None:
+        if self.count and self._cursor_item_cut_below():
+            self._scroll_lines(max(1, self.size.height // 2))
+            return
         self.move_cursor(self.cursor + 1)
+
+    def _cursor_item_cut_below(self) -> bool:
+        """Whether the cursor's item goes on below the bottom of the screen."""
+        if self._layout is None:
+            self._layout = self._compute_layout()
+        if not self._layout or self.cursor < self.top:
+            return False
+        last_index, last_line = self._layout[-1]
+        if last_index != self.cursor:
+            return False
+        return last_line < len(self.item_strips(self.cursor)) - 1
 
     def action_page_up(self) -> None:
         self.move_cursor(self.cursor - self._visible_items())

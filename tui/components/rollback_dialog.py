@@ -20,6 +20,7 @@ from core.models import InternalSession
 from core.store import Store
 from core.summariser import get_summariser
 
+from .branches_pane import branch_title
 from ..formatting import CHECKPOINT_STYLE, DIM, FAINT, short_id
 from ..safe_text import clean, safe_line
 
@@ -54,8 +55,8 @@ class RollbackDialog(ModalScreen[RollbackChoice | None]):
         self._summaries: dict[int, str] = {}
 
     def compose(self) -> ComposeResult:
-        title = Text("Roll back ", "bold")
-        title.append_text(safe_line(self.branch.name or f"branch {self.branch.id}", 40, style="bold #5fafff"))
+        title = Text("Roll back · ", "bold")
+        title.append_text(safe_line(branch_title(self.branch), 40, style="bold #5fafff"))
         with Vertical(classes="dialog wide", id="rollback-dialog"):
             yield Static(title, classes="dialog-title")
             yield Static(Text("A new current branch starts at the chosen point; the old branch "

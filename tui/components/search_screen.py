@@ -65,7 +65,8 @@ class ResultList(RowList):
         hit = self.hits[index - len(self.sessions)]
         top = Text(" ", end="")
         role = hit.role or hit.type
-        top.append_text(safe_line(role, 12, style=ROLE_STYLES.get(role or "", "bold")))
+        shown = {"toolResult": "tool result"}.get(role, role)
+        top.append_text(safe_line(shown, 12, style=ROLE_STYLES.get(role or "", "bold")))
         top.append("  ")
         top.append_text(safe_line(hit.snippet, max(10, width - top.cell_len - 1)))
         bottom = Text("   in ", FAINT)

@@ -62,23 +62,23 @@ class SessionsPane(RowList):
         top.pad_right(max(0, width - 1 - len(when) - top.cell_len))
         top.append(when, DIM)
         top.append(" ")
-        bottom = Text(" ", end="")
-        source = session.source or "?"
-        bottom.append_text(safe_line(source, 11, style=SOURCE_STYLES.get(source, DIM)))
-        bottom.pad_right(max(0, 13 - bottom.cell_len))
-        if not session.is_active:
-            bottom.append("archived ", f"italic {FAINT}")
         numbers = Text(end="")
         numbers.append(f"{session.branch_count:>3}", "bold" if session.branch_count > 1 else DIM)
         numbers.append(" br ", FAINT)
         numbers.append(f"{session.message_count:>7,}", DIM)
         numbers.append(" msg ", FAINT)
+        bottom = Text(" ", end="")
+        source = session.source or "?"
+        room = width - numbers.cell_len - 2
+        if not session.is_active and room >= 20:
+            bottom.append_text(safe_line(source, room - 9, style=SOURCE_STYLES.get(source, DIM)))
+            bottom.append(" archived", f"italic {FAINT}")
+        elif room >= 4:
+            bottom.append_text(safe_line(source, min(14, room), style=SOURCE_STYLES.get(source, DIM)))
         gap = width - bottom.cell_len - numbers.cell_len
         if gap > 0:
             bottom.pad_right(gap)
-            bottom.append_text(numbers)
-        else:
-            bottom.append_text(numbers)
+        bottom.append_text(numbers)
         return [top, bottom]
 
     def action_select(self) -> None:

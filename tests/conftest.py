@@ -1,0 +1,103 @@
+"""Shared fixtures. The TUI ones build small deterministic stores in tmp_path."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+# Textual: no animations, so pictures are stable.
+os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
+
+HOSTILE_NAME = "[bold red]x[/] \x1b]52;c;aGVsbG8=\x07 [@click=app.quit]quit[/] \x1b[2J"
+HOSTILE_TEXT = (
+    "markup: [bold red]x[/] [link=https://evil.example]link[/link] [/foo] [@click=app.quit]click[/]\n"
+    "osc52: \x1b]52;c;aGVsbG8gd29ybGQ=\x07 clear: \x1b[2J\x1b[H home\n"
+    "osc8: \x1b]8;;https://evil.example\x1b\\click me\x1b]8;;\x1b\\ bell \x07 bs \x08 nul \x00\n"
+    "c1: \x9b31m csi \x9d osc; bidi: \u202eevil\u202c; tab:\there"
+)
+HOSTILE_MARKDOWN = (
+    "A **markdown** [link](https://evil.example) and ![img](https://evil.example/x.png)\n\n"
+    "`\x1b]52;c;Zm9v\x07` and [@click=app.quit]text[/]\n\n<b>html</b> \x1b[31mred\x1b[0m"
+)
+BIG_OUTPUT_BYTES = 10 * 1024 * 1024
+
+
+def build_hostile_store(path: Path) -> Path:
+    """A store whose names, labels and messages hold markup, escapes, binary and 10 MB."""
+    from core import open_store, operations
+
+    moments = iter(datetime(2026, 11, 29, 10, 0, tzinfo=timezone.utc) + timedelta(seconds=s)
+                   for s in range(10_000))
+    counter = iter(range(1, 10_000))
+    store = open_store(path, clock=lambda: next(moments), id_factory=lambda: f"{next(counter):08x}")
+    with store.transaction():
+        session = store.create_external_session(HOSTILE_NAME, source="\x1b[31mevil\x1b[0m",
+                                                cwd="/tmp/[bold]x")
+        branch = store.create_internal_session(session.id, name="[/bold] \x1b]0;title\x07")
+        store.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": HOSTILE_TEXT}})
+        store.append_to_branch(branch.id, "message", {"message": {
+            "role": "assistant", "content": [{"type": "text", "text": HOSTILE_MARKDOWN},
+                                             {"type": "toolCall", "id": "c1", "name": "bash\x1b[2J",
+                                              "arguments": {"command": "cat \x1b]52;c;eA==\x07"}}]}})
+        store.append_to_branch(branch.id, "message", {"message": {
+            "role": "toolResult", "toolCallId": "c1", "toolName": "bash", "isError": False,
+            "content": [{"type": "text", "text": "\x1b[2J" + "A" * (BIG_OUTPUT_BYTES - 4)}]}})
+        binary = bytes(range(256)).decode("latin-1") * 4
+        store.append_to_branch(branch.id, "message", {"message": {
+            "role": "toolResult", "toolCallId": "c2", "toolName": "cat", "isError": True,
+            "content": binary}})
+        unknown = store.append_to_branch(branch.id, "x_future_type",
+                                         {"payload": "[red]raw[/] \x1b[2J", "n": 1})
+        operations.set_label(store, unknown.seq, "[/] \x1b]52;c;bGFiZWw=\x07")
+        operations.set_branch_label(store, branch.id, "[@click=app.quit]lbl")
+    store.close()
+    return path
+
+
+@pytest.fixture
+def demo_db(tmp_path) -> Path:
+    from core.demo import build_demo
+
+    return build_demo(tmp_path / "demo.db")
+
+
+@pytest.fixture
+def hostile_db(tmp_path) -> Path:
+    return build_hostile_store(tmp_path / "hostile.db")
+
+
+@pytest.fixture
+def empty_db(tmp_path) -> Path:
+    from core import open_store
+
+    path = tmp_path / "empty.db"
+    open_store(path).close()
+    return path
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """Run `async def` tests with asyncio.run (no async plugin is installed here)."""
+    import asyncio
+    import inspect
+
+    if not inspect.iscoroutinefunction(pyfuncitem.obj):
+        return None
+    names = pyfuncitem._fixtureinfo.argnames
+    kwargs = {name: pyfuncitem.funcargs[name] for name in names}
+    asyncio.run(pyfuncitem.obj(**kwargs))
+    return True
+
+
+def open_fixed(path: Path):
+    """The store with a fixed clock (the demo's "now") and counted ids, so that what the
+    app writes during a test (branches, labels, compactions) looks the same every run."""
+    from core import open_store
+    from core.demo import DEMO_NOW
+
+    numbers = iter(range(0xA0000000, 0xFFFFFFFF))
+    return open_store(path, create=False, clock=lambda: DEMO_NOW,
+                      id_factory=lambda: f"{next(numbers):08x}")

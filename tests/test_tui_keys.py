@@ -1,0 +1,415 @@
+"""Pilot tests: each key changes the store as it should, and the panes show it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import open_fixed
+from core import open_store
+from core.demo import DEMO_NOW
+from core.entries import BRANCH_SUMMARY, COMPACTION
+from tui.app import ArborApp
+from tui.components.empty_state import EmptyState
+
+REPO = Path(__file__).resolve().parent.parent
+SIZE = (120, 40)
+
+
+def make_app(path: Path, **options) -> ArborApp:
+    options.setdefault("poll_interval", None)
+    return ArborApp(open_fixed(path), clock=lambda: DEMO_NOW, store_label=path.name, **options)
+
+
+async def settle(pilot) -> None:
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.pause()
+
+
+async def choose_session(pilot, name: str) -> None:
+    app = pilot.app
+    index = next(i for i, s in enumerate(app.sessions) if s.name == name)
+    app.sessions_pane.focus()
+    app.sessions_pane.move_cursor(index)
+    await settle(pilot)
+    assert app.session_id == app.sessions[index].id
+
+
+async def type_text(pilot, text: str) -> None:
+    for char in text:
+        await pilot.press("space" if char == " " else char)
+
+
+LOGIN = "Fix flaky login test"
+TRIP = "Trip planner agent (LangGraph)"
+LONG = "Migrate orders table to new schema"
+
+
+async def test_start_lists_sessions_newest_first_without_archived(demo_db):
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        names = [s.name for s in app.sessions]
+        assert "Old experiment: prompt caching" not in names
+        assert len(names) == 5
+        stamps = [s.updated_at for s in app.sessions]
+        assert stamps == sorted(stamps, reverse=True)
+        # the first session is shown, with its current branch, at its end
+        first = app.sessions[0]
+        assert app.session_id == first.id
+        assert app.branch.is_current
+        assert app.messages_pane.at_end
+
+
+async def test_archived_shown_when_asked(demo_db):
+    app = make_app(demo_db, show_archived=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "Old experiment: prompt caching" in [s.name for s in app.sessions]
+
+
+async def test_b_in_messages_branches_at_highlighted_message(demo_db):
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose_session(pilot, LOGIN)
+        app.messages_pane.focus()
+        await pilot.press("up", "up")
+        entry = app.messages_pane.highlighted.entry
+        before = len(app.store.internal_sessions(app.session_id))
+        await pilot.press("b")
+        await settle(pilot)
+        branches = app.store.internal_sessions(app.session_id)
+        assert len(branches) == before + 1
+        new = next(b for b in branches if b.is_current)
+        assert new.head_seq == entry.seq and new.fork_seq == entry.seq
+        # the panes show it at once: cursor on the new branch, its messages shown
+        assert app.branches_pane.highlighted.id == new.id
+        assert app.branch.id == new.id
+        assert app.messages_pane.highlighted.entry.seq == entry.seq
+
+
+async def test_b_in_branches_branches_at_head(demo_db):
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose_session(pilot, LOGIN)
+        await pilot.press("tab")
+        source = app.branches_pane.highlighted
+        await pilot.press("b")
+        await settle(pilot)
+        new = app.store.current_internal_session(app.session_id)
+        assert new.id != source.id and new.parent_session_id == source.id
+        assert new.head_seq == source.head_seq
+        assert app.branches_pane.highlighted.id == new.id
+
+
+async def test_r_rolls_back_to_highlighted_message_with_summary(demo_db):
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose_session(pilot, LOGIN)
+        old = app.branch
+        app.messages_pane.focus()
+        await pilot.press("up", "up", "up")
+        target = app.messages_pane.highlighted.entry
+        await pilot.press("r")
+        await settle(pilot)
+        assert app.screen.__class__.__name__ == "RollbackDialog"
+        summary = app.screen.query_one("#rollback-summary").text
+        assert "Goal" in summary  # the built-in summary of what is left behind
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        new = app.store.current_internal_session(app.session_id)
+        assert new.id != old.id and new.parent_session_id == old.id
+        head = app.store.get_entry(new.head_seq)
+        assert head.type == BRANCH_SUMMARY and head.parent_seq == target.seq
+        # the old branch is untouched
+        assert app.store.get_internal_session(old.id).head_seq == old.head_seq
+        assert app.branch.id == new.id
+
+
+async def test_r_rolls_back_to_checkpoint(demo_db):
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose_session(pilot, TRIP)
+        await pilot.press("tab")  # branches pane: the checkpoints are the choices
+        branch = app.branches_pane.highlighted
+        await pilot.press("r")
+        await settle(pilot)
+        checkpoint = app.screen.targets[0]
+        assert checkpoint.checkpoint_id is not None
+        await pilot.press("tab", "space")  # untick the branch summary
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        new = app.store.current_internal_session(app.session_id)
+        assert new.parent_session_id == branch.id
+        assert new.branch_point_checkpoint_id == checkpoint.checkpoint_id
+        assert new.head_seq == checkpoint.entry_seq  # no summary entry appended
+
+
+async def test_l_labels_and_clears_message(demo_db):
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose_session(pilot, LOGIN)
+        app.messages_pane.focus()
+        await pilot.press("up")
+        seq = app.messages_pane.highlighted.entry.seq
+        await pilot.press("l")
+        await pilot.pause()
+        await type_text(pilot, "look here")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.store.entry_labels(app.session_id)[seq] == "look here"
+        assert app.messages_pane.labels[seq] == "look here"
+        assert app.messages_pane.highlighted.entry.seq == seq  # cursor kept
+        await pilot.press("l")
+        await pilot.pause()
+        await pilot.press("ctrl+u", "enter")
+        await settle(pilot)
+        assert seq not in app.store.entry_labels(app.session_id)
+
+
+async def test_l_labels_branch(demo_db):
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose_session(pilot, LOGIN)
+        await pilot.press("tab")
+        branch = app.branches_pane.highlighted
+        await pilot.press("l")
+        await pilot.pause()
+        await pilot.press("ctrl+u")
+        await type_text(pilot, "keeper")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.store.branch_labels(app.session_id)[branch.id] == "keeper"
+        assert app.branches_pane.highlighted.id == branch.id
+        assert app.branches_pane.rows[app.branches_pane.cursor].label == "keeper"
+
+
+async def test_c_compacts_with_edited_summary(demo_db):
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose_session(pilot, LOGIN)
+        branch = app.branch
+        app.messages_pane.focus()
+        await pilot.press("c")
+        await settle(pilot)
+        dialog = app.screen
+        assert dialog.plan is not None and dialog.plan.summarised
+        dialog.query_one("#compact-summary").text = "edited summary"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        head = app.store.get_entry(app.store.get_internal_session(branch.id).head_seq)
+        assert head.type == COMPACTION and head.data["summary"] == "edited summary"
+        # the replayed context starts with the marker, and the cursor is on it
+        assert app.messages_pane.source.compaction.seq == head.seq
+        assert app.messages_pane.highlighted.kind == "summary"
+
+
+async def test_enter_makes_branch_current(demo_db):
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose_session(pilot, LOGIN)
+        await pilot.press("tab")
+        rows = app.branches_pane.rows
+        other = next(i for i, r in enumerate(rows) if not r.branch.is_current)
+        app.branches_pane.move_cursor(other)
+        await settle(pilot)
+        branch_id = rows[other].branch.id
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.store.current_internal_session(app.session_id).id == branch_id
+        assert app.branches_pane.highlighted.id == branch_id
+        assert app.branches_pane.highlighted.is_current
+
+
+async def test_a_archives_after_confirmation(demo_db):
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        session = app.sessions_pane.highlighted
+        await pilot.press("a")
+        await pilot.pause()
+        await pilot.press("n")
+        await settle(pilot)
+        assert app.store.get_external_session(session.id).is_active
+        await pilot.press("a")
+        await pilot.pause()
+        await pilot.press("y")
+        await settle(pilot)
+        assert not app.store.get_external_session(session.id).is_active
+        assert session.id not in [s.id for s in app.sessions]
+        assert app.sessions_pane.cursor == 0
+
+
+async def test_R_renames(demo_db):
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        session = app.sessions_pane.highlighted
+        await pilot.press("R")
+        await pilot.pause()
+        await pilot.press("ctrl+u")
+        await type_text(pilot, "Lisbon trip")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.store.get_external_session(session.id).session_name == "Lisbon trip"
+        assert app.sessions_pane.highlighted.name == "Lisbon trip"
+
+
+async def test_v_toggles_raw_and_context(demo_db):
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose_session(pilot, LONG)
+        context = app.messages_pane.source
+        assert not context.raw and context.compaction is not None
+        head_seq = app.messages_pane.highlighted.entry.seq
+        await pilot.press("v")
+        await settle(pilot)
+        raw = app.messages_pane.source
+        assert raw.raw and raw.count == raw.length > context.count
+        assert app.messages_pane.highlighted.entry.seq == head_seq  # cursor kept
+        await pilot.press("v")
+        await settle(pilot)
+        assert not app.messages_pane.source.raw
+
+
+async def test_search_jumps_to_message(demo_db):
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash")
+        await pilot.pause()
+        await type_text(pilot, "Mouraria")
+        await settle(pilot)
+        results = app.screen.query_one("#search-results")
+        assert results.row_count >= 1
+        hit = results.hits[0]
+        await pilot.press("enter", "enter")
+        await settle(pilot)
+        assert app.session_id == hit.external_session_id
+        assert app.messages_pane.highlighted.entry.seq == hit.seq
+        assert app.focused is app.messages_pane
+
+
+async def test_search_finds_session_by_name(demo_db):
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash")
+        await pilot.pause()
+        await type_text(pilot, "payment")
+        await settle(pilot)
+        results = app.screen.query_one("#search-results")
+        assert results.sessions and results.sessions[0].name == "Refactor payment module"
+        await pilot.press("enter", "enter")
+        await settle(pilot)
+        assert app.sessions_pane.highlighted.name == "Refactor payment module"
+
+
+async def test_second_process_writes_show_up(demo_db):
+    app = make_app(demo_db, poll_interval=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose_session(pilot, LOGIN)
+        app.messages_pane.focus()
+        count = app.messages_pane.count
+        branch = app.branch
+        # an agent in another process appends to the shown branch and starts a new session
+        script = (
+            "import sys; sys.path.insert(0, %r)\n"
+            "from core import open_store\n"
+            "s = open_store(%r, create=False)\n"
+            "s.append_to_branch(%d, 'message', {'message': {'role': 'user', 'content': 'from outside'}})\n"
+            "x = s.create_external_session('Written by an agent', source='pi')\n"
+            "b = s.create_internal_session(x.id)\n"
+            "s.append_to_branch(b.id, 'message', {'message': {'role': 'user', 'content': 'hi'}})\n"
+            "s.close()\n" % (str(REPO), str(demo_db), branch.id))
+        subprocess.run([sys.executable, "-c", script], check=True)
+        for _ in range(30):
+            await pilot.pause(0.1)
+            if app.messages_pane.count == count + 1:
+                break
+        await settle(pilot)
+        assert app.messages_pane.count == count + 1
+        # the cursor followed the end (it was there) and stayed on the same session
+        assert app.session_id == branch.external_session_id
+        assert app.messages_pane.highlighted.entry.message["content"] == "from outside"
+        assert "Written by an agent" in [s.name for s in app.sessions]
+        assert app.sessions_pane.highlighted.id == branch.external_session_id
+
+
+async def test_live_refresh_keeps_cursor_not_at_end(demo_db):
+    app = make_app(demo_db, poll_interval=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose_session(pilot, LOGIN)
+        app.messages_pane.focus()
+        await pilot.press("up", "up")
+        seq = app.messages_pane.highlighted.entry.seq
+        length = app.messages_pane.source.length
+        other = open_store(demo_db, create=False)  # a second connection, as another process has
+        other.append_to_branch(app.branch.id, "message", {"message": {"role": "user", "content": "x"}})
+        other.close()
+        for _ in range(30):
+            await pilot.pause(0.1)
+            if app.messages_pane.source.length == length + 1:
+                break
+        await settle(pilot)
+        assert app.messages_pane.source.length == length + 1
+        assert app.messages_pane.highlighted.entry.seq == seq
+
+
+async def test_empty_store_shows_help(empty_db):
+    app = make_app(empty_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        empty = app.query_one(EmptyState)
+        assert empty.display
+        assert not app.query_one("#panes").display
+        text = str(empty.render())
+        assert "arbor import" in text and "arbor --demo" in text
+        await pilot.press("b", "tab", "c", "slash", "escape")  # nothing breaks
+        await settle(pilot)
+
+
+async def test_palette_lists_arbor_commands(demo_db):
+    from tui.commands import ArborCommands
+
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await type_text(pilot, "roll back")
+        await settle(pilot)
+        provider = ArborCommands(app.screen)
+        hits = [hit async for hit in provider.search("roll back")]
+        assert hits and "Roll back" in str(hits[0].match_display)
+        await pilot.press("escape")
+
+
+@pytest.mark.parametrize("key", ["b", "r", "l", "c", "enter", "a", "R", "v", "question_mark"])
+async def test_keys_in_every_pane_never_crash(demo_db, key):
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for _ in range(3):
+            await pilot.press(key)
+            await settle(pilot)
+            await pilot.press("escape")
+            await settle(pilot)
+            await pilot.press("tab")
+            await settle(pilot)
+        assert app.return_code is None or app.return_code == 0
