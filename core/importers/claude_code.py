@@ -34,10 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from ..entries import COMPACTION, MESSAGE, SESSION_INFO
-from .base import (Clockwork, FileResult, LineError, ProgressTicker, epoch_ms, file_mtime,
-                   iter_lines, parse_line, short_hash, title_from_text)
+from .base import (Clockwork, FileResult, LineError, ProgressTicker, RawLine, epoch_ms,
+                   file_mtime, iter_lines, parse_line, short_hash, title_from_text)
 from .session import SessionTarget, first_text_title
-from .tree import processing_order, sync_branches
+from .tree import sync_branches
 
 FORMAT = "claude_code"
 
@@ -91,21 +91,34 @@ def _text_of_content(content: Any) -> str:
     return ""
 
 
-class _Scan:
-    """What pass 1 keeps: a few small fields per line."""
+class _Import:
+    """One file, one pass. See the module doc for the rules."""
 
-    def __init__(self) -> None:
+    def __init__(self, store, path: Path, result: FileResult, ticker: ProgressTicker):
+        self.store, self.path, self.result, self.ticker = store, path, result, ticker
+        self.fallback = file_mtime(path)
+        self.clock = Clockwork(self.fallback)
+        # per node (in emission order): a few small fields
         self.ids: list[str] = []
-        self.parent_uuid: list[str | None] = []
         self.kind = bytearray()
         self.side = bytearray()
-        self.offset: list[int] = []
-        self.lineno: list[int] = []
-        self.index: dict[str, int] = {}
-        self.hashes: dict[int, int] = {}
-        self.last_of_msgid: dict[str, int] = {}
-        self.summary_for: dict[str, str] = {}
-        self.preserved: dict[int, list[str]] = {}
+        self.eff: list[int] = []
+        self.seq: list[int] = []
+        self.msg_child = bytearray()
+        self.index: dict[str, int] = {}        # uuid -> node
+        self.hashes: dict[int, int] = {}       # node -> hash of its line (duplicate uuids)
+        self.fwd: dict[int, int] = {}          # node -> newest node written below it
+        self.waiting: dict[str, list[tuple[int, int]]] = {}   # parent uuid -> (offset, line)
+        self.pending_meta: list[tuple[dict[str, Any], int, Any]] = []
+        self.held: tuple[int, dict[str, Any], int, Any] | None = None
+        self.counted: set[str] = set()
+        self.tool_names: dict[str, str] = {}
+        self.last_main = -1
+        self.last_node = -1
+        self.target: SessionTarget | None = None
+        self.reread = None
+        self.dangling = 0
+        # facts for the session
         self.titles: dict[str, str] = {}
         self.first_prompt = ""
         self.session_id = ""
@@ -114,305 +127,358 @@ class _Scan:
         self.version = ""
         self.git_branch = ""
         self.agent_id = ""
-        self.all_sidechain = True
-        self.first_ts: Any = None
-        self.lines = 0
+        self.first_side: bool | None = None
 
+    # ------------------------------------------------------------------ reading
+    def run(self) -> None:
+        result = self.result
+        ticker = self.ticker
+        with open(self.path, "rb") as handle:
+            for raw in iter_lines(handle):
+                result.lines = raw.number
+                if not raw.number & 2047:
+                    ticker(raw.offset)
+                try:
+                    d = parse_line(raw)
+                except LineError as error:
+                    result.skip(raw.number, str(error))
+                    continue
+                self.handle(d, raw.number, raw.offset, raw.data)
+            # Lines still waiting hang below a cycle, or below a uuid seen only nested.
+            while self.waiting:
+                offset, number, parent = min(
+                    (item[0], item[1], key) for key, items in self.waiting.items() for item in items)
+                items = self.waiting[parent]
+                items.remove((offset, number))
+                if not items:
+                    del self.waiting[parent]
+                d, data = self._reread(offset, number)
+                if d is None:
+                    continue
+                self.result.skip(number, f"parent cycle or missing parent {parent}: entry "
+                                 f"{d.get('uuid')} was made a root (kept, not dropped)")
+                self.handle(d, number, offset, data, force_root=True)
+        if self.pending_meta:
+            self._chain_meta(self._tip(self.last_node) if self.last_node >= 0 else -1)
+        self._write_held(None)
+        if self.reread is not None:
+            self.reread.close()
 
-def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -> None:
-    scan = _Scan()
-    fallback = file_mtime(path)
-    clock = Clockwork(fallback)
-    with open(path, "rb") as handle:
-        for raw in iter_lines(handle):
-            scan.lines = raw.number
-            if raw.number % 2048 == 0:
-                ticker(raw.offset)
-            try:
-                d = parse_line(raw)
-            except LineError as error:
-                result.skip(raw.number, str(error))
-                continue
-            _scan_line(scan, d, raw, result, clock)
-    result.lines = scan.lines
-    count = len(scan.ids)
-    if count == 0:
-        if not result.skipped:
-            result.status = "not-a-log"
-            result.error = "no Claude Code lines in this file"
+    def _reread(self, offset: int, number: int):
+        if self.reread is None:
+            self.reread = open(self.path, "rb")
+        self.reread.seek(offset)
+        data = self.reread.readline().rstrip(b"\r\n")
+        try:
+            return parse_line(RawLine(number, offset, data, True)), data
+        except LineError:
+            return None, data
+
+    def handle(self, d: dict[str, Any], number: int, offset: int, data: bytes, *,
+               force_root: bool = False) -> None:
+        stack = [(d, number, offset, data, force_root)]
+        while stack:
+            d, number, offset, data, force_root = stack.pop()
+            emitted = self._handle_one(d, number, offset, data, force_root)
+            if emitted is not None:
+                released = self.waiting.pop(emitted, None)
+                if released:
+                    for offset_, number_ in reversed(released):
+                        d_, data_ = self._reread(offset_, number_)
+                        if d_ is not None:
+                            stack.append((d_, number_, offset_, data_, False))
+
+    def _handle_one(self, d, number, offset, data, force_root) -> str | None:
+        get = d.get
+        ts = self.clock.take(get("timestamp"))
+        uuid = get("uuid")
+        t = get("type")
+        if not isinstance(uuid, str) or not uuid:
+            if t == "summary" and isinstance(get("summary"), str):
+                self.titles.setdefault("summary", title_from_text(d["summary"]))
+            elif t == "custom-title" and isinstance(get("customTitle"), str):
+                self.titles["custom-title"] = title_from_text(d["customTitle"])
+            elif t == "ai-title" and isinstance(get("aiTitle", get("title")), str):
+                self.titles["ai-title"] = title_from_text(get("aiTitle", get("title")))
+            self.pending_meta.append((d, number, ts))
+            if len(self.pending_meta) >= 1000:
+                self._chain_meta(self._tip(self.last_node) if self.last_node >= 0 else -1)
+            return None
+        line_hash = hash(data)
+        entry_id = uuid
+        if uuid in self.index:
+            first = self.index[uuid]
+            if self.hashes.get(first) == line_hash:
+                self.result.duplicates += 1
+                return None
+            entry_id = f"{uuid}~L{number}"
+            self.result.skip(number, f"duplicate uuid {uuid} (first kept as it was); this line "
+                             f"kept as entry {entry_id}")
+        k = _kind(d)
+        parent = get("parentUuid")
+        preserved = None
+        if k == BOUNDARY:
+            logical = get("logicalParentUuid")
+            if isinstance(logical, str) and logical:
+                parent = logical
+            meta = get("compactMetadata")
+            kept = meta.get("preservedMessages") if isinstance(meta, dict) else None
+            preserved = kept.get("uuids") if isinstance(kept, dict) else None
+        if not isinstance(parent, str) or not parent or force_root:
+            p = -1
+        elif parent == uuid:
+            self.result.skip(number, f"entry {uuid} is its own parent: made a root")
+            p = -1
         else:
-            result.status = "failed"
-            result.error = "no line of this file could be read"
-        return
+            p = self.index.get(parent, -1)
+            if p < 0:
+                if k == BOUNDARY:
+                    p = self._boundary_fallback(preserved)
+                elif entry_id == uuid:
+                    self.waiting.setdefault(parent, []).append((offset, number))
+                    return None
+                else:
+                    self.dangling += 1
+        side = bool(get("isSidechain"))
+        self._facts(d, k, side, parent, get)
+        node = self._emit(entry_id, k, side, p, d, number, ts)
+        self.hashes[node] = line_hash
+        if entry_id == uuid:
+            self.index[uuid] = node
+        return uuid
 
-    # ---- pass 2: the effective tree
-    parents: list[int | None] = [None] * count
-    index = scan.index
-    dangling = 0
-    for i in range(count):
-        parent = scan.parent_uuid[i]
-        if parent is None:
-            continue
-        j = index.get(parent)
-        if j is None or j == i:
-            dangling += 1
-            continue
-        if scan.kind[i] == BOUNDARY and j > i:
-            j = _boundary_fallback(scan, i)
-        parents[i] = j
-    order: list[int] = []
-    eff: list[int] = [-1] * count
-    fwd: dict[int, int] = {}
-    msg_child = bytearray(count)
-    pending: list[int] = []
-    kind = scan.kind
+    def _facts(self, d, k, side, parent, get) -> None:
+        if self.first_side is None:
+            self.first_side = side
+        if not self.session_id and isinstance(get("sessionId"), str):
+            self.session_id = d["sessionId"]
+        if not self.cwd and isinstance(get("cwd"), str):
+            self.cwd = d["cwd"]
+        version = get("version")
+        if isinstance(version, str):
+            self.version = version
+        if not self.git_branch and isinstance(get("gitBranch"), str):
+            self.git_branch = d["gitBranch"]
+        if not self.agent_id and isinstance(get("agentId"), str):
+            self.agent_id = d["agentId"]
+        if k == ASSISTANT:
+            message = get("message")
+            if isinstance(message, dict):
+                model = message.get("model")
+                if isinstance(model, str) and model != "<synthetic>":
+                    self.model = model
+        elif k == PROMPT and not self.first_prompt and not side:
+            message = get("message")
+            if isinstance(message, dict):
+                text = _text_of_content(message.get("content"))
+                if text.strip() and not text.lstrip().startswith("<"):
+                    self.first_prompt = text
 
-    def tip(node: int) -> int:
-        last = node
-        nxt = fwd.get(last)
+    def _boundary_fallback(self, preserved) -> int:
+        """A compact boundary whose logical parent is not written yet (a preserved tail
+        re-parented below the summary): the newest preserved message already written,
+        else the previous main-thread node."""
+        if isinstance(preserved, list):
+            for uuid in reversed(preserved):
+                if isinstance(uuid, str) and uuid in self.index:
+                    return self.index[uuid]
+        return self.last_main
+
+    # ----------------------------------------------------------------- the tree
+    def _tip(self, node: int) -> int:
+        fwd = self.fwd
+        nxt = fwd.get(node)
         if nxt is None:
-            return last
+            return node
         trail = []
+        last = node
         while nxt is not None:
             trail.append(last)
             last = nxt
             nxt = fwd.get(last)
-        for node_ in trail[:-1]:
-            fwd[node_] = last
+        for item in trail[:-1]:
+            fwd[item] = last
         return last
 
-    def visit(i: int) -> None:
-        k = kind[i]
-        if k == META:
-            pending.append(i)
-            return
-        p = parents[i]
-        if p is None:
+    def _new_node(self, entry_id: str, kind: int, side: bool, e: int) -> int:
+        node = len(self.ids)
+        self.ids.append(entry_id)
+        self.kind.append(kind)
+        self.side.append(1 if side else 0)
+        self.eff.append(e)
+        self.seq.append(0)
+        self.msg_child.append(0)
+        if e >= 0:
+            self.fwd[e] = node
+        return node
+
+    def _chain_meta(self, e: int) -> int:
+        for d, number, ts in self.pending_meta:
+            node = self._new_node(f"L{number}", META, False, e)
+            self._queue(node, d, number, ts)
+            e = node
+        self.pending_meta.clear()
+        return e
+
+    def _emit(self, entry_id: str, k: int, side: bool, p: int, d, number: int, ts) -> int:
+        if p < 0:
             e = -1
         else:
-            if k == PROMPT and msg_child[p]:
-                e = p
+            if k == PROMPT and self.msg_child[p]:
+                e = p                      # a rewind: a real branch
             else:
-                e = tip(p)
+                e = self._tip(p)           # a continuation: collapse false forks
             if k in (PROMPT, USER_OTHER, ASSISTANT):
-                msg_child[p] = 1
-        if pending:
-            for m in pending:
-                eff[m] = e
-                order.append(m)
-                if e >= 0:
-                    fwd[e] = m
-                e = m
-            pending.clear()
-        eff[i] = e
-        order.append(i)
-        if e >= 0:
-            fwd[e] = i
+                self.msg_child[p] = 1
+        if self.pending_meta:
+            e = self._chain_meta(e)
+        node = self._new_node(entry_id, k, side, e)
+        self._queue(node, d, number, ts)
+        self.last_node = node
+        if not side:
+            self.last_main = node
+        return node
 
-    broken = processing_order(parents, visit)
-    if pending:
-        last_node = -1
-        for node in reversed(order):
-            if kind[node] != META:
-                last_node = node
-                break
-        e = tip(last_node) if last_node >= 0 else -1
-        if e < 0 and order:
-            e = tip(order[-1])
-        for m in pending:
-            eff[m] = e
-            order.append(m)
-            if e >= 0:
-                fwd[e] = m
-            e = m
-        pending.clear()
-    for i in broken:
-        result.skip(scan.lineno[i], f"parent cycle: entry {scan.ids[i]} was made a root "
-                    "(kept, not dropped)")
-    del fwd, msg_child, parents
+    # ------------------------------------------------------------------ writing
+    def _queue(self, node: int, d: dict[str, Any], number: int, ts) -> None:
+        self._write_held(d)
+        self.held = (node, d, number, ts)
 
-    # ---- pass 3: write
-    uid, kind_name, parent_session = _identity(scan, path)
-    name = scan.titles.get("custom-title") or scan.titles.get("ai-title") or \
-        scan.titles.get("summary") or title_from_text(scan.first_prompt) or path.stem
-    metadata = {"format": FORMAT, "path": str(path), "cwd": scan.cwd, "model": scan.model,
-                "sessionId": scan.session_id, "version": scan.version,
-                "gitBranch": scan.git_branch}
-    if scan.agent_id:
-        metadata["agentId"] = scan.agent_id
-    if dangling:
-        metadata["danglingParents"] = dangling
-    created_at = clock.first or fallback
-    target = SessionTarget(store, uid=uid, name=name, source=FORMAT, cwd=scan.cwd,
-                           metadata=metadata, created_at=created_at, kind=kind_name,
-                           parent_session=parent_session)
-    seq_of_node: list[int] = [0] * count
-    tool_names: dict[str, str] = {}
-    ticker.phase = "writing"
-    clock = Clockwork(created_at)
-    with open(path, "rb") as handle:
-        position = 0
-        for n, i in enumerate(order):
-            if n % 2048 == 0:
-                ticker(scan.offset[i])
-            offset = scan.offset[i]
-            if offset != position:
-                handle.seek(offset)
-            data = handle.readline()
-            position = offset + len(data)
-            entry_id = scan.ids[i]
-            e = eff[i]
-            parent_seq = seq_of_node[e] if e >= 0 else None
-            if target.has(entry_id):
-                seq_of_node[i] = target.known[entry_id]
-                _learn_tools(data, tool_names)
-                continue
-            d = _reparse(data)
-            timestamp = clock.take(d.get("timestamp"))
-            entry_type, payload, usage = _convert(d, i, scan, tool_names, timestamp, eff, seq_of_node)
-            seq, written = target.add(entry_id, parent_seq, entry_type, payload, timestamp)
-            seq_of_node[i] = seq
-            if written and usage is not None:
-                target.record_usage(provider="anthropic", protocol="anthropic-messages",
-                                    model=payload["message"].get("model", ""),
-                                    input_tokens=usage["input"] + usage["cacheRead"] + usage["cacheWrite"],
-                                    output_tokens=usage["output"],
-                                    total_tokens=usage["totalTokens"], timestamp=timestamp)
-    ticker(scan.offset[order[-1]] if order else 0, force=True)
-    del seq_of_node
+    def _ensure_target(self) -> SessionTarget:
+        if self.target is None:
+            uid, kind, parent = self._identity()
+            self.target = SessionTarget(
+                self.store, uid=uid, name=self.path.stem, source=FORMAT, cwd=self.cwd,
+                metadata={"format": FORMAT, "path": str(self.path)},
+                created_at=self.clock.first or self.fallback, kind=kind, parent_session=parent)
+        return self.target
 
-    def name_for(leaf: int, fork: int | None, path_: list[int]) -> str:
-        title = first_text_title(store, path_, 40)
-        first = store.get_entry(path_[0]) if path_ else None
-        side = bool(first and isinstance(first.data.get("claude"), dict)
-                    and first.data["claude"].get("isSidechain"))
-        if fork is None:
-            if side:
-                return f"sidechain: {title}" if title else "sidechain"
-            return "main" if not store.internal_sessions(target.id) else (title or "root")
-        return title or "branch"
+    def _identity(self) -> tuple[str, str, str | None]:
+        stem = self.path.stem
+        if self.first_side and self.agent_id:
+            sid = self.session_id or short_hash(str(self.path.resolve()))
+            return f"{sid}:agent-{self.agent_id}", "subagent", self.session_id or None
+        if _UUID_RE.match(stem):
+            return stem, "session", None
+        return f"{FORMAT}-{short_hash(str(self.path.resolve()))}", "session", None
 
-    target.flush()
-    sync = sync_branches(store, target.id, key_prefix=f"{FORMAT}:{uid}", name_for=name_for)
-    target.result.branches_added = sync.added
-    result.sessions.append(target.finish(name=name))
-
-
-def _scan_line(scan: _Scan, d: dict[str, Any], raw, result: FileResult, clock: Clockwork) -> None:
-    t = d.get("type")
-    uuid = d.get("uuid")
-    clock.take(d.get("timestamp"))
-    if not isinstance(uuid, str) or not uuid:
-        if t in ("summary",) and isinstance(d.get("summary"), str):
-            scan.titles.setdefault("summary", title_from_text(d["summary"]))
-        elif t == "custom-title" and isinstance(d.get("customTitle"), str):
-            scan.titles["custom-title"] = title_from_text(d["customTitle"])
-        elif t == "ai-title" and isinstance(d.get("aiTitle", d.get("title")), str):
-            scan.titles["ai-title"] = title_from_text(d.get("aiTitle", d.get("title")))
-        scan.index.setdefault(f"L{raw.number}", len(scan.ids))
-        _append(scan, f"L{raw.number}", None, META, 0, raw)
-        return
-    line_hash = hash(raw.data)
-    if uuid in scan.index:
-        first = scan.index[uuid]
-        if scan.hashes.get(first) == line_hash:
-            result.duplicates += 1
+    def _write_held(self, next_d: dict[str, Any] | None) -> None:
+        held = self.held
+        if held is None:
             return
-        entry_id = f"{uuid}~L{raw.number}"
-        result.skip(raw.number, f"duplicate uuid {uuid} (first at line {scan.lineno[first]}); "
-                    f"kept as entry {entry_id}")
-    else:
-        entry_id = uuid
-        scan.index[uuid] = len(scan.ids)
-    k = _kind(d)
-    parent = d.get("parentUuid")
-    if k == BOUNDARY:
-        logical = d.get("logicalParentUuid")
-        parent = logical if isinstance(logical, str) and logical else parent
-        meta = d.get("compactMetadata")
-        if isinstance(meta, dict):
-            kept = meta.get("preservedMessages")
-            uuids = kept.get("uuids") if isinstance(kept, dict) else None
-            if isinstance(uuids, list):
-                scan.preserved[len(scan.ids)] = [u for u in uuids if isinstance(u, str)]
-    if not isinstance(parent, str) or not parent:
-        parent = None
-    side = bool(d.get("isSidechain"))
-    scan.hashes[len(scan.ids)] = line_hash
-    _append(scan, entry_id, parent, k, side, raw)
-    if not side:
-        scan.all_sidechain = False
-    if not scan.session_id and isinstance(d.get("sessionId"), str):
-        scan.session_id = d["sessionId"]
-    if not scan.cwd and isinstance(d.get("cwd"), str):
-        scan.cwd = d["cwd"]
-    if isinstance(d.get("version"), str):
-        scan.version = d["version"]
-    if not scan.git_branch and isinstance(d.get("gitBranch"), str):
-        scan.git_branch = d["gitBranch"]
-    if not scan.agent_id and isinstance(d.get("agentId"), str):
-        scan.agent_id = d["agentId"]
-    message = d.get("message")
-    if k == ASSISTANT and isinstance(message, dict):
-        msgid = message.get("id") or d.get("requestId")
-        if isinstance(msgid, str):
-            scan.last_of_msgid[msgid] = len(scan.ids) - 1
-        if isinstance(message.get("model"), str) and message["model"] != "<synthetic>":
-            scan.model = message["model"]
-    elif k == PROMPT and not scan.first_prompt and not side and isinstance(message, dict):
-        text = _text_of_content(message.get("content"))
-        if text.strip() and not text.lstrip().startswith("<"):
-            scan.first_prompt = text
-    if d.get("isCompactSummary") and isinstance(parent, str) and isinstance(message, dict):
-        scan.summary_for[parent] = _text_of_content(message.get("content"))
+        self.held = None
+        node, d, number, timestamp = held
+        target = self._ensure_target()
+        entry_id = self.ids[node]
+        e = self.eff[node]
+        parent_seq = self.seq[e] if e >= 0 else None
+        known = target.known.get(entry_id)
+        k = self.kind[node]
+        message = d.get("message")
+        counted = False
+        if k == ASSISTANT and isinstance(message, dict):
+            msgid = message.get("id") or d.get("requestId")
+            if isinstance(msgid, str):
+                following = None
+                if next_d is not None and next_d.get("type") == "assistant":
+                    nm = next_d.get("message")
+                    following = (nm.get("id") if isinstance(nm, dict) else None) or \
+                        next_d.get("requestId")
+                if following != msgid and msgid not in self.counted:
+                    self.counted.add(msgid)
+                    counted = True
+            else:
+                counted = True
+        if known is not None:
+            self.seq[node] = known
+            if k == ASSISTANT:
+                _learn_tools(message, self.tool_names)
+            return
+        summary = None
+        if k == BOUNDARY and next_d is not None and next_d.get("isCompactSummary") and \
+                next_d.get("parentUuid") == d.get("uuid"):
+            nm = next_d.get("message")
+            summary = _text_of_content(nm.get("content")) if isinstance(nm, dict) else None
+        entry_type, payload, usage = self._convert(d, node, k, timestamp, counted, summary)
+        seq, written = target.add(entry_id, parent_seq, entry_type, payload, timestamp)
+        self.seq[node] = seq
+        if written and usage is not None:
+            target.record_usage(provider="anthropic", protocol="anthropic-messages",
+                                model=payload["message"].get("model", ""),
+                                input_tokens=usage["input"] + usage["cacheRead"] + usage["cacheWrite"],
+                                output_tokens=usage["output"], total_tokens=usage["totalTokens"],
+                                timestamp=timestamp)
+
+    def _convert(self, d, node, k, timestamp, counted, summary):
+        t = d.get("type")
+        extra = {key: value for key, value in d.items() if key not in _LINE_SKIP}
+        message = d.get("message")
+        if (t == "user" or t == "assistant") and isinstance(message, dict):
+            pimsg, usage = convert_message(message, t, timestamp, self.tool_names, counted)
+            if d.get("isCompactSummary"):
+                pimsg["kind"] = "compaction_summary"
+            return MESSAGE, {"message": pimsg, "claude": extra}, usage
+        if k == BOUNDARY:
+            meta = d.get("compactMetadata") if isinstance(d.get("compactMetadata"), dict) else {}
+            kept = None
+            segment = meta.get("preservedSegment")
+            if isinstance(segment, dict) and isinstance(segment.get("headUuid"), str):
+                head = self.index.get(segment["headUuid"])
+                if head is not None and _is_ancestor(head, node, self.eff):
+                    kept = segment["headUuid"]
+            data = {"summary": summary or str(d.get("content") or ""), "firstKeptEntryId": kept,
+                    "tokensBefore": meta.get("preTokens", 0), "claude": extra}
+            if meta.get("trigger"):
+                data["trigger"] = meta["trigger"]
+            return COMPACTION, data, None
+        if t == "custom-title" and isinstance(d.get("customTitle"), str):
+            return SESSION_INFO, {"name": d["customTitle"], "claude": extra}, None
+        return f"claude:{t if isinstance(t, str) else 'unknown'}", dict(d), None
+
+    # ------------------------------------------------------------------- finish
+    def finish(self) -> None:
+        result = self.result
+        target = self.target
+        if target is None:
+            if not result.skipped:
+                result.status, result.error = "not-a-log", "no Claude Code lines in this file"
+            else:
+                result.status, result.error = "failed", "no line of this file could be read"
+            return
+        target.flush()
+        name = self.titles.get("custom-title") or self.titles.get("ai-title") or \
+            self.titles.get("summary") or title_from_text(self.first_prompt) or self.path.stem
+        metadata = {"cwd": self.cwd, "model": self.model, "sessionId": self.session_id,
+                    "version": self.version, "gitBranch": self.git_branch,
+                    "agentId": self.agent_id, "danglingParents": self.dangling}
+        target.update_metadata(metadata)
+        target.set_cwd(self.cwd)
+        store = self.store
+
+        def name_for(leaf: int, fork: int | None, path_: list[int]) -> str:
+            title = first_text_title(store, path_, 40)
+            first = store.get_entry(path_[0]) if path_ else None
+            side = bool(first and isinstance(first.data.get("claude"), dict)
+                        and first.data["claude"].get("isSidechain"))
+            if fork is None:
+                if side:
+                    return f"sidechain: {title}" if title else "sidechain"
+                return "main" if not store.internal_sessions(target.id) else (title or "root")
+            return title or "branch"
+
+        sync = sync_branches(store, target.id, key_prefix=f"{FORMAT}:{target.uid}",
+                             name_for=name_for)
+        target.result.branches_added = sync.added
+        result.sessions.append(target.finish(name=name))
 
 
-def _append(scan: _Scan, entry_id: str, parent: str | None, kind: int, side: int, raw) -> None:
-    scan.ids.append(entry_id)
-    scan.parent_uuid.append(parent)
-    scan.kind.append(kind)
-    scan.side.append(1 if side else 0)
-    scan.offset.append(raw.offset)
-    scan.lineno.append(raw.number)
+def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -> None:
+    job = _Import(store, path, result, ticker)
+    job.run()
+    job.finish()
 
 
-def _boundary_fallback(scan: _Scan, i: int) -> int | None:
-    """A compact boundary whose logical parent comes later in the file: attach it to the
-    newest preserved message written before it, else to the previous main-thread node."""
-    for uuid in reversed(scan.preserved.get(i, [])):
-        j = scan.index.get(uuid)
-        if j is not None and j < i:
-            return j
-    for j in range(i - 1, -1, -1):
-        if scan.kind[j] != META and not scan.side[j]:
-            return j
-    return None
-
-
-def _identity(scan: _Scan, path: Path) -> tuple[str, str, str | None]:
-    stem = path.stem
-    if scan.all_sidechain and scan.agent_id:
-        parent = scan.session_id or None
-        return f"{scan.session_id or short_hash(str(path))}:agent-{scan.agent_id}", "subagent", parent
-    if _UUID_RE.match(stem):
-        return stem, "session", None
-    return f"{FORMAT}-{short_hash(str(path.resolve()))}", "session", None
-
-
-def _reparse(data: bytes) -> dict[str, Any]:
-    from .base import RawLine
-
-    return parse_line(RawLine(0, 0, data.rstrip(b"\r\n"), True))
-
-
-def _learn_tools(data: bytes, tool_names: dict[str, str]) -> None:
-    if b'"tool_use"' not in data:
-        return
-    try:
-        d = _reparse(data)
-    except LineError:
-        return
-    message = d.get("message")
+def _learn_tools(message: Any, tool_names: dict[str, str]) -> None:
     if isinstance(message, dict) and isinstance(message.get("content"), list):
         for block in message["content"]:
             if isinstance(block, dict) and block.get("type") in ("tool_use", "server_tool_use"):
@@ -527,40 +593,6 @@ def convert_message(message: dict[str, Any], line_type: str, timestamp, tool_nam
     if rest:
         out["claude"] = rest
     return out, usage
-
-
-def _convert(d: dict[str, Any], i: int, scan: _Scan, tool_names: dict[str, str], timestamp,
-             eff: list[int], seq_of_node: list[int]):
-    t = d.get("type")
-    k = scan.kind[i]
-    extra = {key: value for key, value in d.items() if key not in _LINE_SKIP}
-    message = d.get("message")
-    if t in ("user", "assistant") and isinstance(message, dict):
-        counted = False
-        if t == "assistant":
-            msgid = message.get("id") or d.get("requestId")
-            counted = not isinstance(msgid, str) or scan.last_of_msgid.get(msgid) == i
-        pimsg, usage = convert_message(message, t, timestamp, tool_names, counted)
-        if d.get("isCompactSummary"):
-            pimsg["kind"] = "compaction_summary"
-        return MESSAGE, {"message": pimsg, "claude": extra}, usage
-    if k == BOUNDARY:
-        meta = d.get("compactMetadata") if isinstance(d.get("compactMetadata"), dict) else {}
-        summary = scan.summary_for.get(str(d.get("uuid"))) or str(d.get("content") or "")
-        kept = None
-        segment = meta.get("preservedSegment")
-        if isinstance(segment, dict) and isinstance(segment.get("headUuid"), str):
-            head = scan.index.get(segment["headUuid"])
-            if head is not None and _is_ancestor(head, i, eff):
-                kept = segment["headUuid"]
-        data = {"summary": summary, "firstKeptEntryId": kept,
-                "tokensBefore": meta.get("preTokens", 0), "claude": extra}
-        if meta.get("trigger"):
-            data["trigger"] = meta["trigger"]
-        return COMPACTION, data, None
-    if t == "custom-title" and isinstance(d.get("customTitle"), str):
-        return SESSION_INFO, {"name": d["customTitle"], "claude": extra}, None
-    return f"claude:{t if isinstance(t, str) else 'unknown'}", dict(d), None
 
 
 def _is_ancestor(node: int, start: int, eff: list[int]) -> bool:

@@ -35,21 +35,37 @@ class SessionTarget:
             self.known = store.entry_seqs(existing.id)
             created = False
             if metadata:
-                merged = dict(existing.metadata or {})
-                changed = False
-                for key, value in metadata.items():
-                    if value not in (None, "", [], {}) and merged.get(key) != value:
-                        merged[key] = value
-                        changed = True
-                if changed:
-                    store.connection.execute(
-                        "UPDATE external_sessions SET metadata = ? WHERE id = ?",
-                        (json.dumps(merged, ensure_ascii=False, default=str), self.id))
+                self.update_metadata(metadata, existing.metadata or {})
         self.uid = uid
         self.source = source
         self.writer = BulkWriter(store, self.id)
         self.result = SessionResult(uid=uid, name=name, source=source, created=created)
         self.tool_calls = 0
+
+    def update_metadata(self, metadata: dict[str, Any], current: dict[str, Any] | None = None) -> None:
+        """Merge facts into the session's metadata (empty values never overwrite)."""
+        if current is None:
+            row = self.store.connection.execute(
+                "SELECT metadata FROM external_sessions WHERE id = ?", (self.id,)).fetchone()
+            try:
+                current = json.loads(row[0]) if row and row[0] else {}
+            except ValueError:
+                current = {}
+        merged = dict(current)
+        changed = False
+        for key, value in metadata.items():
+            if value not in (None, "", [], {}) and merged.get(key) != value:
+                merged[key] = value
+                changed = True
+        if changed:
+            self.store.connection.execute(
+                "UPDATE external_sessions SET metadata = ? WHERE id = ?",
+                (json.dumps(merged, ensure_ascii=False, default=str), self.id))
+
+    def set_cwd(self, cwd: str) -> None:
+        if cwd:
+            self.store.connection.execute(
+                "UPDATE external_sessions SET cwd = ? WHERE id = ? AND cwd = ''", (cwd, self.id))
 
     def seq_of(self, entry_id: str | None) -> int | None:
         if entry_id is None:
