@@ -216,8 +216,7 @@ def test_claude_code_false_forks_collapse_real_rewinds_stay(store, tmp_path):
     # Tool results are their own messages, with the tool's name.
     r1 = store.find_entry(ext.id, "r1").message
     assert r1 == {"role": "toolResult", "toolCallId": "t1", "toolName": "Bash",
-                  "content": [{"type": "text", "text": "out 1"}], "isError": False,
-                  "timestamp": r1["timestamp"]}
+                  "content": [{"type": "text", "text": "out 1"}], "isError": False}
 
 
 # --------------------------------------------------------------- growing files

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ..clock import parse as parse_time
+from .fastjson import loads as fast_loads
 
 # One line may be large (real Claude Code lines of many megabytes occur), but not unbounded.
 MAX_LINE_BYTES = 256 * 1024 * 1024
@@ -221,7 +222,7 @@ def iter_lines(handle, start_offset: int = 0, start_number: int = 1) -> Iterator
         line_start = offset
         offset += length
         stripped = data.rstrip(b"\r\n")
-        if not stripped.strip():
+        if not stripped or stripped.isspace():
             continue
         yield RawLine(number, line_start, stripped, complete)
 
@@ -235,7 +236,7 @@ def parse_line(raw: RawLine) -> dict[str, Any]:
     if not raw.data:
         raise LineError(f"line longer than {MAX_LINE_BYTES // (1024 * 1024)} MB")
     try:
-        value = json.loads(raw.data)
+        value = fast_loads(raw.data)
     except UnicodeDecodeError:
         try:
             value = json.loads(raw.data.decode("utf-8", "replace"))
@@ -290,21 +291,38 @@ def timestamp_of(value: Any) -> datetime | None:
     return None
 
 
+_FAST_Z = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+
+
+def stored_time(value: Any) -> str | None:
+    """A log's timestamp in the store's text form (UTC, milliseconds, "+00:00"), or None.
+
+    The common form "2025-07-01T10:00:00.000Z" is converted by slicing, without parsing."""
+    if isinstance(value, str) and len(value) == 24 and _FAST_Z.match(value):
+        return value[:23] + "+00:00"
+    moment = timestamp_of(value)
+    if moment is None:
+        return None
+    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds")
+
+
 class Clockwork:
-    """Keeps a monotone-enough fallback: the last good timestamp seen, else the file's mtime."""
+    """Timestamps as stored text; a line without a readable one gets the last good one seen
+    (else the file's mtime), so entries keep their order and never look "just now"."""
 
-    def __init__(self, fallback: datetime):
-        self.last = fallback
-        self.first: datetime | None = None
+    def __init__(self, fallback: datetime | str):
+        self.last = fallback if isinstance(fallback, str) else \
+            fallback.astimezone(timezone.utc).isoformat(timespec="milliseconds")
+        self.first: str | None = None
 
-    def take(self, value: Any) -> datetime:
-        moment = timestamp_of(value)
-        if moment is None:
+    def take(self, value: Any) -> str:
+        text = stored_time(value)
+        if text is None:
             return self.last
-        self.last = moment
-        if self.first is None or moment < self.first:
-            self.first = moment
-        return moment
+        self.last = text
+        if self.first is None or text < self.first:
+            self.first = text
+        return text
 
 
 def file_mtime(path: Path) -> datetime:
@@ -320,7 +338,9 @@ def iso_ms(moment: datetime | None) -> str | None:
     return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def epoch_ms(moment: datetime | None) -> int | None:
+def epoch_ms(moment: datetime | str | None) -> int | None:
+    if isinstance(moment, str):
+        moment = timestamp_of(moment.replace("+00:00", "Z")) or parse_time(moment)
     return int(moment.timestamp() * 1000) if moment is not None else None
 
 

@@ -15,12 +15,12 @@ one place.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..clock import to_text
 from ..entries import FTS_TEXT_LIMIT, MESSAGE, entry_text, role_of
 from ..errors import ArborError, NotFound
+from .fastjson import dumps
 
 BATCH = 2000
 
@@ -49,6 +49,7 @@ class BulkWriter:
         self._messages = 0
         self._latest: str | None = None
         self._stamp_cache: tuple[Any, str] | None = None
+        self._usage: list[tuple] = []
 
     def _parent(self, parent_seq: int) -> list:
         known = self._known.get(parent_seq)
@@ -68,6 +69,9 @@ class BulkWriter:
         return known
 
     def _stamp(self, timestamp: Any) -> str:
+        if isinstance(timestamp, str) and len(timestamp) == 29 and timestamp[10] == "T" and \
+                timestamp.endswith("+00:00"):
+            return timestamp  # already in the stored form (see base.Clockwork)
         cached = self._stamp_cache
         if cached is not None and cached[0] == timestamp:
             return cached[1]
@@ -92,17 +96,21 @@ class BulkWriter:
         is_message = entry_type == MESSAGE
         msg_index = msg_base + (1 if is_message else 0)
         stamp = self._stamp(timestamp)
-        try:
-            payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
-            payload.encode("utf-8")
-        except UnicodeEncodeError:
-            payload = json.dumps(data, ensure_ascii=True, separators=(",", ":"), default=str)
+        payload = dumps(data)
+        if not payload.isascii():
+            try:
+                payload.encode("utf-8")
+            except UnicodeEncodeError:  # lone surrogates: escaped, as EntryWriter does
+                import json
+
+                payload = json.dumps(data, ensure_ascii=True, separators=(",", ":"), default=str)
         self._rows.append((seq, self.external_session_id, str(entry_id), parent_seq, entry_type,
                            stamp, depth, chain, msg_index, role_of(entry_type, data), payload))
         self._known[seq] = [depth, chain, msg_index, False]
         text = entry_text(entry_type, data)
         if text:
-            self._fts.append((seq, _storable(text[:FTS_TEXT_LIMIT])))
+            text = text[:FTS_TEXT_LIMIT]
+            self._fts.append((seq, text if text.isascii() else _storable(text)))
         self._entries += 1
         if is_message:
             self._messages += 1
@@ -112,21 +120,32 @@ class BulkWriter:
             self.flush_rows()
         return seq
 
+    def add_usage(self, row: tuple) -> None:
+        """A row for the usage table, written with the next batch."""
+        self._usage.append(row)
+
     def flush_rows(self) -> None:
-        if self._rows:
+        rows, fts, usage = self._rows, self._fts, self._usage
+        conn = self.conn
+        if rows:
             try:
-                self.conn.executemany(
+                conn.executemany(
                     "INSERT INTO entries(seq, external_session_id, id, parent_seq, type, timestamp,"
-                    " depth, chain, msg_index, role, data) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                    self._rows)
+                    " depth, chain, msg_index, role, data) VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
             except Exception as error:
                 if "UNIQUE" in str(error):
                     raise ArborError(f"an entry id is already in this session ({error})") from None
                 raise
-            self._rows.clear()
-        if self._fts:
-            self.conn.executemany("INSERT INTO entries_fts(rowid, text) VALUES (?, ?)", self._fts)
-            self._fts.clear()
+            rows.clear()
+        if fts:
+            conn.executemany("INSERT INTO entries_fts(rowid, text) VALUES (?, ?)", fts)
+            fts.clear()
+        if usage:
+            conn.executemany(
+                "INSERT INTO usage(external_session_id, provider, protocol, model, input_tokens,"
+                " output_tokens, total_tokens, duration_ms, timestamp) VALUES (?,?,?,?,?,?,?,?,?)",
+                usage)
+            usage.clear()
 
     def flush(self) -> None:
         """Write what is buffered and bring the session's counters up to date."""

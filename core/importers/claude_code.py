@@ -44,6 +44,9 @@ FORMAT = "claude_code"
 META, PROMPT, USER_OTHER, ASSISTANT, BOUNDARY, OTHER = range(6)
 _UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _LINE_SKIP = frozenset({"type", "uuid", "timestamp", "message"})
+# Fields that are the same on nearly every line of a file: kept once, in the session's
+# metadata ("lineDefaults"), and on a line only when its value differs.
+_DEFAULT_KEYS = ("cwd", "sessionId", "version", "gitBranch", "userType", "isSidechain", "slug")
 _STOP_REASONS = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length",
                  "stop_sequence": "stop", "refusal": "error", "pause_turn": "stop"}
 
@@ -128,6 +131,7 @@ class _Import:
         self.git_branch = ""
         self.agent_id = ""
         self.first_side: bool | None = None
+        self.defaults: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ reading
     def run(self) -> None:
@@ -250,6 +254,8 @@ class _Import:
     def _facts(self, d, k, side, parent, get) -> None:
         if self.first_side is None:
             self.first_side = side
+        if self.defaults is None:
+            self.defaults = {key: d[key] for key in _DEFAULT_KEYS if key in d}
         if not self.session_id and isinstance(get("sessionId"), str):
             self.session_id = d["sessionId"]
         if not self.cwd and isinstance(get("cwd"), str):
@@ -411,7 +417,14 @@ class _Import:
 
     def _convert(self, d, node, k, timestamp, counted, summary):
         t = d.get("type")
-        extra = {key: value for key, value in d.items() if key not in _LINE_SKIP}
+        defaults = self.defaults or {}
+        extra = {}
+        for key, value in d.items():
+            if key in _LINE_SKIP:
+                continue
+            if key in defaults and defaults[key] == value:
+                continue
+            extra[key] = value
         message = d.get("message")
         if (t == "user" or t == "assistant") and isinstance(message, dict):
             pimsg, usage = convert_message(message, t, timestamp, self.tool_names, counted)
@@ -450,7 +463,8 @@ class _Import:
             self.titles.get("summary") or title_from_text(self.first_prompt) or self.path.stem
         metadata = {"cwd": self.cwd, "model": self.model, "sessionId": self.session_id,
                     "version": self.version, "gitBranch": self.git_branch,
-                    "agentId": self.agent_id, "danglingParents": self.dangling}
+                    "agentId": self.agent_id, "danglingParents": self.dangling,
+                    "lineDefaults": self.defaults}
         target.update_metadata(metadata)
         target.set_cwd(self.cwd)
         store = self.store
@@ -587,9 +601,6 @@ def convert_message(message: dict[str, Any], line_type: str, timestamp, tool_nam
                 out = {"role": role, "content": [convert_block(b, tool_names) for b in content]}
         else:
             out = {"role": role, "content": content if content is not None else ""}
-    ms = epoch_ms(timestamp)
-    if ms is not None:
-        out["timestamp"] = ms
     if rest:
         out["claude"] = rest
     return out, usage

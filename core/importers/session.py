@@ -98,11 +98,9 @@ class SessionTarget:
     def record_usage(self, *, provider: str, protocol: str, model: str, input_tokens: int,
                      output_tokens: int, total_tokens: int, timestamp: Any) -> None:
         """One usage row per model request (never one per line of a split reply)."""
-        self.store.connection.execute(
-            "INSERT INTO usage(external_session_id, provider, protocol, model, input_tokens,"
-            " output_tokens, total_tokens, duration_ms, timestamp) VALUES (?,?,?,?,?,?,?,?,?)",
-            (self.id, provider, protocol, model or "", int(input_tokens or 0),
-             int(output_tokens or 0), int(total_tokens or 0), 0, to_text(timestamp)))
+        self.writer.add_usage((self.id, provider, protocol, model or "", int(input_tokens or 0),
+                               int(output_tokens or 0), int(total_tokens or 0), 0,
+                               to_text(timestamp)))
 
     def finish(self, *, name: str | None = None) -> SessionResult:
         self.writer.flush()
