@@ -23,6 +23,10 @@ from ..errors import ArborError, NotFound
 from .fastjson import dumps
 
 BATCH = 2000
+_ENTRY_SQL = ("INSERT INTO entries(seq, external_session_id, id, parent_seq, type, timestamp,"
+              " depth, chain, msg_index, role, data) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+_USAGE_SQL = ("INSERT INTO usage(external_session_id, provider, protocol, model, input_tokens,"
+              " output_tokens, total_tokens, duration_ms, timestamp) VALUES (?,?,?,?,?,?,?,?,?)")
 
 
 def _storable(text: str) -> str:
@@ -125,27 +129,21 @@ class BulkWriter:
         self._usage.append(row)
 
     def flush_rows(self) -> None:
-        rows, fts, usage = self._rows, self._fts, self._usage
         conn = self.conn
-        if rows:
+        if self._rows:
             try:
-                conn.executemany(
-                    "INSERT INTO entries(seq, external_session_id, id, parent_seq, type, timestamp,"
-                    " depth, chain, msg_index, role, data) VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
+                conn.executemany(_ENTRY_SQL, self._rows)
             except Exception as error:
                 if "UNIQUE" in str(error):
                     raise ArborError(f"an entry id is already in this session ({error})") from None
                 raise
-            rows.clear()
-        if fts:
-            conn.executemany("INSERT INTO entries_fts(rowid, text) VALUES (?, ?)", fts)
-            fts.clear()
-        if usage:
-            conn.executemany(
-                "INSERT INTO usage(external_session_id, provider, protocol, model, input_tokens,"
-                " output_tokens, total_tokens, duration_ms, timestamp) VALUES (?,?,?,?,?,?,?,?,?)",
-                usage)
-            usage.clear()
+            self._rows.clear()
+        if self._fts:
+            conn.executemany("INSERT INTO entries_fts(rowid, text) VALUES (?, ?)", self._fts)
+            self._fts.clear()
+        if self._usage:
+            conn.executemany(_USAGE_SQL, self._usage)
+            self._usage.clear()
 
     def flush(self) -> None:
         """Write what is buffered and bring the session's counters up to date."""
