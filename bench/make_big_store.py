@@ -1,7 +1,7 @@
 """Generate a big store for the TUI benchmark.
 
 10,000 external sessions and 1,000,000 entries in all, one of them a linear branch of
-100,000 messages ("Big session: 100k messages"). Written in one transaction through the
+100,000 messages ("Big session: 100k messages"), and one session with 40 branches. Written in one transaction through the
 store's own `EntryWriter`, so the file is exactly what arbor itself would write.
 
     /work/venv/bin/python bench/make_big_store.py /tmp/arbor-big.db
@@ -44,6 +44,25 @@ def _message(rng: random.Random, index: int) -> dict:
             "content": [{"type": "text", "text": f"{index}\n{text}"}], "isError": False}
 
 
+BRANCHES = 40
+
+
+def _branches(store, session_id: int, main, rng: random.Random) -> None:
+    """Forty branches in one session (heads on the main path, no new entries): half of them
+    nested one inside the next, half siblings, so the branches pane has a tree to move in."""
+    parent = main
+    for number in range(BRANCHES):
+        depth = rng.randrange(1, store.path_length(main.head_seq))
+        seq = store.entry_at_depth(main.head_seq, depth)
+        branch = store.create_internal_session(
+            session_id, head_seq=seq, fork_seq=seq, parent_session_id=parent.id,
+            name=f"try {number}", is_current=False, created_at=START + timedelta(seconds=number))
+        if number % 2 == 0:
+            parent = branch
+        if number % 5 == 0:
+            store.add_label(session_id, f"idea {number}", target_branch=branch.id)
+
+
 def build(path: Path, sessions: int = SESSIONS, entries: int = ENTRIES, big: int = BIG_BRANCH) -> None:
     for suffix in ("", "-wal", "-shm"):
         Path(str(path) + suffix).unlink(missing_ok=True)
@@ -75,8 +94,10 @@ def build(path: Path, sessions: int = SESSIONS, entries: int = ENTRIES, big: int
                 head = writer.add(head, "message", {"message": _message(rng, index)},
                                   timestamp=stamp).seq
             writer.flush()
-            store.create_internal_session(session.id, head_seq=head, name="main",
-                                          created_at=moment)
+            main = store.create_internal_session(session.id, head_seq=head, name="main",
+                                                 created_at=moment)
+            if number == 1:
+                _branches(store, session.id, main, rng)
             if number % 1000 == 0:
                 print(f"  {number:>6} sessions  {time.perf_counter() - started:6.1f} s", flush=True)
     store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -25,8 +25,13 @@ def make_app(path: Path, **options) -> ArborApp:
 
 
 async def settle(pilot) -> None:
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+    """Wait until the app has loaded what its cursors point at (workers, deferred loads)."""
+    for _ in range(200):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        if not getattr(pilot.app, "busy", False):
+            break
+        await pilot.pause(0.02)
     await pilot.pause()
 
 

@@ -25,10 +25,13 @@ def app_for(path: Path) -> ArborApp:
 
 
 async def settle(pilot) -> None:
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
+    """Wait until the app has loaded what its cursors point at (workers, deferred loads)."""
+    for _ in range(200):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        if not getattr(pilot.app, "busy", False):
+            break
+        await pilot.pause(0.02)
     await pilot.pause()
 
 

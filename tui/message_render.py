@@ -13,7 +13,6 @@ from datetime import datetime
 from typing import Any
 
 from rich.console import Console, RenderableType
-from rich.markdown import Markdown
 from rich.padding import Padding
 from rich.segment import Segment
 from rich.text import Text
@@ -56,6 +55,8 @@ def _render(console: Console, renderable: RenderableType, width: int) -> list[li
 
 
 def _markdown(text: Any) -> tuple[RenderableType, str]:
+    from rich.markdown import Markdown  # imported on first use: it is not needed for the first frame
+
     source, more = safe_markdown_source(text)
     return Markdown(source, hyperlinks=False, code_theme="monokai", inline_code_lexer=None), more
 

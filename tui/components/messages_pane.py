@@ -82,7 +82,8 @@ class MessagesPane(Widget, can_focus=True):
         self.labels = labels or {}
         if empty_text is not None:
             self.empty_text = empty_text
-        self._strips.clear()
+        # rendered items stay cached: entries never change, and the key holds width,
+        # fold state and label
         count = self.count
         target = None
         if source is not None and keep_seq is not None:
@@ -98,7 +99,6 @@ class MessagesPane(Widget, can_focus=True):
 
     def set_labels(self, labels: dict[int, str]) -> None:
         self.labels = labels
-        self._strips.clear()
         self._layout = None
         self.refresh()
 
