@@ -1,0 +1,77 @@
+"""Big data: a 100,000-message branch opens at its end at once and scrolls to its start by
+windows; a deep branch tree is one row per branch with bounded indentation."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from conftest import open_fixed
+from core.demo import DEMO_NOW
+from core.models import InternalSession
+from tui.app import ArborApp
+from tui.components.branches_pane import MAX_INDENT, flatten
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.make_big_store import BIG_NAME, build  # noqa: E402
+
+
+async def settle(pilot) -> None:
+    for _ in range(200):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        if not pilot.app.busy:
+            break
+        await pilot.pause(0.02)
+
+
+async def test_100k_branch_opens_at_end_and_scrolls_to_start(tmp_path):
+    path = tmp_path / "big.db"
+    build(path, sessions=3, entries=100_400, big=100_000)
+    app = ArborApp(open_fixed(path), clock=lambda: DEMO_NOW, poll_interval=None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        index = next(i for i, s in enumerate(app.sessions) if s.name == BIG_NAME)
+        app.sessions_pane.move_cursor(index)
+        await settle(pilot)
+        pane = app.messages_pane
+        assert pane.count == 100_000 and pane.at_end
+        assert pane.highlighted.entry.depth == 99_999
+        assert len(pane.source._windows) <= 2  # only the last window was read
+        pane.focus()
+        await pilot.press("pageup", "up")
+        assert pane.cursor < 99_995
+        await pilot.press("home")
+        await settle(pilot)
+        assert pane.cursor == 0 and pane.highlighted.entry.depth == 0
+        assert pane.highlighted.entry.message["content"].startswith("Step 0:")
+        assert len(pane.source._windows) <= 4
+        await pilot.press("end")
+        assert pane.highlighted.entry.depth == 99_999
+
+
+def _branch(number: int, parent: int | None) -> InternalSession:
+    return InternalSession(id=number, parent_session_id=parent, name=f"b{number}",
+                           created_at=datetime(2026, 1, 1, tzinfo=timezone.utc), is_current=number == 1,
+                           head_id=f"{number:08x}", message_count=number)
+
+
+def test_deep_branch_tree_is_flat_and_bounded():
+    # a chain of 3,000 branches, each forked from the one before: no recursion, one row each
+    branches = [_branch(1, None)] + [_branch(n, n - 1) for n in range(2, 3001)]
+    rows = flatten(branches, {}, [])
+    assert [r.branch.id for r in rows] == list(range(1, 3001))
+    assert rows[-1].depth == 2999
+    widest = max(len(r.guide) for r in rows)
+    assert widest <= 2 * MAX_INDENT + 2 + len("┄3000 ")
+
+
+def test_tree_puts_each_branch_under_its_parent():
+    branches = [_branch(1, None), _branch(2, 1), _branch(3, 1), _branch(4, 2), _branch(5, 99)]
+    rows = flatten(branches, {3: "label"}, [])
+    order = [(r.branch.id, r.depth) for r in rows]
+    # 5's parent is unknown: it becomes a root after 1's subtree
+    assert order == [(1, 0), (2, 1), (4, 2), (3, 1), (5, 0)]
+    assert rows[0].guide == "" and rows[1].guide == "├─" and rows[2].guide == "│ └─"
+    assert rows[3].guide == "└─" and rows[3].label == "label"
