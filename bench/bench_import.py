@@ -7,7 +7,7 @@ split over several lines that share `message.id`; parallel tool calls whose resu
 point at their own tool_use line; progress and file-history-snapshot lines; a rewind now
 and then), imports it into a fresh store in a CHILD process (so peak RSS is that
 import's alone, via resource.getrusage), and prints a table. A second run imports a file
-of about --big-mb megabytes (larger tool outputs) to show that peak memory does not grow
+of about --big-mb megabytes (same shape, more lines) to show that peak memory does not grow
 with the file's size.
 """
 
@@ -33,13 +33,20 @@ def sentence(rng: random.Random, words: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(words))
 
 
-def generate(path: Path, lines: int, *, output_bytes: int, seed: int = 7) -> dict:
-    """Write `lines` lines; returns facts about the file."""
+def generate(path: Path, lines: int | None, *, output_bytes: int, target_bytes: int | None = None,
+             seed: int = 7) -> dict:
+    """Write `lines` lines (or lines until the file has `target_bytes`); returns facts."""
     rng = random.Random(seed)
     session = str(uuidlib.UUID(int=rng.getrandbits(128)))
     clock = [1_751_364_000.0]
     count = 0
+    written = 0
     rewinds = 0
+    limit_lines = lines if lines is not None else 1 << 62
+    limit_bytes = target_bytes if target_bytes is not None else 1 << 62
+
+    def more() -> bool:
+        return count < limit_lines and written < limit_bytes
 
     def stamp() -> str:
         clock[0] += rng.random() * 3
@@ -54,13 +61,15 @@ def generate(path: Path, lines: int, *, output_bytes: int, seed: int = 7) -> dic
     prompts: list[str] = []       # uuids of assistant entries that a prompt followed (rewind targets)
     with open(path, "w", encoding="utf-8") as out:
         def emit(line: dict) -> None:
-            nonlocal count
-            out.write(json.dumps(line, separators=(",", ":")) + "\n")
+            nonlocal count, written
+            text = json.dumps(line, separators=(",", ":")) + "\n"
+            out.write(text)
+            written += len(text)
             count += 1
 
         parent = None
         request = 0
-        while count < lines:
+        while more():
             if rng.random() < 0.3:
                 emit({"type": "file-history-snapshot", "messageId": new_id(),
                       "snapshot": {"trackedFileBackups": {}, "timestamp": stamp()},
@@ -120,7 +129,7 @@ def generate(path: Path, lines: int, *, output_bytes: int, seed: int = 7) -> dic
                                "content": (sentence(rng, 12) + "\n") * (size // 80 + 1)}]},
                           "toolUseResult": {"stdout": "(see content)", "interrupted": False}})
                     parent = result_id
-                if count >= lines:
+                if not more():
                     break
     return {"lines": count, "bytes": path.stat().st_size, "rewinds": rewinds}
 
@@ -169,11 +178,10 @@ def main(argv: list[str] | None = None) -> int:
     runs.append(("realistic", small, facts))
     if args.big_mb:
         big = folder / "claude-big.jsonl"
-        # Same shape, larger tool outputs, until the file is about --big-mb.
-        target = args.big_mb * 1024 * 1024
-        per_line = facts["bytes"] / max(facts["lines"], 1)
-        big_facts = generate(big, args.lines, output_bytes=int(400 * target / (per_line * args.lines)))
-        runs.append(("large outputs", big, big_facts))
+        # Same shape and line sizes, as many lines as make --big-mb megabytes.
+        big_facts = generate(big, None, output_bytes=400, target_bytes=args.big_mb * 1024 * 1024,
+                             seed=11)
+        runs.append((f"{args.big_mb} MB", big, big_facts))
     rows = []
     for label, path, facts in runs:
         result = run_import(path, folder)

@@ -15,6 +15,7 @@ one place.
 
 from __future__ import annotations
 
+from array import array
 from typing import Any
 
 from ..clock import to_text
@@ -46,7 +47,14 @@ class BulkWriter:
             "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'entries'), 0),"
             " COALESCE((SELECT MAX(seq) FROM entries), 0))").fetchone()
         self.next_seq = int(row[0] or 0) + 1
-        self._known: dict[int, list] = {}   # seq -> [depth, chain, msg_index, has_child]
+        # What this writer wrote, by seq - base (arrays: a few bytes an entry).
+        self.base = self.next_seq
+        self._depth = array("q")
+        self._chain = array("q")
+        self._msg = array("q")
+        self._has_child = bytearray()
+        # Parents written before (a re-import that appends): [depth, chain, msg_index, has_child]
+        self._known: dict[int, list] = {}
         self._rows: list[tuple] = []
         self._fts: list[tuple] = []
         self._entries = 0
@@ -88,6 +96,11 @@ class BulkWriter:
         if parent_seq is None:
             depth, msg_base = 0, 0
             chain = None
+        elif parent_seq >= self.base:
+            i = parent_seq - self.base
+            depth, msg_base = self._depth[i] + 1, self._msg[i]
+            chain = None if self._has_child[i] else self._chain[i]
+            self._has_child[i] = 1
         else:
             parent = self._parent(parent_seq)
             depth, msg_base = parent[0] + 1, parent[2]
@@ -110,7 +123,10 @@ class BulkWriter:
                 payload = json.dumps(data, ensure_ascii=True, separators=(",", ":"), default=str)
         self._rows.append((seq, self.external_session_id, str(entry_id), parent_seq, entry_type,
                            stamp, depth, chain, msg_index, role_of(entry_type, data), payload))
-        self._known[seq] = [depth, chain, msg_index, False]
+        self._depth.append(depth)
+        self._chain.append(chain)
+        self._msg.append(msg_index)
+        self._has_child.append(0)
         text = entry_text(entry_type, data)
         if text:
             text = text[:FTS_TEXT_LIMIT]

@@ -30,6 +30,7 @@ Sidechain (sub-agent) lines are kept: their roots make branches of their own.
 from __future__ import annotations
 
 import re
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -102,18 +103,18 @@ class _Import:
         self.fallback = file_mtime(path)
         self.clock = Clockwork(self.fallback)
         # per node (in emission order): a few small fields
-        self.ids: list[str] = []
+        # (arrays, not lists or dicts: about 30 bytes a line, so memory stays small)
         self.kind = bytearray()
         self.side = bytearray()
-        self.eff: list[int] = []
-        self.seq: list[int] = []
-        self.msg_child = bytearray()
+        self.eff = array("q")                  # node -> its effective parent node, or -1
+        self.seq = array("q")                  # node -> its entry's seq
+        self.msg_child = bytearray()           # node already has a user/assistant child
+        self.hashes = array("q")               # node -> hash of its line (duplicate uuids)
+        self.fwd = array("q")                  # node -> newest node written below it, or -1
         self.index: dict[str, int] = {}        # uuid -> node
-        self.hashes: dict[int, int] = {}       # node -> hash of its line (duplicate uuids)
-        self.fwd: dict[int, int] = {}          # node -> newest node written below it
         self.waiting: dict[str, list[tuple[int, int]]] = {}   # parent uuid -> (offset, line)
         self.pending_meta: list[tuple[dict[str, Any], int, Any]] = []
-        self.held: tuple[int, dict[str, Any], int, Any] | None = None
+        self.held: tuple[int, str, dict[str, Any], int, Any] | None = None
         self.counted: set[str] = set()
         self.tool_names: dict[str, str] = {}
         self.last_main = -1
@@ -212,7 +213,7 @@ class _Import:
         entry_id = uuid
         if uuid in self.index:
             first = self.index[uuid]
-            if self.hashes.get(first) == line_hash:
+            if self.hashes[first] == line_hash & 0x7FFFFFFFFFFFFFFF:
                 self.result.duplicates += 1
                 return None
             entry_id = f"{uuid}~L{number}"
@@ -246,7 +247,7 @@ class _Import:
         side = bool(get("isSidechain"))
         self._facts(d, k, side, parent, get)
         node = self._emit(entry_id, k, side, p, d, number, ts)
-        self.hashes[node] = line_hash
+        self.hashes[node] = line_hash & 0x7FFFFFFFFFFFFFFF
         if entry_id == uuid:
             self.index[uuid] = node
         return uuid
@@ -293,35 +294,37 @@ class _Import:
     # ----------------------------------------------------------------- the tree
     def _tip(self, node: int) -> int:
         fwd = self.fwd
-        nxt = fwd.get(node)
-        if nxt is None:
+        nxt = fwd[node]
+        if nxt < 0:
             return node
         trail = []
         last = node
-        while nxt is not None:
+        while nxt >= 0:
             trail.append(last)
             last = nxt
-            nxt = fwd.get(last)
+            nxt = fwd[last]
         for item in trail[:-1]:
             fwd[item] = last
         return last
 
     def _new_node(self, entry_id: str, kind: int, side: bool, e: int) -> int:
-        node = len(self.ids)
-        self.ids.append(entry_id)
+        node = len(self.kind)
         self.kind.append(kind)
         self.side.append(1 if side else 0)
         self.eff.append(e)
         self.seq.append(0)
         self.msg_child.append(0)
+        self.hashes.append(0)
+        self.fwd.append(-1)
         if e >= 0:
             self.fwd[e] = node
         return node
 
     def _chain_meta(self, e: int) -> int:
         for d, number, ts in self.pending_meta:
-            node = self._new_node(f"L{number}", META, False, e)
-            self._queue(node, d, number, ts)
+            entry_id = f"L{number}"
+            node = self._new_node(entry_id, META, False, e)
+            self._queue(node, entry_id, d, number, ts)
             e = node
         self.pending_meta.clear()
         return e
@@ -339,16 +342,16 @@ class _Import:
         if self.pending_meta:
             e = self._chain_meta(e)
         node = self._new_node(entry_id, k, side, e)
-        self._queue(node, d, number, ts)
+        self._queue(node, entry_id, d, number, ts)
         self.last_node = node
         if not side:
             self.last_main = node
         return node
 
     # ------------------------------------------------------------------ writing
-    def _queue(self, node: int, d: dict[str, Any], number: int, ts) -> None:
+    def _queue(self, node: int, entry_id: str, d: dict[str, Any], number: int, ts) -> None:
         self._write_held(d)
-        self.held = (node, d, number, ts)
+        self.held = (node, entry_id, d, number, ts)
 
     def _ensure_target(self) -> SessionTarget:
         if self.target is None:
@@ -356,7 +359,8 @@ class _Import:
             self.target = SessionTarget(
                 self.store, uid=uid, name=self.path.stem, source=FORMAT, cwd=self.cwd,
                 metadata={"format": FORMAT, "path": str(self.path)},
-                created_at=self.clock.first or self.fallback, kind=kind, parent_session=parent)
+                created_at=self.clock.first or self.fallback, kind=kind, parent_session=parent,
+                remember_new=False)
         return self.target
 
     def _identity(self) -> tuple[str, str, str | None]:
@@ -373,9 +377,8 @@ class _Import:
         if held is None:
             return
         self.held = None
-        node, d, number, timestamp = held
+        node, entry_id, d, number, timestamp = held
         target = self._ensure_target()
-        entry_id = self.ids[node]
         e = self.eff[node]
         parent_seq = self.seq[e] if e >= 0 else None
         known = target.known.get(entry_id)
@@ -606,7 +609,7 @@ def convert_message(message: dict[str, Any], line_type: str, timestamp, tool_nam
     return out, usage
 
 
-def _is_ancestor(node: int, start: int, eff: list[int]) -> bool:
+def _is_ancestor(node: int, start: int, eff) -> bool:
     current = eff[start]
     steps = 0
     while current >= 0 and steps < 10_000_000:

@@ -469,7 +469,7 @@ def _import_thread(store, source: sqlite3.Connection, path: Path, result: FileRe
         if cid in existing:
             continue
         seq = target.seq_of(anchor[i] or root_id) or root_seq
-        branch = sync.owner.get(seq)
+        branch = sync.owner_of(seq)
         if branch is None:
             continue
         meta = metas[i]

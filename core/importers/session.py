@@ -20,7 +20,11 @@ from .bulk import BulkWriter
 class SessionTarget:
     def __init__(self, store, *, uid: str, name: str, source: str, cwd: str = "",
                  metadata: dict[str, Any] | None = None, created_at: datetime | None = None,
-                 kind: str = "session", parent_session: str | None = None):
+                 kind: str = "session", parent_session: str | None = None,
+                 remember_new: bool = True):
+        # remember_new=False: the importer keeps its own node -> seq map, so new entry ids
+        # are not kept here (saves memory on large files); existing ids still are.
+        self.remember_new = remember_new
         self.store = store
         existing = store.get_external_session_by_uid(uid)
         if existing is None:
@@ -82,7 +86,8 @@ class SessionTarget:
         if seq is not None:
             return seq, False
         seq = self.writer.add(parent_seq, entry_type, data, entry_id=entry_id, timestamp=timestamp)
-        self.known[entry_id] = seq
+        if self.remember_new:
+            self.known[entry_id] = seq
         self.result.entries_added += 1
         if entry_type == MESSAGE:
             self.result.messages_added += 1

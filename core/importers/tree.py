@@ -17,8 +17,9 @@ Two pieces:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from array import array
+from bisect import bisect_left
+from typing import Any, Callable
 
 from ..errors import ArborError
 
@@ -79,13 +80,22 @@ def processing_order(parents: list[int | None], visit: Callable[[int], None]) ->
     return broken
 
 
-@dataclass
 class BranchSync:
-    added: int = 0
-    moved: int = 0
-    owner: dict[int, int] = field(default_factory=dict)   # entry seq -> branch id
-    current: int | None = None
-    leaf_branch: dict[int, int] = field(default_factory=dict)  # leaf seq -> branch id
+    """What `sync_branches` did, and which branch owns each entry (first claimant wins)."""
+
+    def __init__(self, seqs, owners) -> None:
+        self.added = 0
+        self.moved = 0
+        self.current: int | None = None
+        self.leaf_branch: dict[int, int] = {}
+        self._seqs = seqs
+        self._owners = owners
+
+    def owner_of(self, seq: int) -> int | None:
+        i = bisect_left(self._seqs, seq)
+        if i < len(self._seqs) and self._seqs[i] == seq and self._owners[i] >= 0:
+            return self._owners[i]
+        return None
 
 
 def sync_branches(store, external_session_id: int, *, key_prefix: str,
@@ -99,61 +109,86 @@ def sync_branches(store, external_session_id: int, *, key_prefix: str,
     `name_for(leaf_seq, fork_seq, path)` names a new branch (`path` is the entries from the
     fork (exclusive) to the leaf, root side first); `state_for(leaf_seq)` gives its
     session_state; `newest_leaf` overrides which leaf is the newest (default: highest seq).
+    Memory: three arrays over the session's entries (about 17 bytes an entry).
     """
     conn = store.connection
-    parent: dict[int, int | None] = {}
-    has_child: set[int] = set()
+    seqs = array("q")
+    parents = array("q")
     for seq, parent_seq in conn.execute(
-            "SELECT seq, parent_seq FROM entries WHERE external_session_id = ?",
+            "SELECT seq, parent_seq FROM entries WHERE external_session_id = ? ORDER BY seq",
             (external_session_id,)):
-        parent[seq] = parent_seq
-        if parent_seq is not None:
-            has_child.add(parent_seq)
-    result = BranchSync()
-    if not parent:
+        seqs.append(seq)
+        parents.append(parent_seq if parent_seq is not None else -1)
+    count = len(seqs)
+    owners = array("q", [-1]) * count
+    result = BranchSync(seqs, owners)
+    if not count:
         return result
-    leaves = sorted(seq for seq in parent if seq not in has_child)
+
+    def pos(seq: int, hint: int = -1) -> int:
+        if 0 <= hint < count and seqs[hint] == seq:
+            return hint
+        i = bisect_left(seqs, seq)
+        return i if i < count and seqs[i] == seq else -1
+
+    has_child = bytearray(count)
+    for i in range(count):
+        p = parents[i]
+        if p >= 0:
+            j = pos(p, i - 1)
+            if j >= 0:
+                has_child[j] = 1
+
+    def parent_pos(i: int) -> int:
+        p = parents[i]
+        return pos(p, i - 1) if p >= 0 else -1
+
+    leaves = [i for i in range(count) if not has_child[i]]
     del has_child
     branches = conn.execute(
         "SELECT id, head_seq FROM internal_sessions WHERE external_session_id = ? ORDER BY id",
         (external_session_id,)).fetchall()
-    owner = result.owner
-    head_of: dict[int, int] = {}   # head seq -> branch id (branches that may still advance)
+    head_of: dict[int, int] = {}   # head position -> branch id (branches that may still advance)
+    branch_heads: set[int] = set()
     for branch_id, head in branches:
-        seq = head
-        while seq is not None and seq not in owner:
-            owner[seq] = branch_id
-            seq = parent.get(seq)
-        if head is not None:
-            head_of.setdefault(head, branch_id)
-    branch_heads = {head for _bid, head in branches if head is not None}
+        i = pos(head) if head is not None else -1
+        if i < 0:
+            continue
+        branch_heads.add(i)
+        head_of.setdefault(i, branch_id)
+        while i >= 0 and owners[i] < 0:
+            owners[i] = branch_id
+            i = parent_pos(i)
     changed = False
     for leaf in leaves:
         if leaf in branch_heads:
-            result.leaf_branch[leaf] = head_of.get(leaf) or owner.get(leaf)
+            result.leaf_branch[seqs[leaf]] = head_of.get(leaf) or owners[leaf]
             continue
         path = []
-        seq: int | None = leaf
-        while seq is not None and seq not in owner:
-            path.append(seq)
-            seq = parent.get(seq)
-        fork = seq
+        i = leaf
+        while i >= 0 and owners[i] < 0:
+            path.append(i)
+            i = parent_pos(i)
+        fork = i
         path.reverse()
-        if fork is not None and fork in head_of:
+        path_seqs = [seqs[j] for j in path]
+        if fork >= 0 and fork in head_of:
             # The leaf continues an existing branch: move its head.
             branch_id = head_of.pop(fork)
-            for node in path:
-                owner[node] = branch_id
-            store.move_head(branch_id, leaf, reason="import: the log grew")
+            for j in path:
+                owners[j] = branch_id
+            store.move_head(branch_id, seqs[leaf], reason="import: the log grew")
             result.moved += 1
-            result.leaf_branch[leaf] = branch_id
+            result.leaf_branch[seqs[leaf]] = branch_id
             changed = True
             continue
-        parent_branch = owner.get(fork) if fork is not None else None
-        name = name_for(leaf, fork, path) if name_for else ""
-        leaf_row = conn.execute("SELECT id FROM entries WHERE seq = ?", (leaf,)).fetchone()
+        fork_seq = seqs[fork] if fork >= 0 else None
+        parent_branch = owners[fork] if fork >= 0 else None
+        leaf_seq = seqs[leaf]
+        name = name_for(leaf_seq, fork_seq, path_seqs) if name_for else ""
+        leaf_row = conn.execute("SELECT id FROM entries WHERE seq = ?", (leaf_seq,)).fetchone()
         first_row = conn.execute("SELECT timestamp FROM entries WHERE seq = ?",
-                                 (path[0] if path else leaf,)).fetchone()
+                                 (path_seqs[0] if path_seqs else leaf_seq,)).fetchone()
         key = f"{key_prefix}:{leaf_row[0]}"
         branch = None
         for attempt in range(8):
@@ -163,27 +198,28 @@ def sync_branches(store, external_session_id: int, *, key_prefix: str,
                 continue
             try:
                 branch = store.create_internal_session(
-                    external_session_id, head_seq=leaf, fork_seq=fork,
+                    external_session_id, head_seq=leaf_seq, fork_seq=fork_seq,
                     parent_session_id=parent_branch, name=name, is_current=False,
                     langgraph_session_id=candidate, created_at=first_row[0],
-                    session_state=state_for(leaf) if state_for else None,
-                    metadata=meta_for(leaf) if meta_for else None)
+                    session_state=state_for(leaf_seq) if state_for else None,
+                    metadata=meta_for(leaf_seq) if meta_for else None)
                 break
             except ArborError:
                 continue
         if branch is None:  # pragma: no cover - 8 taken keys
             branch = store.create_internal_session(
-                external_session_id, head_seq=leaf, fork_seq=fork, parent_session_id=parent_branch,
-                name=name, is_current=False, created_at=first_row[0])
-        for node in path:
-            owner[node] = branch.id
+                external_session_id, head_seq=leaf_seq, fork_seq=fork_seq,
+                parent_session_id=parent_branch, name=name, is_current=False,
+                created_at=first_row[0])
+        for j in path:
+            owners[j] = branch.id
         head_of[leaf] = branch.id
-        result.leaf_branch[leaf] = branch.id
+        result.leaf_branch[leaf_seq] = branch.id
         result.added += 1
         changed = True
     if changed or force_current:
-        newest = newest_leaf if newest_leaf is not None else max(leaves)
-        target = result.leaf_branch.get(newest) or owner.get(newest)
+        newest = newest_leaf if newest_leaf is not None else seqs[max(leaves)]
+        target = result.leaf_branch.get(newest) or result.owner_of(newest)
         if target is not None:
             store.set_current(target)
             result.current = target
