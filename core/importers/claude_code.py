@@ -47,6 +47,7 @@ _UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F
 _LINE_SKIP = frozenset({"type", "uuid", "timestamp", "message"})
 # Fields that are the same on nearly every line of a file: kept once, in the session's
 # metadata ("lineDefaults"), and on a line only when its value differs.
+_MISSING = object()
 _DEFAULT_KEYS = ("cwd", "sessionId", "version", "gitBranch", "userType", "isSidechain", "slug")
 _STOP_REASONS = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length",
                  "stop_sequence": "stop", "refusal": "error", "pause_turn": "stop"}
@@ -181,7 +182,15 @@ class _Import:
 
     def handle(self, d: dict[str, Any], number: int, offset: int, data: bytes, *,
                force_root: bool = False) -> None:
-        stack = [(d, number, offset, data, force_root)]
+        emitted = self._handle_one(d, number, offset, data, force_root)
+        if emitted is None or not self.waiting or emitted not in self.waiting:
+            return
+        stack = []
+        released = self.waiting.pop(emitted)
+        for offset_, number_ in reversed(released):
+            d_, data_ = self._reread(offset_, number_)
+            if d_ is not None:
+                stack.append((d_, number_, offset_, data_, False))
         while stack:
             d, number, offset, data, force_root = stack.pop()
             emitted = self._handle_one(d, number, offset, data, force_root)
@@ -420,14 +429,15 @@ class _Import:
 
     def _convert(self, d, node, k, timestamp, counted, summary):
         t = d.get("type")
-        defaults = self.defaults or {}
-        extra = {}
-        for key, value in d.items():
-            if key in _LINE_SKIP:
-                continue
-            if key in defaults and defaults[key] == value:
-                continue
-            extra[key] = value
+        extra = dict(d)
+        pop = extra.pop
+        for key in _LINE_SKIP:
+            pop(key, None)
+        if self.defaults:
+            get = extra.get
+            for key, value in self.defaults.items():
+                if get(key, _MISSING) == value:
+                    del extra[key]
         message = d.get("message")
         if (t == "user" or t == "assistant") and isinstance(message, dict):
             pimsg, usage = convert_message(message, t, timestamp, self.tool_names, counted)
