@@ -362,3 +362,75 @@ def test_discover_finds_usual_places(tmp_path):
                                   tmp_path / ".pi" / "agent" / "sessions"]
     (tmp_path / ".codex" / "sessions").mkdir(parents=True)
     assert len(discover(tmp_path)) == 3
+
+
+def test_claude_code_subagent_file_is_its_own_session(store, tmp_path):
+    folder = tmp_path / "proj" / "8f0e2a4c-0000-4000-8000-000000000001" / "subagents"
+    folder.mkdir(parents=True)
+    path = write_lines(folder / "agent-a1b2.jsonl", [
+        cc_line("s1", None, text="find the bug", isSidechain=True, agentId="a1b2"),
+        cc_line("s2", "s1", kind="assistant", text="found it", isSidechain=True, agentId="a1b2"),
+    ])
+    result = only(import_paths(store, [path]))
+    ext = store.get_external_session_by_uid(result.session_uid)
+    assert ext.uid == "sx:agent-a1b2" and ext.kind == "subagent" and ext.parent_session == "sx"
+    assert ext.session_name == "find the bug"   # the sub-agent's task
+    assert ext.message_count == 2
+
+
+def test_codex_subagent_is_a_root_branch_of_its_parent(store, tmp_path):
+    parent = tmp_path / CODEX_FIXTURE.name
+    shutil.copy(CODEX_FIXTURE, parent)
+    child_id = "33333333-3333-4333-8333-333333333333"
+    child = tmp_path / f"rollout-2026-01-04T00-00-00-{child_id}.jsonl"
+    child.write_text("\n".join(json.dumps(x) for x in [
+        {"timestamp": "2026-01-04T00:00:00.000Z", "type": "session_meta",
+         "payload": {"id": child_id, "source": {"subagent": {"thread_spawn": {
+             "parent_thread_id": "11111111-1111-4111-8111-111111111111", "depth": 1}}}}},
+        {"timestamp": "2026-01-04T00:00:01.000Z", "type": "event_msg",
+         "payload": {"type": "user_message", "message": "Sub task"}},
+        {"timestamp": "2026-01-04T00:00:02.000Z", "type": "event_msg",
+         "payload": {"type": "agent_message", "message": "Sub answer"}},
+    ]) + "\n")
+    report = import_paths(store, [child, parent])      # the parent is imported first anyway
+    assert [Path(f.path).name for f in report.files] == [parent.name, child.name]
+    ext = store.get_external_session_by_uid("11111111-1111-4111-8111-111111111111")
+    branches = store.internal_sessions(ext.id, newest_first=False)
+    assert len(branches) == 2
+    sub = branches[1]
+    assert sub.fork_id is None and sub.name.startswith("sub-agent 33333333")
+    assert [e.id for e in store.path_entries(sub.head_seq)] == [f"{child_id}:L2", f"{child_id}:L3"]
+    assert ext.metadata["forks"][child_id]["relation"] == "subagent"
+
+
+def test_langgraph_database_in_wal_mode(store, tmp_path):
+    db = tmp_path / "wal.sqlite"
+    shutil.copy(LG_FIXTURE, db)
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"
+    # A writer still has the database open (its WAL and shared memory exist).
+    conn.execute("CREATE TABLE IF NOT EXISTS other(x)")
+    conn.commit()
+    result = only(import_paths(store, [db]))
+    conn.close()
+    assert result.format == "langgraph" and len(result.sessions) == 2
+    assert result.entries_added == 14
+
+
+def test_langgraph_pickled_and_damaged_blobs_are_reported(store, tmp_path):
+    db = tmp_path / "odd.sqlite"
+    shutil.copy(LG_FIXTURE, db)
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE checkpoints SET type = 'pickle' WHERE checkpoint_id = ?",
+                 ("1f1ebc80-d768-6c63-8000-fae2d47832e7",))
+    conn.execute("UPDATE checkpoints SET checkpoint = X'c1c1c1' WHERE checkpoint_id = ?",
+                 ("1f1ebc80-d76c-666d-8001-68d93fd56634",))
+    conn.commit()
+    conn.close()
+    result = only(import_paths(store, [db]))
+    reasons = [s.reason for s in result.skipped]
+    assert any("never unpickles" in r for r in reasons)
+    assert any("cannot be decoded" in r for r in reasons)
+    # Thread t1 is intact; t2 kept its first checkpoint and tags for all three.
+    t2 = store.get_external_session_by_uid(result.sessions[1].uid)
+    assert len(store.checkpoints_for_session(t2.id)) == 3

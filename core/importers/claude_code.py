@@ -126,6 +126,7 @@ class _Import:
         # facts for the session
         self.titles: dict[str, str] = {}
         self.first_prompt = ""
+        self.side_prompt = ""
         self.session_id = ""
         self.cwd = ""
         self.model = ""
@@ -283,12 +284,15 @@ class _Import:
                 model = message.get("model")
                 if isinstance(model, str) and model != "<synthetic>":
                     self.model = model
-        elif k == PROMPT and not self.first_prompt and not side:
+        elif k == PROMPT and not self.first_prompt and not (side and self.side_prompt):
             message = get("message")
             if isinstance(message, dict):
                 text = _text_of_content(message.get("content"))
                 if text.strip() and not text.lstrip().startswith("<"):
-                    self.first_prompt = text
+                    if side:
+                        self.side_prompt = text     # a sub-agent's task: a name of last resort
+                    else:
+                        self.first_prompt = text
 
     def _boundary_fallback(self, preserved) -> int:
         """A compact boundary whose logical parent is not written yet (a preserved tail
@@ -473,7 +477,8 @@ class _Import:
             return
         target.flush()
         name = self.titles.get("custom-title") or self.titles.get("ai-title") or \
-            self.titles.get("summary") or title_from_text(self.first_prompt) or self.path.stem
+            self.titles.get("summary") or title_from_text(self.first_prompt or self.side_prompt) \
+            or self.path.stem
         metadata = {"cwd": self.cwd, "model": self.model, "sessionId": self.session_id,
                     "version": self.version, "gitBranch": self.git_branch,
                     "agentId": self.agent_id, "danglingParents": self.dangling,
