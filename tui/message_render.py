@@ -54,6 +54,25 @@ def _render(console: Console, renderable: RenderableType, width: int) -> list[li
     return console.render_lines(renderable, options, pad=True, new_lines=False)
 
 
+def _summary(text: Any) -> Text:
+    """A summary (markdown from a summariser) as compact text: '## Goal' lines become bold
+    headings, without the blank lines and rules full markdown would add."""
+    source, more = safe_markdown_source(text)
+    out = Text(end="")
+    lines = [line for line in source.splitlines() if line.strip()]
+    for number, line in enumerate(lines):
+        if number:
+            out.append("\n")
+        stripped = line.lstrip()
+        if stripped.startswith("#"):
+            out.append(stripped.lstrip("#").strip(), "bold #d7afd7")
+        else:
+            out.append(line, "#c8b8d8")
+    if more:
+        out.append("\n" + more, DIM)
+    return out
+
+
 def _markdown(text: Any) -> tuple[RenderableType, str]:
     from rich.markdown import Markdown  # imported on first use: it is not needed for the first frame
 
@@ -227,10 +246,7 @@ def body(item: Item, expanded: bool, width: int) -> Body:
     out = Body()
     data = entry.data
     if item.kind == "summary":
-        markdown, more = _markdown(data.get("summary", ""))
-        out.add(markdown)
-        if more:
-            out.add(Text(more, DIM))
+        out.add(_summary(data.get("summary", "")))
         kept = data.get("firstKeptEntryId")
         if kept:
             note = Text("context continues from ", FAINT)
@@ -249,16 +265,13 @@ def body(item: Item, expanded: bool, width: int) -> Body:
         line.append_text(safe_line(short_id(str(data.get("firstKeptEntryId") or "")), 12, style=DIM))
         out.add(line)
         if expanded:
-            out.add(safe_text(data.get("summary", ""), style="#d7afd7"))
+            out.add(_summary(data.get("summary", "")))
         else:
             out.add(safe_line(data.get("summary", ""), max(10, width), style="#d7afd7"))
         out.foldable = True
         return out
     if entry.type == BRANCH_SUMMARY:
-        markdown, more = _markdown(data.get("summary", ""))
-        out.add(markdown)
-        if more:
-            out.add(Text(more, DIM))
+        out.add(_summary(data.get("summary", "")))
         return out
     if entry.type == MODEL_CHANGE:
         line = Text("model → ", DIM)

@@ -1,0 +1,85 @@
+"""Render the main states of arbor from the demo store as SVG and PNG, into screenshots/.
+
+    /work/venv/bin/python screenshots/make_screenshots.py
+
+The demo store is built in a temporary folder; the clock is the demo's fixed "now", so the
+pictures are the same on every run. PNGs are made from the SVGs with cairosvg.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
+
+from core import open_store  # noqa: E402
+from core.demo import DEMO_NOW, build_demo  # noqa: E402
+from tui.app import ArborApp  # noqa: E402
+
+SIZE = (130, 40)
+
+# name -> (session to select, keys, description)
+STATES: list[tuple[str, str | None, list[str], str]] = [
+    ("01-start", None, [], "the demo store at start: sessions, branch tree, messages"),
+    ("02-branches", "Fix flaky login test", ["tab"], "a session's branch tree, the branches pane focused"),
+    ("03-messages", "Refactor payment module", ["tab", "tab", "up", "space", "up", "space"],
+     "messages with markdown, a tool call and its result opened"),
+    ("04-rollback", "Fix flaky login test", ["tab", "tab", "up", "up", "up", "r"],
+     "roll back: a checkpoint or the highlighted message, with a branch summary"),
+    ("05-compact", "Fix flaky login test", ["tab", "tab", "c"],
+     "the compaction preview: what is summarised, tokens, an editable summary"),
+    ("06-context", "Migrate orders table to new schema", ["tab", "tab", "home"],
+     "the replayed context of a compacted 3,000-message branch"),
+    ("07-search", None, ["slash", "w", "e", "b", "h", "o", "o", "k"], "search across all messages"),
+    ("08-help", None, ["question_mark"], "every key"),
+]
+
+
+async def settle(pilot) -> None:
+    for _ in range(200):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        if not pilot.app.busy:
+            break
+        await pilot.pause(0.02)
+    await pilot.pause()
+
+
+async def shoot(db: Path, name: str, session: str | None, keys: list[str]) -> str:
+    numbers = iter(range(0xB0000000, 0xFFFFFFFF))
+    store = open_store(db, create=False, clock=lambda: DEMO_NOW,
+                       id_factory=lambda: f"{next(numbers):08x}")
+    app = ArborApp(store, clock=lambda: DEMO_NOW, poll_interval=None, store_label="~/.local/share/arbor/demo.db")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        if session is not None:
+            app.sessions_pane.move_cursor(next(i for i, s in enumerate(app.sessions) if s.name == session))
+            await settle(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await settle(pilot)
+        svg = app.export_screenshot(title=f"arbor — {name[3:]}")
+    store.close()
+    return svg
+
+
+def main() -> None:
+    import cairosvg
+
+    with tempfile.TemporaryDirectory() as folder:
+        for name, session, keys, description in STATES:
+            db = build_demo(Path(folder) / f"{name}.db")  # a fresh demo for each picture
+            svg = asyncio.run(shoot(db, name, session, keys))
+            (HERE / f"{name}.svg").write_text(svg, encoding="utf-8")
+            cairosvg.svg2png(bytestring=svg.encode("utf-8"), write_to=str(HERE / f"{name}.png"))
+            print(f"screenshots/{name}.svg + .png  {description}")
+
+
+if __name__ == "__main__":
+    main()
