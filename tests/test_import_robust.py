@@ -434,3 +434,29 @@ def test_langgraph_pickled_and_damaged_blobs_are_reported(store, tmp_path):
     # Thread t1 is intact; t2 kept its first checkpoint and tags for all three.
     t2 = store.get_external_session_by_uid(result.sessions[1].uid)
     assert len(store.checkpoints_for_session(t2.id)) == 3
+
+
+def test_codex_fork_imported_before_its_parent_is_merged_later(store, tmp_path):
+    child_id = "44444444-4444-4444-8444-444444444444"
+    lines = [json.loads(line) for line in CODEX_FIXTURE.read_text().splitlines()]
+    child = tmp_path / f"rollout-2026-01-05T00-00-00-{child_id}.jsonl"
+    child.write_text("\n".join(json.dumps(x) for x in [
+        {"timestamp": "2026-01-05T00:00:00.000Z", "type": "session_meta",
+         "payload": {"id": child_id, "forked_from_id": "11111111-1111-4111-8111-111111111111"}},
+        *lines[:13],
+        {"timestamp": "2026-01-05T00:00:02.000Z", "type": "event_msg",
+         "payload": {"type": "user_message", "message": "A later question"}},
+    ]) + "\n")
+    alone = only(import_paths(store, [child]))
+    assert alone.session_uid == child_id          # no parent yet: a session of its own
+    parent = tmp_path / CODEX_FIXTURE.name
+    shutil.copy(CODEX_FIXTURE, parent)
+    report = only(import_paths(store, [parent]))
+    ext = store.get_external_session_by_uid("11111111-1111-4111-8111-111111111111")
+    assert len(store.internal_sessions(ext.id)) == 2
+    lone = store.get_external_session_by_uid(child_id)
+    assert lone.is_active is False and lone.metadata["mergedInto"] == ext.uid
+    assert report.entries_added == 11 + 1          # the parent, then the fork's new message
+    # The fork's file again: it goes to the parent, which has it all already.
+    again = only(import_paths(store, [child]))
+    assert again.entries_added == 0 and again.session_uid == ext.uid

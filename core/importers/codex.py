@@ -301,6 +301,8 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
     if meta and meta.parent_id:
         candidate = store.get_external_session_by_uid(meta.parent_id)
         existing_own = store.get_external_session_by_uid(own_id)
+        if existing_own is not None and (existing_own.metadata or {}).get("mergedInto"):
+            existing_own = None   # imported alone before its parent, since merged into it
         if candidate is not None and candidate.source == FORMAT and existing_own is None:
             parent_session = candidate
     into_parent = parent_session is not None
@@ -523,6 +525,37 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
     if into_parent:
         session_result.name = f"{session_result.name} (fork {own_id[:8]} added as branches)"
     result.sessions.append(session_result)
+    if not into_parent:
+        _merge_orphans(store, own_id, result)
+
+
+def _merge_orphans(store, parent_id: str, result: FileResult) -> None:
+    """Forks and sub-agents imported before their parent were sessions of their own: now
+    that the parent is here, their files are read again as branches of the parent, and
+    the lone copies are archived (not deleted) with `mergedInto` in their metadata."""
+    rows = store.connection.execute(
+        "SELECT id, uid, json_extract(metadata, '$.path') FROM external_sessions"
+        " WHERE source = ? AND json_extract(metadata, '$.parentThreadId') = ?"
+        " AND json_extract(metadata, '$.mergedInto') IS NULL", (FORMAT, parent_id)).fetchall()
+    for ext_id, uid, child_path in rows:
+        if not child_path or not Path(child_path).is_file():
+            result.skip(None, f"fork {uid} was imported before its parent and its file "
+                        f"{child_path} is gone: it stays a session of its own")
+            continue
+        session = store.get_external_session(ext_id)
+        meta = dict(session.metadata or {})
+        meta["mergedInto"] = parent_id
+        store.connection.execute("UPDATE external_sessions SET metadata = ?, is_active = 0"
+                                 " WHERE id = ?", (json.dumps(meta, ensure_ascii=False), ext_id))
+        # Its next import must go to the parent, not stop at "unchanged".
+        store.connection.execute("DELETE FROM import_sources WHERE external_session_id = ?",
+                                 (ext_id,))
+        nested = FileResult(child_path, format=FORMAT)
+        import_file(store, Path(child_path), nested, ProgressTicker(None, child_path, 0, 1, 0))
+        for item in nested.sessions:
+            item.name = f"{item.name} (merged from {child_path})"
+        result.sessions.extend(nested.sessions)
+        result.skipped.extend(nested.skipped)
 
 
 def _find_twin(pending: deque, role: str, text: str, *, from_event: bool) -> Item | None:
