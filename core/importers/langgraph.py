@@ -291,6 +291,8 @@ def _import_thread(store, source: sqlite3.Connection, path: Path, result: FileRe
     rows = source.execute(
         f"SELECT checkpoint_id, parent_checkpoint_id, {type_col}, checkpoint, {meta_col}"
         f" FROM checkpoints WHERE {where} ORDER BY checkpoint_id", args).fetchall()
+    # (one thread's checkpoints; each blob is decoded once and dropped after its messages
+    # are planned)
     where_label = f"thread {thread_id}" + (f" namespace {ns}" if ns else "")
     ids = [str(r[0]) for r in rows]
     index = {cid: i for i, cid in enumerate(ids)}
@@ -301,15 +303,25 @@ def _import_thread(store, source: sqlite3.Connection, path: Path, result: FileRe
     # Decode each checkpoint.
     decoded: list[dict[str, Any] | None] = []
     metas: list[dict[str, Any]] = []
-    for r in rows:
+    blobs: list[tuple[Any, Any] | None] = []
+
+    def decode(i: int) -> dict[str, Any] | None:
+        """Checkpoint i, decoded when its turn comes (its blob is then let go)."""
+        kind, blob = blobs[i] or (None, None)
+        blobs[i] = None
         try:
-            value = decode_blob(r[2], r[3])
-            decoded.append(value if isinstance(value, dict) else None)
-            if not isinstance(value, dict):
-                result.skip(None, f"{where_label} checkpoint {r[0]}: not a checkpoint object")
+            value = decode_blob(kind, blob)
         except UndecodableBlob as error:
-            decoded.append(None)
-            result.skip(None, f"{where_label} checkpoint {r[0]}: {error} (kept as a bare tag)")
+            result.skip(None, f"{where_label} checkpoint {ids[i]}: {error} (kept as a bare tag)")
+            return None
+        if not isinstance(value, dict):
+            result.skip(None, f"{where_label} checkpoint {ids[i]}: not a checkpoint object")
+            return None
+        return value
+
+    for r in rows:
+        blobs.append((r[2], r[3]))
+        decoded.append(None)
         meta = {}
         if r[4] is not None:
             try:
@@ -321,6 +333,7 @@ def _import_thread(store, source: sqlite3.Connection, path: Path, result: FileRe
                 except UndecodableBlob:
                     meta = {"_raw": plain(r[4])}
         metas.append(meta if isinstance(meta, dict) else {"value": meta})
+    del rows
     pending_writes: dict[str, list[dict[str, Any]]] = {}
     try:
         wcols = {row[1] for row in source.execute("PRAGMA table_info(writes)")}
@@ -341,18 +354,18 @@ def _import_thread(store, source: sqlite3.Connection, path: Path, result: FileRe
     # Plan the entries: per checkpoint the message keys and entry ids of its messages.
     plan: list[tuple[str, str | None, str, dict[str, Any], Any]] = []  # id, parent, type, data, ts
     planned_ids: set[str] = set()
-    anchor: list[str | None] = [None] * len(rows)
-    keys_of: list[list[str]] = [[] for _ in rows]
-    ids_of: list[list[str]] = [[] for _ in rows]
-    states: list[dict[str, Any]] = [{} for _ in rows]
-    stamps: list[Any] = [None] * len(rows)
+    anchor: list[str | None] = [None] * len(ids)
+    keys_of: list[list[str]] = [[] for _ in ids]
+    ids_of: list[list[str]] = [[] for _ in ids]
+    states: list[dict[str, Any]] = [{} for _ in ids]
+    stamps: list[Any] = [None] * len(ids)
     root_id = "thread"
     first_ts = None
     title = ""
 
     def visit(i: int) -> None:
         nonlocal first_ts, title
-        checkpoint = decoded[i] or {}
+        checkpoint = decode(i) or {}
         stamp = timestamp_of(checkpoint.get("ts")) or (stamps[parents[i]] if parents[i] is not None
                                                         else None)
         stamps[i] = stamp
@@ -369,6 +382,7 @@ def _import_thread(store, source: sqlite3.Connection, path: Path, result: FileRe
         else:
             keys_of[i], ids_of[i] = base_keys, base_ids
             anchor[i] = base_ids[-1] if base_ids else (anchor[p] if p is not None else root_id)
+            decoded[i] = {"ts": checkpoint.get("ts")}
             return
         keys: list[str] = []
         entry_ids: list[str] = []
@@ -398,6 +412,7 @@ def _import_thread(store, source: sqlite3.Connection, path: Path, result: FileRe
                 title = title_from_text(content_text(message.get("content")))
         keys_of[i], ids_of[i] = keys, entry_ids
         anchor[i] = entry_ids[-1] if entry_ids else root_id
+        decoded[i] = {"ts": checkpoint.get("ts")}   # the messages are in the plan now
 
     broken = processing_order(parents, visit)
     for i in broken:
@@ -409,7 +424,7 @@ def _import_thread(store, source: sqlite3.Connection, path: Path, result: FileRe
     has_kids = {p for p in parents if p is not None}
     leaf_entry: dict[int, str] = {}
     claimed: set[str] = set()
-    for i in range(len(rows)):
+    for i in range(len(ids)):
         if i in has_kids:
             continue
         entry = anchor[i] or root_id
@@ -428,7 +443,7 @@ def _import_thread(store, source: sqlite3.Connection, path: Path, result: FileRe
     uid = f"{FORMAT}:{thread_id}" + (f":{ns}" if ns else "") + f"@{db_tag}"
     name = title or f"thread {thread_id}"
     metadata = {"format": FORMAT, "path": str(path), "thread_id": thread_id, "checkpoint_ns": ns,
-                "checkpoints": len(rows)}
+                "checkpoints": len(ids)}
     created_at = first_ts or file_mtime(path)
     parent_uid = None
     if ns:
