@@ -197,7 +197,11 @@ def main(argv: list[str] | None = None) -> int:
         cells = [row[0], f"{row[1]:,}", f"{row[2]:.1f}", str(row[3]), f"{row[4]:,}", str(row[5]),
                  f"{row[6]:.2f}", f"{row[7]:,.0f}", f"{row[8]:.0f}"]
         print("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))))
-    print(f"python {sys.version.split()[0]}, sqlite {__import__('sqlite3').sqlite_version}; "
+    sys.path.insert(0, str(REPO))
+    from core.importers.fastjson import ACCELERATED
+
+    print(f"python {sys.version.split()[0]}, sqlite {__import__('sqlite3').sqlite_version}, "
+          f"JSON: {'orjson' if ACCELERATED else 'standard library'}, {os.cpu_count()} CPUs; "
           f"files in {folder}")
     if not args.keep:
         import shutil

@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from core import open_store
     from core.errors import ArborError
-    from core.importers import discover, import_paths
+    from core.importers import discover
 
     paths: list[Path] = [Path(p).expanduser() for p in args.paths]
     if args.discover:

@@ -356,7 +356,7 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
     seen_meta = False
 
     def emit(item: Item) -> None:
-        nonlocal cursor, matching, title
+        nonlocal cursor, matching
         d = item.line
         timestamp = clock.take(d.get("timestamp"))
         entry_type, data = converter.entry(item, timestamp)
@@ -455,8 +455,6 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
             if t == "event_msg" and payload is not None and payload.get("type") in _EVENT_TWINS:
                 role = _EVENT_TWINS[payload["type"]]
                 text = str(payload.get("message", payload.get("text", "")) or "")
-                if payload["type"] == "user_message" and not thread_name and not title:
-                    pass
                 twin = _find_twin(pending, role, text, from_event=False)
                 if twin is not None:
                     twin.matched = True

@@ -224,13 +224,3 @@ def sync_branches(store, external_session_id: int, *, key_prefix: str,
             store.set_current(target)
             result.current = target
     return result
-
-
-def ancestors_within(parent_of: Callable[[int], int | None], start: int, limit: int = 1_000_000):
-    """The ancestors of `start` (exclusive), nearest first, at most `limit` of them."""
-    node = parent_of(start)
-    count = 0
-    while node is not None and count < limit:
-        yield node
-        node = parent_of(node)
-        count += 1
