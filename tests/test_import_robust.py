@@ -185,9 +185,12 @@ def test_claude_code_false_forks_collapse_real_rewinds_stay(store, tmp_path):
         cc_line("s1", None, text="sub-agent task", isSidechain=True, agentId="ag1"),
         cc_line("s2", "s1", kind="assistant", msg_id="m4", text="sub result", isSidechain=True),
         cc_line("u3", "a4", text="actually, deploy instead"),              # a rewind
-        cc_line("a6", "u3", kind="assistant", msg_id="m5", text="Deployed."),
+        cc_line("a6", "u3", kind="assistant", msg_id="m5", text=tool(9)),
+        result_line("r9", "a6", 9),
+        # The user interrupts the tool: a text line under the same tool_use line.
+        cc_line("i1", "a6", text="[Request interrupted by user for tool use]"),
         json.dumps({"type": "custom-title", "customTitle": "Build fixes", "sessionId": "sx"}),
-        json.dumps({"type": "brand-new-line-type", "uuid": "n1", "parentUuid": "a6",
+        json.dumps({"type": "brand-new-line-type", "uuid": "n1", "parentUuid": "i1",
                     "sessionId": "sx", "whatever": [1, 2]}),
     ])
     result = only(import_paths(store, [path]))
@@ -202,13 +205,13 @@ def test_claude_code_false_forks_collapse_real_rewinds_stay(store, tmp_path):
     assert [e.id for e in store.path_entries(side.head_seq)] == ["s1", "s2"]
     assert side.name.startswith("sidechain") and side.parent_session_id is None
     rewind_path = [e.id for e in store.path_entries(rewind.head_seq)]
-    assert rewind_path[-5:] == ["a4", "u3", "a6", "L17", "n1"]
+    assert rewind_path[-7:] == ["a4", "u3", "a6", "r9", "i1", "L19", "n1"]
     assert rewind.fork_id == "a4" and rewind.parent_session_id == main.id
     assert rewind.is_current
     # Unknown line types are kept raw.
     assert store.find_entry(ext.id, "n1").type == "claude:brand-new-line-type"
     assert store.find_entry(ext.id, "n1").data["whatever"] == [1, 2]
-    assert store.find_entry(ext.id, "L17").type == "session_info"
+    assert store.find_entry(ext.id, "L19").type == "session_info"
     # Usage once per request: m1 (three lines) counts once; m1..m5 = 5 rows.
     assert len(store.usage(ext.id)) == 5
     a1, a3 = store.find_entry(ext.id, "a1"), store.find_entry(ext.id, "a3")

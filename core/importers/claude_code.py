@@ -1,30 +1,39 @@
 """Claude Code transcripts (`~/.claude/projects/<project>/<session>.jsonl`).
 
 The tree is `uuid`/`parentUuid`, but many nodes with several children are not real
-branches. Two passes over the file, memory bounded by the number of lines (a few small
-fields each), never by their size:
+branches. One pass over the file, each line parsed once; memory is a few small fields per
+line (arrays and one uuid -> node dict), never the lines themselves:
 
-1. Scan: parse every line, keep for each its id, declared parent, kind, offset.
-2. Decide the effective tree, in file order (a child whose parent comes later waits for
-   it; dangling parents make roots; cycles are cut):
-   * A *real fork* is a user prompt (typed text, not a tool result, not meta, not a compact
-     summary) whose declared parent already has a user or assistant child: a rewind. It
-     is attached to its declared parent, and so starts a branch.
-   * Anything else is a *continuation*: it is attached to the newest node written below
-     its declared parent (the "tip"), not to the parent itself. That collapses the false
-     forks: lines of one reply that share `message.id`, parallel tool calls whose results
-     all point at their own tool_use line, progress and attachment lines.
-   * Lines without a uuid (summary, custom-title, file-history-snapshot, queue-operation,
-     unknown types) are chained just before the next node, so they never make branches.
-   * `system/compact_boundary` becomes a `compaction` entry attached to its
-     `logicalParentUuid`; its summary is the following `isCompactSummary` message; with a
-     preserved segment, `firstKeptEntryId` is the segment's head. When the logical parent
-     comes later in the file (the preserved tail was re-parented below the summary), the
-     boundary is attached to the newest preserved message written before it.
-3. Write: read the lines again in that order and write entries (ids = uuids).
+* Lines are taken in file order. A line whose parent comes later in the file waits for it
+  (only its offset is kept; it is read again when the parent arrives). Lines still
+  waiting at the end hang below a cycle or a parent that never came: the first of them is
+  made a root (reported with its line number), which releases the rest.
+* A *real fork* is a user prompt (typed text, not a tool result, not meta, not a compact
+  summary) whose declared parent already has another user prompt as a child: a rewind,
+  which writes a new prompt with the same parent as the one it replaces. It is attached
+  to its declared parent, and so starts a branch.
+* Anything else is a *continuation*: it is attached to the newest node written below its
+  declared parent (the "tip"), not to the parent itself. That collapses the false forks:
+  lines of one reply that share `message.id`, parallel tool calls whose results each
+  point at their own tool_use line, progress and attachment lines, the "[Request
+  interrupted]" line after a tool result.
+* Lines without a uuid (summary, custom-title, file-history-snapshot, queue-operation,
+  unknown types) are chained just before the next node, so they never make branches;
+  `custom-title` becomes a `session_info` entry, the others are kept raw.
+* `system/compact_boundary` becomes a `compaction` entry attached to its
+  `logicalParentUuid`; its summary is the following `isCompactSummary` message; with a
+  preserved segment, `firstKeptEntryId` is the segment's head. When the logical parent
+  comes later in the file (the preserved tail was re-parented below the summary), the
+  boundary is attached to the newest preserved message written before it.
+* Entries are written one line behind the reader, so each can look at the next line:
+  usage is counted once per request (on the last line of a `message.id` run, and never
+  twice for one id), and a boundary gets its summary.
 
-Usage is counted once per request: on the last line of each `message.id`.
-Sidechain (sub-agent) lines are kept: their roots make branches of their own.
+Entry ids are the uuids (`L<line>` for lines without one), so a second import adds only
+new lines. Sidechain (sub-agent) lines are kept: their roots make branches of their own;
+a sub-agent's own file (`.../subagents/agent-*.jsonl`) is a session of kind `subagent`.
+Fields that are the same on every line (cwd, sessionId, version, gitBranch, ...) are kept
+once in the session's metadata (`lineDefaults`) and on a line only when they differ.
 """
 
 from __future__ import annotations
@@ -109,7 +118,7 @@ class _Import:
         self.side = bytearray()
         self.eff = array("q")                  # node -> its effective parent node, or -1
         self.seq = array("q")                  # node -> its entry's seq
-        self.msg_child = bytearray()           # node already has a user/assistant child
+        self.prompt_child = bytearray()        # node already has a user prompt as a child
         self.hashes = array("q")               # node -> hash of its line (duplicate uuids)
         self.fwd = array("q")                  # node -> newest node written below it, or -1
         self.index: dict[str, int] = {}        # uuid -> node
@@ -326,7 +335,7 @@ class _Import:
         self.side.append(1 if side else 0)
         self.eff.append(e)
         self.seq.append(0)
-        self.msg_child.append(0)
+        self.prompt_child.append(0)
         self.hashes.append(0)
         self.fwd.append(-1)
         if e >= 0:
@@ -346,12 +355,12 @@ class _Import:
         if p < 0:
             e = -1
         else:
-            if k == PROMPT and self.msg_child[p]:
+            if k == PROMPT and self.prompt_child[p]:
                 e = p                      # a rewind: a real branch
             else:
                 e = self._tip(p)           # a continuation: collapse false forks
-            if k in (PROMPT, USER_OTHER, ASSISTANT):
-                self.msg_child[p] = 1
+            if k == PROMPT:
+                self.prompt_child[p] = 1
         if self.pending_meta:
             e = self._chain_meta(e)
         node = self._new_node(entry_id, k, side, e)
