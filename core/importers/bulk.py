@@ -19,7 +19,7 @@ from array import array
 from typing import Any
 
 from ..clock import to_text
-from ..entries import FTS_TEXT_LIMIT, MESSAGE, entry_text, role_of
+from ..entries import FTS_TEXT_LIMIT, MESSAGE, entry_text
 from ..errors import ArborError, NotFound
 from .fastjson import dumps
 
@@ -111,8 +111,21 @@ class BulkWriter:
         if chain is None:
             chain = seq
         is_message = entry_type == MESSAGE
-        msg_index = msg_base + (1 if is_message else 0)
-        stamp = self._stamp(timestamp)
+        role = None
+        if is_message:
+            msg_index = msg_base + 1
+            message = data.get("message")
+            if isinstance(message, dict):          # as core.entries.role_of
+                role = message.get("role")
+                if role is not None and type(role) is not str:
+                    role = str(role)
+        else:
+            msg_index = msg_base
+        if type(timestamp) is str and len(timestamp) == 29 and timestamp[10] == "T" and \
+                timestamp.endswith("+00:00"):
+            stamp = timestamp
+        else:
+            stamp = self._stamp(timestamp)
         payload = dumps(data)
         if not payload.isascii():
             try:
@@ -122,7 +135,7 @@ class BulkWriter:
 
                 payload = json.dumps(data, ensure_ascii=True, separators=(",", ":"), default=str)
         self._rows.append((seq, self.external_session_id, str(entry_id), parent_seq, entry_type,
-                           stamp, depth, chain, msg_index, role_of(entry_type, data), payload))
+                           stamp, depth, chain, msg_index, role, payload))
         self._depth.append(depth)
         self._chain.append(chain)
         self._msg.append(msg_index)

@@ -46,6 +46,7 @@ from typing import Any
 from ..entries import COMPACTION, MESSAGE, SESSION_INFO
 from .base import (Clockwork, FileResult, LineError, ProgressTicker, RawLine,
                    file_mtime, iter_lines, parse_line, short_hash, title_from_text)
+from .fastjson import loads as fast_loads
 from .session import SessionTarget, first_text_title
 from .tree import sync_branches
 
@@ -144,22 +145,32 @@ class _Import:
         self.agent_id = ""
         self.first_side: bool | None = None
         self.defaults: dict[str, Any] | None = None
+        self.facts_done = False
 
     # ------------------------------------------------------------------ reading
     def run(self) -> None:
         result = self.result
         ticker = self.ticker
+        handle_line = self.handle
         with open(self.path, "rb") as handle:
+            number = 0
             for raw in iter_lines(handle):
-                result.lines = raw.number
-                if not raw.number & 2047:
+                number = raw.number
+                if not number & 2047:
                     ticker(raw.offset)
+                data = raw.data
                 try:
-                    d = parse_line(raw)
-                except LineError as error:
-                    result.skip(raw.number, str(error))
-                    continue
-                self.handle(d, raw.number, raw.offset, raw.data)
+                    d = fast_loads(data)       # the common case, without the checks below
+                    if type(d) is not dict:
+                        raise ValueError
+                except Exception:  # noqa: BLE001 - parse_line says what is wrong
+                    try:
+                        d = parse_line(raw)
+                    except LineError as error:
+                        result.skip(number, str(error))
+                        continue
+                handle_line(d, number, raw.offset, data)
+            result.lines = number
             # Lines still waiting hang below a cycle, or below a uuid seen only nested.
             while self.waiting:
                 offset, number, parent = min(
@@ -276,17 +287,19 @@ class _Import:
             self.first_side = side
         if self.defaults is None:
             self.defaults = {key: d[key] for key in _DEFAULT_KEYS if key in d}
-        if not self.session_id and isinstance(get("sessionId"), str):
-            self.session_id = d["sessionId"]
-        if not self.cwd and isinstance(get("cwd"), str):
-            self.cwd = d["cwd"]
+        if not self.facts_done:
+            if not self.session_id and isinstance(get("sessionId"), str):
+                self.session_id = d["sessionId"]
+            if not self.cwd and isinstance(get("cwd"), str):
+                self.cwd = d["cwd"]
+            if not self.git_branch and isinstance(get("gitBranch"), str):
+                self.git_branch = d["gitBranch"]
+            if not self.agent_id and isinstance(get("agentId"), str):
+                self.agent_id = d["agentId"]
+            self.facts_done = bool(self.session_id and self.cwd and self.git_branch)
         version = get("version")
-        if isinstance(version, str):
+        if version is not None and version != self.version and isinstance(version, str):
             self.version = version
-        if not self.git_branch and isinstance(get("gitBranch"), str):
-            self.git_branch = d["gitBranch"]
-        if not self.agent_id and isinstance(get("agentId"), str):
-            self.agent_id = d["agentId"]
         if k == ASSISTANT:
             message = get("message")
             if isinstance(message, dict):

@@ -80,8 +80,10 @@ class SessionTarget:
         return entry_id in self.known
 
     def add(self, entry_id: str, parent_seq: int | None, entry_type: str, data: dict[str, Any],
-            timestamp: Any) -> tuple[int, bool]:
-        """Write the entry unless its id is already there. Returns (seq, written)."""
+            timestamp: Any, tool_calls: int | None = None) -> tuple[int, bool]:
+        """Write the entry unless its id is already there. Returns (seq, written).
+
+        `tool_calls`: how many tool calls the message holds, when the caller knows."""
         seq = self.known.get(entry_id)
         if seq is not None:
             return seq, False
@@ -91,9 +93,12 @@ class SessionTarget:
         self.result.entries_added += 1
         if entry_type == MESSAGE:
             self.result.messages_added += 1
-            message = data.get("message")
-            if isinstance(message, dict):
-                self.tool_calls += tool_call_count(message)
+            if tool_calls is not None:
+                self.tool_calls += tool_calls
+            else:
+                message = data.get("message")
+                if isinstance(message, dict):
+                    self.tool_calls += tool_call_count(message)
         return seq, True
 
     def flush(self) -> None:
