@@ -13,6 +13,9 @@ except ImportError:  # pragma: no cover - depends on the environment
     _orjson = None
 
 ACCELERATED = _orjson is not None
+# Built once: json.dumps() with non-default options builds a new encoder on every call.
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+_decode = json.JSONDecoder().decode
 
 
 def loads(data: bytes) -> Any:
@@ -31,4 +34,4 @@ def dumps(value: Any) -> str:
             return _orjson.dumps(value).decode("utf-8")
         except (TypeError, ValueError):
             pass  # lone surrogates, non-str keys, big ints: the standard library handles them
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return _encode(value)
