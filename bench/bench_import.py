@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
                  f"{row[6]:.2f}", f"{row[7]:,.0f}", f"{row[8]:.0f}"]
         print("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))))
     sys.path.insert(0, str(REPO))
-    from core.importers.fastjson import ACCELERATED
+    from core.fastjson import ACCELERATED
 
     print(f"python {sys.version.split()[0]}, sqlite {__import__('sqlite3').sqlite_version}, "
           f"JSON: {'orjson' if ACCELERATED else 'standard library'}, {os.cpu_count()} CPUs; "

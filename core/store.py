@@ -7,6 +7,7 @@ import os
 import re
 import sqlite3
 import threading
+from array import array
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from . import migrations
 from .clock import Clock, parse, to_text, utc_now
 from .entries import (FTS_TEXT_LIMIT, MESSAGE, Entry, content_text, entry_text, role_of,
                       tool_call_count)
+from .fastjson import dumps
 from .errors import (ArborError, NotFound, ReplayError, StoreDamaged, StoreNotFound,
                      StoreUnavailable)
 from .ids import generate_id
@@ -84,8 +86,12 @@ class SearchHit:
     snippet: str
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+_dumps = dumps
+
+_INSERT_ENTRY = ("INSERT INTO entries(seq, external_session_id, id, parent_seq, type, timestamp,"
+                 " depth, chain, msg_index, role, data) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+_INSERT_USAGE = ("INSERT INTO usage(external_session_id, provider, protocol, model, input_tokens,"
+                 " output_tokens, total_tokens, duration_ms, timestamp) VALUES (?,?,?,?,?,?,?,?,?)")
 
 
 def _loads(text: str | None, default: Any) -> Any:
@@ -107,103 +113,186 @@ def _storable(text: str) -> str:
 
 
 class EntryWriter:
-    """Appends entries to one external session inside the caller's transaction.
+    """Appends entries to one external session inside the caller's write transaction.
 
-    It remembers what it wrote (depth, chain, message index, whether it has a child) so
-    that an importer writing thousands of entries does not re-read each parent.
+    The one place entry rows are made (depth, chain, message index, role, the full-text
+    row, the session's counters). Rows are buffered and written in batches; `seq` is given
+    here, which is safe because the write lock is held (`entries.seq` is AUTOINCREMENT, so
+    the next one is above both max(seq) and sqlite_sequence). What it wrote is remembered
+    in arrays (a few bytes an entry), so an import of a million lines never re-reads a
+    parent. Call `flush()` before the transaction reads the entries back or ends.
     """
 
+    BATCH = 2000
+
     def __init__(self, store: "Store", external_session_id: int):
+        if not store.in_write_transaction:
+            raise RuntimeError("an EntryWriter needs an open store.transaction()")
         self.store = store
+        self.conn = store._conn
         self.external_session_id = external_session_id
-        self._known: dict[int, list] = {}  # seq -> [depth, chain, msg_index, has_child, id]
+        row = self.conn.execute(
+            "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'entries'), 0),"
+            " COALESCE((SELECT MAX(seq) FROM entries), 0))").fetchone()
+        self.next_seq = int(row[0] or 0) + 1
+        self._base = self.next_seq
+        self._depth = array("q")
+        self._chain = array("q")
+        self._msg = array("q")
+        self._has_child = bytearray()
+        self._older: dict[int, list] = {}  # parents written before: [depth, chain, msg, has_child]
+        self._rows: list[tuple] = []
+        self._fts: list[tuple] = []
+        self._usage: list[tuple] = []
+        self._generated: set[str] = set()
+        self._last: tuple[int, str] | None = None
+        self._last_data: dict[str, Any] = {}
         self._entries = 0
         self._messages = 0
         self._latest: str | None = None
 
-    def _parent(self, parent_seq: int) -> list:
-        known = self._known.get(parent_seq)
+    def _older_parent(self, parent_seq: int) -> list:
+        known = self._older.get(parent_seq)
         if known is not None:
             return known
-        row = self.store._conn.execute(
-            "SELECT depth, chain, msg_index, external_session_id, "
-            "EXISTS(SELECT 1 FROM entries c WHERE c.parent_seq = entries.seq), id "
-            "FROM entries WHERE seq = ?",
-            (parent_seq,),
-        ).fetchone()
+        row = self.conn.execute(
+            "SELECT depth, chain, msg_index, external_session_id,"
+            " EXISTS(SELECT 1 FROM entries c WHERE c.parent_seq = entries.seq)"
+            " FROM entries WHERE seq = ?", (parent_seq,)).fetchone()
         if row is None:
             raise NotFound(f"parent entry {parent_seq} does not exist")
         if row[3] != self.external_session_id:
             raise ArborError(f"parent entry {parent_seq} belongs to another session")
-        known = [row[0], row[1], row[2], bool(row[4]), row[5]]
-        self._known[parent_seq] = known
+        known = self._older[parent_seq] = [row[0], row[1], row[2], bool(row[4])]
         return known
+
+    def _new_id(self) -> str:
+        for _attempt in range(64):
+            candidate = self.store.id_factory()
+            if candidate in self._generated:
+                continue
+            if self.conn.execute("SELECT 1 FROM entries WHERE external_session_id = ? AND id = ?",
+                                 (self.external_session_id, candidate)).fetchone() is None:
+                self._generated.add(candidate)
+                return candidate
+        raise ArborError("could not generate a unique entry id")
+
+    def _stamp(self, timestamp: Any, data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        if type(timestamp) is str and len(timestamp) == 29 and timestamp[10] == "T" and \
+                timestamp.endswith("+00:00"):
+            return timestamp, data  # already in the stored form
+        try:
+            return to_text(timestamp if timestamp is not None else self.store.clock()), data
+        except ValueError:
+            # an unreadable time from a log: keep it beside the data, file the entry under now
+            return to_text(self.store.clock()), {**data, "originalTimestamp": str(timestamp)}
+
+    def add_row(self, parent_seq: int | None, entry_type: str, data: dict[str, Any], *,
+                entry_id: str | None = None, timestamp: Any = None) -> int:
+        """Buffer one entry and return its seq (the fast path for imports)."""
+        if parent_seq is None:
+            depth, msg_base, chain = 0, 0, None
+        elif parent_seq >= self._base:
+            i = parent_seq - self._base
+            depth, msg_base = self._depth[i] + 1, self._msg[i]
+            chain = None if self._has_child[i] else self._chain[i]
+            self._has_child[i] = 1
+        else:
+            parent = self._older_parent(parent_seq)
+            depth, msg_base = parent[0] + 1, parent[2]
+            chain = None if parent[3] else parent[1]
+            parent[3] = True
+        seq = self.next_seq
+        self.next_seq += 1
+        if chain is None:
+            chain = seq
+        is_message = entry_type == MESSAGE
+        msg_index = msg_base + 1 if is_message else msg_base
+        role = role_of(entry_type, data) if is_message else None
+        stamp, data = self._stamp(timestamp, data)
+        new_id = self._new_id() if entry_id is None else str(entry_id)
+        payload = dumps(data)
+        if not payload.isascii():
+            try:
+                payload.encode("utf-8")
+            except UnicodeEncodeError:  # lone surrogates: escaped rather than lost
+                payload = json.dumps(data, ensure_ascii=True, separators=(",", ":"), default=str)
+        self._rows.append((seq, self.external_session_id, new_id, parent_seq, entry_type, stamp,
+                           depth, chain, msg_index, role, payload))
+        self._depth.append(depth)
+        self._chain.append(chain)
+        self._msg.append(msg_index)
+        self._has_child.append(0)
+        text = entry_text(entry_type, data)
+        if text:
+            text = text[:FTS_TEXT_LIMIT]
+            self._fts.append((seq, text if text.isascii() else _storable(text)))
+        self._entries += 1
+        if is_message:
+            self._messages += 1
+        if self._latest is None or stamp > self._latest:
+            self._latest = stamp
+        self._last = (seq, new_id)
+        self._last_data = data
+        if len(self._rows) >= self.BATCH:
+            self.flush_rows()
+        return seq
 
     def add(self, parent_seq: int | None, entry_type: str, data: dict[str, Any], *,
             entry_id: str | None = None, timestamp: Any = None) -> Entry:
-        conn = self.store._conn
-        if parent_seq is None:
-            depth, chain, msg_base, parent_id = 0, None, 0, None
-        else:
-            parent = self._parent(parent_seq)
-            depth, msg_base, parent_id = parent[0] + 1, parent[2], parent[4]
-            chain = None if parent[3] else parent[1]
-            parent[3] = True
-        is_message = entry_type == MESSAGE
-        msg_index = msg_base + (1 if is_message else 0)
-        role = role_of(entry_type, data)
-        try:
-            stamp = to_text(timestamp if timestamp is not None else self.store.clock())
-        except ValueError:
-            # an unreadable time from a log: keep it beside the data, file the entry under now
-            stamp = to_text(self.store.clock())
-            data = {**data, "originalTimestamp": str(timestamp)}
-        try:
-            payload = _dumps(data)
-            payload.encode("utf-8")
-        except UnicodeEncodeError:
-            payload = json.dumps(data, ensure_ascii=True, separators=(",", ":"), default=str)
-        generated = entry_id is None
-        for _attempt in range(16):
-            new_id = self.store.id_factory() if generated else str(entry_id)
+        """Buffer one entry and return it as an `Entry`."""
+        last = self._last
+        seq = self.add_row(parent_seq, entry_type, data, entry_id=entry_id, timestamp=timestamp)
+        row = self._rows[-1] if self._rows else None
+        if row is None or row[0] != seq:
+            self.flush_rows()
+            return self.store.get_entry(seq)
+        parent_id = None
+        if parent_seq is not None:
+            parent_id = last[1] if last and last[0] == parent_seq else self._id_of(parent_seq)
+        return Entry(seq, row[2], self.external_session_id, parent_seq, entry_type, row[5], row[6],
+                     row[7], row[8], row[9], self._last_data, parent_id)
+
+    def _id_of(self, seq: int) -> str | None:
+        for row in self._rows:
+            if row[0] == seq:
+                return row[2]
+        found = self.conn.execute("SELECT id FROM entries WHERE seq = ?", (seq,)).fetchone()
+        return found[0] if found else None
+
+    def add_usage(self, provider: str, protocol: str, model: str, input_tokens: int,
+                  output_tokens: int, total_tokens: int, duration_ms: int, timestamp: Any) -> None:
+        """A usage row (one model request), written with the next batch."""
+        self._usage.append((self.external_session_id, provider, protocol, model, int(input_tokens),
+                            int(output_tokens), int(total_tokens), int(duration_ms),
+                            to_text(timestamp)))
+
+    def flush_rows(self) -> None:
+        conn = self.conn
+        if self._rows:
             try:
-                cursor = conn.execute(
-                    "INSERT INTO entries(external_session_id, id, parent_seq, type, timestamp, depth,"
-                    " chain, msg_index, role, data) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                    (self.external_session_id, new_id, parent_seq, entry_type, stamp, depth,
-                     chain or 0, msg_index, role, payload),
-                )
-                break
+                conn.executemany(_INSERT_ENTRY, self._rows)
             except sqlite3.IntegrityError as error:
-                if not generated or "UNIQUE" not in str(error):
-                    raise ArborError(f"entry id {new_id!r} already exists in this session") from error
-        else:  # pragma: no cover - 16 collisions of 32-bit random ids
-            raise ArborError("could not generate a unique entry id")
-        seq = cursor.lastrowid
-        if chain is None:
-            chain = seq
-            conn.execute("UPDATE entries SET chain = ? WHERE seq = ?", (seq, seq))
-        self._known[seq] = [depth, chain, msg_index, False, new_id]
-        text = entry_text(entry_type, data)
-        if text:
-            conn.execute("INSERT INTO entries_fts(rowid, text) VALUES (?, ?)",
-                         (seq, _storable(text[:FTS_TEXT_LIMIT])))
-        self._entries += 1
-        self._messages += 1 if is_message else 0
-        if self._latest is None or stamp > self._latest:
-            self._latest = stamp
-        return Entry(seq, new_id, self.external_session_id, parent_seq, entry_type, stamp, depth,
-                     chain, msg_index, role, data, parent_id)
+                if "UNIQUE" in str(error):
+                    raise ArborError(f"an entry id is already in this session ({error})") from None
+                raise
+            self._rows.clear()
+        if self._fts:
+            conn.executemany("INSERT INTO entries_fts(rowid, text) VALUES (?, ?)", self._fts)
+            self._fts.clear()
+        if self._usage:
+            conn.executemany(_INSERT_USAGE, self._usage)
+            self._usage.clear()
 
     def flush(self) -> None:
-        """Bring the session's counters and last activity up to date."""
+        """Write what is buffered and bring the session's counters and activity up to date."""
+        self.flush_rows()
         if not self._entries:
             return
-        self.store._conn.execute(
+        self.conn.execute(
             "UPDATE external_sessions SET entry_count = entry_count + ?,"
             " message_count = message_count + ?, updated_at = MAX(updated_at, ?) WHERE id = ?",
-            (self._entries, self._messages, self._latest, self.external_session_id),
-        )
+            (self._entries, self._messages, self._latest, self.external_session_id))
         self._entries = self._messages = 0
         self._latest = None
 
@@ -316,6 +405,10 @@ class Store:
                 raise
             self._depth = 0
             self._conn.execute("COMMIT")
+
+    @property
+    def in_write_transaction(self) -> bool:
+        return bool(self._depth) and not self._read_only
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
@@ -1015,13 +1108,12 @@ class Store:
 
     # ------------------------------------------------------------- events/usage
     def record_usage(self, external_session_id: int, provider: str, protocol: str, model: str,
-                     input_tokens: int, output_tokens: int, total_tokens: int, duration_ms: int) -> None:
+                     input_tokens: int, output_tokens: int, total_tokens: int, duration_ms: int,
+                     timestamp: Any = None) -> None:
         with self.transaction() as conn:
-            conn.execute("INSERT INTO usage(external_session_id, provider, protocol, model,"
-                         " input_tokens, output_tokens, total_tokens, duration_ms, timestamp)"
-                         " VALUES (?,?,?,?,?,?,?,?,?)",
-                         (external_session_id, provider, protocol, model, input_tokens,
-                          output_tokens, total_tokens, duration_ms, to_text(self.clock())))
+            conn.execute(_INSERT_USAGE, (external_session_id, provider, protocol, model, input_tokens,
+                                         output_tokens, total_tokens, duration_ms,
+                                         to_text(timestamp if timestamp is not None else self.clock())))
 
     def usage(self, external_session_id: int) -> list[dict[str, Any]]:
         with self._lock:

@@ -41,7 +41,7 @@ def test_hostile_and_undecodable_text_is_stored(store):
 def test_duplicate_given_ids_are_refused_and_unknown_types_kept(store):
     ext, branch = new_branch(store)
     store.append_entry(ext.id, None, "message", {"message": {"role": "user", "content": "x"}}, entry_id="same")
-    with pytest.raises(ArborError, match="already exists"):
+    with pytest.raises(ArborError, match="already in this session"):
         store.append_entry(ext.id, None, "message", {"message": {"role": "user", "content": "y"}}, entry_id="same")
     odd = store.append_entry(ext.id, None, "codex:future_thing", {"payload": {"k": [1, 2]}, "extra": True})
     assert store.get_entry(odd.seq).type == "codex:future_thing"

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ..clock import parse as parse_time
-from .fastjson import loads as fast_loads
+from ..fastjson import loads as fast_loads
 
 # One line may be large (real Claude Code lines of many megabytes occur), but not unbounded.
 MAX_LINE_BYTES = 256 * 1024 * 1024

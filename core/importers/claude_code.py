@@ -46,7 +46,7 @@ from typing import Any
 from ..entries import COMPACTION, MESSAGE, SESSION_INFO
 from .base import (Clockwork, FileResult, LineError, ProgressTicker, RawLine,
                    file_mtime, iter_lines, parse_line, short_hash, title_from_text)
-from .fastjson import loads as fast_loads
+from ..fastjson import loads as fast_loads
 from .session import SessionTarget, first_text_title
 from .tree import sync_branches
 

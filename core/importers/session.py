@@ -14,7 +14,6 @@ from typing import Any
 from ..clock import to_text
 from ..entries import MESSAGE, tool_call_count
 from .base import SessionResult, title_from_text
-from .bulk import BulkWriter
 
 
 class SessionTarget:
@@ -42,7 +41,7 @@ class SessionTarget:
                 self.update_metadata(metadata, existing.metadata or {})
         self.uid = uid
         self.source = source
-        self.writer = BulkWriter(store, self.id)
+        self.writer = store.writer(self.id)
         self.result = SessionResult(uid=uid, name=name, source=source, created=created)
         self.tool_calls = 0
 
@@ -87,7 +86,7 @@ class SessionTarget:
         seq = self.known.get(entry_id)
         if seq is not None:
             return seq, False
-        seq = self.writer.add(parent_seq, entry_type, data, entry_id=entry_id, timestamp=timestamp)
+        seq = self.writer.add_row(parent_seq, entry_type, data, entry_id=entry_id, timestamp=timestamp)
         if self.remember_new:
             self.known[entry_id] = seq
         self.result.entries_added += 1
@@ -108,9 +107,8 @@ class SessionTarget:
     def record_usage(self, *, provider: str, protocol: str, model: str, input_tokens: int,
                      output_tokens: int, total_tokens: int, timestamp: Any) -> None:
         """One usage row per model request (never one per line of a split reply)."""
-        self.writer.add_usage((self.id, provider, protocol, model or "", int(input_tokens or 0),
-                               int(output_tokens or 0), int(total_tokens or 0), 0,
-                               to_text(timestamp)))
+        self.writer.add_usage(provider, protocol, model or "", int(input_tokens or 0),
+                              int(output_tokens or 0), int(total_tokens or 0), 0, timestamp)
 
     def finish(self, *, name: str | None = None) -> SessionResult:
         self.writer.flush()
