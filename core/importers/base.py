@@ -231,6 +231,21 @@ class LineError(Exception):
     """A line that cannot be read as a JSON object."""
 
 
+def object_lines(handle, result: "FileResult", ticker: "ProgressTicker",
+                 start_offset: int = 0, start_number: int = 1) -> Iterator[tuple[RawLine, dict[str, Any]]]:
+    """The lines of a log read as JSON objects; a line that is not one is reported as skipped."""
+    for raw in iter_lines(handle, start_offset, start_number):
+        result.lines = raw.number
+        if raw.number % 2048 == 0:
+            ticker(raw.offset)
+        try:
+            value = parse_line(raw)
+        except LineError as error:
+            result.skip(raw.number, str(error))
+            continue
+        yield raw, value
+
+
 def parse_line(raw: RawLine) -> dict[str, Any]:
     """The line as a JSON object, or LineError with a reason a user can read."""
     if not raw.data:

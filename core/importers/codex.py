@@ -34,7 +34,7 @@ from typing import Any
 
 from ..entries import COMPACTION, MESSAGE, MODEL_CHANGE
 from .base import (Clockwork, FileResult, LineError, ProgressTicker, epoch_ms, file_mtime,
-                   iter_lines, parse_line, short_hash, title_from_text)
+                   iter_lines, object_lines, parse_line, short_hash, title_from_text)
 from .session import SessionTarget, first_text_title
 from .tree import sync_branches
 
@@ -434,15 +434,7 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
             emit(pending.popleft())
 
     with open(path, "rb") as handle:
-        for raw in iter_lines(handle):
-            result.lines = raw.number
-            if raw.number % 2048 == 0:
-                ticker(raw.offset)
-            try:
-                d = parse_line(raw)
-            except LineError as error:
-                result.skip(raw.number, str(error))
-                continue
+        for raw, d in object_lines(handle, result, ticker):
             t = d.get("type")
             payload = d.get("payload") if isinstance(d.get("payload"), dict) else None
             if first_ts is None:

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ..entries import LABEL, MESSAGE
-from .base import (Clockwork, FileResult, LineError, ProgressTicker, RawLine, file_mtime,
-                   iter_lines, parse_line, short_hash, title_from_text)
+from .base import (Clockwork, FileResult, ProgressTicker, RawLine, file_mtime, object_lines,
+                   parse_line, short_hash, title_from_text)
 from .session import SessionTarget, first_text_title
 from .tree import processing_order, sync_branches
 
@@ -39,15 +39,7 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
     model = ""
     previous: str | None = None
     with open(path, "rb") as handle:
-        for raw in iter_lines(handle):
-            result.lines = raw.number
-            if raw.number % 2048 == 0:
-                ticker(raw.offset)
-            try:
-                d = parse_line(raw)
-            except LineError as error:
-                result.skip(raw.number, str(error))
-                continue
+        for raw, d in object_lines(handle, result, ticker):
             t = d.get("type")
             if t == "session" and header is None and not ids:
                 header = d
