@@ -71,7 +71,7 @@ def build(path: Path, sessions: int = SESSIONS, entries: int = ENTRIES, big: int
 
     def ids() -> str:
         counter[0] += 1
-        return f"{counter[0]:010x}"
+        return f"{counter[0]:08x}"
 
     store = open_store(path, id_factory=ids, clock=lambda: START)
     per_session = (entries - big) // (sessions - 1)

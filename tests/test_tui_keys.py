@@ -418,3 +418,36 @@ async def test_keys_in_every_pane_never_crash(demo_db, key):
             await pilot.press("tab")
             await settle(pilot)
         assert app.return_code is None or app.return_code == 0
+
+
+FIXTURES = REPO.parent / "shared" / "fixtures"
+
+
+@pytest.mark.skipif(not FIXTURES.exists(), reason="the shared fixtures are not here")
+async def test_import_from_palette_fills_an_empty_store(empty_db):
+    from textual.widgets import Input
+
+    app = make_app(empty_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.query_one(EmptyState).display
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await type_text(pilot, "import agent")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen.__class__.__name__ == "ImportDialog"
+        app.screen.query_one(Input).value = f'"{FIXTURES / "pi"}" "{FIXTURES / "codex"}"'
+        await pilot.press("enter")
+        await settle(pilot)
+        for _ in range(100):
+            if app.sessions:
+                break
+            await pilot.pause(0.05)
+            await settle(pilot)
+        assert app.sessions, "the imported sessions are listed"
+        assert not app.query_one(EmptyState).display
+        assert {s.source for s in app.sessions} >= {"pi", "codex"}
+        assert len(app.store.list_sessions()) == len(app.sessions)
+        assert app.branch is not None and app.messages_pane.count > 0

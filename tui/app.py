@@ -33,7 +33,7 @@ from .components.sessions_pane import SessionsPane
 from .components.status_line import StatusLine, status_text
 from .formatting import DIM, FAINT, short_id
 from .message_source import MessageSource
-from .safe_text import safe_line
+from .safe_text import clean, safe_line
 
 Clock = Callable[[], datetime]
 
@@ -84,6 +84,7 @@ class ArborApp(App[int]):
         self._warned: set[str] = set()
         self._hidden_archived = 0
         self._follow_timer = None
+        self._polling = False
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -138,9 +139,8 @@ class ArborApp(App[int]):
         self._hidden_archived = hidden
         self.loaded = True
         empty = not rows
-        self.query_one("#panes").display = not empty
+        self._show_panes(not empty)
         empty_state = self.query_one(EmptyState)
-        empty_state.display = empty
         if empty:
             text = empty_text(self.store_label)
             if hidden:
@@ -167,6 +167,17 @@ class ArborApp(App[int]):
         # What is loaded now lives long (10,000 rows, rendered strips): keep it out of the
         # cyclic collector's full passes, which otherwise pause the app for 50-100 ms.
         gc.freeze()
+
+    def _show_panes(self, show: bool) -> None:
+        """The three panes, or the empty-store screen; focus follows (never a hidden pane)."""
+        panes = self.query_one("#panes")
+        was_shown = panes.display
+        panes.display = show
+        self.query_one(EmptyState).display = not show
+        if not show:
+            self.set_focus(None)
+        elif not was_shown or self.focused is None:
+            self.sessions_pane.focus()
 
     def show_session(self, session_id: int, *, keep_branch: int | None = None,
                      keep_seq: int | None = None, at_end: bool = True) -> None:
@@ -261,7 +272,8 @@ class ArborApp(App[int]):
     @property
     def busy(self) -> bool:
         """Whether a load is pending or running (tests and benchmarks wait for it)."""
-        return self._follow_timer is not None or any(
+        screen_busy = getattr(self.screen, "busy", False)
+        return self._follow_timer is not None or bool(screen_busy) or any(
             worker.is_running for worker in self.workers)
 
     @on(SessionsPane.Highlighted, "#sessions")
@@ -289,11 +301,23 @@ class ArborApp(App[int]):
 
     # ------------------------------------------------------------------- live
     def _poll(self) -> None:
+        if not self._polling:
+            self._polling = True
+            self._poll_store()
+
+    @work(thread=True, exclusive=True, group="poll")
+    def _poll_store(self) -> None:
+        """Read the store's data version in a thread: a long search holding the store's
+        connection must not freeze the screen."""
         try:
             version = self.store.data_version()
         except (ArborError, sqlite3.Error):
-            return
-        if version != self._data_version:
+            version = None
+        self.call_from_thread(self._polled, version)
+
+    def _polled(self, version: int | None) -> None:
+        self._polling = False
+        if version is not None and version != self._data_version:
             self._data_version = version
             self.load_sessions(live=True)
 
@@ -320,8 +344,7 @@ class ArborApp(App[int]):
         if not rows:
             self._sessions_loaded(rows, 0, None, False)
             return
-        self.query_one("#panes").display = True
-        self.query_one(EmptyState).display = False
+        self._show_panes(True)
         self.sessions_pane.set_sessions(rows, keep, notify=False)
         highlighted = self.sessions_pane.highlighted
         if highlighted is not None:
@@ -721,6 +744,6 @@ class ArborApp(App[int]):
             self.call_from_thread(self._error, error)
             return
         summary = getattr(report, "summary", None)
-        text = summary() if callable(summary) else str(report)
-        self.call_from_thread(self.notify, text[:500], title="Import", markup=False)
+        text = clean(summary() if callable(summary) else str(report))
+        self.call_from_thread(self.notify, text[:600], title="Import", markup=False, timeout=10)
         self.call_from_thread(self.reload)

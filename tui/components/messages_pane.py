@@ -68,6 +68,7 @@ class MessagesPane(Widget, can_focus=True):
         self.empty_text: Text = Text("")
         self._strips: OrderedDict[tuple, tuple[list[Strip], bool]] = OrderedDict()
         self._layout: list[tuple[int, int]] | None = None  # (item index, line in item) per row
+        self._bottom_pending = False
 
     # ------------------------------------------------------------------- data
     @property
@@ -93,6 +94,7 @@ class MessagesPane(Widget, can_focus=True):
         self.cursor = max(0, min(target, count - 1))
         self.top, self.top_line = self.cursor, 0
         self._layout = None
+        self._bottom_pending = self.size.height <= 0
         self.scroll_cursor_visible(bottom=True)
         self._update_subtitle()
         self.refresh()
@@ -181,8 +183,10 @@ class MessagesPane(Widget, can_focus=True):
         return Strip([_segment("┃" if on else "│", self.rich_style + (SCROLL_THUMB if on else SCROLL_TRACK))], 1)
 
     def on_resize(self, event: events.Resize) -> None:
+        # (also the first layout, when a branch may have been set before the pane had a size)
         self._layout = None
-        self.scroll_cursor_visible()
+        self.scroll_cursor_visible(bottom=self._bottom_pending or self.at_end)
+        self._bottom_pending = False
         self.refresh()
 
     def on_focus(self) -> None:

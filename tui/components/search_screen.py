@@ -92,6 +92,9 @@ class SearchScreen(ModalScreen[SearchResult | None]):
         self.now = now
         self.include_archived = include_archived
         self.query_text = query
+        self._timer = None
+        self._pending = False
+        self._enter_pending = False
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog search", id="search-dialog"):
@@ -107,18 +110,34 @@ class SearchScreen(ModalScreen[SearchResult | None]):
         field.cursor_blink = False
         field.focus()
         if self.query_text:
+            self._pending = True
             self._search(self.query_text)
+
+    # Searching all message text of a big store can take a second for a common word:
+    # wait until typing pauses, and search in a thread.
+    DEBOUNCE = 0.25
 
     @on(Input.Changed, "#search-input")
     def _changed(self, event: Input.Changed) -> None:
-        self._search(event.value)
+        if self._timer is not None:
+            self._timer.stop()
+        value = event.value
+        self._pending = True
+        self.query_one("#search-status", Static).update(Text("searching…", FAINT))
+        self._timer = self.set_timer(self.DEBOUNCE, lambda: self._search(value))
 
     @on(Input.Submitted, "#search-input")
     def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
         results = self.query_one(ResultList)
-        if results.row_count:
+        if self._pending:
+            self._enter_pending = True  # go to the results when they arrive
+        elif results.row_count:
             results.focus()
+
+    @property
+    def busy(self) -> bool:
+        return self._pending
 
     @work(thread=True, exclusive=True, group="search")
     def _search(self, query: str) -> None:
@@ -138,7 +157,12 @@ class SearchScreen(ModalScreen[SearchResult | None]):
               error: str | None) -> None:
         if self.query_one(Input).value.strip() != query:
             return  # an older search finished after a newer one started
+        self._pending = False
         self.query_one(ResultList).set_results(names, hits)
+        if self._enter_pending:
+            self._enter_pending = False
+            if names or hits:
+                self.query_one(ResultList).focus()
         status = self.query_one("#search-status", Static)
         if error:
             status.update(safe_line(error, 200, style="bold #ff5f5f"))
