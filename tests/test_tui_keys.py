@@ -451,3 +451,23 @@ async def test_import_from_palette_fills_an_empty_store(empty_db):
         assert {s.source for s in app.sessions} >= {"pi", "codex"}
         assert len(app.store.list_sessions()) == len(app.sessions)
         assert app.branch is not None and app.messages_pane.count > 0
+
+
+async def test_broken_compaction_shows_raw_entries_and_a_warning(tmp_path):
+    from core.entries import COMPACTION
+
+    path = tmp_path / "broken.db"
+    store = open_store(path)
+    session = store.create_external_session("broken replay")
+    branch = store.create_internal_session(session.id, name="main")
+    for text in ("one", "two", "three"):
+        store.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": text}})
+    store.append_to_branch(branch.id, COMPACTION, {"summary": "s", "firstKeptEntryId": "not-there"})
+    store.close()
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        source = app.messages_pane.source
+        assert source.raw and source.warning and "not on this branch" in source.warning
+        assert app.messages_pane.count == 4
+        assert any("not on this branch" in n.message for n in app._notifications)

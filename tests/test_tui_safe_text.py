@@ -129,6 +129,11 @@ async def test_hostile_store_on_screen_is_inert(hostile_db):
         assert app.sessions[0].name == HOSTILE_NAME
         row = "".join(s.text for y in range(2) for s in app.sessions_pane.render_line(y))
         assert "[bold red]x[/]" in row and "␛]52;c;" in row
+        # notifications that name a hostile branch are cleaned too
+        app.branches_pane.focus()
+        await pilot.press("enter")  # "… is already current."
+        await pilot.pause()
+        assert app._notifications and all(not UNSAFE.search(n.message) for n in app._notifications)
         svg = app.export_screenshot()
         assert "\x1b" not in svg
         assert app.return_code is None  # [@click=app.quit] did not quit

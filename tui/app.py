@@ -220,7 +220,7 @@ class ArborApp(App[int]):
         self.branch = branch
         if source.warning and source.warning not in self._warned:
             self._warned.add(source.warning)
-            self.notify(source.warning, title="Replay", severity="warning", markup=False)
+            self.say(source.warning, title="Replay", severity="warning", markup=False)
         self.messages_pane.set_source(source, labels=labels, keep_seq=keep_seq, keep_depth=keep_depth,
                                       at_end=at_end,
                                       empty_text=Text("This branch has no entries yet.", FAINT))
@@ -359,7 +359,13 @@ class ArborApp(App[int]):
             message = f"The store could not be read or written: {error}"
         else:
             message = str(error)
-        self.notify(message, title="arbor", severity="error", markup=False, timeout=8)
+        self.say(message, title="arbor", severity="error", markup=False, timeout=8)
+
+    def say(self, message: str, **options) -> None:
+        """A notification; names and errors in it are untrusted, so it is cleaned and never
+        parsed as markup."""
+        options["markup"] = False
+        self.notify(clean(message), **options)
 
     def _focused_pane(self):
         focused = self.focused
@@ -372,7 +378,7 @@ class ArborApp(App[int]):
         """The branch an action applies to: the highlighted one in the branches pane."""
         branch = self.branches_pane.highlighted
         if branch is None:
-            self.notify("There is no branch here.", severity="warning")
+            self.say("There is no branch here.", severity="warning")
         return branch
 
     def _fresh_branch(self, branch_id: int) -> InternalSession | None:
@@ -403,7 +409,7 @@ class ArborApp(App[int]):
         from core import operations
 
         if self.branch is None:
-            self.notify("Open a session first.", severity="warning")
+            self.say("Open a session first.", severity="warning")
             return
         pane = self._focused_pane()
         if pane is self.messages_pane:
@@ -423,7 +429,7 @@ class ArborApp(App[int]):
         except (ArborError, sqlite3.Error) as error:
             self._error(error)
             return
-        self.notify(f"New branch {new.id} at {where}; it is now current.", title="Branched", markup=False)
+        self.say(f"New branch {new.id} at {where}; it is now current.", title="Branched", markup=False)
         self.reload(branch_id=new.id)
 
     def action_rollback(self) -> None:
@@ -471,7 +477,7 @@ class ArborApp(App[int]):
                 targets.append(message_target)
                 initial = 0
         if not targets:
-            self.notify("No checkpoints in this session: highlight a message in the messages pane "
+            self.say("No checkpoints in this session: highlight a message in the messages pane "
                         "and press r to roll back to it.", severity="warning", markup=False)
             return
 
@@ -485,7 +491,7 @@ class ArborApp(App[int]):
                 self._error(error)
                 return
             note = " with a branch summary" if choice.summary else ""
-            self.notify(f"Rolled back: new current branch {new.id}{note}. "
+            self.say(f"Rolled back: new current branch {new.id}{note}. "
                         f"{branch_title(branch)} is kept as it was.", title="Rolled back", markup=False)
             self.reload(branch_id=new.id)
 
@@ -516,7 +522,7 @@ class ArborApp(App[int]):
                     self._error(error)
                     return
                 self.messages_pane.set_labels(labels)
-                self.notify("Label cleared." if not text.strip() else "Label saved.", markup=False)
+                self.say("Label cleared." if not text.strip() else "Label saved.", markup=False)
 
             self.push_screen(TextPrompt(title, value=current, placeholder="a short label",
                                         hint=Text("enter saves · empty clears · escape cancels", FAINT),
@@ -540,13 +546,13 @@ class ArborApp(App[int]):
                     return
                 self.show_session(branch.external_session_id, keep_branch=branch.id,
                                   keep_seq=self._kept_seq())
-                self.notify("Label cleared." if not text.strip() else "Label saved.", markup=False)
+                self.say("Label cleared." if not text.strip() else "Label saved.", markup=False)
 
             self.push_screen(TextPrompt(title, value=row.label or "", placeholder="a short label",
                                         hint=Text("enter saves · empty clears · escape cancels", FAINT),
                                         id="label-dialog"), done_branch)
             return
-        self.notify("Labels go on messages and branches: tab to one of those panes first.",
+        self.say("Labels go on messages and branches: tab to one of those panes first.",
                     severity="warning", markup=False)
 
     def _kept_seq(self) -> int | None:
@@ -573,7 +579,7 @@ class ArborApp(App[int]):
             except (ArborError, sqlite3.Error) as error:
                 self._error(error)
                 return
-            self.notify(f"Compacted {branch_title(branch)}: the raw messages are kept (v shows them).",
+            self.say(f"Compacted {branch_title(branch)}: the raw messages are kept (v shows them).",
                         title="Compacted", markup=False)
             self.reload(branch_id=branch.id, keep_seq=entry.seq if entry else None)
 
@@ -586,14 +592,14 @@ class ArborApp(App[int]):
         if branch is None:
             return
         if branch.is_current:
-            self.notify(f"{branch_title(branch)} is already current.", markup=False)
+            self.say(f"{branch_title(branch)} is already current.", markup=False)
             return
         try:
             operations.make_current(self.store, branch.id)
         except (ArborError, sqlite3.Error) as error:
             self._error(error)
             return
-        self.notify(f"{branch_title(branch)} is now current.", markup=False)
+        self.say(f"{branch_title(branch)} is now current.", markup=False)
         self.reload(branch_id=branch.id, keep_seq=self._kept_seq())
 
     def action_archive(self) -> None:
@@ -608,7 +614,7 @@ class ArborApp(App[int]):
             except (ArborError, sqlite3.Error) as error:
                 self._error(error)
                 return
-            self.notify("Session restored from the archive.", markup=False)
+            self.say("Session restored from the archive.", markup=False)
             self.reload(session_id=session.id)
             return
         question = Text("Archive ")
@@ -625,7 +631,7 @@ class ArborApp(App[int]):
             except (ArborError, sqlite3.Error) as error:
                 self._error(error)
                 return
-            self.notify("Session archived.", markup=False)
+            self.say("Session archived.", markup=False)
             self.reload(session_id=session.id)
 
         self.push_screen(ConfirmDialog(Text("Archive session", "bold"), question, yes="Archive"), done)
@@ -685,7 +691,7 @@ class ArborApp(App[int]):
                 self.reload(session_id=result.session_id)
                 session = self._session(result.session_id)
             if session is None:
-                self.notify("That session is no longer in the store.", severity="warning")
+                self.say("That session is no longer in the store.", severity="warning")
                 return
         index = next(i for i, s in enumerate(self.sessions) if s.id == result.session_id)
         self.sessions_pane.move_cursor(index, notify=False)
@@ -700,7 +706,7 @@ class ArborApp(App[int]):
             self._error(error)
             return
         if branch is None or entry is None:
-            self.notify("That message is on no branch's path (it was left behind by every branch).",
+            self.say("That message is on no branch's path (it was left behind by every branch).",
                         severity="warning", markup=False)
             self.show_session(result.session_id)
             return
@@ -708,7 +714,7 @@ class ArborApp(App[int]):
         source = self.messages_pane.source
         if source is not None and source.index_of_seq(entry.seq, entry.depth) is None and not self.raw:
             self.raw = True
-            self.notify("The message is before the branch's compaction: showing raw entries (v).",
+            self.say("The message is before the branch's compaction: showing raw entries (v).",
                         markup=False)
         self.show_branch(self.branches_pane.highlighted or branch, keep_seq=entry.seq,
                          keep_depth=entry.depth)
@@ -722,7 +728,7 @@ class ArborApp(App[int]):
     def _import(self, choice) -> None:
         if choice is None:
             return
-        self.notify("Importing…", markup=False)
+        self.say("Importing…", markup=False)
         self._run_import(choice)
 
     @work(thread=True, exclusive=True, group="import")

@@ -8,7 +8,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static, TextArea
 
@@ -53,7 +53,7 @@ class CompactDialog(ModalScreen[CompactChoice | None]):
     def compose(self) -> ComposeResult:
         title = Text("Compact · ", "bold")
         title.append_text(safe_line(branch_title(self.branch), 40, style="bold #5fafff"))
-        with Vertical(classes="dialog wide", id="compact-dialog"):
+        with VerticalScroll(classes="dialog wide", id="compact-dialog"):
             yield Static(title, classes="dialog-title")
             yield Static(Text("Nothing is deleted: a compaction entry is appended, and replay "
                               "starts from its summary.", DIM), classes="dialog-hint")
@@ -70,6 +70,7 @@ class CompactDialog(ModalScreen[CompactChoice | None]):
             yield Static(Text("ctrl+s compact · escape cancel", FAINT), classes="dialog-hint")
 
     def on_mount(self) -> None:
+        self.query_one("#compact-summary", TextArea).cursor_blink = False  # steady cursor (and stable pictures)
         self.query_one("#compact-keep", Input).cursor_blink = False
         self._plan(None)
 
@@ -134,8 +135,11 @@ class CompactDialog(ModalScreen[CompactChoice | None]):
                 info.append("  ")
                 info.append_text(safe_line(content_text(message.get("content")) or entry.type, 72, style=DIM))
         self.query_one("#compact-plan", Static).update(info)
-        self.query_one("#compact-summary", TextArea).text = clean(plan.summary)
+        summary = self.query_one("#compact-summary", TextArea)
+        summary.text = clean(plan.summary)
         self.query_one("#confirm", Button).disabled = not plan.summarised
+        if self.focused is None or not isinstance(self.focused, (Input, TextArea)):
+            summary.focus()
 
     @on(Input.Submitted, "#compact-keep")
     def _replan(self, event: Input.Submitted) -> None:
@@ -159,7 +163,7 @@ class CompactDialog(ModalScreen[CompactChoice | None]):
             return
         summary = self.query_one("#compact-summary", TextArea).text.strip()
         if not summary:
-            self.notify("The summary is empty; write one or cancel.", severity="warning")
+            self.notify("The summary is empty; write one or cancel.", severity="warning", markup=False)
             return
         self.dismiss(CompactChoice(summary, self.keep))
 

@@ -41,7 +41,7 @@ class ImportDialog(ModalScreen[list[Path] | str | None]):
         try:
             words = shlex.split(self.query_one(Input).value)
         except ValueError as error:
-            self.notify(f"Cannot read the paths: {error}", severity="error")
+            self.notify(f"Cannot read the paths: {error}", severity="error", markup=False)
             return None
         return [Path(word).expanduser() for word in words]
 
@@ -58,7 +58,7 @@ class ImportDialog(ModalScreen[list[Path] | str | None]):
             if paths:
                 self.dismiss(paths)
             elif paths is not None:
-                self.notify("Type one or more paths, or choose Discover.", severity="warning")
+                self.notify("Type one or more paths, or choose Discover.", severity="warning", markup=False)
         elif event.button.id == "discover":
             self.dismiss("discover")
         else:

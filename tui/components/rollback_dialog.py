@@ -9,7 +9,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
@@ -57,7 +57,7 @@ class RollbackDialog(ModalScreen[RollbackChoice | None]):
     def compose(self) -> ComposeResult:
         title = Text("Roll back · ", "bold")
         title.append_text(safe_line(branch_title(self.branch), 40, style="bold #5fafff"))
-        with Vertical(classes="dialog wide", id="rollback-dialog"):
+        with VerticalScroll(classes="dialog wide", id="rollback-dialog"):
             yield Static(title, classes="dialog-title")
             yield Static(Text("A new current branch starts at the chosen point; the old branch "
                               "stays as it is.", DIM), classes="dialog-hint")
@@ -72,6 +72,7 @@ class RollbackDialog(ModalScreen[RollbackChoice | None]):
             yield Static(Text("↑↓ choose · ctrl+s roll back · escape cancel", FAINT), classes="dialog-hint")
 
     def on_mount(self) -> None:
+        self.query_one("#rollback-summary", TextArea).cursor_blink = False  # steady cursor (and stable pictures)
         options = self.query_one(OptionList)
         options.highlighted = min(self.initial, len(self.targets) - 1)
         options.focus()
