@@ -218,7 +218,7 @@ async def interactive(db: Path, moves: int) -> dict[str, list[tuple[float, float
     for generation in (0, 1, 2):
         times = [t for g, t in pauses if g == generation]
         if times:
-            results[f"(gc generation {generation} pauses)"] = [(t, t) for t in times]
+            results[f"(diagnostic: gc gen {generation} pauses)"] = [(t, t) for t in times]
     return results
 
 
