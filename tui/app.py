@@ -36,6 +36,7 @@ from .message_source import MessageSource
 from .safe_text import clean, safe_line
 
 Clock = Callable[[], datetime]
+FIRST_PAGE = 100
 
 
 def _home_short(path: Path) -> str:
@@ -85,6 +86,7 @@ class ArborApp(App[int]):
         self._hidden_archived = 0
         self._follow_timer = None
         self._polling = False
+        self._partial = False
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -123,6 +125,12 @@ class ArborApp(App[int]):
     @work(thread=True, exclusive=True, group="sessions")
     def load_sessions(self, keep_id: int | None = None, live: bool = False) -> None:
         try:
+            if not live and not self.loaded:
+                # the first screenful at once, then all of them (10,000 rows take ~50 ms)
+                first = self.store.list_sessions(include_archived=self.show_archived,
+                                                 limit=FIRST_PAGE)
+                if len(first) == FIRST_PAGE:
+                    self.call_from_thread(self._sessions_loaded, first, 0, keep_id, False, True)
             rows = self.store.list_sessions(include_archived=self.show_archived)
             hidden = 0
             if not rows and not self.show_archived:
@@ -134,8 +142,9 @@ class ArborApp(App[int]):
         self.call_from_thread(self._sessions_loaded, rows, hidden, keep_id, live)
 
     def _sessions_loaded(self, rows: list[SessionSummary], hidden: int, keep_id: int | None,
-                         live: bool) -> None:
+                         live: bool, partial: bool = False) -> None:
         self.sessions = rows
+        self._partial = partial
         self._hidden_archived = hidden
         self.loaded = True
         empty = not rows
@@ -159,10 +168,10 @@ class ArborApp(App[int]):
         pane.set_sessions(rows, keep_id, notify=False)
         highlighted = pane.highlighted
         if highlighted is not None:
-            if live and highlighted.id == self.session_id:
-                self._live_session_refresh()
-            else:
+            if highlighted.id != self.session_id:
                 self.show_session(highlighted.id)
+            elif live:
+                self._live_session_refresh()
         self._update_status()
         # What is loaded now lives long (10,000 rows, rendered strips): keep it out of the
         # cyclic collector's full passes, which otherwise pause the app for 50-100 ms.
@@ -246,7 +255,8 @@ class ArborApp(App[int]):
         messages = sum(s.message_count for s in self.sessions)
         view = "raw entries (v)" if self.raw else "replayed context (v)"
         extra = "archived shown" if self.show_archived else ""
-        status.update(status_text(self.store_label, len(self.sessions), messages, view, width, extra))
+        status.update(status_text(self.store_label, len(self.sessions), messages, view, width, extra,
+                                  partial=self._partial))
 
     def on_resize(self) -> None:
         self._update_status()

@@ -20,7 +20,6 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from ..formatting import DIM
-from ..message_render import render_item
 from ..message_source import Item, MessageSource
 
 GUTTER = 2
@@ -126,6 +125,8 @@ class MessagesPane(Widget, can_focus=True):
         key = (item.key, width, item.key in self.expanded, label)
         cached = self._strips.get(key)
         if cached is None:
+            from ..message_render import render_item  # not needed for the first frame
+
             cached = render_item(self.app.console, item, width=width,
                                  expanded=item.key in self.expanded, label=label, now=self.now)
             self._strips[key] = cached

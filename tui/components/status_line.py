@@ -9,12 +9,15 @@ from ..safe_text import safe_line
 
 
 def status_text(store_path: str, sessions: int, messages: int, view: str, width: int,
-                extra: str = "") -> Text:
+                extra: str = "", partial: bool = False) -> Text:
     out = Text(no_wrap=True, overflow="ellipsis", end="")
     out.append(" arbor ", "bold #1c1c1c on #5fafff")
     out.append(" ")
     right = Text(end="")
-    right.append(f"{sessions:,} sessions · {messages:,} messages", "#a0a8b0")
+    if partial:
+        right.append(f"{sessions:,}+ sessions (loading…)", "#a0a8b0")
+    else:
+        right.append(f"{sessions:,} sessions · {messages:,} messages", "#a0a8b0")
     right.append("  │  ", "#5c6370")
     right.append(view, "#d7af5f")
     if extra:
