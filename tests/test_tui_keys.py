@@ -471,3 +471,31 @@ async def test_broken_compaction_shows_raw_entries_and_a_warning(tmp_path):
         assert source.raw and source.warning and "not on this branch" in source.warning
         assert app.messages_pane.count == 4
         assert any("not on this branch" in n.message for n in app._notifications)
+
+
+async def test_q_quits_and_question_mark_helps(demo_db):
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert app.screen.__class__.__name__ == "HelpScreen"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen.__class__.__name__ != "HelpScreen"
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+async def test_tab_cycles_the_three_panes(demo_db):
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        seen = []
+        for _ in range(3):
+            seen.append(app.focused.id)
+            await pilot.press("tab")
+        assert seen == ["sessions", "branches", "messages"] and app.focused.id == "sessions"
+        await pilot.press("shift+tab")
+        assert app.focused.id == "messages"

@@ -82,7 +82,11 @@ class CompactDialog(ModalScreen[CompactChoice | None]):
                 # the first budget that summarises something and keeps the latest turn
                 plan = operations.plan_compaction(self.store, self.branch.id, summariser=None)
                 fallback = None
-                for candidate in keep_candidates(plan.tokens_before):
+                candidates = keep_candidates(plan.tokens_before)
+                if plan.tokens_before > 3 * operations.DEFAULT_KEEP_RECENT_TOKENS:
+                    candidates = []  # a long branch: the default budget (each trial reads it all)
+                    keep = operations.DEFAULT_KEEP_RECENT_TOKENS
+                for candidate in candidates:
                     trial = operations.plan_compaction(self.store, self.branch.id,
                                                        keep_recent_tokens=candidate, summariser=None)
                     if trial.messages_summarised and fallback is None:
