@@ -97,7 +97,7 @@ class ArborApp(App[int]):
             yield MessagesPane(now, id="messages", classes="pane")
         yield EmptyState(id="empty")
         yield StatusLine(id="status")
-        yield Footer()
+        yield Footer(compact=True)
 
     @property
     def sessions_pane(self) -> SessionsPane:

@@ -93,6 +93,7 @@ class BranchesPane(RowList):
     BORDER_TITLE = "Branches"
 
     BINDINGS = [
+        Binding("tab", "app.focus_next_pane", "Pane", tooltip="Sessions → branches → messages"),
         Binding("enter", "app.make_current", "Make current", tooltip="Make the highlighted branch current"),
         Binding("b", "app.branch", "Branch", tooltip="New branch at the highlighted branch's head"),
         Binding("r", "app.rollback", "Roll back", tooltip="Roll back to a checkpoint or entry"),

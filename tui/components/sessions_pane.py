@@ -9,7 +9,7 @@ from textual.binding import Binding
 
 from core.store import SessionSummary
 
-from ..formatting import DIM, FAINT, SOURCE_STYLES, age
+from ..formatting import DIM, FAINT, SOURCE_STYLES, age, short_count
 from ..safe_text import safe_line
 from .row_list import RowList
 
@@ -21,6 +21,7 @@ class SessionsPane(RowList):
     BORDER_TITLE = "Sessions"
 
     BINDINGS = [
+        Binding("tab", "app.focus_next_pane", "Pane", tooltip="Sessions → branches → messages"),
         Binding("enter", "select", "Open", tooltip="Show this session's branches"),
         Binding("a", "app.archive", "Archive", tooltip="Archive the highlighted session"),
         Binding("R", "app.rename", "Rename", tooltip="Rename the highlighted session"),
@@ -63,10 +64,17 @@ class SessionsPane(RowList):
         top.append(when, DIM)
         top.append(" ")
         numbers = Text(end="")
-        numbers.append(f"{session.branch_count:>3}", "bold" if session.branch_count > 1 else DIM)
-        numbers.append(" br ", FAINT)
-        numbers.append(f"{session.message_count:>7,}", DIM)
-        numbers.append(" msg ", FAINT)
+        branch_style = "bold" if session.branch_count > 1 else DIM
+        if width >= 36:
+            numbers.append(f"{session.branch_count:>3}", branch_style)
+            numbers.append(" br ", FAINT)
+            numbers.append(f"{session.message_count:>7,}", DIM)
+            numbers.append(" msg ", FAINT)
+        else:  # a narrow terminal: short counts, so the source still fits
+            numbers.append(f"{session.branch_count:>2}", branch_style)
+            numbers.append("br ", FAINT)
+            numbers.append(f"{short_count(session.message_count):>4}", DIM)
+            numbers.append("m ", FAINT)
         bottom = Text(" ", end="")
         source = session.source or "?"
         room = width - numbers.cell_len - 2
