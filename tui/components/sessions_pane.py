@@ -65,7 +65,7 @@ class SessionsPane(RowList):
         top.append(" ")
         numbers = Text(end="")
         branch_style = "bold" if session.branch_count > 1 else DIM
-        if width >= 36:
+        if width >= 32:
             numbers.append(f"{session.branch_count:>3}", branch_style)
             numbers.append(" br ", FAINT)
             numbers.append(f"{session.message_count:>7,}", DIM)
