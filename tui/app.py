@@ -456,14 +456,14 @@ class ArborApp(App[int]):
         message_target = None
         if item is not None and self.branch is not None and item.entry.seq != branch.head_seq \
                 and self.branch.id == branch.id:
-            label = Text("◉ the highlighted entry ", "bold #5fafff")
-            label.append(short_id(item.entry.id), DIM)
+            label = Text("◉ the highlighted entry ", "bold")
+            label.append(short_id(item.entry.id))
             message = item.entry.message
             if message is not None:
                 from core.entries import content_text
                 label.append("  ")
                 label.append_text(safe_line(f"{message.get('role', '?')}: "
-                                            f"{content_text(message.get('content'))}", 60, style=FAINT))
+                                            f"{content_text(message.get('content'))}", 60, style="italic"))
             message_target = RollbackTarget(label, item.entry.seq)
         try:
             checkpoints = self.store.checkpoints_for_session(branch.external_session_id)
