@@ -135,7 +135,6 @@ class FrameClock:
 
 async def interactive(db: Path, moves: int) -> dict[str, list[tuple[float, float]]]:
     from core import open_store
-    from core.store import SessionSummary  # noqa: F401
     from tui.app import ArborApp
 
     import gc

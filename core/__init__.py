@@ -1,26 +1,47 @@
-"""arbor's core: the session store and everything that is not drawing. Knows nothing of `tui`."""
+"""arbor's core: the session store and everything that is not drawing. Knows nothing of `tui`.
 
-from .entries import Entry
-from .errors import (AmbiguousId, ArborError, NotFound, OutsideSessionDir, ReplayError,
-                     StoreDamaged, StoreError, StoreNotFound, StoreTooNew, StoreUnavailable)
-from .ids import generate_id
-from .manager import CURRENT_VERSION, SessionManager, apply_migrations, open_root_db
-from .memory_store import MemoryStore
-from .models import Checkpoint, ExternalSession, InternalSession
-from .paths import default_db_path
-from .replay import ReplayState
-from .repositories import CheckpointRepository, ExternalSessionRepository, InternalSessionRepository
-from .session_types import (CompactionEntry, Header, SequencedMessage, SessionCapabilities,
-                            SessionCapabilityEvent, SessionDetail, SessionInfo, SessionRunEvent)
-from .store import SearchHit, SessionSummary, Store, open_store
+Names are imported on first use (PEP 562), so `import core` costs almost nothing at start-up.
+"""
 
-__all__ = [
-    "AmbiguousId", "ArborError", "Checkpoint", "CheckpointRepository", "CompactionEntry",
-    "CURRENT_VERSION", "Entry", "ExternalSession", "ExternalSessionRepository", "Header",
-    "InternalSession", "InternalSessionRepository", "MemoryStore", "NotFound", "OutsideSessionDir",
-    "ReplayError", "ReplayState", "SearchHit", "SequencedMessage", "SessionCapabilities",
-    "SessionCapabilityEvent", "SessionDetail", "SessionInfo", "SessionManager", "SessionRunEvent",
-    "SessionSummary", "Store", "StoreDamaged", "StoreError", "StoreNotFound", "StoreTooNew",
-    "StoreUnavailable", "apply_migrations", "default_db_path", "generate_id", "open_root_db",
-    "open_store",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_WHERE = {
+    "Entry": "entries",
+    "AmbiguousId": "errors", "ArborError": "errors", "NotFound": "errors",
+    "OutsideSessionDir": "errors", "ReplayError": "errors", "StoreDamaged": "errors",
+    "StoreError": "errors", "StoreNotFound": "errors", "StoreTooNew": "errors",
+    "StoreUnavailable": "errors",
+    "generate_id": "ids",
+    "CURRENT_VERSION": "manager", "SessionManager": "manager", "apply_migrations": "manager",
+    "open_root_db": "manager",
+    "MemoryStore": "memory_store",
+    "Checkpoint": "models", "ExternalSession": "models", "InternalSession": "models",
+    "default_db_path": "paths",
+    "ReplayState": "replay",
+    "CheckpointRepository": "repositories", "ExternalSessionRepository": "repositories",
+    "InternalSessionRepository": "repositories",
+    "CompactionEntry": "session_types", "Header": "session_types",
+    "SequencedMessage": "session_types", "SessionCapabilities": "session_types",
+    "SessionCapabilityEvent": "session_types", "SessionDetail": "session_types",
+    "SessionInfo": "session_types", "SessionRunEvent": "session_types",
+    "SearchHit": "store", "SessionSummary": "store", "Store": "store", "open_store": "store",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'core' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_WHERE))
+

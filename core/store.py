@@ -309,6 +309,7 @@ class Store:
         self._depth = 0
         self._read_only = False
         self._segments_cache: OrderedDict[int, tuple] = OrderedDict()
+        self._reader: Store | None = None
         self._conn = self._connect(create)
 
     # ------------------------------------------------------------------ opening
@@ -365,8 +366,23 @@ class Store:
             raise
         return conn
 
+    def reader(self) -> "Store":
+        """A second connection to the same file, for reads in background threads.
+
+        WAL lets it read while this one writes, and it has its own lock, so a long search
+        or a poll never waits behind (or holds up) the app's own reads and writes.
+        """
+        with self._lock:
+            if self._reader is None:
+                self._reader = Store(self.path, clock=self.clock, id_factory=self.id_factory,
+                                     create=False)
+            return self._reader
+
     def close(self) -> None:
         with self._lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None  # type: ignore[assignment]

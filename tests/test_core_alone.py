@@ -31,3 +31,10 @@ def test_no_core_module_mentions_tui():
     offenders = [p.name for p in (REPO / "core").rglob("*.py")
                  if any(line.strip().startswith(("import tui", "from tui")) for line in p.read_text().splitlines())]
     assert offenders == []
+
+
+def test_every_public_core_name_resolves():
+    import core
+
+    for name in core.__all__:
+        assert getattr(core, name) is not None, name

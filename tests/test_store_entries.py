@@ -113,3 +113,20 @@ def test_write_inside_read_snapshot_is_a_programming_error(store):
         with pytest.raises(RuntimeError):
             with store.transaction():
                 pass
+
+
+def test_reader_connection_sees_commits_and_their_version(tmp_path):
+    store = open_store(tmp_path / "r.db")
+    reader = store.reader()
+    assert store.reader() is reader
+    before = reader.data_version()
+    assert reader.data_version() == before
+    ext, branch = new_branch(store)
+    store.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": "seen"}})
+    assert reader.data_version() != before
+    assert reader.search("seen")[0].external_session_id == ext.id
+    with store.transaction():  # the reader is not blocked by an open write
+        store.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": "more"}})
+        assert len(reader.list_sessions()) == 1
+    store.close()
+    assert reader.connection is None

@@ -6,7 +6,6 @@ import re
 
 from hypothesis import given, settings, strategies as st
 from rich.console import Console
-from rich.text import Text
 
 from conftest import BIG_OUTPUT_BYTES, HOSTILE_MARKDOWN, HOSTILE_NAME, HOSTILE_TEXT, open_fixed
 from core.demo import DEMO_NOW

@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import open_fixed
-from core import open_store
 from core.demo import DEMO_NOW
 from tui.app import ArborApp
 

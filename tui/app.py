@@ -23,7 +23,7 @@ from textual.widgets import Footer
 from core.clock import utc_now
 from core.errors import ArborError
 from core.models import InternalSession
-from core.store import SessionSummary, Store
+from core.store import SessionSummary, Store, open_store
 
 from .commands import ArborCommands
 from .components.branches_pane import BranchesPane, branch_title, flatten
@@ -31,7 +31,7 @@ from .components.empty_state import EmptyState, empty_text
 from .components.messages_pane import MessagesPane
 from .components.sessions_pane import SessionsPane
 from .components.status_line import StatusLine, status_text
-from .formatting import DIM, FAINT, short_id
+from .formatting import FAINT, short_id
 from .message_source import MessageSource
 from .safe_text import clean, safe_line
 
@@ -116,7 +116,7 @@ class ArborApp(App[int]):
         self.sessions_pane.focus()
         self.messages_pane.empty_text = Text("loading…", FAINT)
         self._update_status()
-        self._data_version = self.store.data_version()
+        self._data_version = self.store.reader().data_version()
         self.load_sessions()
         if self.poll_interval:
             self.set_interval(self.poll_interval, self._poll)
@@ -320,7 +320,7 @@ class ArborApp(App[int]):
         """Read the store's data version in a thread: a long search holding the store's
         connection must not freeze the screen."""
         try:
-            version = self.store.data_version()
+            version = self.store.reader().data_version()
         except (ArborError, sqlite3.Error):
             version = None
         self.call_from_thread(self._polled, version)
@@ -348,7 +348,7 @@ class ArborApp(App[int]):
         except (ArborError, sqlite3.Error) as error:
             self._error(error)
             return
-        self._data_version = self.store.data_version()
+        self._data_version = self.store.reader().data_version()
         keep = session_id if session_id is not None else self.session_id
         self.sessions = rows
         if not rows:
@@ -688,7 +688,7 @@ class ArborApp(App[int]):
     def action_search(self) -> None:
         from .components.search_screen import SearchScreen
 
-        self.push_screen(SearchScreen(self.store, self.clock(), include_archived=self.show_archived),
+        self.push_screen(SearchScreen(self.store.reader(), self.clock(), include_archived=self.show_archived),
                          self._jump)
 
     def _jump(self, result) -> None:
@@ -755,7 +755,9 @@ class ArborApp(App[int]):
                 self.call_from_thread(self.notify, "No agent logs found in the usual places.",
                                       severity="warning", markup=False)
                 return
-            report = import_paths(self.store, [Path(p) for p in paths])
+            # its own connection: a long import must not hold the one the screen reads with
+            with open_store(self.store.path, create=False) as importing:
+                report = import_paths(importing, [Path(p) for p in paths])
         except (ArborError, OSError, sqlite3.Error) as error:
             self.call_from_thread(self._error, error)
             return
