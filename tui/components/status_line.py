@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from ..formatting import count
 from ..safe_text import safe_line
 
 
@@ -17,7 +18,7 @@ def status_text(store_path: str, sessions: int, messages: int, view: str, width:
     if partial:
         right.append(f"{sessions:,}+ sessions (loading…)", "#a0a8b0")
     else:
-        right.append(f"{sessions:,} sessions · {messages:,} messages", "#a0a8b0")
+        right.append(f"{count(sessions, 'session')} · {count(messages, 'message')}", "#a0a8b0")
     right.append("  │  ", "#5c6370")
     right.append(view, "#d7af5f")
     if extra:
