@@ -10,6 +10,7 @@ import argparse
 import sqlite3
 import sys
 from pathlib import Path
+from typing import Any, Callable
 
 EXIT_STORE = 2
 
@@ -17,6 +18,19 @@ EXIT_STORE = 2
 def _fail(message: str) -> int:
     print(f"arbor: {message}", file=sys.stderr)
     return EXIT_STORE
+
+
+def open_or_explain(open_it: Callable[[], Any]) -> Any | None:
+    """Open a store; for a foreseeable fault print one sentence and return None."""
+    from core.errors import ArborError
+
+    try:
+        return open_it()
+    except ArborError as error:
+        _fail(str(error))
+    except sqlite3.DatabaseError as error:
+        _fail(f"the store is damaged ({error})")
+    return None
 
 
 def demo_db_path() -> Path:
@@ -50,14 +64,9 @@ def main(argv: list[str] | None = None) -> int:
 
         return export_main(argv[1:])
     args = browse_parser().parse_args(argv)
-    from core.errors import ArborError
-
-    try:
-        store = open_for_browsing(args)
-    except ArborError as error:
-        return _fail(str(error))
-    except sqlite3.DatabaseError as error:
-        return _fail(f"the store is damaged ({error})")
+    store = open_or_explain(lambda: open_for_browsing(args))
+    if store is None:
+        return EXIT_STORE
     from .app import ArborApp
 
     app = ArborApp(store, show_archived=args.archived)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import io
 import os
-import sqlite3
 import sys
 import tempfile
 from pathlib import Path
@@ -42,13 +41,10 @@ def main(argv: list[str] | None = None) -> int:
     from core.errors import ArborError
     from core.exporters import export_session
 
-    try:
-        store = open_store(args.db, create=False)
-    except ArborError as error:
-        print(f"arbor: {error}", file=sys.stderr)
-        return EXIT_STORE
-    except sqlite3.DatabaseError as error:
-        print(f"arbor: the store is damaged ({error})", file=sys.stderr)
+    from .cli import open_or_explain
+
+    store = open_or_explain(lambda: open_store(args.db, create=False))
+    if store is None:
         return EXIT_STORE
     try:
         if args.output:

@@ -10,7 +10,6 @@ Textual is not imported here: this runs in a plain terminal, fast.
 from __future__ import annotations
 
 import argparse
-import sqlite3
 import sys
 from pathlib import Path
 
@@ -49,7 +48,6 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_NOTHING
 
     from core import open_store
-    from core.errors import ArborError
     from core.importers import discover
 
     paths: list[Path] = [Path(p).expanduser() for p in args.paths]
@@ -60,13 +58,10 @@ def main(argv: list[str] | None = None) -> int:
                   "~/.codex/sessions, ~/.pi/agent/sessions)", file=sys.stderr)
             return EXIT_NOTHING
         paths.extend(found)
-    try:
-        store = open_store(args.db)
-    except ArborError as error:
-        print(f"arbor: {error}", file=sys.stderr)
-        return EXIT_STORE
-    except sqlite3.DatabaseError as error:
-        print(f"arbor: the store is damaged ({error})", file=sys.stderr)
+    from .cli import open_or_explain
+
+    store = open_or_explain(lambda: open_store(args.db))
+    if store is None:
         return EXIT_STORE
     try:
         report = _run(store, paths, err, show_progress=not args.quiet and err.is_terminal)
