@@ -101,3 +101,16 @@ def open_fixed(path: Path):
     numbers = iter(range(0xA0000000, 0xFFFFFFFF))
     return open_store(path, create=False, clock=lambda: DEMO_NOW,
                       id_factory=lambda: f"{next(numbers):08x}")
+
+
+async def settle(pilot) -> None:
+    """Wait until the app has loaded what its cursors point at (workers, deferred loads)."""
+    for _ in range(200):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        if not getattr(pilot.app, "busy", False):
+            break
+        await pilot.pause(0.02)
+    # focus changes reach the footer a few message rounds later (it recomposes its keys)
+    for _ in range(3):
+        await pilot.pause()

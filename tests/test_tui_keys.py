@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import open_fixed
+from conftest import open_fixed, settle
 from core import open_store
 from core.demo import DEMO_NOW
 from core.entries import BRANCH_SUMMARY, COMPACTION
@@ -22,17 +22,6 @@ SIZE = (120, 40)
 def make_app(path: Path, **options) -> ArborApp:
     options.setdefault("poll_interval", None)
     return ArborApp(open_fixed(path), clock=lambda: DEMO_NOW, store_label=path.name, **options)
-
-
-async def settle(pilot) -> None:
-    """Wait until the app has loaded what its cursors point at (workers, deferred loads)."""
-    for _ in range(200):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-        if not getattr(pilot.app, "busy", False):
-            break
-        await pilot.pause(0.02)
-    await pilot.pause()
 
 
 async def choose_session(pilot, name: str) -> None:

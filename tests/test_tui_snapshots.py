@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import open_fixed
+from conftest import open_fixed, settle
 from core.demo import DEMO_NOW
 from tui.app import ArborApp
 
@@ -21,17 +21,6 @@ PAYMENTS = "Refactor payment module"
 def app_for(path: Path) -> ArborApp:
     return ArborApp(open_fixed(path), clock=lambda: DEMO_NOW, poll_interval=None,
                     store_label=path.name)
-
-
-async def settle(pilot) -> None:
-    """Wait until the app has loaded what its cursors point at (workers, deferred loads)."""
-    for _ in range(200):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-        if not getattr(pilot.app, "busy", False):
-            break
-        await pilot.pause(0.02)
-    await pilot.pause()
 
 
 def steps(*actions):

@@ -50,6 +50,9 @@ def _home_short(path: Path) -> str:
 class ArborApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "arbor"
+    # Focus is given when the first rows arrive (_show_panes), never by Textual at mount:
+    # an empty store must not focus a pane it then hides (the footer would show its keys).
+    AUTO_FOCUS = None
     COMMANDS = App.COMMANDS | {ArborCommands}
     ENABLE_COMMAND_PALETTE = True
 
@@ -113,7 +116,6 @@ class ArborApp(App[int]):
 
     def on_mount(self) -> None:
         self.query_one(EmptyState).display = False
-        self.sessions_pane.focus()
         self.messages_pane.empty_text = Text("loading…", FAINT)
         self._update_status()
         self._data_version = self.store.reader().data_version()
