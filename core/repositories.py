@@ -51,6 +51,10 @@ def sync_history(store: Store, internal_session_id: int, history: list[dict[str,
     The common prefix stays; the rest is appended after it. When the history diverges from
     what is stored, the new messages fork from the last common entry and the head moves
     there; the old entries stay (and the move is in the reflog).
+
+    Known limit: a history that keeps a compaction's summary but changes the messages
+    kept after it forks after the compaction entry, so the replay still shows the old
+    kept messages before the new ones.
     """
     branch = store.get_internal_session(internal_session_id)
     state = store.replay(branch.head_seq)
