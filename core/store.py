@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator
 
 from . import migrations
 from .clock import Clock, parse, to_text, utc_now
-from .entries import (FTS_TEXT_LIMIT, MESSAGE, Entry, content_text, entry_text, role_of,
+from .entries import (FTS_TEXT_LIMIT, MESSAGE, Entry, entry_text, role_of,
                       tool_call_count)
 from .fastjson import dumps
 from .errors import (ArborError, NotFound, ReplayError, StoreDamaged, StoreNotFound,
@@ -71,7 +71,6 @@ class SessionSummary:
     message_count: int
     entry_count: int
     branch_count: int
-    preview: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -569,18 +568,14 @@ class Store:
                     self.set_current(row[0])
             return cursor.rowcount > 0
 
-    def list_sessions(self, *, include_archived: bool = False, limit: int | None = None,
-                      with_preview: bool = False) -> list[SessionSummary]:
+    def list_sessions(self, *, include_archived: bool = False, limit: int | None = None
+                      ) -> list[SessionSummary]:
         """The session list, newest activity first, without loading any session."""
-        preview = (
-            ", (SELECT u.data FROM entries u WHERE u.external_session_id = x.id AND u.role = 'user'"
-            " ORDER BY u.seq LIMIT 1)" if with_preview else ", NULL"
-        )
         sql = (
             "SELECT x.id, x.uid, x.session_name, x.source, x.cwd, x.kind, x.created_at, x.updated_at,"
             " x.is_active, x.message_count, x.entry_count,"
             " (SELECT COUNT(*) FROM internal_sessions i WHERE i.external_session_id = x.id)"
-            f"{preview} FROM external_sessions x"
+            " FROM external_sessions x"
         )
         if not include_archived:
             sql += " WHERE x.is_active = 1"
@@ -589,15 +584,8 @@ class Store:
             sql += f" LIMIT {int(limit)}"
         with self.reading() as conn:
             rows = conn.execute(sql).fetchall()
-        out = []
-        for row in rows:
-            text = ""
-            if row[12]:
-                message = _loads(row[12], {}).get("message") or {}
-                text = " ".join(content_text(message.get("content")).split())[:200]
-            out.append(SessionSummary(row[0], row[1], row[2], row[3], row[4], row[5], row[6],
-                                      row[7], bool(row[8]), row[9], row[10], row[11], text))
-        return out
+        return [SessionSummary(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]), r[9],
+                               r[10], r[11]) for r in rows]
 
     def rename_session(self, external_session_id: int, name: str) -> None:
         with self.transaction() as conn:
