@@ -9,7 +9,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static, TextArea
 
 from core import operations
@@ -19,6 +18,7 @@ from core.models import InternalSession
 from core.store import Store
 from core.summariser import get_summariser
 
+from .action_dialog import ActionDialog
 from .branches_pane import branch_title
 from ..formatting import DIM, FAINT, ROLE_STYLES, short_id
 from ..safe_text import clean, safe_line
@@ -37,11 +37,8 @@ def keep_candidates(tokens: int) -> list[int]:
     return [keep for keep in out if keep > 0]
 
 
-class CompactDialog(ModalScreen[CompactChoice | None]):
-    BINDINGS = [
-        Binding("escape", "cancel", "Cancel"),
-        Binding("ctrl+s", "confirm", "Compact"),
-    ]
+class CompactDialog(ActionDialog[CompactChoice | None]):
+    BINDINGS = [Binding("ctrl+s", "confirm", "Compact")]
 
     def __init__(self, store: Store, branch: InternalSession) -> None:
         super().__init__()
@@ -155,13 +152,6 @@ class CompactDialog(ModalScreen[CompactChoice | None]):
         self.query_one("#compact-plan", Static).update(Text("planning…", FAINT))
         self._plan(keep)
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        if event.button.id == "confirm":
-            self.action_confirm()
-        else:
-            self.action_cancel()
-
     def action_confirm(self) -> None:
         if self.plan is None or not self.plan.summarised or self.keep is None:
             return
@@ -171,5 +161,3 @@ class CompactDialog(ModalScreen[CompactChoice | None]):
             return
         self.dismiss(CompactChoice(summary, self.keep))
 
-    def action_cancel(self) -> None:
-        self.dismiss(None)

@@ -10,7 +10,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
@@ -20,6 +19,7 @@ from core.models import InternalSession
 from core.store import Store
 from core.summariser import get_summariser
 
+from .action_dialog import ActionDialog
 from .branches_pane import branch_title
 from ..formatting import CHECKPOINT_STYLE, DIM, FAINT, short_id
 from ..safe_text import clean, safe_line
@@ -39,11 +39,8 @@ class RollbackChoice:
     summary: str | None
 
 
-class RollbackDialog(ModalScreen[RollbackChoice | None]):
-    BINDINGS = [
-        Binding("escape", "cancel", "Cancel"),
-        Binding("ctrl+s", "confirm", "Roll back"),
-    ]
+class RollbackDialog(ActionDialog[RollbackChoice | None]):
+    BINDINGS = [Binding("ctrl+s", "confirm", "Roll back")]
 
     def __init__(self, store: Store, branch: InternalSession, targets: list[RollbackTarget],
                  initial: int = 0) -> None:
@@ -113,13 +110,6 @@ class RollbackDialog(ModalScreen[RollbackChoice | None]):
         if note is not None:
             self.query_one("#rollback-left", Static).update(safe_line(note, 200, style=FAINT))
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        if event.button.id == "confirm":
-            self.action_confirm()
-        else:
-            self.action_cancel()
-
     def action_confirm(self) -> None:
         highlighted = self.query_one(OptionList).highlighted
         if highlighted is None:
@@ -132,8 +122,6 @@ class RollbackDialog(ModalScreen[RollbackChoice | None]):
                                     None if target.checkpoint_id is not None else target.entry_seq,
                                     summary))
 
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 
 
 def checkpoint_label(name: str, entry_id: str | None, on_path: bool, is_auto: bool) -> Text:
