@@ -43,7 +43,7 @@ from array import array
 from pathlib import Path
 from typing import Any
 
-from ..entries import COMPACTION, MESSAGE, SESSION_INFO
+from ..entries import COMPACTION, MESSAGE, SESSION_INFO, content_text
 from .base import (Clockwork, FileResult, LineError, ProgressTicker, RawLine,
                    file_mtime, iter_lines, parse_line, short_hash, title_from_text)
 from ..fastjson import loads as fast_loads
@@ -95,15 +95,6 @@ def _kind(d: dict[str, Any]) -> int:
     if t == "system" and d.get("subtype") == "compact_boundary":
         return BOUNDARY
     return OTHER
-
-
-def _text_of_content(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(b.get("text", "")) for b in content
-                         if isinstance(b, dict) and b.get("type") == "text")
-    return ""
 
 
 class _Import:
@@ -309,7 +300,7 @@ class _Import:
         elif k == PROMPT and not self.first_prompt and not (side and self.side_prompt):
             message = get("message")
             if isinstance(message, dict):
-                text = _text_of_content(message.get("content"))
+                text = content_text(message.get("content"))
                 if text.strip() and not text.lstrip().startswith("<"):
                     if side:
                         self.side_prompt = text     # a sub-agent's task: a name of last resort
@@ -442,7 +433,7 @@ class _Import:
         if k == BOUNDARY and next_d is not None and next_d.get("isCompactSummary") and \
                 next_d.get("parentUuid") == d.get("uuid"):
             nm = next_d.get("message")
-            summary = _text_of_content(nm.get("content")) if isinstance(nm, dict) else None
+            summary = content_text(nm.get("content")) if isinstance(nm, dict) else None
         entry_type, payload, usage = self._convert(d, node, k, timestamp, counted, summary)
         seq, written = target.add(entry_id, parent_seq, entry_type, payload, timestamp)
         self.seq[node] = seq

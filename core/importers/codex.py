@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..entries import COMPACTION, MESSAGE, MODEL_CHANGE
+from ..entries import COMPACTION, MESSAGE, MODEL_CHANGE, content_text
 from .base import (Clockwork, FileResult, LineError, ProgressTicker, epoch_ms, file_mtime,
                    iter_lines, object_lines, parse_line, short_hash, title_from_text)
 from .session import SessionTarget, first_text_title
@@ -90,15 +90,6 @@ def read_meta(path: Path) -> Meta | None:
     except OSError:
         return None
     return None
-
-
-def _texts(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(b.get("text", "")) for b in content
-                         if isinstance(b, dict) and isinstance(b.get("text"), str))
-    return ""
 
 
 def _blocks(content: Any) -> Any:
@@ -402,7 +393,7 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
         nonlocal title
         message = data.get("message") if entry_type == MESSAGE else None
         if isinstance(message, dict) and message.get("role") == "user":
-            text = _texts(message.get("content"))
+            text = content_text(message.get("content"))
             if text.strip() and not _is_context_text(text):
                 if parent is None:
                     target.flush()
@@ -460,7 +451,7 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
                 text = ""
                 if ptype == "message" and payload.get("role") in ("user", "assistant"):
                     role = payload["role"]
-                    text = _texts(payload.get("content"))
+                    text = content_text(payload.get("content"))
                 elif ptype == "reasoning":
                     role = "reasoning"
                     summary = payload.get("summary")
