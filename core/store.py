@@ -49,7 +49,8 @@ _INTERNAL_FROM = (
 _EXTERNAL_COLUMNS = (
     "x.id, x.uid, x.user_id, x.session_name, x.created_at, x.updated_at, x.is_active, x.metadata, "
     "x.total_checkpoints, x.cwd, x.source, x.kind, x.parent_session, x.message_count, "
-    "(SELECT COUNT(*) FROM internal_sessions i WHERE i.external_session_id = x.id), "
+    "(SELECT COUNT(*) FROM internal_sessions i WHERE i.external_session_id = x.id"
+    " AND i.parent_session_id IS NOT NULL), "
     "(SELECT i.langgraph_session_id FROM internal_sessions i "
     " WHERE i.external_session_id = x.id AND i.is_current = 1)"
 )
@@ -491,13 +492,10 @@ class Store:
 
     def _external_from_row(self, row) -> ExternalSession:
         (ext_id, uid, user_id, name, created, updated, active, meta, checkpoints, cwd, source,
-         kind, parent, messages, branches, current) = row
+         kind, parent, messages, branch_count, current) = row
         ids = [r[0] for r in self._conn.execute(
             "SELECT langgraph_session_id FROM internal_sessions WHERE external_session_id = ?"
             " ORDER BY id", (ext_id,))]
-        branch_count = self._conn.execute(
-            "SELECT COUNT(*) FROM internal_sessions WHERE external_session_id = ?"
-            " AND parent_session_id IS NOT NULL", (ext_id,)).fetchone()[0]
         return ExternalSession(
             id=ext_id, user_id=user_id, session_name=name, created_at=parse(created),
             updated_at=parse(updated), is_active=bool(active), internal_session_ids=ids,

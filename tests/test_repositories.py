@@ -106,6 +106,9 @@ def test_branches_lineage_and_checkpoints(repos):
                                                   head_seq=internals.get_by_id(child.id).head_seq))
     assert [s.id for s in internals.get_branch_sessions(root.id)] == [child.id]
     assert [s.id for s in internals.get_session_lineage(grandchild.id)] == [root.id, child.id, grandchild.id]
+    # branch_count counts branches made from another one (as the seed's is_branch adds)
+    assert externals.get_by_id(ext.id).branch_count == 2
+    assert externals.get_by_id(ext.id).get_branch_info()["total_internal_sessions"] == 3
     assert internals.get_by_id(root.id).checkpoint_count == 1
     assert checkpoints.get_latest_checkpoint(root.id).id == cp.id
     assert checkpoints.count_checkpoints(root.id) == 1
