@@ -296,27 +296,26 @@ class SessionManager:
 
     @staticmethod
     def _infos(session_dir, cwd: str | None, detailed: bool) -> list[SessionInfo]:
+        """One query for the whole listing; the preview is the first user message."""
         store = open_root_db(session_dir)
-        sql = ("SELECT x.uid, x.session_name, x.cwd, x.updated_at, x.message_count FROM external_sessions x"
-               " WHERE x.kind = 'session'")
+        first_user = ("(SELECT u.data FROM entries u WHERE u.external_session_id = x.id"
+                      " AND u.role = 'user' ORDER BY u.seq LIMIT 1)" if detailed else "NULL")
+        sql = ("SELECT x.uid, x.session_name, x.cwd, x.updated_at, x.message_count, "
+               f"{first_user} FROM external_sessions x WHERE x.kind = 'session'")
         args: list[Any] = []
         if cwd is not None:
             sql += " AND x.cwd = ?"
             args.append(cwd)
         sql += " ORDER BY x.updated_at DESC, x.id DESC"
-        rows = store.connection.execute(sql, args).fetchall()
         out: list[SessionInfo] = []
-        for uid, name, session_cwd, updated, count in rows:
+        for uid, name, session_cwd, updated, count, first in store.connection.execute(sql, args):
             path = f"{store.path}#{uid}"
             if not detailed:
                 out.append(SessionInfo(path, parse(updated), name, session_cwd))
                 continue
-            first = store.connection.execute(
-                "SELECT u.data FROM entries u JOIN external_sessions x ON x.id = u.external_session_id"
-                " WHERE x.uid = ? AND u.role = 'user' ORDER BY u.seq LIMIT 1", (uid,)).fetchone()
             preview = ""
             if first:
-                message = json.loads(first[0]).get("message") or {}
+                message = json.loads(first).get("message") or {}
                 preview = " ".join(content_text(message.get("content")).split())
                 if len(preview) > PREVIEW_LENGTH:
                     preview = preview[: PREVIEW_LENGTH - 1] + "…"
