@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from . import migrations
+from . import bulk_writer, migrations
 from .clock import Clock, parse, to_text, utc_now
 from .entries import (FTS_TEXT_LIMIT, MESSAGE, Entry, entry_text, role_of,
                       tool_call_count)
@@ -90,8 +90,15 @@ _dumps = dumps
 
 _INSERT_ENTRY = ("INSERT INTO entries(seq, external_session_id, id, parent_seq, type, timestamp,"
                  " depth, chain, msg_index, role, data) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+_INSERT_FTS = "INSERT INTO entries_fts(rowid, text) VALUES (?, ?)"
 _INSERT_USAGE = ("INSERT INTO usage(external_session_id, provider, protocol, model, input_tokens,"
                  " output_tokens, total_tokens, duration_ms, timestamp) VALUES (?,?,?,?,?,?,?,?,?)")
+
+
+def _explain_write_error(error: BaseException) -> BaseException:
+    if isinstance(error, sqlite3.IntegrityError) and "UNIQUE" in str(error):
+        return ArborError(f"an entry id is already in this session ({error})")
+    return error
 
 
 def _loads(text: str | None, default: Any) -> Any:
@@ -125,12 +132,14 @@ class EntryWriter:
 
     BATCH = 2000
 
-    def __init__(self, store: "Store", external_session_id: int):
+    def __init__(self, store: "Store", external_session_id: int, *, background: bool = False):
         if not store.in_write_transaction:
             raise RuntimeError("an EntryWriter needs an open store.transaction()")
         self.store = store
-        self.conn = store._conn
         self.external_session_id = external_session_id
+        # background: batches go to the store's BulkWriter thread (for imports). The store
+        # drains it before any other use of the connection, so reads here stay correct.
+        self._bulk = store._start_bulk() if background else None
         row = self.conn.execute(
             "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'entries'), 0),"
             " COALESCE((SELECT MAX(seq) FROM entries), 0))").fetchone()
@@ -150,6 +159,10 @@ class EntryWriter:
         self._entries = 0
         self._messages = 0
         self._latest: str | None = None
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        return self.store._conn
 
     def _older_parent(self, parent_seq: int) -> list:
         known = self._older.get(parent_seq)
@@ -268,21 +281,46 @@ class EntryWriter:
                             to_text(timestamp)))
 
     def flush_rows(self) -> None:
+        if self._bulk is not None:
+            self._submit_rows()
+            return
         conn = self.conn
         if self._rows:
             try:
                 conn.executemany(_INSERT_ENTRY, self._rows)
             except sqlite3.IntegrityError as error:
-                if "UNIQUE" in str(error):
-                    raise ArborError(f"an entry id is already in this session ({error})") from None
-                raise
+                raise _explain_write_error(error) from None
             self._rows.clear()
         if self._fts:
-            conn.executemany("INSERT INTO entries_fts(rowid, text) VALUES (?, ?)", self._fts)
+            conn.executemany(_INSERT_FTS, self._fts)
             self._fts.clear()
         if self._usage:
             conn.executemany(_INSERT_USAGE, self._usage)
             self._usage.clear()
+
+    def _submit_rows(self) -> None:
+        statements = []
+        for rows, text_column, bulk_sql, row_sql in (
+                (self._rows, 10, bulk_writer.ENTRIES_SQL, _INSERT_ENTRY),
+                (self._fts, 1, bulk_writer.FTS_SQL, _INSERT_FTS),
+                (self._usage, None, bulk_writer.USAGE_SQL, _INSERT_USAGE)):
+            if not rows:
+                continue
+            packed = bulk_writer.pack(rows, text_column)
+            if packed is None:  # text SQLite cannot take: written here, in order, to report it
+                if statements:
+                    self._bulk.submit(statements)
+                    statements = []
+                self._bulk.drain()
+                try:
+                    self.store._db.executemany(row_sql, rows)
+                except sqlite3.IntegrityError as error:
+                    raise _explain_write_error(error) from None
+            else:
+                statements.append((bulk_sql, packed))
+            rows.clear()
+        if statements:
+            self._bulk.submit(statements)
 
     def flush(self) -> None:
         """Write what is buffered and bring the session's counters and activity up to date."""
@@ -310,7 +348,9 @@ class Store:
         self._read_only = False
         self._segments_cache: OrderedDict[int, tuple] = OrderedDict()
         self._reader: Store | None = None
-        self._conn = self._connect(create)
+        self._bulk: bulk_writer.BulkWriter | None = None
+        self._bulk_supported: bool | None = None
+        self._db = self._connect(create)
 
     # ------------------------------------------------------------------ opening
     def _connect(self, create: bool) -> sqlite3.Connection:
@@ -380,12 +420,38 @@ class Store:
 
     def close(self) -> None:
         with self._lock:
+            self._stop_bulk(discard=True)
             if self._reader is not None:
                 self._reader.close()
                 self._reader = None
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None  # type: ignore[assignment]
+            if self._db is not None:
+                self._db.close()
+                self._db = None  # type: ignore[assignment]
+
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        """The connection, once the bulk writer (if one runs) has written all it was given."""
+        bulk = self._bulk
+        if bulk is not None:
+            bulk.drain()
+        return self._db
+
+    def _start_bulk(self) -> bulk_writer.BulkWriter | None:
+        """The thread that writes entry batches for this write transaction (None: this
+        SQLite lacks the JSON functions it needs, and batches are written inline)."""
+        if not self.in_write_transaction:
+            raise RuntimeError("the bulk writer needs an open store.transaction()")
+        if self._bulk is None:
+            if self._bulk_supported is None:
+                self._bulk_supported = bulk_writer.supported(self._db)
+            if self._bulk_supported:
+                self._bulk = bulk_writer.BulkWriter(self._db, explain=_explain_write_error)
+        return self._bulk
+
+    def _stop_bulk(self, *, discard: bool = False) -> None:
+        bulk, self._bulk = self._bulk, None
+        if bulk is not None:
+            bulk.stop(discard=discard)
 
     def __enter__(self) -> "Store":
         return self
@@ -411,16 +477,18 @@ class Store:
                 finally:
                     self._depth -= 1
                 return
-            self._conn.execute("BEGIN IMMEDIATE")
+            self._db.execute("BEGIN IMMEDIATE")
             self._depth = 1
             try:
-                yield self._conn
+                yield self._db
+                self._stop_bulk()  # everything queued is written (or its error raised) first
             except BaseException:
                 self._depth = 0
-                self._conn.execute("ROLLBACK")
+                self._stop_bulk(discard=True)
+                self._db.execute("ROLLBACK")
                 raise
             self._depth = 0
-            self._conn.execute("COMMIT")
+            self._db.execute("COMMIT")
 
     @property
     def in_write_transaction(self) -> bool:
@@ -761,8 +829,8 @@ class Store:
                 " WHERE internal_session_id = ? ORDER BY seq", (internal_session_id,)).fetchall()
 
     # ------------------------------------------------------------------ entries
-    def writer(self, external_session_id: int) -> EntryWriter:
-        return EntryWriter(self, external_session_id)
+    def writer(self, external_session_id: int, *, background: bool = False) -> EntryWriter:
+        return EntryWriter(self, external_session_id, background=background)
 
     def append_entry(self, external_session_id: int, parent_seq: int | None, entry_type: str,
                      data: dict[str, Any], *, entry_id: str | None = None,

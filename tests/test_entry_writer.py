@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import threading
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -28,14 +30,14 @@ ROWS = ("SELECT seq, id, parent_seq, type, timestamp, depth, chain, msg_index, r
         " FROM entries ORDER BY seq")
 
 
-def build(tmp_path, name, batch):
+def build(tmp_path, name, batch, background=False):
     """Write the script in one transaction with batches of `batch` rows, or one per transaction."""
     store = open_store(tmp_path / name)
     ext = store.create_external_session("s", uid="u", created_at=T0)
     seqs: dict[str, int] = {}
     if batch:
         with store.transaction():
-            writer = store.writer(ext.id)
+            writer = store.writer(ext.id, background=background)
             writer.BATCH = batch
             for n, (eid, parent, kind, data) in enumerate(script()):
                 seqs[eid] = writer.add_row(seqs.get(parent), kind, data, entry_id=eid,
@@ -52,10 +54,11 @@ def build(tmp_path, name, batch):
     return store, rows, fts, session
 
 
+@pytest.mark.parametrize("background", [False, True], ids=["inline", "bulk-thread"])
 @pytest.mark.parametrize("batch", [1, 3, 2000])
-def test_batched_rows_equal_rows_written_one_by_one(tmp_path, batch):
+def test_batched_rows_equal_rows_written_one_by_one(tmp_path, batch, background):
     _single, *single_rows = build(tmp_path, "single.db", batch=0)
-    store, *batched_rows = build(tmp_path, "batched.db", batch=batch)
+    store, *batched_rows = build(tmp_path, "batched.db", batch=batch, background=background)
     assert batched_rows == single_rows
     head = store.find_entry(1, "h")
     assert [e.id for e in store.path_entries(head.seq)] == ["a", "b", "c", "h"]
@@ -89,18 +92,86 @@ def test_writer_continues_entries_written_earlier(tmp_path):
     assert store.get_external_session(ext.id).message_count == 3
 
 
-def test_writer_needs_a_write_transaction_and_refuses_duplicate_ids(tmp_path):
+@pytest.mark.parametrize("background", [False, True], ids=["inline", "bulk-thread"])
+def test_writer_needs_a_write_transaction_and_refuses_duplicate_ids(tmp_path, background):
     store = open_store(tmp_path / "y.db")
     ext = store.create_external_session("s")
     with pytest.raises(RuntimeError):
-        store.writer(ext.id)
+        store.writer(ext.id, background=background)
     with pytest.raises(ArborError, match="already in this session"):
         with store.transaction():
-            writer = store.writer(ext.id)
+            writer = store.writer(ext.id, background=background)
             writer.add_row(None, "message", {"message": {"role": "user", "content": "1"}}, entry_id="x")
             writer.add_row(None, "message", {"message": {"role": "user", "content": "2"}}, entry_id="x")
             writer.flush()
     assert store.connection.execute("SELECT COUNT(*) FROM entries").fetchone()[0] == 0
+    assert not bulk_threads()
+
+
+def bulk_threads():
+    return [t for t in threading.enumerate() if t.name == "arbor-bulk-writer"]
+
+
+def user(text):
+    return {"message": {"role": "user", "content": text}}
+
+
+def test_bulk_thread_rows_are_read_back_inside_the_transaction(tmp_path):
+    # A batch handed to the thread is written before any other use of the connection.
+    store = open_store(tmp_path / "r.db")
+    ext = store.create_external_session("s")
+    with store.transaction():
+        writer = store.writer(ext.id, background=True)
+        writer.BATCH = 2
+        seqs = [writer.add_row(None, "message", user(f"m{i}"), entry_id=f"e{i}") for i in range(5)]
+        assert bulk_threads()
+        # two batches went to the thread; the store waits for them before it reads
+        assert store.get_entry(seqs[3]).message["content"] == "m3"
+        assert [hit.entry_id for hit in store.search("m1")] == ["e1"]
+        writer.flush()
+    assert not bulk_threads()
+    assert store.get_external_session(ext.id).message_count == 5
+
+
+def test_bulk_thread_is_discarded_when_the_transaction_fails(tmp_path):
+    store = open_store(tmp_path / "f.db")
+    ext = store.create_external_session("s")
+    with pytest.raises(KeyError):
+        with store.transaction():
+            writer = store.writer(ext.id, background=True)
+            writer.BATCH = 10
+            for i in range(100):
+                writer.add_row(None, "message", user(f"m{i}"), entry_id=f"e{i}")
+            raise KeyError("the importer failed")
+    assert not bulk_threads()
+    assert store.connection.execute("SELECT COUNT(*) FROM entries").fetchone()[0] == 0
+    assert store.connection.execute("SELECT COUNT(*) FROM entries_fts").fetchone()[0] == 0
+    # and the store goes on working
+    assert store.append_entry(ext.id, None, "message", user("after")).msg_index == 1
+
+
+@pytest.mark.parametrize("background", [False, True], ids=["inline", "bulk-thread"])
+def test_text_sqlite_cannot_take_fails_the_same_way(tmp_path, background):
+    # An id with a lone surrogate cannot be stored as UTF-8: both ways refuse it, same error.
+    store = open_store(tmp_path / "s.db")
+    ext = store.create_external_session("s")
+    with pytest.raises(UnicodeEncodeError):
+        with store.transaction():
+            writer = store.writer(ext.id, background=background)
+            writer.add_row(None, "message", user("fine"), entry_id="ok")
+            writer.add_row(None, "message", user("bad"), entry_id="bad \udcff id")
+            writer.flush()
+    assert store.connection.execute("SELECT COUNT(*) FROM entries").fetchone()[0] == 0
+
+
+def test_pack_moves_texts_into_one_blob():
+    from core import bulk_writer
+
+    fields, blob = bulk_writer.pack([(1, "é-text"), (2, "")], 1)
+    assert blob == "é-text".encode()
+    assert json.loads(fields) == [[1, 1, 7], [2, 8, 0]]
+    assert bulk_writer.pack([(1, "x\udcff")], 1) is None
+    assert bulk_writer.pack([(1, "a", 2)], None) == ('[[1,"a",2]]',)
 
 
 def test_generated_ids_never_collide(tmp_path):

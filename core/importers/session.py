@@ -41,7 +41,7 @@ class SessionTarget:
                 self.update_metadata(metadata, existing.metadata or {})
         self.uid = uid
         self.source = source
-        self.writer = store.writer(self.id)
+        self.writer = store.writer(self.id, background=True)
         self.result = SessionResult(uid=uid, name=name, source=source, created=created)
         self.tool_calls = 0
 
