@@ -45,8 +45,8 @@ def pack(rows: Sequence[tuple], text_column: int | None) -> tuple | None:
     """The rows as the statement's parameters, (JSON of the short fields, blob of the
     texts), or (JSON,) when there is no text column; None if they cannot be.
 
-    `text_column` is the index of the last field, a text that goes into the blob and is
-    replaced by its 1-based byte offset and length. None: every field stays in the JSON.
+    `text_column` is the index of the last field, a text (str, or bytes in UTF-8) that goes
+    into the blob and is replaced by its 1-based byte offset and length. None: every field stays in the JSON.
     Rows with text that is not valid UTF-8 (lone surrogates) give None: the caller writes
     them the ordinary way, which reports them as it always has.
     """
@@ -59,7 +59,9 @@ def pack(rows: Sequence[tuple], text_column: int | None) -> tuple | None:
             parts = []
             offset = 1
             for row in rows:
-                data = row[text_column].encode("utf-8")
+                data = row[text_column]
+                if type(data) is str:
+                    data = data.encode("utf-8")
                 size = len(data)
                 fields.append((*row[:text_column], offset, size))
                 parts.append(data)

@@ -27,6 +27,24 @@ def loads(data: bytes) -> Any:
     return json.loads(data)
 
 
+_encode_ascii = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), default=str).encode
+
+
+def dumps_utf8(value: Any) -> bytes:
+    """`dumps` as UTF-8 bytes. Text UTF-8 cannot hold (lone surrogates, from undecodable
+    input) is written as JSON escapes, so nothing is lost."""
+    if _orjson is not None:
+        try:
+            return _orjson.dumps(value)
+        except (TypeError, ValueError):
+            pass
+    text = _encode(value)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _encode_ascii(value).encode("ascii")
+
+
 def dumps(value: Any) -> str:
     """Compact JSON text, non-ASCII kept as is (as core's store writes it)."""
     if _orjson is not None:

@@ -16,9 +16,9 @@ from typing import Any, Callable, Iterator
 
 from . import bulk_writer, migrations
 from .clock import Clock, parse, to_text, utc_now
-from .entries import (FTS_TEXT_LIMIT, MESSAGE, Entry, entry_text, role_of,
+from .entries import (FTS_TEXT_LIMIT, MESSAGE, Entry, entry_text,
                       tool_call_count)
-from .fastjson import dumps
+from .fastjson import dumps, dumps_utf8
 from .errors import (ArborError, NotFound, ReplayError, StoreDamaged, StoreNotFound,
                      StoreUnavailable)
 from .ids import generate_id
@@ -95,6 +95,12 @@ _INSERT_USAGE = ("INSERT INTO usage(external_session_id, provider, protocol, mod
                  " output_tokens, total_tokens, duration_ms, timestamp) VALUES (?,?,?,?,?,?,?,?,?)")
 
 
+def _as_text(rows: list[tuple]) -> Iterator[tuple]:
+    """Rows whose last field is UTF-8 bytes (as the writer buffers them) with it as text."""
+    for row in rows:
+        yield (*row[:-1], row[-1].decode("utf-8"))
+
+
 def _explain_write_error(error: BaseException) -> BaseException:
     if isinstance(error, sqlite3.IntegrityError) and "UNIQUE" in str(error):
         return ArborError(f"an entry id is already in this session ({error})")
@@ -108,15 +114,6 @@ def _loads(text: str | None, default: Any) -> Any:
         return json.loads(text)
     except ValueError:
         return default
-
-
-def _storable(text: str) -> str:
-    """SQLite stores UTF-8: lone surrogates (from undecodable bytes) become U+FFFD."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "replace").decode("utf-8")
 
 
 class EntryWriter:
@@ -220,18 +217,23 @@ class EntryWriter:
         if chain is None:
             chain = seq
         is_message = entry_type == MESSAGE
-        msg_index = msg_base + 1 if is_message else msg_base
-        role = role_of(entry_type, data) if is_message else None
-        stamp, data = self._stamp(timestamp, data)
+        if is_message:
+            msg_index = msg_base + 1
+            message = data.get("message")
+            role = message.get("role") if type(message) is dict else None
+            if role is not None and type(role) is not str:
+                role = str(role)
+        else:
+            msg_index = msg_base
+            role = None
+        if type(timestamp) is str and len(timestamp) == 29 and timestamp[10] == "T" and \
+                timestamp.endswith("+00:00"):
+            stamp = timestamp  # already in the stored form
+        else:
+            stamp, data = self._stamp(timestamp, data)
         new_id = self._new_id() if entry_id is None else str(entry_id)
-        payload = dumps(data)
-        if not payload.isascii():
-            try:
-                payload.encode("utf-8")
-            except UnicodeEncodeError:  # lone surrogates: escaped rather than lost
-                payload = json.dumps(data, ensure_ascii=True, separators=(",", ":"), default=str)
         self._rows.append((seq, self.external_session_id, new_id, parent_seq, entry_type, stamp,
-                           depth, chain, msg_index, role, payload))
+                           depth, chain, msg_index, role, dumps_utf8(data)))
         self._depth.append(depth)
         self._chain.append(chain)
         self._msg.append(msg_index)
@@ -239,7 +241,10 @@ class EntryWriter:
         text = entry_text(entry_type, data)
         if text:
             text = text[:FTS_TEXT_LIMIT]
-            self._fts.append((seq, text if text.isascii() else _storable(text)))
+            try:
+                self._fts.append((seq, text.encode("utf-8")))
+            except UnicodeEncodeError:  # lone surrogates (from undecodable bytes) become "?"
+                self._fts.append((seq, text.encode("utf-8", "replace")))
         self._entries += 1
         if is_message:
             self._messages += 1
@@ -287,12 +292,12 @@ class EntryWriter:
         conn = self.conn
         if self._rows:
             try:
-                conn.executemany(_INSERT_ENTRY, self._rows)
+                conn.executemany(_INSERT_ENTRY, _as_text(self._rows))
             except sqlite3.IntegrityError as error:
                 raise _explain_write_error(error) from None
             self._rows.clear()
         if self._fts:
-            conn.executemany(_INSERT_FTS, self._fts)
+            conn.executemany(_INSERT_FTS, _as_text(self._fts))
             self._fts.clear()
         if self._usage:
             conn.executemany(_INSERT_USAGE, self._usage)
@@ -313,7 +318,7 @@ class EntryWriter:
                     statements = []
                 self._bulk.drain()
                 try:
-                    self.store._db.executemany(row_sql, rows)
+                    self.store._db.executemany(row_sql, _as_text(rows) if text_column else rows)
                 except sqlite3.IntegrityError as error:
                     raise _explain_write_error(error) from None
             else:

@@ -98,6 +98,30 @@ class BranchSync:
         return None
 
 
+def _session_tree(conn, external_session_id: int) -> tuple[array, array]:
+    """(seqs, parent seqs) of a session's entries in seq order; -1 for no parent."""
+    low, high, count = conn.execute(
+        "SELECT MIN(seq), MAX(seq), COUNT(*) FROM entries WHERE external_session_id = ?",
+        (external_session_id,)).fetchone()
+    if not count:
+        return array("q"), array("q")
+    if high - low + 1 <= 4 * count:
+        # mostly this session's rows: a range scan of the table beats the id index
+        sql = ("SELECT seq, parent_seq FROM entries WHERE seq BETWEEN ? AND ?"
+               " AND +external_session_id = ? ORDER BY seq")
+        args = (low, high, external_session_id)
+    else:
+        sql = "SELECT seq, parent_seq FROM entries WHERE external_session_id = ? ORDER BY seq"
+        args = (external_session_id,)
+    seqs = array("q")
+    parents = array("q")
+    add_seq, add_parent = seqs.append, parents.append
+    for seq, parent_seq in conn.execute(sql, args):
+        add_seq(seq)
+        add_parent(parent_seq if parent_seq is not None else -1)
+    return seqs, parents
+
+
 def sync_branches(store, external_session_id: int, *, key_prefix: str,
                   newest_leaf: int | None = None,
                   name_for: Callable[[int, int | None, list[int]], str] | None = None,
@@ -112,32 +136,36 @@ def sync_branches(store, external_session_id: int, *, key_prefix: str,
     Memory: three arrays over the session's entries (about 17 bytes an entry).
     """
     conn = store.connection
-    seqs = array("q")
-    parents = array("q")
-    for seq, parent_seq in conn.execute(
-            "SELECT seq, parent_seq FROM entries WHERE external_session_id = ? ORDER BY seq",
-            (external_session_id,)):
-        seqs.append(seq)
-        parents.append(parent_seq if parent_seq is not None else -1)
+    seqs, parents = _session_tree(conn, external_session_id)
     count = len(seqs)
     owners = array("q", [-1]) * count
     result = BranchSync(seqs, owners)
     if not count:
         return result
+    first = seqs[0]
+    dense = seqs[-1] - first + 1 == count   # one import into a new session: seq i is at i - first
 
     def pos(seq: int, hint: int = -1) -> int:
+        if dense:
+            i = seq - first
+            return i if 0 <= i < count else -1
         if 0 <= hint < count and seqs[hint] == seq:
             return hint
         i = bisect_left(seqs, seq)
         return i if i < count and seqs[i] == seq else -1
 
     has_child = bytearray(count)
-    for i in range(count):
-        p = parents[i]
-        if p >= 0:
-            j = pos(p, i - 1)
-            if j >= 0:
-                has_child[j] = 1
+    if dense:
+        for p in parents:
+            if p >= first:
+                has_child[p - first] = 1
+    else:
+        for i in range(count):
+            p = parents[i]
+            if p >= 0:
+                j = pos(p, i - 1)
+                if j >= 0:
+                    has_child[j] = 1
 
     def parent_pos(i: int) -> int:
         p = parents[i]
