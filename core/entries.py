@@ -119,6 +119,25 @@ def entry_text(entry_type: str, data: dict[str, Any]) -> str:
     return ""
 
 
+def search_text(entry_type: str, data: dict[str, Any]) -> str:
+    """Exactly the text the full-text index holds for an entry.
+
+    The index keeps no copy of it (it is contentless), so removing an entry from the index
+    needs this same text again: it must stay a pure function of the stored entry. Text that
+    UTF-8 cannot hold (lone surrogates) is written with "?" in its place.
+    """
+    text = entry_text(entry_type, data)
+    if not text:
+        return ""
+    text = text[:FTS_TEXT_LIMIT]
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
 def tool_call_count(message: dict[str, Any] | None) -> int:
     if not message:
         return 0

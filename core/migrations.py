@@ -7,6 +7,7 @@ newer arbor: it is refused before anything is written to it.
 from __future__ import annotations
 
 import sqlite3
+from typing import Callable
 
 from .clock import to_text
 from .errors import StoreTooNew
@@ -205,9 +206,20 @@ CREATE TABLE store_meta (
 CREATE VIRTUAL TABLE entries_fts USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
 """
 
-# (version, name, SQL). Append only; never edit a released migration.
-MIGRATIONS: list[tuple[int, str, str]] = [
+
+
+def _v2(conn: sqlite3.Connection) -> None:
+    from . import search_index  # imports core.entries; only needed when migrating
+
+    search_index.rebuild(conn)
+
+
+# (version, name, SQL or a function of the connection). Append only; never edit a
+# released migration.
+MIGRATIONS: list[tuple[int, str, str | Callable[[sqlite3.Connection], None]]] = [
     (1, "initial schema", _V1),
+    (2, "contentless search index without positions (a third of the size and insert time)",
+     _v2),
 ]
 
 CURRENT_VERSION = MIGRATIONS[-1][0]
@@ -249,8 +261,11 @@ def apply_migrations(conn: sqlite3.Connection, path: str = "the store") -> int:
         for number, name, sql in MIGRATIONS:
             if number <= version:
                 continue
-            for statement in _statements(sql):
-                conn.execute(statement)
+            if callable(sql):
+                sql(conn)
+            else:
+                for statement in _statements(sql):
+                    conn.execute(statement)
             conn.execute(
                 "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
                 (number, name, to_text(None)),

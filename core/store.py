@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from . import bulk_writer, migrations
+from . import bulk_writer, migrations, search_index
 from .clock import Clock, parse, to_text, utc_now
-from .entries import (FTS_TEXT_LIMIT, MESSAGE, Entry, entry_text,
+from .entries import (MESSAGE, Entry, search_text,
                       tool_call_count)
 from .fastjson import dumps, dumps_utf8
 from .errors import (ArborError, NotFound, ReplayError, StoreDamaged, StoreNotFound,
@@ -238,13 +238,9 @@ class EntryWriter:
         self._chain.append(chain)
         self._msg.append(msg_index)
         self._has_child.append(0)
-        text = entry_text(entry_type, data)
+        text = search_text(entry_type, data)
         if text:
-            text = text[:FTS_TEXT_LIMIT]
-            try:
-                self._fts.append((seq, text.encode("utf-8")))
-            except UnicodeEncodeError:  # lone surrogates (from undecodable bytes) become "?"
-                self._fts.append((seq, text.encode("utf-8", "replace")))
+            self._fts.append((seq, text.encode("utf-8")))
         self._entries += 1
         if is_message:
             self._messages += 1
@@ -674,9 +670,8 @@ class Store:
     def delete_external_session(self, external_session_id: int) -> bool:
         """Delete a session and everything in it. Explicit, never implied by another operation."""
         with self.transaction() as conn:
-            conn.execute(
-                "DELETE FROM entries_fts WHERE rowid IN (SELECT seq FROM entries"
-                " WHERE external_session_id = ?)", (external_session_id,))
+            search_index.unindex_entries(conn, "WHERE external_session_id = ?",
+                                         (external_session_id,))
             uid = conn.execute("SELECT uid FROM external_sessions WHERE id = ?",
                                (external_session_id,)).fetchone()
             conn.execute("UPDATE internal_sessions SET head_seq = NULL, fork_seq = NULL"
@@ -1150,18 +1145,21 @@ class Store:
         if not words:
             return []
         match = " ".join('"' + w.replace('"', '""') + '"*' for w in words)
+        # Newest first: the index keeps no word counts to rank by, and in a log of one's
+        # own work the latest mention is usually the one looked for. LIMIT then stops the
+        # index scan early, however common the word.
         sql = ("SELECT e.seq, e.id, e.external_session_id, x.session_name, e.type, e.role,"
-               " e.timestamp, f.text FROM entries_fts f JOIN entries e ON e.seq = f.rowid"
+               " e.timestamp, e.data FROM entries_fts f JOIN entries e ON e.seq = f.rowid"
                " JOIN external_sessions x ON x.id = e.external_session_id WHERE entries_fts MATCH ?")
         args: list[Any] = [match]
         if external_session_id is not None:
             sql += " AND e.external_session_id = ?"
             args.append(external_session_id)
-        sql += f" ORDER BY f.rank LIMIT {int(limit)}"
+        sql += f" ORDER BY f.rowid DESC LIMIT {int(limit)}"
         with self.reading() as conn:
             rows = conn.execute(sql, args).fetchall()
-        return [SearchHit(r[0], r[1], r[2], r[3], r[4], r[5], r[6], snippet(r[7], words))
-                for r in rows]
+        return [SearchHit(r[0], r[1], r[2], r[3], r[4], r[5], r[6],
+                          snippet(search_text(r[4], _loads(r[7], {})), words)) for r in rows]
 
     def search_session_names(self, text: str, *, include_archived: bool = False) -> list[SessionSummary]:
         needle = text.casefold()

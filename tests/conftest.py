@@ -114,3 +114,12 @@ async def settle(pilot) -> None:
     # focus changes reach the footer a few message rounds later (it recomposes its keys)
     for _ in range(3):
         await pilot.pause()
+
+
+def index_terms(store) -> list[tuple[int, str]]:
+    """What the full-text index holds: (entry seq, word) pairs, read through fts5vocab
+    (the index is contentless, so it has no text to read back)."""
+    conn = store.connection
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_terms"
+                 " USING fts5vocab(main, entries_fts, instance)")
+    return conn.execute("SELECT doc, term FROM temp.fts_terms ORDER BY doc, term").fetchall()

@@ -10,6 +10,8 @@ import pytest
 
 from core import ArborError, open_store
 
+from conftest import index_terms
+
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
 
@@ -48,7 +50,7 @@ def build(tmp_path, name, batch, background=False):
             seqs[eid] = store.append_entry(ext.id, seqs.get(parent), kind, data, entry_id=eid,
                                            timestamp=T0 + timedelta(seconds=n)).seq
     rows = store.connection.execute(ROWS).fetchall()
-    fts = store.connection.execute("SELECT rowid, text FROM entries_fts ORDER BY rowid").fetchall()
+    fts = index_terms(store)
     session = store.connection.execute(
         "SELECT entry_count, message_count, updated_at FROM external_sessions").fetchall()
     return store, rows, fts, session
@@ -145,7 +147,7 @@ def test_bulk_thread_is_discarded_when_the_transaction_fails(tmp_path):
             raise KeyError("the importer failed")
     assert not bulk_threads()
     assert store.connection.execute("SELECT COUNT(*) FROM entries").fetchone()[0] == 0
-    assert store.connection.execute("SELECT COUNT(*) FROM entries_fts").fetchone()[0] == 0
+    assert index_terms(store) == []
     # and the store goes on working
     assert store.append_entry(ext.id, None, "message", user("after")).msg_index == 1
 

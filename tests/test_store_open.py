@@ -154,3 +154,56 @@ def test_foreign_store_fixture_is_refused(tmp_path):
     with pytest.raises(StoreDamaged):
         open_store(path)
     assert digest(path) == digest(source)
+
+
+def test_a_schema_1_store_gets_the_contentless_search_index(tmp_path):
+    # Build the demo, then put its search index back the way schema 1 kept it (a plain
+    # FTS5 table with a copy of the text) and forget migration 2.
+    from core.demo import build_demo
+    from core.entries import search_text
+    from core.store import _loads
+    from conftest import index_terms
+
+    path = tmp_path / "old.db"
+    build_demo(path)
+    store = open_store(path)
+    expected_terms = index_terms(store)
+    expected_hits = [h.seq for h in store.search("test")]
+    conn = store.connection
+    conn.execute("DROP TABLE entries_fts")
+    conn.execute("CREATE VIRTUAL TABLE entries_fts USING fts5(text,"
+                 " tokenize = 'unicode61 remove_diacritics 2')")
+    for seq, kind, data in conn.execute("SELECT seq, type, data FROM entries").fetchall():
+        conn.execute("INSERT INTO entries_fts(rowid, text) VALUES (?, ?)",
+                     (seq, search_text(kind, _loads(data, {}))))
+    conn.execute("DELETE FROM schema_migrations WHERE version >= 2")
+    store.close()
+
+    store = open_store(path)
+    assert [r[0] for r in store.connection.execute("SELECT version FROM schema_migrations")] == \
+        list(range(1, CURRENT_VERSION + 1))
+    assert "content=''" in store.connection.execute(
+        "SELECT sql FROM sqlite_master WHERE name = 'entries_fts'").fetchone()[0].replace(" ", "")
+    assert index_terms(store) == expected_terms and expected_terms
+    assert [h.seq for h in store.search("test")] == expected_hits and expected_hits
+    store.connection.execute("INSERT INTO entries_fts(entries_fts) VALUES ('integrity-check')")
+    store.close()
+
+
+def test_deleting_a_session_takes_its_words_out_of_the_search_index(tmp_path):
+    from core.demo import build_demo
+    from conftest import index_terms
+
+    path = tmp_path / "demo.db"
+    build_demo(path)
+    store = open_store(path)
+    session = store.search("lisbon")[0].external_session_id
+    seqs = {r[0] for r in store.connection.execute(
+        "SELECT seq FROM entries WHERE external_session_id = ?", (session,))}
+    before = index_terms(store)
+    assert any(doc in seqs for doc, _term in before)
+    store.delete_external_session(session)
+    assert index_terms(store) == [(doc, term) for doc, term in before if doc not in seqs]
+    assert store.search("lisbon") == []
+    store.connection.execute("INSERT INTO entries_fts(entries_fts) VALUES ('integrity-check')")
+    store.close()
