@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 from typing import Callable
 
 Clock = Callable[[], datetime]
+_STORED = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00\Z")
 
 
 def utc_now() -> datetime:
@@ -13,6 +15,8 @@ def utc_now() -> datetime:
 
 
 def to_text(moment: datetime | str | None) -> str:
+    if type(moment) is str and _STORED.match(moment) and parse(moment) is not None:
+        return moment  # already stored text (parse() checks it is a real time)
     if moment is None:
         moment = utc_now()
     if isinstance(moment, (str, int, float)):

@@ -72,6 +72,10 @@ def role_of(entry_type: str, data: dict[str, Any]) -> str | None:
     return None
 
 
+# Built once: json.dumps() with an option builds a new encoder on every call.
+_encode_args = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def content_text(content: Any) -> str:
     """The readable text of a message's content: a string, or text-like parts of its blocks."""
     if content is None:
@@ -97,7 +101,7 @@ def content_text(content: Any) -> str:
         elif kind in TOOL_CALL_BLOCKS:
             name = block.get("name", "")
             args = block.get("arguments", block.get("input", block.get("args")))
-            parts.append(f"{name} {json.dumps(args, ensure_ascii=False) if args is not None else ''}")
+            parts.append(f"{name} {_encode_args(args) if args is not None else ''}")
         elif kind in TOOL_RESULT_BLOCKS:
             parts.append(content_text(block.get("content", block.get("output"))))
         elif "text" in block:
@@ -144,7 +148,9 @@ def tool_call_count(message: dict[str, Any] | None) -> int:
     content = message.get("content")
     count = 0
     if isinstance(content, list):
-        count = sum(1 for b in content if isinstance(b, dict) and b.get("type") in TOOL_CALL_BLOCKS)
+        for block in content:
+            if isinstance(block, dict) and block.get("type") in TOOL_CALL_BLOCKS:
+                count += 1
     calls = message.get("tool_calls")
     if isinstance(calls, list):
         count += len(calls)

@@ -38,6 +38,7 @@ once in the session's metadata (`lineDefaults`) and on a line only when they dif
 
 from __future__ import annotations
 
+import math
 import re
 from array import array
 from pathlib import Path
@@ -59,6 +60,9 @@ _LINE_SKIP = frozenset({"type", "uuid", "timestamp", "message"})
 # metadata ("lineDefaults"), and on a line only when its value differs.
 _MISSING = object()
 _DEFAULT_KEYS = ("cwd", "sessionId", "version", "gitBranch", "userType", "isSidechain", "slug")
+_USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
+               "cache_creation_input_tokens")
+_MESSAGE_MOVED = frozenset({"role", "content", "model", "usage"})
 _STOP_REASONS = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length",
                  "stop_sequence": "stop", "refusal": "error", "pause_turn": "stop"}
 
@@ -451,6 +455,7 @@ class _Import:
         for key in _LINE_SKIP:
             pop(key, None)
         if self.defaults:
+            # fields kept once for the file (lineDefaults) leave the line when equal
             get = extra.get
             for key, value in self.defaults.items():
                 if get(key, _MISSING) == value:
@@ -531,15 +536,15 @@ def _learn_tools(message: Any, tool_names: dict[str, str]) -> None:
 
 
 def convert_usage(usage: dict[str, Any]) -> dict[str, Any]:
-    def num(key: str) -> int:
+    counts = []
+    for key in _USAGE_KEYS:
         value = usage.get(key)
-        return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
-
-    out = {"input": num("input_tokens"), "output": num("output_tokens"),
-           "cacheRead": num("cache_read_input_tokens"),
-           "cacheWrite": num("cache_creation_input_tokens")}
-    out["totalTokens"] = out["input"] + out["output"] + out["cacheRead"] + out["cacheWrite"]
-    return out
+        kind = type(value)
+        counts.append(value if kind is int else
+                      int(value) if kind is float and math.isfinite(value) else 0)
+    read, write = counts[2], counts[3]
+    return {"input": counts[0], "output": counts[1], "cacheRead": read, "cacheWrite": write,
+            "totalTokens": counts[0] + counts[1] + read + write}
 
 
 def convert_block(block: Any, tool_names: dict[str, str]) -> Any:
@@ -590,22 +595,26 @@ def _result_content(content: Any, tool_names: dict[str, str]) -> list[Any]:
 def convert_message(message: dict[str, Any], line_type: str, timestamp, tool_names: dict[str, str],
                     counted: bool) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """A Claude API message as pi's message shape; what does not map is kept under "claude"."""
-    content = message.get("content")
-    rest = {k: v for k, v in message.items() if k not in ("role", "content", "model", "usage")}
+    get = message.get
+    content = get("content")
+    rest = {k: v for k, v in message.items() if k not in _MESSAGE_MOVED}
     usage = None
     if line_type == "assistant":
         blocks = [convert_block(b, tool_names) for b in content] if isinstance(content, list) \
             else content
         out: dict[str, Any] = {"role": "assistant", "content": blocks if blocks is not None else []}
-        if message.get("model"):
-            out["model"] = message["model"]
+        model = get("model")
+        if model:
+            out["model"] = model
             out["provider"] = "anthropic"
             out["api"] = "anthropic-messages"
-        if isinstance(message.get("stop_reason"), str):
-            out["stopReason"] = _STOP_REASONS.get(message["stop_reason"], message["stop_reason"])
-        if isinstance(message.get("id"), str):
-            out["responseId"] = message["id"]
-        raw_usage = message.get("usage")
+        stop = get("stop_reason")
+        if isinstance(stop, str):
+            out["stopReason"] = _STOP_REASONS.get(stop, stop)
+        response_id = get("id")
+        if isinstance(response_id, str):
+            out["responseId"] = response_id
+        raw_usage = get("usage")
         if isinstance(raw_usage, dict):
             if counted:
                 usage = convert_usage(raw_usage)
