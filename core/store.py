@@ -146,6 +146,7 @@ class EntryWriter:
         self._chain = array("q")
         self._msg = array("q")
         self._has_child = bytearray()
+        self._parent = array("q")  # parent seq of each row written here, -1 for a root
         self._older: dict[int, list] = {}  # parents written before: [depth, chain, msg, has_child]
         self._rows: list[tuple] = []
         self._fts: list[tuple] = []
@@ -235,6 +236,7 @@ class EntryWriter:
         self._rows.append((seq, self.external_session_id, new_id, parent_seq, entry_type, stamp,
                            depth, chain, msg_index, role, dumps_utf8(data)))
         self._depth.append(depth)
+        self._parent.append(-1 if parent_seq is None else parent_seq)
         self._chain.append(chain)
         self._msg.append(msg_index)
         self._has_child.append(0)
@@ -251,6 +253,11 @@ class EntryWriter:
         if len(self._rows) >= self.BATCH:
             self.flush_rows()
         return seq
+
+    def written_tree(self) -> tuple[int, array]:
+        """(first seq, parent seq of each row) for the rows this writer wrote, which have
+        the seqs first, first + 1, ... in order; -1 for a root."""
+        return self._base, self._parent
 
     def add(self, parent_seq: int | None, entry_type: str, data: dict[str, Any], *,
             entry_id: str | None = None, timestamp: Any = None) -> Entry:

@@ -517,7 +517,7 @@ class _Import:
             return title or "branch"
 
         sync = sync_branches(store, target.id, key_prefix=f"{FORMAT}:{target.uid}",
-                             name_for=name_for)
+                             name_for=name_for, written=target.writer.written_tree())
         target.result.branches_added = sync.added
         result.sessions.append(target.finish(name=name))
 

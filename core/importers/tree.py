@@ -98,13 +98,20 @@ class BranchSync:
         return None
 
 
-def _session_tree(conn, external_session_id: int) -> tuple[array, array]:
-    """(seqs, parent seqs) of a session's entries in seq order; -1 for no parent."""
+def _session_tree(conn, external_session_id: int,
+                  written: tuple[int, array] | None = None) -> tuple[array, array]:
+    """(seqs, parent seqs) of a session's entries in seq order; -1 for no parent.
+
+    `written`: what an EntryWriter wrote (`written_tree()`); when that is the whole session,
+    it is used as it is, without reading the rows back."""
     low, high, count = conn.execute(
         "SELECT MIN(seq), MAX(seq), COUNT(*) FROM entries WHERE external_session_id = ?",
         (external_session_id,)).fetchone()
     if not count:
         return array("q"), array("q")
+    if written is not None and written[0] == low and len(written[1]) == count and \
+            high == low + count - 1:
+        return array("q", range(low, high + 1)), written[1]
     if high - low + 1 <= 4 * count:
         # mostly this session's rows: a range scan of the table beats the id index
         sql = ("SELECT seq, parent_seq FROM entries WHERE seq BETWEEN ? AND ?"
@@ -127,7 +134,8 @@ def sync_branches(store, external_session_id: int, *, key_prefix: str,
                   name_for: Callable[[int, int | None, list[int]], str] | None = None,
                   state_for: Callable[[int], dict[str, Any] | None] | None = None,
                   meta_for: Callable[[int], dict[str, Any] | None] | None = None,
-                  force_current: bool = False) -> BranchSync:
+                  force_current: bool = False,
+                  written: tuple[int, array] | None = None) -> BranchSync:
     """Give every leaf of the session a branch (see the module doc). Call inside a transaction.
 
     `name_for(leaf_seq, fork_seq, path)` names a new branch (`path` is the entries from the
@@ -136,7 +144,7 @@ def sync_branches(store, external_session_id: int, *, key_prefix: str,
     Memory: three arrays over the session's entries (about 17 bytes an entry).
     """
     conn = store.connection
-    seqs, parents = _session_tree(conn, external_session_id)
+    seqs, parents = _session_tree(conn, external_session_id, written)
     count = len(seqs)
     owners = array("q", [-1]) * count
     result = BranchSync(seqs, owners)
