@@ -22,6 +22,7 @@ from ..fastjson import loads as fast_loads
 
 # One line may be large (real Claude Code lines of many megabytes occur), but not unbounded.
 MAX_LINE_BYTES = 256 * 1024 * 1024
+READ_BUFFER = 1 << 20  # big reads: a log is read once, front to back
 HEAD_BYTES = 4096
 
 
@@ -331,7 +332,10 @@ class Clockwork:
         self.first: str | None = None
 
     def take(self, value: Any) -> str:
-        text = stored_time(value)
+        if type(value) is str and len(value) == 24 and _FAST_Z.match(value):
+            text = value[:23] + "+00:00"   # the common form, as stored_time() gives it
+        else:
+            text = stored_time(value)
         if text is None:
             return self.last
         self.last = text

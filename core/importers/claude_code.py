@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from ..entries import COMPACTION, MESSAGE, SESSION_INFO, content_text
-from .base import (Clockwork, FileResult, LineError, ProgressTicker, RawLine,
+from .base import (READ_BUFFER, Clockwork, FileResult, LineError, ProgressTicker, RawLine,
                    file_mtime, iter_lines, parse_line, short_hash, title_from_text)
 from ..fastjson import loads as fast_loads
 from .session import SessionTarget, first_text_title
@@ -115,7 +115,7 @@ class _Import:
         self.eff = array("q")                  # node -> its effective parent node, or -1
         self.seq = array("q")                  # node -> its entry's seq
         self.prompt_child = bytearray()        # node already has a user prompt as a child
-        self.hashes = array("q")               # node -> hash of its line (duplicate uuids)
+        self.offsets = array("q")              # node -> byte offset of its line (duplicate uuids)
         self.fwd = array("q")                  # node -> newest node written below it, or -1
         self.index: dict[str, int] = {}        # uuid -> node
         self.waiting: dict[str, list[tuple[int, int]]] = {}   # parent uuid -> (offset, line)
@@ -147,7 +147,7 @@ class _Import:
         result = self.result
         ticker = self.ticker
         handle_line = self.handle
-        with open(self.path, "rb") as handle:
+        with open(self.path, "rb", buffering=READ_BUFFER) as handle:
             number = 0
             for raw in iter_lines(handle):
                 number = raw.number
@@ -186,11 +186,14 @@ class _Import:
         if self.reread is not None:
             self.reread.close()
 
-    def _reread(self, offset: int, number: int):
+    def _line_at(self, offset: int) -> bytes:
         if self.reread is None:
             self.reread = open(self.path, "rb")
         self.reread.seek(offset)
-        data = self.reread.readline().rstrip(b"\r\n")
+        return self.reread.readline().rstrip(b"\r\n")
+
+    def _reread(self, offset: int, number: int):
+        data = self._line_at(offset)
         try:
             return parse_line(RawLine(number, offset, data, True)), data
         except LineError:
@@ -234,11 +237,9 @@ class _Import:
             if len(self.pending_meta) >= 1000:
                 self._chain_meta(self._tip(self.last_node) if self.last_node >= 0 else -1)
             return None
-        line_hash = hash(data)
         entry_id = uuid
         if uuid in self.index:
-            first = self.index[uuid]
-            if self.hashes[first] == line_hash & 0x7FFFFFFFFFFFFFFF:
+            if self._line_at(self.offsets[self.index[uuid]]) == data:
                 self.result.duplicates += 1
                 return None
             entry_id = f"{uuid}~L{number}"
@@ -272,7 +273,7 @@ class _Import:
         side = bool(get("isSidechain"))
         self._facts(d, k, side, parent, get)
         node = self._emit(entry_id, k, side, p, d, number, ts)
-        self.hashes[node] = line_hash & 0x7FFFFFFFFFFFFFFF
+        self.offsets[node] = offset
         if entry_id == uuid:
             self.index[uuid] = node
         return uuid
@@ -344,7 +345,7 @@ class _Import:
         self.eff.append(e)
         self.seq.append(0)
         self.prompt_child.append(0)
-        self.hashes.append(0)
+        self.offsets.append(-1)
         self.fwd.append(-1)
         if e >= 0:
             self.fwd[e] = node
@@ -372,7 +373,8 @@ class _Import:
         if self.pending_meta:
             e = self._chain_meta(e)
         node = self._new_node(entry_id, k, side, e)
-        self._queue(node, entry_id, d, number, ts)
+        self._write_held(d)
+        self.held = (node, entry_id, d, number, ts)
         self.last_node = node
         if not side:
             self.last_main = node
