@@ -152,9 +152,8 @@ class EntryWriter:
         self._fts: list[tuple] = []
         self._usage: list[tuple] = []
         self._generated: set[str] = set()
-        self._last: tuple[int, str] | None = None
         self._last_data: dict[str, Any] = {}
-        self._entries = 0
+        self._counted_from = self.next_seq  # rows from this seq on are not in the counters yet
         self._messages = 0
         self._latest: str | None = None
 
@@ -201,25 +200,29 @@ class EntryWriter:
     def add_row(self, parent_seq: int | None, entry_type: str, data: dict[str, Any], *,
                 entry_id: str | None = None, timestamp: Any = None) -> int:
         """Buffer one entry and return its seq (the fast path for imports)."""
+        seq = self.next_seq
+        self.next_seq = seq + 1
         if parent_seq is None:
-            depth, msg_base, chain = 0, 0, None
+            depth = msg_base = 0
+            chain = seq
         elif parent_seq >= self._base:
             i = parent_seq - self._base
-            depth, msg_base = self._depth[i] + 1, self._msg[i]
-            chain = None if self._has_child[i] else self._chain[i]
-            self._has_child[i] = 1
+            depth = self._depth[i] + 1
+            msg_base = self._msg[i]
+            has_child = self._has_child
+            if has_child[i]:
+                chain = seq
+            else:
+                chain = self._chain[i]
+                has_child[i] = 1
         else:
             parent = self._older_parent(parent_seq)
             depth, msg_base = parent[0] + 1, parent[2]
-            chain = None if parent[3] else parent[1]
+            chain = seq if parent[3] else parent[1]
             parent[3] = True
-        seq = self.next_seq
-        self.next_seq += 1
-        if chain is None:
-            chain = seq
-        is_message = entry_type == MESSAGE
-        if is_message:
+        if entry_type == MESSAGE:
             msg_index = msg_base + 1
+            self._messages += 1
             message = data.get("message")
             role = message.get("role") if type(message) is dict else None
             if role is not None and type(role) is not str:
@@ -232,9 +235,11 @@ class EntryWriter:
             stamp = timestamp  # already in the stored form
         else:
             stamp, data = self._stamp(timestamp, data)
-        new_id = self._new_id() if entry_id is None else str(entry_id)
-        self._rows.append((seq, self.external_session_id, new_id, parent_seq, entry_type, stamp,
-                           depth, chain, msg_index, role, dumps_utf8(data)))
+            self._last_data = data
+        rows = self._rows
+        rows.append((seq, self.external_session_id,
+                     self._new_id() if entry_id is None else str(entry_id), parent_seq,
+                     entry_type, stamp, depth, chain, msg_index, role, dumps_utf8(data)))
         self._depth.append(depth)
         self._parent.append(-1 if parent_seq is None else parent_seq)
         self._chain.append(chain)
@@ -243,14 +248,10 @@ class EntryWriter:
         text = search_text(entry_type, data)
         if text:
             self._fts.append((seq, text.encode("utf-8")))
-        self._entries += 1
-        if is_message:
-            self._messages += 1
-        if self._latest is None or stamp > self._latest:
+        latest = self._latest
+        if latest is None or stamp > latest:
             self._latest = stamp
-        self._last = (seq, new_id)
-        self._last_data = data
-        if len(self._rows) >= self.BATCH:
+        if len(rows) >= self.BATCH:
             self.flush_rows()
         return seq
 
@@ -262,7 +263,8 @@ class EntryWriter:
     def add(self, parent_seq: int | None, entry_type: str, data: dict[str, Any], *,
             entry_id: str | None = None, timestamp: Any = None) -> Entry:
         """Buffer one entry and return it as an `Entry`."""
-        last = self._last
+        previous = self._rows[-1] if self._rows else None
+        self._last_data = data  # add_row replaces it if it files the entry with a note
         seq = self.add_row(parent_seq, entry_type, data, entry_id=entry_id, timestamp=timestamp)
         row = self._rows[-1] if self._rows else None
         if row is None or row[0] != seq:
@@ -270,7 +272,8 @@ class EntryWriter:
             return self.store.get_entry(seq)
         parent_id = None
         if parent_seq is not None:
-            parent_id = last[1] if last and last[0] == parent_seq else self._id_of(parent_seq)
+            parent_id = previous[2] if previous is not None and previous[0] == parent_seq \
+                else self._id_of(parent_seq)
         return Entry(seq, row[2], self.external_session_id, parent_seq, entry_type, row[5], row[6],
                      row[7], row[8], row[9], self._last_data, parent_id)
 
@@ -333,13 +336,15 @@ class EntryWriter:
     def flush(self) -> None:
         """Write what is buffered and bring the session's counters and activity up to date."""
         self.flush_rows()
-        if not self._entries:
+        entries = self.next_seq - self._counted_from
+        if not entries:
             return
         self.conn.execute(
             "UPDATE external_sessions SET entry_count = entry_count + ?,"
             " message_count = message_count + ?, updated_at = MAX(updated_at, ?) WHERE id = ?",
-            (self._entries, self._messages, self._latest, self.external_session_id))
-        self._entries = self._messages = 0
+            (entries, self._messages, self._latest, self.external_session_id))
+        self._counted_from = self.next_seq
+        self._messages = 0
         self._latest = None
 
 
