@@ -72,6 +72,7 @@ def role_of(entry_type: str, data: dict[str, Any]) -> str | None:
     return None
 
 
+_TEXT_BLOCKS = frozenset({"text", "input_text", "output_text"})
 # Built once: json.dumps() with an option builds a new encoder on every call.
 _encode_args = json.JSONEncoder(ensure_ascii=False).encode
 
@@ -86,6 +87,15 @@ def content_text(content: Any) -> str:
         content = [content]
     if not isinstance(content, list):
         return str(content)
+    if len(content) == 1 and type(content[0]) is dict:  # the common case: one block
+        block = content[0]
+        kind = block.get("type")
+        if kind in _TEXT_BLOCKS:
+            text = block.get("text", "")
+            return text if type(text) is str else str(text)
+        if kind == "thinking":
+            text = block.get("thinking", "")
+            return text if type(text) is str else str(text)
     parts: list[str] = []
     for block in content:
         if isinstance(block, str):
@@ -94,7 +104,7 @@ def content_text(content: Any) -> str:
         if not isinstance(block, dict):
             continue
         kind = block.get("type")
-        if kind in ("text", "input_text", "output_text"):
+        if kind in _TEXT_BLOCKS:
             parts.append(str(block.get("text", "")))
         elif kind == "thinking":
             parts.append(str(block.get("thinking", "")))
@@ -106,7 +116,7 @@ def content_text(content: Any) -> str:
             parts.append(content_text(block.get("content", block.get("output"))))
         elif "text" in block:
             parts.append(str(block["text"]))
-    return "\n".join(p for p in parts if p)
+    return "\n".join([p for p in parts if p])
 
 
 def entry_text(entry_type: str, data: dict[str, Any]) -> str:
