@@ -162,22 +162,15 @@ def sync_branches(store, external_session_id: int, *, key_prefix: str,
         i = bisect_left(seqs, seq)
         return i if i < count and seqs[i] == seq else -1
 
-    has_child = bytearray(count)
+    # the position of each entry's parent (-1: a root), computed once for the walks below
     if dense:
-        for p in parents:
-            if p >= first:
-                has_child[p - first] = 1
+        ppos = array("q", [p - first if p >= 0 else -1 for p in parents])
     else:
-        for i in range(count):
-            p = parents[i]
-            if p >= 0:
-                j = pos(p, i - 1)
-                if j >= 0:
-                    has_child[j] = 1
-
-    def parent_pos(i: int) -> int:
-        p = parents[i]
-        return pos(p, i - 1) if p >= 0 else -1
+        ppos = array("q", [pos(p, i - 1) if p >= 0 else -1 for i, p in enumerate(parents)])
+    has_child = bytearray(count)
+    for j in ppos:
+        if j >= 0:
+            has_child[j] = 1
 
     leaves = [i for i in range(count) if not has_child[i]]
     del has_child
@@ -194,7 +187,7 @@ def sync_branches(store, external_session_id: int, *, key_prefix: str,
         head_of.setdefault(i, branch_id)
         while i >= 0 and owners[i] < 0:
             owners[i] = branch_id
-            i = parent_pos(i)
+            i = ppos[i]
     changed = False
     for leaf in leaves:
         if leaf in branch_heads:
@@ -204,7 +197,7 @@ def sync_branches(store, external_session_id: int, *, key_prefix: str,
         i = leaf
         while i >= 0 and owners[i] < 0:
             path.append(i)
-            i = parent_pos(i)
+            i = ppos[i]
         fork = i
         path.reverse()
         path_seqs = [seqs[j] for j in path]
