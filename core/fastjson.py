@@ -1,13 +1,13 @@
-"""JSON for the import hot path: `orjson` when it is installed (3-10x faster), else the
-standard library, with the same results (orjson is only used where it gives the same
-text or values; anything it refuses falls back to `json`)."""
+"""JSON for the import hot path: `orjson` (3x faster to read, 10x to write; a dependency
+for that reason), with the standard library for anything orjson refuses (lone surrogates,
+integers beyond 64 bits, keys that are not text) and as a stand-in should orjson be missing."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-try:  # optional accelerator
+try:  # declared, but the import still works without it
     import orjson as _orjson
 except ImportError:  # pragma: no cover - depends on the environment
     _orjson = None
