@@ -27,6 +27,7 @@ from .paths import default_db_path
 from .replay import ReplayState, replay_kept
 
 BUSY_TIMEOUT_MS = 10_000
+BULK_CACHE_SIZE = -32 * 1024  # KiB, while an import's bulk writer runs
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 _ENTRY_COLUMNS = (
@@ -363,6 +364,7 @@ class Store:
         self._reader: Store | None = None
         self._bulk: bulk_writer.BulkWriter | None = None
         self._bulk_supported: bool | None = None
+        self._bulk_cache = -2000
         self._db = self._connect(create)
 
     # ------------------------------------------------------------------ opening
@@ -458,13 +460,20 @@ class Store:
             if self._bulk_supported is None:
                 self._bulk_supported = bulk_writer.supported(self._db)
             if self._bulk_supported:
+                # A big write touches index pages all over; a larger page cache for its
+                # length keeps them from being written out and read back (restored after).
+                self._bulk_cache = self._db.execute("PRAGMA cache_size").fetchone()[0]
+                self._db.execute(f"PRAGMA cache_size = {BULK_CACHE_SIZE}")
                 self._bulk = bulk_writer.BulkWriter(self._db, explain=_explain_write_error)
         return self._bulk
 
     def _stop_bulk(self, *, discard: bool = False) -> None:
         bulk, self._bulk = self._bulk, None
         if bulk is not None:
-            bulk.stop(discard=discard)
+            try:
+                bulk.stop(discard=discard)
+            finally:
+                self._db.execute(f"PRAGMA cache_size = {int(self._bulk_cache)}")
 
     def __enter__(self) -> "Store":
         return self
