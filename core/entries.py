@@ -140,7 +140,11 @@ def search_text(entry_type: str, data: dict[str, Any]) -> str:
     needs this same text again: it must stay a pure function of the stored entry. Text that
     UTF-8 cannot hold (lone surrogates) is written with "?" in its place.
     """
-    text = entry_text(entry_type, data)
+    if entry_type == MESSAGE:  # entry_text's first case, without the call (the common one)
+        message = data.get("message", data)
+        text = content_text(message.get("content")) if isinstance(message, dict) else ""
+    else:
+        text = entry_text(entry_type, data)
     if not text:
         return ""
     text = text[:FTS_TEXT_LIMIT]
