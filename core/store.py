@@ -198,7 +198,7 @@ class EntryWriter:
             # an unreadable time from a log: keep it beside the data, file the entry under now
             return to_text(self.store.clock()), {**data, "originalTimestamp": str(timestamp)}
 
-    def add_row(self, parent_seq: int | None, entry_type: str, data: dict[str, Any], *,
+    def add_row(self, parent_seq: int | None, entry_type: str, data: dict[str, Any],
                 entry_id: str | None = None, timestamp: Any = None) -> int:
         """Buffer one entry and return its seq (the fast path for imports)."""
         seq = self.next_seq

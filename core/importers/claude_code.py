@@ -410,7 +410,7 @@ class _Import:
             return
         self.held = None
         node, entry_id, d, number, timestamp = held
-        target = self._ensure_target()
+        target = self.target or self._ensure_target()
         e = self.eff[node]
         parent_seq = self.seq[e] if e >= 0 else None
         known = target.known.get(entry_id)

@@ -86,7 +86,7 @@ class SessionTarget:
         seq = self.known.get(entry_id)
         if seq is not None:
             return seq, False
-        seq = self.writer.add_row(parent_seq, entry_type, data, entry_id=entry_id, timestamp=timestamp)
+        seq = self.writer.add_row(parent_seq, entry_type, data, entry_id, timestamp)
         if self.remember_new:
             self.known[entry_id] = seq
         self.result.entries_added += 1
