@@ -246,8 +246,12 @@ def check_version(conn: sqlite3.Connection, path: str) -> int:
     return version
 
 
-def apply_migrations(conn: sqlite3.Connection, path: str = "the store") -> int:
-    """Run pending migrations in order, each in its own transaction. Safe on every open."""
+def apply_migrations(conn: sqlite3.Connection, path: str = "the store",
+                     on_upgrade: Callable[[str], None] | None = None) -> int:
+    """Run pending migrations in order, in one transaction. Safe on every open.
+
+    `on_upgrade(name)` is told of each migration an existing store gets (not of those that
+    create a new one), before it runs: some rebuild an index and take seconds."""
     version = check_version(conn, path)
     if version == CURRENT_VERSION:
         return version
@@ -258,9 +262,12 @@ def apply_migrations(conn: sqlite3.Connection, path: str = "the store") -> int:
             "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
         )
         version = check_version(conn, path)  # another process may have migrated meanwhile
+        existing = version > 0
         for number, name, sql in MIGRATIONS:
             if number <= version:
                 continue
+            if existing and on_upgrade is not None:
+                on_upgrade(name)
             if callable(sql):
                 sql(conn)
             else:

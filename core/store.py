@@ -353,7 +353,8 @@ class Store:
     """An open arbor store. Use `open_store()`; close it when done."""
 
     def __init__(self, path: str | os.PathLike | None = None, *, clock: Clock | None = None,
-                 id_factory: Callable[[], str] | None = None, create: bool = True):
+                 id_factory: Callable[[], str] | None = None, create: bool = True,
+                 on_upgrade: Callable[[str], None] | None = None):
         self.path = Path(path).expanduser() if path is not None else default_db_path()
         self.clock: Clock = clock or utc_now
         self.id_factory = id_factory or generate_id
@@ -365,6 +366,7 @@ class Store:
         self._bulk: bulk_writer.BulkWriter | None = None
         self._bulk_supported: bool | None = None
         self._bulk_cache = -2000
+        self._on_upgrade = on_upgrade
         self._db = self._connect(create)
 
     # ------------------------------------------------------------------ opening
@@ -409,7 +411,7 @@ class Store:
             if str(mode).lower() != "wal":
                 raise StoreUnavailable(f"cannot use {shown} in WAL mode (got {mode})")
             conn.execute("PRAGMA synchronous = NORMAL")
-            migrations.apply_migrations(conn, shown)
+            migrations.apply_migrations(conn, shown, self._on_upgrade)
         except sqlite3.DatabaseError as error:
             conn.close()
             message = str(error)

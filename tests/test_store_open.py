@@ -4,6 +4,7 @@ import hashlib
 import os
 import sqlite3
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -207,3 +208,26 @@ def test_deleting_a_session_takes_its_words_out_of_the_search_index(tmp_path):
     assert store.search("lisbon") == []
     store.connection.execute("INSERT INTO entries_fts(entries_fts) VALUES ('integrity-check')")
     store.close()
+
+
+def test_an_upgrade_is_announced_and_a_new_store_is_not(tmp_path):
+    said: list[str] = []
+    path = tmp_path / "s.db"
+    open_store(path, on_upgrade=said.append).close()
+    assert said == []  # a new store is created, not upgraded
+    store = open_store(path)
+    store.connection.execute("DELETE FROM schema_migrations WHERE version = 2")
+    store.close()
+    open_store(path, on_upgrade=said.append).close()
+    assert len(said) == 1 and "search index" in said[0]
+
+
+def test_the_command_line_says_so_before_a_slow_upgrade(tmp_path):
+    path = tmp_path / "s.db"
+    store = open_store(path)
+    store.connection.execute("DELETE FROM schema_migrations WHERE version = 2")
+    store.close()
+    done = subprocess.run([sys.executable, "-m", "tui", "export", "nothing", "--db", str(path)],
+                          capture_output=True, text=True, cwd=REPO)
+    assert "updating the store for this version of arbor (once)" in done.stderr
+    assert "Traceback" not in done.stderr

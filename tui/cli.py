@@ -20,6 +20,12 @@ def _fail(message: str) -> int:
     return EXIT_STORE
 
 
+def announce_upgrade(name: str) -> None:
+    """Said before a migration of an existing store runs (some take seconds on a big one)."""
+    print(f"arbor: updating the store for this version of arbor (once): {name}…",
+          file=sys.stderr, flush=True)
+
+
 def open_or_explain(open_it: Callable[[], Any]) -> Any | None:
     """Open a store; for a foreseeable fault print one sentence and return None."""
     from core.errors import ArborError
@@ -83,5 +89,5 @@ def open_for_browsing(args: argparse.Namespace):
 
         path = Path(args.db) if args.db else demo_db_path()
         build_demo(path)
-        return open_store(path, create=False)
-    return open_store(args.db)
+        return open_store(path, create=False, on_upgrade=announce_upgrade)
+    return open_store(args.db, on_upgrade=announce_upgrade)

@@ -41,9 +41,10 @@ def main(argv: list[str] | None = None) -> int:
     from core.errors import ArborError
     from core.exporters import export_session
 
-    from .cli import open_or_explain
+    from .cli import announce_upgrade, open_or_explain
 
-    store = open_or_explain(lambda: open_store(args.db, create=False))
+    store = open_or_explain(lambda: open_store(args.db, create=False,
+                                                  on_upgrade=announce_upgrade))
     if store is None:
         return EXIT_STORE
     try:

@@ -58,9 +58,9 @@ def main(argv: list[str] | None = None) -> int:
                   "~/.codex/sessions, ~/.pi/agent/sessions)", file=sys.stderr)
             return EXIT_NOTHING
         paths.extend(found)
-    from .cli import open_or_explain
+    from .cli import announce_upgrade, open_or_explain
 
-    store = open_or_explain(lambda: open_store(args.db))
+    store = open_or_explain(lambda: open_store(args.db, on_upgrade=announce_upgrade))
     if store is None:
         return EXIT_STORE
     try:
