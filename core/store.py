@@ -28,6 +28,7 @@ from .replay import ReplayState, replay_kept
 
 BUSY_TIMEOUT_MS = 10_000
 BULK_CACHE_SIZE = -32 * 1024  # KiB, while an import's bulk writer runs
+PAGE_SIZE = 16384  # bytes, for new stores
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 _ENTRY_COLUMNS = (
@@ -405,6 +406,11 @@ class Store:
                 raise StoreDamaged(
                     f"{shown} is a SQLite database but not an arbor store; it was not changed")
             migrations.check_version(conn, shown)
+            if not tables:
+                # A new file: 16 KiB pages (SQLite's default is 4). Entries of a few KiB fit
+                # a page, and an import writes and checkpoints a quarter as many pages.
+                # An existing store keeps the size it has (WAL cannot change it).
+                conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA foreign_keys = ON")
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]

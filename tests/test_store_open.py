@@ -27,6 +27,7 @@ def test_new_store_has_schema_and_pragmas(tmp_path):
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 1000
+    assert conn.execute("PRAGMA page_size").fetchone()[0] == 16384
     versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations")]
     assert versions == list(range(1, CURRENT_VERSION + 1))
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -231,3 +232,17 @@ def test_the_command_line_says_so_before_a_slow_upgrade(tmp_path):
                           capture_output=True, text=True, cwd=REPO)
     assert "updating the store for this version of arbor (once)" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_store_made_with_4k_pages_keeps_them(tmp_path):
+    path = tmp_path / "old.db"
+    raw = sqlite3.connect(path)
+    raw.execute("PRAGMA page_size = 4096")
+    raw.execute("PRAGMA journal_mode = WAL")
+    raw.close()
+    store = open_store(path)
+    assert store.connection.execute("PRAGMA page_size").fetchone()[0] == 4096
+    session = store.create_external_session("s")
+    assert store.append_entry(session.id, None, "message",
+                              {"message": {"role": "user", "content": "hi"}}).msg_index == 1
+    store.close()
