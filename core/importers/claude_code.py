@@ -450,24 +450,28 @@ class _Import:
                                 output_tokens=usage["output"], total_tokens=usage["totalTokens"],
                                 timestamp=timestamp)
 
-    def _convert(self, d, node, k, timestamp, counted, summary):
-        t = d.get("type")
+    def _extra(self, d: dict[str, Any]) -> dict[str, Any]:
+        """The line's fields that the entry does not hold elsewhere: less type, uuid,
+        timestamp and message, and less those kept once for the file (lineDefaults)."""
         extra = dict(d)
         pop = extra.pop
         for key in _LINE_SKIP:
             pop(key, None)
         if self.defaults:
-            # fields kept once for the file (lineDefaults) leave the line when equal
             get = extra.get
             for key, value in self.defaults.items():
                 if get(key, _MISSING) == value:
                     del extra[key]
+        return extra
+
+    def _convert(self, d, node, k, timestamp, counted, summary):
+        t = d.get("type")
         message = d.get("message")
         if (t == "user" or t == "assistant") and isinstance(message, dict):
             pimsg, usage = convert_message(message, t, timestamp, self.tool_names, counted)
             if d.get("isCompactSummary"):
                 pimsg["kind"] = "compaction_summary"
-            return MESSAGE, {"message": pimsg, "claude": extra}, usage
+            return MESSAGE, {"message": pimsg, "claude": self._extra(d)}, usage
         if k == BOUNDARY:
             meta = d.get("compactMetadata") if isinstance(d.get("compactMetadata"), dict) else {}
             kept = None
@@ -477,12 +481,12 @@ class _Import:
                 if head is not None and _is_ancestor(head, node, self.eff):
                     kept = segment["headUuid"]
             data = {"summary": summary or str(d.get("content") or ""), "firstKeptEntryId": kept,
-                    "tokensBefore": meta.get("preTokens", 0), "claude": extra}
+                    "tokensBefore": meta.get("preTokens", 0), "claude": self._extra(d)}
             if meta.get("trigger"):
                 data["trigger"] = meta["trigger"]
             return COMPACTION, data, None
         if t == "custom-title" and isinstance(d.get("customTitle"), str):
-            return SESSION_INFO, {"name": d["customTitle"], "claude": extra}, None
+            return SESSION_INFO, {"name": d["customTitle"], "claude": self._extra(d)}, None
         return f"claude:{t if isinstance(t, str) else 'unknown'}", dict(d), None
 
     # ------------------------------------------------------------------- finish
