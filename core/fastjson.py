@@ -18,6 +18,11 @@ _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=st
 _decode = json.JSONDecoder().decode
 
 
+# The decoder alone, for a hot loop that hands what it refuses to `loads` (or to a reader
+# that explains the error): orjson refuses a few things the standard library reads.
+loads_common = _orjson.loads if _orjson is not None else json.loads
+
+
 def loads(data: bytes) -> Any:
     if _orjson is not None:
         try:

@@ -47,7 +47,7 @@ from typing import Any
 from ..entries import COMPACTION, MESSAGE, SESSION_INFO, content_text
 from .base import (READ_BUFFER, Clockwork, FileResult, LineError, ProgressTicker, RawLine,
                    file_mtime, iter_lines, parse_line, short_hash, title_from_text)
-from ..fastjson import loads as fast_loads
+from ..fastjson import loads_common
 from .session import SessionTarget, first_text_title
 from .tree import sync_branches
 
@@ -146,7 +146,8 @@ class _Import:
     def run(self) -> None:
         result = self.result
         ticker = self.ticker
-        handle_line = self.handle
+        handle_one = self._handle_one
+        waiting = self.waiting
         with open(self.path, "rb", buffering=READ_BUFFER) as handle:
             number = 0
             for raw in iter_lines(handle):
@@ -155,7 +156,7 @@ class _Import:
                     ticker(raw.offset)
                 data = raw.data
                 try:
-                    d = fast_loads(data)       # the common case, without the checks below
+                    d = loads_common(data)     # the common case, without the checks below
                     if type(d) is not dict:
                         raise ValueError
                 except Exception:  # noqa: BLE001 - parse_line says what is wrong
@@ -164,7 +165,9 @@ class _Import:
                     except LineError as error:
                         result.skip(number, str(error))
                         continue
-                handle_line(d, number, raw.offset, data)
+                emitted = handle_one(d, number, raw.offset, data, False)
+                if emitted is not None and waiting and emitted in waiting:
+                    self._release(emitted)
             result.lines = number
             # Lines still waiting hang below a cycle, or below a uuid seen only nested.
             while self.waiting:
@@ -202,8 +205,11 @@ class _Import:
     def handle(self, d: dict[str, Any], number: int, offset: int, data: bytes, *,
                force_root: bool = False) -> None:
         emitted = self._handle_one(d, number, offset, data, force_root)
-        if emitted is None or not self.waiting or emitted not in self.waiting:
-            return
+        if emitted is not None and self.waiting and emitted in self.waiting:
+            self._release(emitted)
+
+    def _release(self, emitted: str) -> None:
+        """Handle the lines that waited for `emitted`, and those that waited for them."""
         stack = []
         released = self.waiting.pop(emitted)
         for offset_, number_ in reversed(released):
