@@ -18,7 +18,7 @@ from . import bulk_writer, migrations, search_index
 from .clock import Clock, parse, to_text, utc_now
 from .entries import (MESSAGE, Entry, search_text,
                       tool_call_count)
-from .fastjson import dumps, dumps_utf8
+from .fastjson import dumps, dumps_common, dumps_utf8
 from .errors import (ArborError, NotFound, ReplayError, StoreDamaged, StoreNotFound,
                      StoreUnavailable)
 from .ids import generate_id
@@ -238,10 +238,14 @@ class EntryWriter:
         else:
             stamp, data = self._stamp(timestamp, data)
             self._last_data = data
+        try:
+            payload = dumps_common(data)
+        except (TypeError, ValueError):  # what orjson refuses: the careful encoder
+            payload = dumps_utf8(data)
         rows = self._rows
         rows.append((seq, self.external_session_id,
                      self._new_id() if entry_id is None else str(entry_id), parent_seq,
-                     entry_type, stamp, depth, chain, msg_index, role, dumps_utf8(data)))
+                     entry_type, stamp, depth, chain, msg_index, role, payload))
         self._depth.append(depth)
         self._parent.append(-1 if parent_seq is None else parent_seq)
         self._chain.append(chain)
