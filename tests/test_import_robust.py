@@ -463,3 +463,59 @@ def test_codex_fork_imported_before_its_parent_is_merged_later(store, tmp_path):
     # The fork's file again: it goes to the parent, which has it all already.
     again = only(import_paths(store, [child]))
     assert again.entries_added == 0 and again.session_uid == ext.uid
+
+
+def _codex_with_reasoning(tmp_path, name, events_first: bool, parts=("Look at the tests.", "Then fix the import.")):
+    ts = "2026-01-02T03:04:06.000Z"
+    meta = {"timestamp": ts, "type": "session_meta",
+            "payload": {"id": "77777777-7777-4777-8777-777777777777", "cwd": "/w",
+                        "originator": "codex_cli_rs", "cli_version": "0.144.0"}}
+    item = {"timestamp": ts, "type": "response_item",
+            "payload": {"type": "reasoning", "encrypted_content": "SECRET",
+                        "summary": [{"type": "summary_text", "text": p} for p in parts]}}
+    events = [{"timestamp": ts, "type": "event_msg", "payload": {"type": "agent_reasoning", "text": p}}
+              for p in parts]
+    between = {"timestamp": ts, "type": "event_msg", "payload": {"type": "token_count", "info": None}}
+    answer = {"timestamp": ts, "type": "response_item",
+              "payload": {"type": "message", "role": "assistant",
+                          "content": [{"type": "output_text", "text": "Done."}]}}
+    lines = [meta] + ([events[0], between, *events[1:], item] if events_first
+                      else [item, events[0], between, *events[1:]]) + [answer]
+    path = tmp_path / f"rollout-2026-01-02T03-04-05-{name}.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+@pytest.mark.parametrize("events_first", [True, False], ids=["events-first", "item-first"])
+def test_codex_reasoning_in_parts_is_one_entry(store, tmp_path, events_first):
+    path = _codex_with_reasoning(tmp_path, "77777777-7777-4777-8777-777777777777", events_first)
+    result = only(import_paths(store, [path]))
+    ext = store.get_external_session_by_uid(result.session_uid)
+    entries = store.path_entries(store.current_internal_session(ext.id).head_seq)
+    thinking = [e for e in entries if e.type == "message" and e.message["content"]
+                and e.message["content"][0].get("type") == "thinking"]
+    assert len(thinking) == 1, [e.message for e in entries if e.type == "message"]
+    assert thinking[0].message["content"][0]["thinking"] == "Look at the tests.\nThen fix the import."
+    kept = thinking[0].data["codex"]["duplicates"]
+    assert sorted(line["payload"]["text"] for line in kept) == ["Look at the tests.", "Then fix the import."]
+    # the other lines are all there: token_count raw, the answer, nothing else
+    assert [e.type for e in entries] == ["message", "codex:event_msg.token_count", "message"]
+    assert "SECRET" not in json.dumps([e.message for e in entries if e.type == "message"])
+    again = only(import_paths(store, [path]))
+    assert again.entries_added == 0
+
+
+def test_codex_reasoning_events_that_are_not_its_parts_stay_messages(store, tmp_path):
+    path = _codex_with_reasoning(tmp_path, "88888888-8888-4888-8888-888888888888", True)
+    lines = path.read_text().splitlines()
+    lines[1] = lines[1].replace("Look at the tests.", "Something else entirely.")
+    path.write_text("\n".join(lines) + "\n")
+    result = only(import_paths(store, [path]))
+    ext = store.get_external_session_by_uid(result.session_uid)
+    texts = [e.message["content"][0].get("thinking") for e in
+             store.path_entries(store.current_internal_session(ext.id).head_seq)
+             if e.type == "message" and e.message["content"]
+             and e.message["content"][0].get("type") == "thinking"]
+    # the stray event is its own message; the summary is whole once
+    assert "Something else entirely." in texts
+    assert "Look at the tests.\nThen fix the import." in texts

@@ -8,8 +8,10 @@ Every line is `{timestamp, type, payload}` and a file is linear. What arbor make
   reasoning is kept in the entry's data, never in the displayed content.
 * User and assistant text appears twice, as an `event_msg` (user_message, agent_message,
   agent_reasoning) and as a `response_item`: the two lines become ONE entry (the id of the
-  first line; the other line is kept inside it under `codex.duplicates`). An event without
-  its twin stays a message of its own.
+  first line; the other line is kept inside it under `codex.duplicates`). A reasoning
+  summary of several parts has one `agent_reasoning` event per part: all of them fold into
+  the one reasoning entry, whichever came first. An event without its twin stays a
+  message of its own.
 * `turn_context` becomes a `model_change` when the model changes, else a raw
   `codex:turn_context` entry; `compacted` becomes a `compaction` entry.
 * `event_msg` `thread_rolled_back` (num_turns) moves the head back before the last turns:
@@ -155,6 +157,8 @@ class Item:
     from_event: bool = False
     matched: bool = False
     duplicates: list[dict[str, Any]] = field(default_factory=list)
+    parts_left: list[str] = field(default_factory=list)  # summary parts not yet seen as events
+    folded: bool = False           # folded into another item (a part of a reasoning summary)
 
 
 class _Convert:
@@ -348,6 +352,8 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
 
     def emit(item: Item) -> None:
         nonlocal cursor, matching
+        if item.folded:
+            return
         d = item.line
         timestamp = clock.take(d.get("timestamp"))
         entry_type, data = converter.entry(item, timestamp)
@@ -443,6 +449,13 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
                     twin.matched = True
                     twin.duplicates.append(d)
                     continue
+                if role == "reasoning":
+                    whole = _reasoning_waiting_for(pending, text)
+                    if whole is not None:  # one part of a summary already written whole
+                        whole.parts_left.pop(0)
+                        whole.duplicates.append(d)
+                        whole.matched = not whole.parts_left
+                        continue
                 push(Item(raw.number, d, twin_role=role, twin_text=text, from_event=True))
                 continue
             if t == "response_item" and payload is not None:
@@ -455,8 +468,18 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
                 elif ptype == "reasoning":
                     role = "reasoning"
                     summary = payload.get("summary")
-                    text = "\n".join(str(s.get("text", "")) for s in summary
-                                     if isinstance(s, dict)) if isinstance(summary, list) else ""
+                    parts = [str(s.get("text", "")) for s in summary if isinstance(s, dict)] \
+                        if isinstance(summary, list) else []
+                    text = "\n".join(parts)
+                    if len(parts) > 1:
+                        # Codex writes one agent_reasoning event per summary part: the
+                        # events and this item become one entry, whichever came first.
+                        item = Item(raw.number, d, twin_role=role, twin_text=text)
+                        _fold_reasoning_parts(pending, item, parts)
+                        if item.folded:
+                            continue
+                        push(item)
+                        continue
                 if role is not None:
                     twin = _find_twin(pending, role, text, from_event=True)
                     if twin is not None:
@@ -537,6 +560,44 @@ def _merge_orphans(store, parent_id: str, result: FileResult) -> None:
             item.name = f"{item.name} (merged from {child_path})"
         result.sessions.extend(nested.sessions)
         result.skipped.extend(nested.skipped)
+
+
+def _fold_reasoning_parts(pending: deque, item: Item, parts: list[str]) -> None:
+    """Fold the agent_reasoning events already waiting that are `parts`, in order, into
+    the reasoning item. It takes the place of the first of them (and so its position and
+    id); the parts not seen yet are left for events still to come."""
+    wanted = [part.strip() for part in parts]
+    events = [p for p in pending
+              if p.twin_role == "reasoning" and p.from_event and not p.matched and not p.folded]
+    for start in range(len(events)):
+        run = 0
+        while run < len(wanted) and start + run < len(events) and \
+                events[start + run].twin_text.strip() == wanted[run]:
+            run += 1
+        if run == 0:
+            continue
+        first = events[start]
+        first.duplicates.append(first.line)
+        first.line = item.line
+        first.from_event = False
+        first.twin_text = item.twin_text
+        for other in events[start + 1:start + run]:
+            other.folded = True
+            first.duplicates.append(other.line)
+        first.parts_left = wanted[run:]
+        first.matched = not first.parts_left
+        item.folded = True
+        return
+    item.parts_left = wanted
+
+
+def _reasoning_waiting_for(pending: deque, text: str) -> Item | None:
+    """A reasoning item whose next unseen summary part is `text`."""
+    wanted = text.strip()
+    for item in pending:
+        if item.parts_left and not item.folded and item.parts_left[0] == wanted:
+            return item
+    return None
 
 
 def _find_twin(pending: deque, role: str, text: str, *, from_event: bool) -> Item | None:
