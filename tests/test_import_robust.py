@@ -519,3 +519,31 @@ def test_codex_reasoning_events_that_are_not_its_parts_stay_messages(store, tmp_
     # the stray event is its own message; the summary is whole once
     assert "Something else entirely." in texts
     assert "Look at the tests.\nThen fix the import." in texts
+
+
+def test_langgraph_subgraph_namespace_is_a_session_of_its_own(store, tmp_path):
+    # A sub-graph's checkpoints share the thread id under another checkpoint_ns. Copy
+    # thread t2 into a namespace, as a sub-graph run inside it would write it.
+    db = tmp_path / "ns.sqlite"
+    shutil.copy(LG_FIXTURE, db)
+    conn = sqlite3.connect(db)
+    for table in ("checkpoints", "writes"):
+        columns = [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
+        chosen = ", ".join("'tools:9f2c'" if c == "checkpoint_ns" else c for c in columns)
+        conn.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT {chosen} FROM {table}"
+                     " WHERE thread_id = 't2' AND checkpoint_ns = ''")
+    conn.commit()
+    conn.close()
+    result = only(import_paths(store, [db]))
+    assert len(result.sessions) == 3
+    sessions = [store.get_external_session_by_uid(s.uid) for s in result.sessions]
+    by_ns = {(s.metadata["thread_id"], s.metadata["checkpoint_ns"]): s for s in sessions}
+    assert set(by_ns) == {("t1", ""), ("t2", ""), ("t2", "tools:9f2c")}
+    plain, nested = by_ns[("t2", "")], by_ns[("t2", "tools:9f2c")]
+    assert plain.uid != nested.uid
+    assert nested.session_name == f"{plain.session_name} · sub-graph tools"
+    assert nested.kind == "subgraph" and nested.parent_session == plain.uid
+    # the same checkpoints, so the same messages and tags, kept apart
+    assert nested.message_count == plain.message_count > 0
+    assert len(store.checkpoints_for_session(nested.id)) == len(store.checkpoints_for_session(plain.id)) == 3
+    assert only(import_paths(store, [db])).entries_added == 0

@@ -442,6 +442,8 @@ def _import_thread(store, source: sqlite3.Connection, path: Path, result: FileRe
 
     uid = f"{FORMAT}:{thread_id}" + (f":{ns}" if ns else "") + f"@{db_tag}"
     name = title or f"thread {thread_id}"
+    if ns:  # "node:task_id", nested ones joined by "|": name the innermost node
+        name = f"{name} · sub-graph {ns.split('|')[-1].split(':')[0]}"
     metadata = {"format": FORMAT, "path": str(path), "thread_id": thread_id, "checkpoint_ns": ns,
                 "checkpoints": len(ids)}
     created_at = first_ts or file_mtime(path)
