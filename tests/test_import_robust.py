@@ -547,3 +547,39 @@ def test_langgraph_subgraph_namespace_is_a_session_of_its_own(store, tmp_path):
     assert nested.message_count == plain.message_count > 0
     assert len(store.checkpoints_for_session(nested.id)) == len(store.checkpoints_for_session(plain.id)) == 3
     assert only(import_paths(store, [db])).entries_added == 0
+
+
+def test_ctrl_c_in_the_middle_of_a_file_leaves_the_store_as_it_was(store, tmp_path, monkeypatch):
+    # Interrupted after several batches went to the bulk-writer thread: the file's
+    # transaction is rolled back, the thread is gone, the store is intact and usable.
+    import threading
+
+    from core.importers import claude_code
+
+    first = only(import_paths(store, [CC_FIXTURE]))
+    assert first.status == "imported"
+    before = store.connection.execute("SELECT COUNT(*), MAX(seq) FROM entries").fetchone()
+    lines = [cc_line("u0", None, text="start")]
+    for n in range(1, 7000):
+        lines.append(cc_line(f"u{n}", f"u{n - 1}", kind="assistant" if n % 2 else "user",
+                             text=f"line {n}"))
+    big = write_lines(tmp_path / "big.jsonl", lines)
+    calls = {"n": 0}
+    convert = claude_code._Import._convert
+
+    def interrupted(self, *args):
+        calls["n"] += 1
+        if calls["n"] == 5000:  # two full batches of 2,000 are with the writer by now
+            raise KeyboardInterrupt
+        return convert(self, *args)
+
+    monkeypatch.setattr(claude_code._Import, "_convert", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        import_paths(store, [big])
+    assert calls["n"] == 5000
+    assert not [t for t in threading.enumerate() if t.name == "arbor-bulk-writer"]
+    assert store.connection.execute("SELECT COUNT(*), MAX(seq) FROM entries").fetchone() == before
+    assert store.integrity_check() == "ok"
+    monkeypatch.setattr(claude_code._Import, "_convert", convert)
+    again = only(import_paths(store, [big]))
+    assert again.status == "imported" and again.entries_added == 7000

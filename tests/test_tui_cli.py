@@ -105,3 +105,19 @@ def test_help_runs(module):
     done = subprocess.run([sys.executable, *module, "--help"], capture_output=True, text=True,
                           cwd=str(REPO))
     assert done.returncode == 0 and "--demo" in done.stdout
+
+
+def test_ctrl_c_during_an_import_is_one_sentence_and_exit_130(tmp_path, monkeypatch, capsys):
+    import core.importers
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(core.importers, "import_paths", interrupted)
+    log = tmp_path / "x.jsonl"
+    log.write_text("{}\n")
+    code = cli.main(["import", str(log), "--db", str(tmp_path / "s.db"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 130
+    assert "arbor import: interrupted; files imported before it are kept" in err
+    assert "Traceback" not in err

@@ -59,16 +59,28 @@ def browse_parser() -> argparse.ArgumentParser:
     return parser
 
 
+EXIT_INTERRUPTED = 130  # as a shell reports a process stopped by Ctrl-C
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "import":
-        from .import_command import main as import_main
+    if argv and argv[0] in ("import", "export"):
+        try:
+            if argv[0] == "import":
+                from .import_command import main as import_main
 
-        return import_main(argv[1:])
-    if argv and argv[0] == "export":
-        from .export_command import main as export_main
+                return import_main(argv[1:])
+            from .export_command import main as export_main
 
-        return export_main(argv[1:])
+            return export_main(argv[1:])
+        except KeyboardInterrupt:
+            # Each file is imported in one transaction: what finished is kept, the file in
+            # progress was rolled back; an export writes its -o file only when complete.
+            what = ("files imported before it are kept; the one being read was not changed"
+                    if argv[0] == "import" else
+                    "a file given with -o was not written; output to the terminal is incomplete")
+            print(f"\narbor {argv[0]}: interrupted; {what}.", file=sys.stderr)
+            return EXIT_INTERRUPTED
     args = browse_parser().parse_args(argv)
     store = open_or_explain(lambda: open_for_browsing(args))
     if store is None:
