@@ -50,11 +50,6 @@ def dumps_utf8(value: Any) -> bytes:
         return _encode_ascii(value).encode("ascii")
 
 
-# The encoder alone, for a hot loop that hands what it refuses (TypeError, ValueError) to
-# `dumps_utf8`.
-dumps_common = _orjson.dumps if _orjson is not None else dumps_utf8
-
-
 def dumps(value: Any) -> str:
     """Compact JSON text, non-ASCII kept as is (as core's store writes it)."""
     if _orjson is not None:

@@ -19,6 +19,8 @@ from .entries import search_text
 CREATE = ("CREATE VIRTUAL TABLE entries_fts USING fts5(text, content = '', detail = none,"
           " columnsize = 0, tokenize = 'unicode61 remove_diacritics 2')")
 
+INSERT = "INSERT INTO entries_fts(rowid, text) VALUES (?, ?)"
+_DELETE = "INSERT INTO entries_fts(entries_fts, rowid, text) VALUES ('delete', ?, ?)"
 _BATCH = 5000
 
 
@@ -43,14 +45,13 @@ def _texts(conn: sqlite3.Connection, where: str, args: tuple) -> Iterator[list[t
 def index_entries(conn: sqlite3.Connection, where: str = "", args: tuple = ()) -> None:
     """Add these entries' text to the index (entries not in it yet)."""
     for batch in _texts(conn, where, args):
-        conn.executemany("INSERT INTO entries_fts(rowid, text) VALUES (?, ?)", batch)
+        conn.executemany(INSERT, batch)
 
 
 def unindex_entries(conn: sqlite3.Connection, where: str, args: tuple) -> None:
     """Remove these entries from the index (call before deleting them)."""
     for batch in _texts(conn, where, args):
-        conn.executemany("INSERT INTO entries_fts(entries_fts, rowid, text) VALUES ('delete', ?, ?)",
-                         batch)
+        conn.executemany(_DELETE, batch)
 
 
 def rebuild(conn: sqlite3.Connection) -> None:

@@ -16,9 +16,9 @@ from typing import Any, Callable, Iterator
 
 from . import bulk_writer, migrations, search_index
 from .clock import Clock, parse, to_text, utc_now
-from .entries import (MESSAGE, Entry, search_text,
+from .entries import (MESSAGE, Entry, role_of, search_text,
                       tool_call_count)
-from .fastjson import dumps, dumps_common, dumps_utf8
+from .fastjson import dumps, dumps_utf8
 from .errors import (ArborError, NotFound, ReplayError, StoreDamaged, StoreNotFound,
                      StoreUnavailable)
 from .ids import generate_id
@@ -92,7 +92,6 @@ _dumps = dumps
 
 _INSERT_ENTRY = ("INSERT INTO entries(seq, external_session_id, id, parent_seq, type, timestamp,"
                  " depth, chain, msg_index, role, data) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
-_INSERT_FTS = "INSERT INTO entries_fts(rowid, text) VALUES (?, ?)"
 _INSERT_USAGE = ("INSERT INTO usage(external_session_id, provider, protocol, model, input_tokens,"
                  " output_tokens, total_tokens, duration_ms, timestamp) VALUES (?,?,?,?,?,?,?,?,?)")
 
@@ -225,27 +224,17 @@ class EntryWriter:
         if entry_type == MESSAGE:
             msg_index = msg_base + 1
             self._messages += 1
-            message = data.get("message")
-            role = message.get("role") if type(message) is dict else None
-            if role is not None and type(role) is not str:
-                role = str(role)
+            role = role_of(entry_type, data)
         else:
             msg_index = msg_base
             role = None
-        if type(timestamp) is str and len(timestamp) == 29 and timestamp[10] == "T" and \
-                timestamp.endswith("+00:00"):
-            stamp = timestamp  # already in the stored form
-        else:
-            stamp, data = self._stamp(timestamp, data)
-            self._last_data = data
-        try:
-            payload = dumps_common(data)
-        except (TypeError, ValueError):  # what orjson refuses: the careful encoder
-            payload = dumps_utf8(data)
+        stamp, stamped = self._stamp(timestamp, data)
+        if stamped is not data:  # filed under now, with the log's unreadable time beside it
+            self._last_data = data = stamped
         rows = self._rows
         rows.append((seq, self.external_session_id,
                      self._new_id() if entry_id is None else str(entry_id), parent_seq,
-                     entry_type, stamp, depth, chain, msg_index, role, payload))
+                     entry_type, stamp, depth, chain, msg_index, role, dumps_utf8(data)))
         self._depth.append(depth)
         self._parent.append(-1 if parent_seq is None else parent_seq)
         self._chain.append(chain)
@@ -309,7 +298,7 @@ class EntryWriter:
                 raise _explain_write_error(error) from None
             self._rows.clear()
         if self._fts:
-            conn.executemany(_INSERT_FTS, _as_text(self._fts))
+            conn.executemany(search_index.INSERT, _as_text(self._fts))
             self._fts.clear()
         if self._usage:
             conn.executemany(_INSERT_USAGE, self._usage)
@@ -319,7 +308,7 @@ class EntryWriter:
         statements = []
         for rows, text_column, bulk_sql, row_sql in (
                 (self._rows, 10, bulk_writer.ENTRIES_SQL, _INSERT_ENTRY),
-                (self._fts, 1, bulk_writer.FTS_SQL, _INSERT_FTS),
+                (self._fts, 1, bulk_writer.FTS_SQL, search_index.INSERT),
                 (self._usage, None, bulk_writer.USAGE_SQL, _INSERT_USAGE)):
             if not rows:
                 continue

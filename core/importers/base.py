@@ -332,10 +332,7 @@ class Clockwork:
         self.first: str | None = None
 
     def take(self, value: Any) -> str:
-        if type(value) is str and len(value) == 24 and _FAST_Z.match(value):
-            text = value[:23] + "+00:00"   # the common form, as stored_time() gives it
-        else:
-            text = stored_time(value)
+        text = stored_time(value)
         if text is None:
             return self.last
         self.last = text
