@@ -32,6 +32,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+from tui import headless  # noqa: E402
 
 CHILD = r"""
 import sys, time
@@ -97,14 +98,8 @@ def first_frames(mode: str, db: Path, runs: int, bytecode: bool) -> list[list[fl
 
 
 async def settle(pilot) -> None:
-    """Wait until the app has loaded what its cursors point at."""
-    while True:
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-        if not pilot.app.busy:
-            break
-        await pilot.pause(0.005)
-    await pilot.pause()
+    """Wait until the app has loaded what its cursors point at (polled finely: it is timed)."""
+    await headless.settle(pilot, poll=0.005, rounds=10_000)
 
 
 class FrameClock:

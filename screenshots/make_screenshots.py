@@ -21,6 +21,7 @@ os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 from core import open_store  # noqa: E402
 from core.demo import DEMO_NOW, build_demo  # noqa: E402
 from tui.app import ArborApp  # noqa: E402
+from tui.headless import settle  # noqa: E402
 
 SIZE = (130, 40)
 
@@ -39,16 +40,6 @@ STATES: list[tuple[str, str | None, list[str], str]] = [
     ("07-search", None, ["slash", "w", "e", "b", "h", "o", "o", "k"], "search across all messages"),
     ("08-help", None, ["question_mark"], "every key"),
 ]
-
-
-async def settle(pilot) -> None:
-    for _ in range(200):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-        if not pilot.app.busy:
-            break
-        await pilot.pause(0.02)
-    await pilot.pause()
 
 
 async def shoot(db: Path, name: str, session: str | None, keys: list[str]) -> str:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tui import headless
+
 # Textual: no animations, so pictures are stable.
 os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 
@@ -104,16 +106,7 @@ def open_fixed(path: Path):
 
 
 async def settle(pilot) -> None:
-    """Wait until the app has loaded what its cursors point at (workers, deferred loads)."""
-    for _ in range(200):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-        if not getattr(pilot.app, "busy", False):
-            break
-        await pilot.pause(0.02)
-    # focus changes reach the footer a few message rounds later (it recomposes its keys)
-    for _ in range(3):
-        await pilot.pause()
+    await headless.settle(pilot, after=3)
 
 
 def index_terms(store) -> list[tuple[int, str]]:

@@ -7,7 +7,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from conftest import open_fixed
+from conftest import open_fixed, settle
 from core.demo import DEMO_NOW
 from core.models import InternalSession
 from tui.app import ArborApp
@@ -15,15 +15,6 @@ from tui.components.branches_pane import MAX_INDENT, flatten
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.make_big_store import BIG_NAME, build  # noqa: E402
-
-
-async def settle(pilot) -> None:
-    for _ in range(200):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
-        if not pilot.app.busy:
-            break
-        await pilot.pause(0.02)
 
 
 async def test_100k_branch_opens_at_end_and_scrolls_to_start(tmp_path):

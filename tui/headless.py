@@ -1,0 +1,17 @@
+"""Running the app without a terminal (tests, benchmarks, screenshots): wait for it."""
+
+from __future__ import annotations
+
+
+async def settle(pilot, *, poll: float = 0.02, rounds: int = 200, after: int = 1) -> None:
+    """Wait until the app has loaded what its cursors point at (workers, deferred loads),
+    checking every `poll` seconds at most `rounds` times, then let `after` more message
+    rounds pass (focus changes reach the footer a few rounds later)."""
+    for _ in range(rounds):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        if not getattr(pilot.app, "busy", False):
+            break
+        await pilot.pause(poll)
+    for _ in range(after):
+        await pilot.pause()
