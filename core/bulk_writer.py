@@ -46,9 +46,9 @@ def pack(rows: Sequence[tuple], text_column: int | None) -> tuple | None:
     texts), or (JSON,) when there is no text column; None if they cannot be.
 
     `text_column` is the index of the last field, a text (str, or bytes in UTF-8) that goes
-    into the blob and is replaced by its 1-based byte offset and length. None: every field stays in the JSON.
-    Rows with text that is not valid UTF-8 (lone surrogates) give None: the caller writes
-    them the ordinary way, which reports them as it always has.
+    into the blob and is replaced by its 1-based byte offset and length; None: every field
+    stays in the JSON. Rows with text that is not valid UTF-8 (lone surrogates) give None:
+    the caller writes them the ordinary way, which reports them as it always has.
     """
     try:
         blob = None
@@ -78,7 +78,8 @@ def pack(rows: Sequence[tuple], text_column: int | None) -> tuple | None:
 def supported(conn: sqlite3.Connection) -> bool:
     """Whether this SQLite has the JSON functions the batch statements use."""
     try:
-        row = conn.execute("SELECT json_extract(value, '$[1]') FROM json_each('[[1,2]]')").fetchone()
+        row = conn.execute(
+            "SELECT json_extract(value, '$[1]') FROM json_each('[[1,2]]')").fetchone()
     except sqlite3.Error:
         return False
     return row == (2,)

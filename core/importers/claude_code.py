@@ -146,8 +146,7 @@ class _Import:
     def run(self) -> None:
         result = self.result
         ticker = self.ticker
-        handle_one = self._handle_one
-        waiting = self.waiting
+        handle_line = self.handle
         with open(self.path, "rb", buffering=READ_BUFFER) as handle:
             number = 0
             for raw in iter_lines(handle):
@@ -165,9 +164,7 @@ class _Import:
                     except LineError as error:
                         result.skip(number, str(error))
                         continue
-                emitted = handle_one(d, number, raw.offset, data, False)
-                if emitted is not None and waiting and emitted in waiting:
-                    self._release(emitted)
+                handle_line(d, number, raw.offset, data)
             result.lines = number
             # Lines still waiting hang below a cycle, or below a uuid seen only nested.
             while self.waiting:
@@ -379,8 +376,7 @@ class _Import:
         if self.pending_meta:
             e = self._chain_meta(e)
         node = self._new_node(entry_id, k, side, e)
-        self._write_held(d)
-        self.held = (node, entry_id, d, number, ts)
+        self._queue(node, entry_id, d, number, ts)
         self.last_node = node
         if not side:
             self.last_main = node
