@@ -160,6 +160,13 @@ class Item:
     parts_left: list[str] = field(default_factory=list)  # summary parts not yet seen as events
     folded: bool = False           # folded into another item (a part of a reasoning summary)
 
+    def take(self, line: dict[str, Any]) -> None:
+        """An event came first: the response item's line takes its place (and so its
+        position and id); the event's own line is kept with the duplicates."""
+        self.duplicates.append(self.line)
+        self.line = line
+        self.from_event = False
+
 
 class _Convert:
     def __init__(self, meta: Meta | None):
@@ -483,10 +490,7 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
                 if role is not None:
                     twin = _find_twin(pending, role, text, from_event=True)
                     if twin is not None:
-                        # The event came first: the response item takes its place (and id).
-                        twin.duplicates.append(twin.line)
-                        twin.line = d
-                        twin.from_event = False
+                        twin.take(d)
                         twin.matched = True
                         continue
                     push(Item(raw.number, d, twin_role=role, twin_text=text))
@@ -577,9 +581,7 @@ def _fold_reasoning_parts(pending: deque, item: Item, parts: list[str]) -> None:
         if run == 0:
             continue
         first = events[start]
-        first.duplicates.append(first.line)
-        first.line = item.line
-        first.from_event = False
+        first.take(item.line)
         first.twin_text = item.twin_text
         for other in events[start + 1:start + run]:
             other.folded = True
