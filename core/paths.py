@@ -1,17 +1,90 @@
-"""Where the store lives: `--db PATH`, else `ARBOR_DB`, else the user data directory."""
+"""Where the store lives: `--db`, else `ARBOR_DB`, else the user data directory.
+
+A store is named by a file path or by a PostgreSQL URL. `store_location` is the one place
+that tells them apart; everything that takes a `--db` or reads `ARBOR_DB` asks it, so a URL
+never becomes a folder named `postgresql:` and a path is never parsed as a URL.
+"""
 
 from __future__ import annotations
 
 import os
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import StoreUnavailable
+
 STORE_FILENAME = "arbor.db"
+DEMO_FILENAME = "demo.db"
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+# "scheme://" at the very start of a string: what every URL a user might give looks like.
+# A path such as "./postgresql://x", "C:\\x" or "host:file" does not match.
+_URL_START = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+@dataclass(frozen=True)
+class PostgresURL:
+    """A PostgreSQL connection URL, kept as given (libpq parses it, never arbor)."""
+
+    url: str
+
+    def shown(self) -> str:
+        """The URL with any password replaced by `…`, for messages."""
+        url = re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://[^:/@?#]*):[^@/?#]*@", r"\1:…@", self.url)
+        return re.sub(r"([?&]password=)[^&#]*", r"\1…", url)
+
+    def __str__(self) -> str:
+        return self.shown()
+
+
+def store_location(value: str | os.PathLike | None = None) -> Path | PostgresURL:
+    """The store `value` names (None: `ARBOR_DB`, else the default file).
+
+    A `Path` (or any `os.PathLike`) is always a file path. A string is a PostgreSQL store
+    when it starts with `postgresql://` or `postgres://`; any other `scheme://` start is
+    refused (it would otherwise become a folder named `scheme:`); everything else is a path,
+    with `~` expanded.
+    """
+    if value is None:
+        value = os.environ.get("ARBOR_DB") or None
+        if value is None:
+            return _user_data() / STORE_FILENAME
+    if isinstance(value, os.PathLike):
+        return Path(value).expanduser()
+    match = _URL_START.match(value)
+    if match is None:
+        return Path(value).expanduser()
+    if match.group(1).lower() in POSTGRES_SCHEMES:
+        return PostgresURL(value)
+    raise StoreUnavailable(
+        f"{match.group(1)}:// is not a kind of store arbor knows; give a file path or a "
+        "postgresql:// URL")
+
+
+def sqlite_path(value: str | os.PathLike | None = None) -> Path:
+    """The store file `value` names; a PostgreSQL URL is refused with one sentence.
+
+    (Until the PostgreSQL backend exists, every store is a SQLite file.)
+    """
+    location = store_location(value)
+    if isinstance(location, PostgresURL):
+        raise StoreUnavailable(
+            f"{location.shown()} names a PostgreSQL store, which this version of arbor cannot "
+            "open yet; give a file path with --db or ARBOR_DB")
+    return location
 
 
 def default_db_path() -> Path:
-    override = os.environ.get("ARBOR_DB")
-    if override:
-        return Path(override).expanduser()
+    """The store file used when none is named: `ARBOR_DB`, else the user data directory."""
+    return sqlite_path(None)
+
+
+def demo_db_path() -> Path:
+    """Where `arbor --demo` builds its store when no `--db` is given."""
+    return _user_data() / DEMO_FILENAME
+
+
+def _user_data() -> Path:
     from platformdirs import user_data_path
 
-    return user_data_path("arbor", appauthor=False) / STORE_FILENAME
+    return user_data_path("arbor", appauthor=False)
