@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
@@ -121,3 +122,61 @@ def test_ctrl_c_during_an_import_is_one_sentence_and_exit_130(tmp_path, monkeypa
     assert code == 130
     assert "arbor import: interrupted; files imported before it are kept" in err
     assert "Traceback" not in err
+
+
+def test_every_registered_command_has_a_module_with_help():
+    """Adding a command is a module in tui/commands/ and one line in COMMANDS."""
+    for command in cli.COMMANDS:
+        done = run(command.name, "--help")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith(f"usage: arbor {command.name}")
+        listed = run("--help").stdout
+        assert f"  {command.name}  " in listed and command.summary in listed
+
+
+def test_help_loads_no_command_module_nor_heavy_library():
+    script = ("import sys; from tui.cli import main; code = main(['--help']); "
+              "heavy = [m for m in ('textual', 'rich', 'sqlite3', 'core.store', "
+              "'tui.commands.import_logs', 'tui.commands.export_session') if m in sys.modules]; "
+              "print(heavy, file=sys.stderr); sys.exit(code)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=str(REPO))
+    assert done.returncode == 0 and done.stderr.strip() == "[]"
+
+
+def test_an_unknown_command_is_one_sentence_with_a_suggestion():
+    assert_refused(run("imprt", "x.jsonl"), "no command 'imprt'", "arbor import")
+
+
+def test_command_modules_never_import_the_launcher():
+    """The launcher imports the commands, never the other way round (no import circle)."""
+    import ast
+
+    for module in (REPO / "tui" / "commands").glob("*.py"):
+        for node in ast.walk(ast.parse(module.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                target = "." * node.level + (node.module or "")
+                assert target not in ("..cli", "tui.cli"), f"{module.name} imports {target}"
+
+
+URL = "postgresql://user@/db?host=/tmp"
+
+
+@pytest.mark.parametrize("argv, env", [
+    (["import", "x.jsonl"], {"ARBOR_DB": URL}),
+    (["import", "x.jsonl", "--db", URL], {}),
+    (["export", "s", "--db", URL], {}),
+    (["--db", URL], {}),
+    (["--demo", "--db", URL], {}),
+    ([], {"ARBOR_DB": "postgres://u:secret@h/db"}),
+])
+def test_the_cli_never_makes_a_folder_of_a_url(tmp_path, argv, env):
+    (tmp_path / "x.jsonl").write_text('{"type":"session","version":3,"id":"s"}\n')
+    full = {k: v for k, v in os.environ.items() if k != "ARBOR_DB"} | env
+    done = subprocess.run([sys.executable, "-m", "tui", *argv], capture_output=True, text=True,
+                          cwd=str(tmp_path), env=full, timeout=60)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("arbor: ") and "PostgreSQL" in lines[0]
+    assert "secret" not in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.jsonl"]

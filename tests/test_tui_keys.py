@@ -379,7 +379,7 @@ async def test_empty_store_shows_help(empty_db):
 
 
 async def test_palette_lists_arbor_commands(demo_db):
-    from tui.commands import ArborCommands
+    from tui.palette import ArborCommands
 
     app = make_app(demo_db)
     async with app.run_test(size=SIZE) as pilot:

@@ -25,7 +25,7 @@ from core.errors import ArborError
 from core.models import InternalSession
 from core.store import SessionSummary, Store, open_store
 
-from .commands import ArborCommands
+from .palette import ArborCommands
 from .components.branches_pane import BranchesPane, branch_title, flatten
 from .components.empty_state import EmptyState, empty_text
 from .components.messages_pane import MessagesPane

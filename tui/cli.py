@@ -1,105 +1,85 @@
-"""The `arbor` command: the browser by default, `import` and `export` as subcommands.
+"""The `arbor` command: the browser by default, subcommands registered below.
 
-Textual is imported only when the browser starts, so the subcommands start fast.
-A store that cannot be opened gives one sentence and exit status 2, before any screen.
+This is the one place the command line is assembled. A subcommand is a module in
+`tui/commands/` (see its `__init__` for what the module provides) plus one line in
+`COMMANDS`. Only the module of the command that runs is imported, so `arbor --help` and
+every subcommand start without loading Textual, Rich or the store.
 """
 
 from __future__ import annotations
 
 import argparse
-import sqlite3
+import importlib
 import sys
-from pathlib import Path
-from typing import Any, Callable
+from collections import namedtuple
 
-EXIT_STORE = 2
-
-
-def _fail(message: str) -> int:
-    print(f"arbor: {message}", file=sys.stderr)
-    return EXIT_STORE
+# name: as typed, `arbor NAME ...`; module: its module in tui/commands/; summary: one line
+# for `arbor --help`. (A namedtuple: `dataclasses` would cost more start-up than all the rest.)
+Command = namedtuple("Command", "name module summary")
 
 
-def announce_upgrade(name: str) -> None:
-    """Said before a migration of an existing store runs (some take seconds on a big one)."""
-    print(f"arbor: updating the store for this version of arbor (once): {name}…",
-          file=sys.stderr, flush=True)
-
-
-def open_or_explain(open_it: Callable[[], Any]) -> Any | None:
-    """Open a store; for a foreseeable fault print one sentence and return None."""
-    from core.errors import ArborError
-
-    try:
-        return open_it()
-    except ArborError as error:
-        _fail(str(error))
-    except sqlite3.DatabaseError as error:
-        _fail(f"the store is damaged ({error})")
-    return None
-
-
-def demo_db_path() -> Path:
-    from platformdirs import user_data_path
-
-    return user_data_path("arbor", appauthor=False) / "demo.db"
-
-
-def browse_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="arbor",
-        description="Browse, branch, roll back, label and compact AI agent sessions.",
-        epilog="Subcommands: 'arbor import PATH...' reads agent logs; "
-               "'arbor export SESSION' writes one out. Each has --help.",
-    )
-    parser.add_argument("--db", metavar="PATH", help="the store to open (default: $ARBOR_DB or the user data dir)")
-    parser.add_argument("--demo", action="store_true",
-                        help="build the deterministic demo store (in the user data dir unless --db) and open it")
-    parser.add_argument("--archived", action="store_true", help="show archived sessions too")
-    return parser
-
-
-EXIT_INTERRUPTED = 130  # as a shell reports a process stopped by Ctrl-C
+COMMANDS: tuple[Command, ...] = (
+    Command("import", "import_logs", "read Claude Code, Codex, pi and LangGraph logs into the store"),
+    Command("export", "export_session", "write one session out as pi JSONL, Markdown or JSON"),
+)
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("import", "export"):
-        try:
-            if argv[0] == "import":
-                from .import_command import main as import_main
+    if argv and not argv[0].startswith("-"):
+        command = next((c for c in COMMANDS if c.name == argv[0]), None)
+        if command is None:
+            return _unknown(argv[0])
+        return _run_command(command, argv[1:])
+    from .commands import browse
 
-                return import_main(argv[1:])
-            from .export_command import main as export_main
-
-            return export_main(argv[1:])
-        except KeyboardInterrupt:
-            # Each file is imported in one transaction: what finished is kept, the file in
-            # progress was rolled back; an export writes its -o file only when complete.
-            what = ("files imported before it are kept; the one being read was not changed"
-                    if argv[0] == "import" else
-                    "a file given with -o was not written; output to the terminal is incomplete")
-            print(f"\narbor {argv[0]}: interrupted; {what}.", file=sys.stderr)
-            return EXIT_INTERRUPTED
-    args = browse_parser().parse_args(argv)
-    store = open_or_explain(lambda: open_for_browsing(args))
-    if store is None:
-        return EXIT_STORE
-    from .app import ArborApp
-
-    app = ArborApp(store, show_archived=args.archived)
-    app.run()
-    store.close()
-    return app.return_code or 0
+    parser = _top_parser()
+    browse.configure(parser)
+    args = _parse(parser, argv)
+    return args if isinstance(args, int) else browse.run(args)
 
 
-def open_for_browsing(args: argparse.Namespace):
-    from core import open_store
+def _run_command(command: Command, argv: list[str]) -> int:
+    module = importlib.import_module(f".commands.{command.module}", __package__)
+    parser = argparse.ArgumentParser(prog=f"arbor {command.name}", description=command.summary)
+    module.configure(parser)
+    args = _parse(parser, argv)
+    if isinstance(args, int):
+        return args
+    from .commands.shared import EXIT_INTERRUPTED
 
-    if args.demo:
-        from core.demo import build_demo
+    try:
+        return module.run(args)
+    except KeyboardInterrupt:
+        left = getattr(module, "INTERRUPTED", "")
+        print(f"\narbor {command.name}: interrupted" + (f"; {left}." if left else "."),
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
 
-        path = Path(args.db) if args.db else demo_db_path()
-        build_demo(path)
-        return open_store(path, create=False, on_upgrade=announce_upgrade)
-    return open_store(args.db, on_upgrade=announce_upgrade)
+
+def _top_parser() -> argparse.ArgumentParser:
+    width = max(len(c.name) for c in COMMANDS) + 2
+    listing = "\n".join(f"  {c.name:<{width}}{c.summary}" for c in COMMANDS)
+    return argparse.ArgumentParser(
+        prog="arbor", formatter_class=argparse.RawDescriptionHelpFormatter,
+        usage="arbor [--db PATH] [--demo] [--archived]\n       arbor COMMAND [--help] ...",
+        epilog=f"commands:\n{listing}\n\n'arbor COMMAND --help' shows what a command takes.")
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace | int:
+    """The parsed arguments, or the exit status argparse chose (--help: 0, an error: 2)."""
+    try:
+        return parser.parse_args(argv)
+    except SystemExit as exit_:
+        return exit_.code if isinstance(exit_.code, int) else 0 if exit_.code is None else 2
+
+
+def _unknown(word: str) -> int:
+    import difflib
+
+    from .commands.shared import fail
+
+    names = [c.name for c in COMMANDS]
+    close = difflib.get_close_matches(word, names, n=1)
+    hint = f"did you mean 'arbor {close[0]}'?" if close else f"the commands are {', '.join(names)}"
+    return fail(f"there is no command '{word}'; {hint} (arbor --help tells more)")

@@ -16,35 +16,27 @@ import sys
 import tempfile
 from pathlib import Path
 
-EXIT_OK, EXIT_NOT_FOUND, EXIT_STORE = 0, 1, 2
+from .shared import EXIT_FAILED, EXIT_OK, EXIT_STORE, add_db_argument, open_store_or_explain
+
+# An export writes its -o file only when complete.
+INTERRUPTED = "a file given with -o was not written; output to the terminal is incomplete"
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="arbor export",
-                                description="Write one session out as pi JSONL, Markdown or JSON.")
+def configure(p: argparse.ArgumentParser) -> None:
+    p.description = "Write one session out as pi JSONL, Markdown or JSON."
     p.add_argument("session", metavar="SESSION", help="a session uid, unique uid prefix, or name")
     p.add_argument("--format", "-f", choices=("pi", "markdown", "json"), default="markdown")
     p.add_argument("--branch", "-b", metavar="ID", help="markdown: the branch (id or name); "
                    "default: the current branch")
     p.add_argument("--output", "-o", metavar="FILE", help="write here instead of stdout")
-    p.add_argument("--db", metavar="PATH", help="the store (default: $ARBOR_DB or the user data dir)")
-    return p
+    add_db_argument(p)
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        args = parser().parse_args(argv)
-    except SystemExit as exit_:
-        return int(exit_.code or 0)
-    from core import open_store
+def run(args: argparse.Namespace) -> int:
     from core.errors import ArborError
     from core.exporters import export_session
 
-    from .cli import announce_upgrade, open_or_explain
-
-    store = open_or_explain(lambda: open_store(args.db, create=False,
-                                                  on_upgrade=announce_upgrade))
+    store = open_store_or_explain(args.db, create=False)
     if store is None:
         return EXIT_STORE
     try:
@@ -55,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
                 handle, temp = tempfile.mkstemp(prefix=".arbor-export-", dir=folder)
             except OSError as error:
                 print(f"arbor: cannot write {target}: {error.strerror or error}", file=sys.stderr)
-                return EXIT_NOT_FOUND
+                return EXIT_FAILED
             try:
                 with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
                     count = export_session(store, args.session, args.format, out, branch=args.branch)
@@ -79,12 +71,12 @@ def main(argv: list[str] | None = None) -> int:
                     out.detach()
     except ArborError as error:
         print(f"arbor: {error}", file=sys.stderr)
-        return EXIT_NOT_FOUND
+        return EXIT_FAILED
     except BrokenPipeError:
         return EXIT_OK
     except OSError as error:
         print(f"arbor: cannot write: {error.strerror or error}", file=sys.stderr)
-        return EXIT_NOT_FOUND
+        return EXIT_FAILED
     finally:
         store.close()
     return EXIT_OK

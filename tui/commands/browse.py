@@ -1,0 +1,45 @@
+"""`arbor [--db PATH] [--demo] [--archived]`: open the browser (the default command).
+
+Textual is imported only here, in `run`, once the store is open: a store that cannot be
+opened gives one sentence and exit status 2 before any screen.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from .shared import EXIT_STORE, add_db_argument, announce_upgrade, open_or_explain
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.description = "Browse, branch, roll back, label and compact AI agent sessions."
+    add_db_argument(parser)
+    parser.add_argument("--demo", action="store_true",
+                        help="build the deterministic demo store (in the user data dir unless "
+                             "--db) and open it")
+    parser.add_argument("--archived", action="store_true", help="show archived sessions too")
+
+
+def run(args: argparse.Namespace) -> int:
+    store = open_or_explain(lambda: _open(args))
+    if store is None:
+        return EXIT_STORE
+    from ..app import ArborApp
+
+    app = ArborApp(store, show_archived=args.archived)
+    app.run()
+    store.close()
+    return app.return_code or 0
+
+
+def _open(args: argparse.Namespace):
+    from core import open_store
+    from core.paths import demo_db_path, sqlite_path
+
+    if args.demo:
+        from core.demo import build_demo
+
+        path = sqlite_path(args.db) if args.db else demo_db_path()
+        build_demo(path)
+        return open_store(path, create=False, on_upgrade=announce_upgrade)
+    return open_store(sqlite_path(args.db), on_upgrade=announce_upgrade)
