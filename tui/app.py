@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -251,17 +251,18 @@ class ArborApp(App[int]):
                 title.append("raw" if source.raw else "context", "#d7af5f")
         pane.border_title = title
 
-    def _update_status(self) -> None:
+    def _update_status(self, width: int | None = None) -> None:
         status = self.query_one(StatusLine)
-        width = max(40, self.size.width)
+        width = max(40, width or self.size.width)
         messages = sum(s.message_count for s in self.sessions)
         view = "raw entries (v)" if self.raw else "replayed context (v)"
         extra = "archived shown" if self.show_archived else ""
         status.update(status_text(self.store_label, len(self.sessions), messages, view, width, extra,
                                   partial=self._partial))
 
-    def on_resize(self) -> None:
-        self._update_status()
+    def on_resize(self, event: events.Resize) -> None:
+        # the event's size: this handler runs before App's own, which updates self.size
+        self._update_status(event.size.width)
 
     def _session(self, session_id: int | None) -> SessionSummary | None:
         return next((s for s in self.sessions if s.id == session_id), None)

@@ -68,6 +68,7 @@ class MessagesPane(Widget, can_focus=True):
         self.empty_text: Text = Text("")
         self._strips: OrderedDict[tuple, tuple[list[Strip], bool]] = OrderedDict()
         self._layout: list[tuple[int, int]] | None = None  # (item index, line in item) per row
+        self._layout_size: tuple[int, int] | None = None  # the (width, height) it was made for
         self._bottom_pending = False
 
     # ------------------------------------------------------------------- data
@@ -137,6 +138,17 @@ class MessagesPane(Widget, can_focus=True):
             self._strips.move_to_end(key)
         return cached[0]
 
+    def _rows(self) -> list[tuple[int, int]]:
+        """The (item index, line in item) shown on each row, for the pane's current size.
+
+        Textual may paint at a new size before the Resize event reaches `on_resize`: a
+        layout made for another width points at lines the items no longer have there."""
+        size = (self._width, self.size.height)
+        if self._layout is None or self._layout_size != size:
+            self._layout = self._compute_layout()
+            self._layout_size = size
+        return self._layout
+
     def _compute_layout(self) -> list[tuple[int, int]]:
         height = self.size.height
         rows: list[tuple[int, int]] = []
@@ -153,8 +165,6 @@ class MessagesPane(Widget, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
-        if self._layout is None:
-            self._layout = self._compute_layout()
         if self.source is None or self.count == 0:
             if y == 1 and self.empty_text:
                 line = Text("  ", end="")
@@ -163,10 +173,12 @@ class MessagesPane(Widget, can_focus=True):
                 return text_to_strip(self.app.console, line, width).apply_style(self.rich_style)
             return Strip.blank(width, self.rich_style)
         scrollbar = self._scrollbar_cell(y)
-        if y >= len(self._layout):
+        rows = self._rows()
+        index, line = rows[y] if 0 <= y < len(rows) else (-1, -1)
+        strips = self.item_strips(index) if index >= 0 else []
+        if not 0 <= line < len(strips):
             return Strip.join([Strip.blank(width - 1, self.rich_style), scrollbar])
-        index, line = self._layout[y]
-        strip = self.item_strips(index)[line]
+        strip = strips[line]
         if index == self.cursor:
             background = CURSOR_BG_FOCUSED if self.has_focus else CURSOR_BG_BLURRED
             gutter = Strip([_segment("▌ ", self.rich_style + CURSOR_BAR + background)], GUTTER)
@@ -187,6 +199,9 @@ class MessagesPane(Widget, can_focus=True):
     def on_resize(self, event: events.Resize) -> None:
         # (also the first layout, when a branch may have been set before the pane had a size)
         self._layout = None
+        if self.count:
+            # wider, the top item may have fewer lines than were scrolled off
+            self.top_line = max(0, min(self.top_line, len(self.item_strips(self.top)) - 1))
         self.scroll_cursor_visible(bottom=self._bottom_pending or self.at_end)
         self._bottom_pending = False
         self.refresh()
@@ -255,9 +270,7 @@ class MessagesPane(Widget, can_focus=True):
         self.post_message(self.CursorMoved(self, index))
 
     def _visible_items(self) -> int:
-        if self._layout is None:
-            self._layout = self._compute_layout()
-        items = {index for index, _ in self._layout}
+        items = {index for index, _ in self._rows()}
         return max(1, len(items) - 1)
 
     def action_cursor_up(self) -> None:
@@ -275,11 +288,10 @@ class MessagesPane(Widget, can_focus=True):
 
     def _cursor_item_cut_below(self) -> bool:
         """Whether the cursor's item goes on below the bottom of the screen."""
-        if self._layout is None:
-            self._layout = self._compute_layout()
-        if not self._layout or self.cursor < self.top:
+        rows = self._rows()
+        if not rows or self.cursor < self.top:
             return False
-        last_index, last_line = self._layout[-1]
+        last_index, last_line = rows[-1]
         if last_index != self.cursor:
             return False
         return last_line < len(self.item_strips(self.cursor)) - 1
@@ -313,12 +325,11 @@ class MessagesPane(Widget, can_focus=True):
             return
         if lines > 0:
             for _ in range(lines):
-                if self._layout is None:
-                    self._layout = self._compute_layout()
-                last_index = self._layout[-1][0] if self._layout else 0
-                if last_index >= self.count - 1 and len(self._layout) < self.size.height:
+                rows = self._rows()
+                last_index = rows[-1][0] if rows else 0
+                if last_index >= self.count - 1 and len(rows) < self.size.height:
                     break
-                if last_index >= self.count - 1 and self._layout[-1][1] >= len(self.item_strips(last_index)) - 1:
+                if last_index >= self.count - 1 and rows[-1][1] >= len(self.item_strips(last_index)) - 1:
                     break
                 self.top_line += 1
                 if self.top_line >= len(self.item_strips(self.top)):
@@ -344,12 +355,11 @@ class MessagesPane(Widget, can_focus=True):
         self._scroll_lines(-3)
 
     def on_click(self, event: events.Click) -> None:
-        if self._layout is None:
-            self._layout = self._compute_layout()
+        rows = self._rows()
         offset = event.get_content_offset(self)
-        if offset is None or not (0 <= offset.y < len(self._layout)):
+        if offset is None or not (0 <= offset.y < len(rows)):
             return
-        index = self._layout[offset.y][0]
+        index = rows[offset.y][0]
         if index == self.cursor:
             self.action_toggle_open()
         else:
