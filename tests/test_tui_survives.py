@@ -62,3 +62,106 @@ async def test_resizing_a_long_branch_scrolled_into_an_open_message(demo_db):
                 assert pane.top_line < max(1, len(pane.item_strips(pane.top)))
         await settle(pilot)
         assert app.is_running and app.return_value is None
+
+
+def burst(app, *keys: str) -> None:
+    """Queue keys all at once, as a terminal delivers a fast typist's keys: none is handled
+    before the last is queued (pilot.press would wait for each one)."""
+    for key in keys:
+        app.post_message(events.Key(key, key if len(key) == 1 else None))
+
+
+async def test_tab_tab_in_one_burst_moves_two_panes(demo_db):
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.focused is app.sessions_pane
+        burst(app, "tab", "tab")
+        await settle(pilot)
+        assert app.focused is app.messages_pane
+        burst(app, "tab", "tab", "tab", "tab", "tab")
+        await settle(pilot)
+        assert app.focused is app.branches_pane
+        burst(app, "shift+tab", "shift+tab")
+        await settle(pilot)
+        assert app.focused is app.messages_pane
+
+
+async def test_tab_tab_b_in_one_burst_branches_at_the_highlighted_message(demo_db):
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose_session(pilot, LOGIN)
+        app.messages_pane.focus()
+        await pilot.press("up", "up")
+        entry = app.messages_pane.highlighted.entry
+        app.sessions_pane.focus()
+        await settle(pilot)
+        burst(app, "tab", "tab", "b")
+        await settle(pilot)
+        new = app.store.current_internal_session(app.session_id)
+        # at the highlighted message (the messages pane's b), not at a branch head
+        assert new.head_seq == entry.seq and new.fork_seq == entry.seq
+
+
+async def test_tab_tab_r_in_one_burst_offers_the_highlighted_message_first(demo_db):
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose_session(pilot, LOGIN)
+        app.messages_pane.focus()
+        await pilot.press("up", "up")
+        entry = app.messages_pane.highlighted.entry
+        app.sessions_pane.focus()
+        await settle(pilot)
+        burst(app, "tab", "tab", "r")
+        await settle(pilot)
+        assert app.screen.__class__.__name__ == "RollbackDialog"
+        # the messages pane's r: the highlighted message is the first choice
+        assert app.screen.targets[0].entry_seq == entry.seq
+        assert app.screen.targets[0].checkpoint_id is None
+
+
+async def test_tab_l_in_one_burst_labels_the_branch(demo_db):
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose_session(pilot, LOGIN)
+        app.sessions_pane.focus()
+        await settle(pilot)
+        burst(app, "tab", "l")
+        await settle(pilot)
+        # l in the branches pane labels the branch (in the sessions pane it only warns)
+        assert app.screen.id == "label-dialog"
+        assert app.screen.title_text.plain.startswith("Label branch")
+
+
+async def test_down_enter_b_in_one_burst_branches_in_the_newly_opened_session(demo_db):
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        first, second = app.sessions[0], app.sessions[1]
+        assert app.session_id == first.id
+        burst(app, "down", "enter", "b")
+        await settle(pilot)
+        assert app.focused is app.branches_pane
+        # b acted in the session the cursor moved to, at its current branch's head
+        new = app.store.current_internal_session(second.id)
+        assert new.parent_session_id is not None
+        parent = app.store.get_internal_session(new.parent_session_id)
+        assert parent.external_session_id == second.id and new.head_seq == parent.head_seq
+        assert len(app.store.internal_sessions(first.id)) == first.branch_count
+
+
+async def test_down_tab_tab_b_in_one_burst_branches_at_the_new_sessions_message(demo_db):
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        second = app.sessions[1]
+        head = app.store.current_internal_session(second.id)
+        burst(app, "down", "tab", "tab", "b")
+        await settle(pilot)
+        new = app.store.current_internal_session(second.id)
+        assert new.id != head.id
+        # the messages pane's b, on the last message of the second session's branch
+        assert new.fork_seq == head.head_seq and new.parent_session_id == head.id

@@ -188,7 +188,7 @@ class ArborApp(App[int]):
         if not show:
             self.set_focus(None)
         elif not was_shown or self.focused is None:
-            self.sessions_pane.focus()
+            self.set_focus(self.sessions_pane)
 
     def show_session(self, session_id: int, *, keep_branch: int | None = None,
                      keep_seq: int | None = None, at_end: bool = True) -> None:
@@ -300,8 +300,13 @@ class ArborApp(App[int]):
 
     @on(SessionsPane.Selected, "#sessions")
     def _session_selected(self, event: SessionsPane.Selected) -> None:
-        self._follow_sessions_cursor()
-        self.branches_pane.focus()
+        self.action_open_session()
+
+    def action_open_session(self) -> None:
+        """enter in the sessions pane: its branches, focused (a key, not a message, so that
+        the keys after it find the branches pane focused)."""
+        self._catch_up()
+        self.set_focus(self.branches_pane)
 
     @on(BranchesPane.Highlighted, "#branches")
     def _branch_highlighted(self, event: BranchesPane.Highlighted) -> None:
@@ -311,6 +316,20 @@ class ArborApp(App[int]):
         branch = self.branches_pane.highlighted
         if branch is not None and (self.branch is None or branch.id != self.branch.id):
             self.show_branch(branch)
+
+    def _catch_up(self) -> None:
+        """Show now what the pane cursors point at, before a key acts on it.
+
+        A cursor move is followed FOLLOW_DELAY later, and its Highlighted message reaches
+        the app after keys already queued: keys typed in one burst (`j tab b`) would
+        otherwise act on the session or branch shown before the move."""
+        if self._follow_timer is not None:
+            self._follow_timer.stop()
+            self._follow_timer = None
+        if not self.query_one("#panes").display:
+            return
+        self._follow_sessions_cursor()
+        self._follow_branches_cursor()
 
     # ------------------------------------------------------------------- live
     def _poll(self) -> None:
@@ -407,7 +426,9 @@ class ArborApp(App[int]):
         panes = self._panes()
         current = self._focused_pane()
         index = panes.index(current) if current in panes else -1
-        panes[(index + 1) % 3].focus()
+        # set at once: Widget.focus() would only queue it, and a second tab already queued
+        # would still see the old focus
+        self.set_focus(panes[(index + 1) % 3])
 
     def action_focus_previous_pane(self) -> None:
         if not self.query_one("#panes").display:
@@ -415,12 +436,13 @@ class ArborApp(App[int]):
         panes = self._panes()
         current = self._focused_pane()
         index = panes.index(current) if current in panes else 0
-        panes[(index - 1) % 3].focus()
+        self.set_focus(panes[(index - 1) % 3])
 
     # ---------------------------------------------------------------- actions
     def action_branch(self) -> None:
         from core import operations
 
+        self._catch_up()
         if self.branch is None:
             self.say("Open a session first.", severity="warning")
             return
@@ -450,6 +472,7 @@ class ArborApp(App[int]):
 
         from .components.rollback_dialog import RollbackDialog, RollbackTarget, checkpoint_label
 
+        self._catch_up()
         branch = self._target_branch() if self._focused_pane() is self.branches_pane else self.branch
         if branch is None:
             return
@@ -515,6 +538,7 @@ class ArborApp(App[int]):
 
         from .components.text_prompt import TextPrompt
 
+        self._catch_up()
         pane = self._focused_pane()
         if pane is self.messages_pane:
             item = self.messages_pane.highlighted
@@ -577,6 +601,7 @@ class ArborApp(App[int]):
 
         from .components.compact_dialog import CompactDialog
 
+        self._catch_up()
         branch = self._target_branch() if self._focused_pane() is self.branches_pane else self.branch
         if branch is None:
             return
@@ -601,6 +626,7 @@ class ArborApp(App[int]):
     def action_make_current(self) -> None:
         from core import operations
 
+        self._catch_up()
         branch = self._target_branch()
         if branch is None:
             return
@@ -671,6 +697,7 @@ class ArborApp(App[int]):
                                     placeholder="session name", id="rename-dialog"), done)
 
     def action_toggle_view(self) -> None:
+        self._catch_up()
         self.raw = not self.raw
         if self.branch is not None:
             item = self.messages_pane.highlighted
@@ -710,7 +737,7 @@ class ArborApp(App[int]):
         self.sessions_pane.move_cursor(index, notify=False)
         if result.seq is None:
             self.show_session(result.session_id)
-            self.sessions_pane.focus()
+            self.set_focus(self.sessions_pane)
             return
         try:
             branch = self.store.branch_containing(result.seq)
@@ -731,7 +758,7 @@ class ArborApp(App[int]):
                         markup=False)
         self.show_branch(self.branches_pane.highlighted or branch, keep_seq=entry.seq,
                          keep_depth=entry.depth)
-        self.messages_pane.focus()
+        self.set_focus(self.messages_pane)
 
     def action_import_logs(self) -> None:
         from .components.import_dialog import ImportDialog

@@ -22,7 +22,7 @@ class SessionsPane(RowList):
 
     BINDINGS = [
         Binding("tab", "app.focus_next_pane", "Pane", tooltip="Sessions → branches → messages"),
-        Binding("enter", "select", "Open", tooltip="Show this session's branches"),
+        Binding("enter", "app.open_session", "Open", tooltip="Show this session's branches"),
         Binding("a", "app.archive", "Archive", tooltip="Archive the highlighted session"),
         Binding("R", "app.rename", "Rename", tooltip="Rename the highlighted session"),
         Binding("b", "app.branch", "Branch", show=False),
@@ -88,7 +88,3 @@ class SessionsPane(RowList):
             bottom.pad_right(gap)
         bottom.append_text(numbers)
         return [top, bottom]
-
-    def action_select(self) -> None:
-        if self.row_count:
-            self.post_message(self.Selected(self, self.cursor))
