@@ -109,6 +109,22 @@ async def settle(pilot) -> None:
     await headless.settle(pilot, after=3)
 
 
+async def wait_until(pilot, condition, timeout: float = 30.0, poll: float = 0.05) -> bool:
+    """Let the app run until `condition()` holds (True) or `timeout` seconds pass (False).
+
+    For what another process causes (a poll, a reload): a generous deadline, since a loaded
+    machine may take seconds, and the wait ends as soon as the condition holds."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        await pilot.pause(poll)
+    await settle(pilot)
+    return True
+
+
 def index_terms(store) -> list[tuple[int, str]]:
     """What the full-text index holds: (entry seq, word) pairs, read through fts5vocab
     (the index is contentless, so it has no text to read back)."""

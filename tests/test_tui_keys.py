@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import open_fixed, settle
+from conftest import open_fixed, settle, wait_until
 from core import open_store
 from core.demo import DEMO_NOW
 from core.entries import BRANCH_SUMMARY, COMPACTION
@@ -331,11 +331,8 @@ async def test_second_process_writes_show_up(demo_db):
             "s.append_to_branch(b.id, 'message', {'message': {'role': 'user', 'content': 'hi'}})\n"
             "s.close()\n" % (str(REPO), str(demo_db), branch.id))
         subprocess.run([sys.executable, "-c", script], check=True)
-        for _ in range(30):
-            await pilot.pause(0.1)
-            if app.messages_pane.count == count + 1:
-                break
-        await settle(pilot)
+        assert await wait_until(pilot, lambda: app.messages_pane.count == count + 1
+                                and "Written by an agent" in [s.name for s in app.sessions])
         assert app.messages_pane.count == count + 1
         # the cursor followed the end (it was there) and stayed on the same session
         assert app.session_id == branch.external_session_id
@@ -356,11 +353,7 @@ async def test_live_refresh_keeps_cursor_not_at_end(demo_db):
         other = open_store(demo_db, create=False)  # a second connection, as another process has
         other.append_to_branch(app.branch.id, "message", {"message": {"role": "user", "content": "x"}})
         other.close()
-        for _ in range(30):
-            await pilot.pause(0.1)
-            if app.messages_pane.source.length == length + 1:
-                break
-        await settle(pilot)
+        assert await wait_until(pilot, lambda: app.messages_pane.source.length == length + 1)
         assert app.messages_pane.source.length == length + 1
         assert app.messages_pane.highlighted.entry.seq == seq
 
