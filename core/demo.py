@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import os
 import random
+import sqlite3
+import tempfile
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 from . import operations
-from .errors import ArborError, StoreError
+from .errors import StoreUnavailable
+from .sqlite_probe import ARBOR, EMPTY, MISSING, UNREADABLE, probe
 from .store import Store, open_store
 
 DEMO_MARK = "demo"
@@ -259,24 +262,47 @@ def _archived_session(store: Store, clock: DemoClock) -> None:
     store.set_active(s.session.id, False)
 
 
-def _is_demo(path: Path) -> bool:
-    try:
-        with open_store(path, create=False) as store:
-            return store.get_meta(DEMO_MARK) is not None
-    except StoreError:
-        return False
-
-
 def build_demo(path: str | os.PathLike) -> Path:
-    """Build the demo store at `path`, replacing an earlier demo; never any other file."""
+    """Build the demo store at `path`, or rebuild the demo store there; never any other file.
+
+    A rebuild never unlinks anything: the new demo is written in a private folder, then
+    copied over the old one page by page by SQLite's backup, while this process holds the
+    old one's lock exclusively. If another process has it open, nothing changes and
+    `DemoInUse` says so (its readers and writers would otherwise be left on a file that
+    changed under them).
+    """
     path = Path(path)
-    if path.exists() and path.stat().st_size > 0 and not _is_demo(path):
-        raise ArborError(f"{path} exists and is not a demo store; the demo will not overwrite it "
-                         "(give another --db)")
-    for suffix in ("", "-wal", "-shm"):
-        candidate = Path(str(path) + suffix)
-        if candidate.exists():
-            candidate.unlink()
+    found = probe(path)
+    if found.kind in (MISSING, EMPTY):
+        _write_demo(path)
+        return path
+    if found.kind == UNREADABLE:
+        raise StoreUnavailable(f"cannot read {path}: {found.reason}")
+    if found.kind != ARBOR or DEMO_MARK not in found.meta:
+        raise StoreUnavailable(f"{path} exists and is not a demo store; the demo will not "
+                               "overwrite it (give another --db)")
+    page_size = _page_size(path)
+    with tempfile.TemporaryDirectory(prefix="arbor-demo-") as folder:
+        fresh = Path(folder) / "demo.db"
+        _write_demo(fresh, page_size=page_size)
+        _copy_over(fresh, path, page_size)
+    return path
+
+
+class DemoInUse(StoreUnavailable):
+    """The demo store is open in another process: it is left as it is."""
+
+
+def _write_demo(path: Path, page_size: int | None = None) -> None:
+    if page_size is not None:
+        # A backup cannot change the page size of a store in WAL mode: give the new file
+        # the old one's before arbor creates its tables (a new store keeps what it finds).
+        conn = sqlite3.connect(path, isolation_level=None)
+        try:
+            conn.execute(f"PRAGMA page_size = {int(page_size)}")
+            conn.execute("PRAGMA journal_mode = WAL")
+        finally:
+            conn.close()
     clock = DemoClock()
     store = open_store(path, clock=clock, id_factory=_ids(2026))
     try:
@@ -291,4 +317,56 @@ def build_demo(path: str | os.PathLike) -> Path:
         store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         store.close()
-    return path
+
+
+def _uri(path: Path, mode: str) -> str:
+    return f"{path.absolute().as_uri()}?mode={mode}"
+
+
+def _page_size(path: Path) -> int:
+    conn = sqlite3.connect(_uri(path, "ro"), uri=True)
+    try:
+        return conn.execute("PRAGMA page_size").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def _copy_over(fresh: Path, path: Path, page_size: int) -> None:
+    """Replace the content of the demo store at `path` by that of `fresh`, through SQLite."""
+    target = sqlite3.connect(_uri(path, "rw"), uri=True, isolation_level=None, timeout=0)
+    try:
+        # In exclusive locking mode the first write transaction takes the file's EXCLUSIVE
+        # lock, which fails at once while any other connection (which, in WAL mode, holds a
+        # SHARED lock for as long as it is open) has the store; and it keeps the lock until
+        # this connection closes, so nobody opens the store half-copied.
+        target.execute("PRAGMA locking_mode = EXCLUSIVE")
+        try:
+            target.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as error:
+            if "locked" in str(error) or "busy" in str(error):
+                raise DemoInUse(
+                    f"{path} is open in another program (another arbor?), so the demo was not "
+                    "rebuilt; close it and run arbor --demo again, or open it as it is with "
+                    "--db") from None
+            raise
+        try:
+            tables = {name for (name,) in target.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            marked = "store_meta" in tables and target.execute(
+                "SELECT 1 FROM store_meta WHERE key = ?", (DEMO_MARK,)).fetchone() is not None
+            same_size = target.execute("PRAGMA page_size").fetchone()[0] == page_size
+        finally:
+            target.execute("COMMIT")  # the lock stays: exclusive locking mode
+        if not marked:
+            raise StoreUnavailable(f"{path} exists and is not a demo store; the demo will not "
+                                   "overwrite it (give another --db)")
+        if not same_size:
+            raise DemoInUse(f"{path} changed while the demo was being built; run arbor --demo again")
+        source = sqlite3.connect(fresh, isolation_level=None)
+        try:
+            source.backup(target)
+        finally:
+            source.close()
+        target.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        target.close()
