@@ -200,3 +200,54 @@ def test_import_discover(tmp_path):
     empty.mkdir()
     done = run_cli(["import", "--discover", "--db", str(db)], env={"HOME": str(empty)})
     assert done.returncode == 1 and "no agent logs" in done.stderr
+
+
+def test_export_never_writes_over_a_store_or_a_database(tmp_path):
+    import sqlite3
+
+    db = tmp_path / "cli.db"
+    assert run_cli(["import", "--db", str(db), str(FIXTURES / "pi")]).returncode == 0
+    other = tmp_path / "other.db"
+    open_store(other).close()
+    plain = tmp_path / "plain.sqlite"
+    conn = sqlite3.connect(plain)
+    conn.execute("CREATE TABLE t (x)")
+    conn.commit()
+    conn.close()
+    (tmp_path / "link.db").symlink_to(db)
+
+    def sessions(path):
+        store = open_store(path, create=False)
+        try:
+            assert store.connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            return sorted(s.uid for s in store.list_sessions(include_archived=True))
+        finally:
+            store.close()
+
+    before = sessions(db)
+    for target, words in ((db, "is the store being exported from"),
+                          (tmp_path / "link.db", "is the store being exported from"),
+                          (Path(os.path.relpath(db, REPO)), "is the store being exported from"),
+                          (other, "is an arbor store"),
+                          (plain, "is a SQLite database")):
+        done = run_cli(["export", "--db", str(db), "demo session", "--format", "pi",
+                        "-o", str(target)])
+        assert done.returncode == 1, (target, done.stderr)
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and words in lines[0] and "will not write over it" in lines[0]
+    assert sessions(db) == before and sessions(other) == []
+    conn = sqlite3.connect(plain)
+    assert conn.execute("SELECT name FROM sqlite_master").fetchall() == [("t",)]
+    conn.close()
+    # a store's -wal (while a connection has it) is part of a database too
+    holder = open_store(db)
+    holder.list_sessions()
+    done = run_cli(["export", "--db", str(db), "demo session", "-o", f"{db}-wal"])
+    assert done.returncode == 1 and "belongs to the SQLite database beside it" in done.stderr
+    holder.close()
+    assert sessions(db) == before
+    # an ordinary file is still replaced
+    text = tmp_path / "out.jsonl"
+    text.write_text("old\n")
+    done = run_cli(["export", "--db", str(db), "demo session", "--format", "pi", "-o", str(text)])
+    assert done.returncode == 0 and text.read_text().startswith('{"type":"session"')

@@ -3,7 +3,8 @@
 SESSION is a session uid, a unique uid prefix, or a session name. pi writes JSONL v3
 (re-importing it gives the same tree), markdown a readable transcript of one branch (the
 current one unless --branch), json the whole session. Output goes to stdout unless -o.
-Exit status: 0 written, 1 no such session/branch (or the file cannot be written),
+Exit status: 0 written, 1 no such session/branch (or the file cannot be written, or is a
+SQLite database or the store itself, which an export never replaces),
 2 the store cannot be opened. Textual is not imported here.
 """
 
@@ -42,6 +43,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.output:
             target = Path(args.output).expanduser()
+            refusal = _refusal(target, store.path)
+            if refusal:
+                print(f"arbor: {refusal}", file=sys.stderr)
+                return EXIT_FAILED
             try:
                 folder = target.parent if str(target.parent) else Path(".")
                 handle, temp = tempfile.mkstemp(prefix=".arbor-export-", dir=folder)
@@ -80,3 +85,26 @@ def run(args: argparse.Namespace) -> int:
     finally:
         store.close()
     return EXIT_OK
+
+
+def _refusal(target: Path, store_path: Path) -> str | None:
+    """Why the export must not replace `target`, if it must not: it is the store being read,
+    or any SQLite database or part of one (asked of SQLite, never read as a file)."""
+    from core import sqlite_probe
+
+    keep = "the export will not write over it (give another -o)"
+    try:
+        if os.path.samefile(target, store_path):
+            return f"{target} is the store being exported from; {keep}"
+    except OSError:
+        pass  # the target does not exist (yet)
+    found = sqlite_probe.probe(target)
+    if found.kind == sqlite_probe.ARBOR:
+        return f"{target} is an arbor store; {keep}"
+    if found.kind == sqlite_probe.SIDECAR:
+        return f"{target} belongs to the SQLite database beside it; {keep}"
+    if found.kind == sqlite_probe.SQLITE:
+        return f"{target} is a SQLite database; {keep}"
+    if found.kind == sqlite_probe.UNREADABLE:
+        return f"cannot tell whether {target} is a database ({found.reason}); {keep}"
+    return None
