@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from . import migrations, operations
+from . import operations
 from .clock import parse, to_text
 from .entries import (BRANCH_SUMMARY, COMPACTION, CUSTOM, CUSTOM_MESSAGE, LABEL, MESSAGE,
                       MODEL_CHANGE, SESSION_INFO, THINKING_LEVEL_CHANGE, Entry, content_text)
@@ -55,6 +55,8 @@ def close_root_dbs() -> None:
 
 
 def apply_migrations(conn) -> int:
+    from .store.migrations import sqlite as migrations
+
     return migrations.apply_migrations(conn)
 
 

@@ -167,7 +167,7 @@ def test_text_sqlite_cannot_take_fails_the_same_way(tmp_path, background):
 
 
 def test_pack_moves_texts_into_one_blob():
-    from core import bulk_writer
+    from core.store import sqlite_bulk as bulk_writer
 
     fields, blob = bulk_writer.pack([(1, "é-text"), (2, "")], 1)
     assert blob == "é-text".encode()

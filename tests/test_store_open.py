@@ -11,7 +11,7 @@ import pytest
 
 from core import (StoreDamaged, StoreNotFound, StoreTooNew, StoreUnavailable, default_db_path,
                   open_store)
-from core.migrations import CURRENT_VERSION
+from core.store.migrations.sqlite import CURRENT_VERSION
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO.parent / "shared" / "fixtures"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from core import open_store
-from core.migrations import CURRENT_VERSION
+from core.store.migrations.sqlite import CURRENT_VERSION
 from tui import cli
 
 REPO = Path(__file__).resolve().parent.parent

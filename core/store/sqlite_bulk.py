@@ -8,7 +8,7 @@ byte offset. SQLite runs the whole INSERT … SELECT with the GIL released, on t
 
 The thread shares the store's connection, and so its transaction. The store drains the
 queue before anything else touches the connection (see `Store._conn`), and stops the
-thread before the transaction commits or rolls back.
+thread before the transaction commits or rolls back. SQLite only: PostgreSQL has COPY.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import sqlite3
 import threading
 from typing import Callable, Sequence
 
-from .fastjson import dumps
+from ..fastjson import dumps
 
 
 def _columns(count: int) -> str:
@@ -39,6 +39,12 @@ USAGE_SQL = (
     "INSERT INTO usage(external_session_id, provider, protocol, model, input_tokens,"
     f" output_tokens, total_tokens, duration_ms, timestamp) SELECT {_columns(9)}"
     " FROM json_each(?1)")
+
+
+def as_text(rows: list[tuple]):
+    """Rows whose last field is UTF-8 bytes (as the entry writer buffers them) with it as text."""
+    for row in rows:
+        yield (*row[:-1], row[-1].decode("utf-8"))
 
 
 def pack(rows: Sequence[tuple], text_column: int | None) -> tuple | None:
@@ -89,14 +95,44 @@ class BulkWriter:
     """One thread running queued statements, in order, on the store's connection."""
 
     def __init__(self, conn: sqlite3.Connection, *, depth: int = 3,
-                 explain: Callable[[BaseException], BaseException] = lambda error: error):
+                 explain: Callable[[BaseException], BaseException] = lambda error: error,
+                 row_statements: tuple[str, str, str] = ("", "", "")):
         self._conn = conn
         self._explain = explain
+        # the ordinary INSERTs of entries, search text and usage, for rows `pack` refuses
+        self._row_statements = row_statements
         self._queue: queue.Queue = queue.Queue(maxsize=depth)  # bounds the memory in flight
         self._error: BaseException | None = None
         self._discard = False
         self._thread = threading.Thread(target=self._run, name="arbor-bulk-writer", daemon=True)
         self._thread.start()
+
+    def write(self, entries: list[tuple], texts: list[tuple], usage: list[tuple]) -> None:
+        """Queue an EntryWriter's buffered rows (entry rows and search texts end with UTF-8
+        bytes) and empty the lists. Rows whose text SQLite cannot take are written here, in
+        order, the ordinary way, which reports them as it always has."""
+        statements = []
+        for rows, text_column, bulk_sql, row_sql in (
+                (entries, 10, ENTRIES_SQL, self._row_statements[0]),
+                (texts, 1, FTS_SQL, self._row_statements[1]),
+                (usage, None, USAGE_SQL, self._row_statements[2])):
+            if not rows:
+                continue
+            packed = pack(rows, text_column)
+            if packed is None:
+                if statements:
+                    self.submit(statements)
+                    statements = []
+                self.drain()
+                try:
+                    self._conn.executemany(row_sql, as_text(rows) if text_column else rows)
+                except sqlite3.IntegrityError as error:
+                    raise self._explain(error) from None
+            else:
+                statements.append((bulk_sql, packed))
+            rows.clear()
+        if statements:
+            self.submit(statements)
 
     def submit(self, statements: list[tuple[str, tuple]]) -> None:
         """Queue statements (each one SQL and its parameters); waits while the queue is full."""

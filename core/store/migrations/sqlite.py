@@ -1,4 +1,4 @@
-"""Numbered schema migrations, recorded in `schema_migrations`.
+"""The SQLite store's numbered schema migrations, recorded in `schema_migrations`.
 
 A store whose highest recorded migration is above `CURRENT_VERSION` was written by a
 newer arbor: it is refused before anything is written to it.
@@ -9,8 +9,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Callable
 
-from .clock import to_text
-from .errors import StoreTooNew
+from ...clock import to_text
+from ...errors import StoreTooNew
 
 _V1 = """
 CREATE TABLE external_sessions (
@@ -209,9 +209,9 @@ CREATE VIRTUAL TABLE entries_fts USING fts5(text, tokenize = 'unicode61 remove_d
 
 
 def _v2(conn: sqlite3.Connection) -> None:
-    from . import search_index  # imports core.entries; only needed when migrating
+    from .. import sqlite_search  # imports core.entries; only needed when migrating
 
-    search_index.rebuild(conn)
+    sqlite_search.rebuild(conn)
 
 
 # (version, name, SQL or a function of the connection). Append only; never edit a

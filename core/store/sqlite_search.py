@@ -14,7 +14,7 @@ import json
 import sqlite3
 from typing import Iterator
 
-from .entries import search_text
+from ..entries import search_text
 
 CREATE = ("CREATE VIRTUAL TABLE entries_fts USING fts5(text, content = '', detail = none,"
           " columnsize = 0, tokenize = 'unicode61 remove_diacritics 2')")

@@ -1,0 +1,11 @@
+"""The arbor store: the API every caller uses (`api.Store`), the entry writer, and one
+module per backend holding that backend's SQL (`sqlite.py`; migrations under `migrations/`).
+
+Callers import from here (`from core.store import Store, open_store`) and never ask which
+backend they have.
+"""
+
+from .api import SearchHit, SessionSummary, Store, _loads, open_store, snippet
+from .writer import EntryWriter
+
+__all__ = ["EntryWriter", "SearchHit", "SessionSummary", "Store", "open_store", "snippet"]

@@ -1,0 +1,807 @@
+"""The store API: what all of core and the app use to read and write sessions.
+
+One `Store` is one open store, whatever its backend; callers never ask which backend they
+have. The SQL is the backend's (`sqlite.py`, by statement name); here is what the store
+means: transactions, sessions, branches, entries and paths, labels, checkpoints, search.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from collections import OrderedDict
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from ..clock import Clock, parse, to_text, utc_now
+from ..entries import MESSAGE, Entry, search_text, tool_call_count
+from ..errors import ArborError, NotFound, ReplayError
+from ..fastjson import dumps
+from ..ids import generate_id
+from ..models import Checkpoint, ExternalSession, InternalSession, LazyHistory
+from ..paths import default_db_path
+from ..replay import ReplayState, replay_kept
+from .sqlite import SQLiteBackend
+from .writer import EntryWriter
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """One row of the session list, read without loading the session."""
+
+    id: int
+    uid: str
+    name: str
+    source: str
+    cwd: str
+    kind: str
+    created_at: str
+    updated_at: str
+    is_active: bool
+    message_count: int
+    entry_count: int
+    branch_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    seq: int
+    entry_id: str
+    external_session_id: int
+    session_name: str
+    type: str
+    role: str | None
+    timestamp: str
+    snippet: str
+
+
+_dumps = dumps
+
+
+def _loads(text: str | None, default: Any) -> Any:
+    if not text:
+        return default
+    try:
+        return json.loads(text)
+    except ValueError:
+        return default
+
+
+def _inserted_id(cursor: Any) -> int:
+    """The id an `INSERT … RETURNING id` gave (read to the end, so the statement is done)."""
+    return cursor.fetchall()[0][0]
+
+
+class Store:
+    """An open arbor store. Use `open_store()`; close it when done."""
+
+    def __init__(self, path: str | os.PathLike | None = None, *, clock: Clock | None = None,
+                 id_factory: Callable[[], str] | None = None, create: bool = True,
+                 on_upgrade: Callable[[str], None] | None = None):
+        self.path = Path(path).expanduser() if path is not None else default_db_path()
+        self.clock: Clock = clock or utc_now
+        self.id_factory = id_factory or generate_id
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._read_only = False
+        self._segments_cache: OrderedDict[int, tuple] = OrderedDict()
+        self._reader: Store | None = None
+        self._bulk: Any = None
+        self._backend = SQLiteBackend(self.path)
+        self._sql = self._backend.sql
+        self._db = self._backend.connect(create=create, on_upgrade=on_upgrade)
+
+    # ------------------------------------------------------------------ opening
+    @property
+    def errors(self) -> tuple[type[BaseException], ...]:
+        """The database driver's errors (a fault the store did not foresee), to catch."""
+        return self._backend.errors
+
+    def reader(self) -> "Store":
+        """A second connection to the same store, for reads in background threads.
+
+        WAL lets it read while this one writes, and it has its own lock, so a long search
+        or a poll never waits behind (or holds up) the app's own reads and writes.
+        """
+        with self._lock:
+            if self._reader is None:
+                self._reader = Store(self.path, clock=self.clock, id_factory=self.id_factory,
+                                     create=False)
+            return self._reader
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop_bulk(discard=True)
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
+            if self._db is not None:
+                self._db.close()
+                self._db = None  # type: ignore[assignment]
+
+    @property
+    def _conn(self) -> Any:
+        """The connection, once the bulk writer (if one runs) has written all it was given."""
+        bulk = self._bulk
+        if bulk is not None:
+            bulk.drain()
+        return self._db
+
+    def _explain_write_error(self, error: BaseException) -> BaseException:
+        if self._backend.is_unique_violation(error):
+            return ArborError(f"an entry id is already in this session ({error})")
+        return error
+
+    def _start_bulk(self) -> Any:
+        """The backend's writer of entry batches for this write transaction (None: it has
+        none here, and batches are written inline)."""
+        if not self.in_write_transaction:
+            raise RuntimeError("the bulk writer needs an open store.transaction()")
+        if self._bulk is None:
+            self._bulk = self._backend.start_bulk(self._db, self._explain_write_error)
+        return self._bulk
+
+    def _stop_bulk(self, *, discard: bool = False) -> None:
+        bulk, self._bulk = self._bulk, None
+        if bulk is not None:
+            self._backend.stop_bulk(self._db, bulk, discard=discard)
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    @property
+    def connection(self) -> Any:
+        return self._conn
+
+    # ------------------------------------------------------------- transactions
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        """One write transaction (the store's write lock taken at once); nested uses join
+        the outer one."""
+        with self._lock:
+            if self._depth:
+                if self._read_only:
+                    raise RuntimeError("a write cannot join a read snapshot; start the write first")
+                self._depth += 1
+                try:
+                    yield self._conn
+                finally:
+                    self._depth -= 1
+                return
+            backend = self._backend
+            backend.begin_write(self._db)
+            self._depth = 1
+            try:
+                yield self._db
+                self._stop_bulk()  # everything queued is written (or its error raised) first
+            except BaseException:
+                self._depth = 0
+                self._stop_bulk(discard=True)
+                backend.rollback(self._db)
+                raise
+            self._depth = 0
+            backend.commit(self._db)
+
+    @property
+    def in_write_transaction(self) -> bool:
+        return bool(self._depth) and not self._read_only
+
+    @contextmanager
+    def reading(self) -> Iterator[Any]:
+        """A consistent snapshot for several reads."""
+        with self._lock:
+            if self._depth:
+                yield self._conn
+                return
+            self._backend.begin_read(self._conn)
+            self._depth = 1
+            self._read_only = True
+            try:
+                yield self._conn
+            finally:
+                self._depth = 0
+                self._read_only = False
+                self._backend.commit(self._conn)
+
+    def _one(self, sql: str, args: tuple = ()) -> Any:
+        """The first row of a query, read under the store's lock (None: no row)."""
+        with self._lock:
+            return self._conn.execute(sql, args).fetchone()
+
+    def _all(self, sql: str, args: tuple | list = ()) -> list:
+        with self._lock:
+            return self._conn.execute(sql, args).fetchall()
+
+    def data_version(self) -> int:
+        """Changes whenever another connection commits to the store."""
+        with self._lock:
+            return self._backend.data_version(self._conn)
+
+    def integrity_check(self) -> str:
+        with self._lock:
+            return self._backend.integrity_check(self._conn)
+
+    def get_meta(self, key: str) -> str | None:
+        row = self._one(self._sql.META_GET, (key,))
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction() as conn:
+            conn.execute(self._sql.META_SET, (key, value))
+
+    def schema_version(self) -> int:
+        with self._lock:
+            return self._backend.schema_version(self._conn)
+
+    # --------------------------------------------------------- external sessions
+    def create_external_session(self, session_name: str = "", *, uid: str | None = None,
+                                user_id: int = 0, cwd: str = "", source: str = "arbor",
+                                kind: str = "session", parent_session: str | None = None,
+                                metadata: dict[str, Any] | None = None, created_at: Any = None,
+                                header_version: int = 3) -> ExternalSession:
+        stamp = to_text(created_at if created_at is not None else self.clock())
+        with self.transaction() as conn:
+            for _attempt in range(16):
+                new_uid = uid or self.id_factory()
+                try:
+                    new_id = _inserted_id(conn.execute(
+                        self._sql.EXTERNAL_INSERT,
+                        (new_uid, user_id, session_name, stamp, stamp, _dumps(metadata or {}), cwd,
+                         source, kind, parent_session, header_version)))
+                    break
+                except self._backend.errors as error:
+                    if not self._backend.is_unique_violation(error):
+                        raise
+                    if uid:
+                        raise ArborError(f"a session with id {uid!r} already exists") from None
+            return self.get_external_session(new_id)
+
+    def _external_from_row(self, row) -> ExternalSession:
+        (ext_id, uid, user_id, name, created, updated, active, meta, checkpoints, cwd, source,
+         kind, parent, messages, branch_count, current) = row
+        ids = [r[0] for r in self._conn.execute(self._sql.EXTERNAL_BRANCH_IDS, (ext_id,))]
+        return ExternalSession(
+            id=ext_id, user_id=user_id, session_name=name, created_at=parse(created),
+            updated_at=parse(updated), is_active=bool(active), internal_session_ids=ids,
+            current_internal_session_id=current, metadata=_loads(meta, {}),
+            branch_count=branch_count, total_checkpoints=checkpoints, uid=uid, cwd=cwd,
+            source=source, kind=kind, parent_session=parent, message_count=messages,
+        )
+
+    def get_external_session(self, external_session_id: int) -> ExternalSession | None:
+        with self.reading() as conn:
+            row = conn.execute(self._sql.EXTERNAL_BY_ID, (external_session_id,)).fetchone()
+            return self._external_from_row(row) if row else None
+
+    def get_external_session_by_uid(self, uid: str) -> ExternalSession | None:
+        with self.reading() as conn:
+            row = conn.execute(self._sql.EXTERNAL_BY_UID, (uid,)).fetchone()
+            return self._external_from_row(row) if row else None
+
+    def find_external_sessions(self, *, uid_prefix: str | None = None, cwd: str | None = None,
+                               kind: str | None = None, active: bool | None = None,
+                               user_id: int | None = None, limit: int | None = None
+                               ) -> list[ExternalSession]:
+        """Newest activity first."""
+        sql, args = self._sql.find_external_sessions(
+            uid_prefix=uid_prefix, cwd=cwd, kind=kind, active=active, user_id=user_id, limit=limit)
+        with self.reading() as conn:
+            return [self._external_from_row(row) for row in conn.execute(sql, args).fetchall()]
+
+    def update_external_session(self, session: ExternalSession) -> bool:
+        if not session.id:
+            return False
+        with self.transaction() as conn:
+            cursor = conn.execute(
+                self._sql.EXTERNAL_UPDATE,
+                (session.session_name, 1 if session.is_active else 0, _dumps(session.metadata),
+                 session.total_checkpoints, session.user_id, session.cwd,
+                 to_text(self.clock()), session.id),
+            )
+            if cursor.rowcount and session.current_internal_session_id:
+                row = conn.execute(self._sql.INTERNAL_BY_LANGGRAPH_IN_SESSION,
+                                   (session.current_internal_session_id, session.id)).fetchone()
+                if row:
+                    self.set_current(row[0])
+            return cursor.rowcount > 0
+
+    def list_sessions(self, *, include_archived: bool = False, limit: int | None = None
+                      ) -> list[SessionSummary]:
+        """The session list, newest activity first, without loading any session."""
+        sql = self._sql.list_sessions(include_archived=include_archived, limit=limit)
+        with self.reading() as conn:
+            rows = conn.execute(sql).fetchall()
+        return [SessionSummary(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]), r[9],
+                               r[10], r[11]) for r in rows]
+
+    def rename_session(self, external_session_id: int, name: str) -> None:
+        with self.transaction() as conn:
+            if not conn.execute(self._sql.EXTERNAL_RENAME, (name, external_session_id)).rowcount:
+                raise NotFound(f"session {external_session_id} does not exist")
+
+    def set_active(self, external_session_id: int, active: bool) -> None:
+        """Archive (active=False) or restore a session; nothing is deleted."""
+        with self.transaction() as conn:
+            if not conn.execute(self._sql.EXTERNAL_SET_ACTIVE,
+                                (1 if active else 0, external_session_id)).rowcount:
+                raise NotFound(f"session {external_session_id} does not exist")
+
+    def delete_external_session(self, external_session_id: int) -> bool:
+        """Delete a session and everything in it. Explicit, never implied by another operation."""
+        sql = self._sql
+        with self.transaction() as conn:
+            self._backend.unindex_session(conn, external_session_id)
+            uid = conn.execute(sql.EXTERNAL_UID, (external_session_id,)).fetchone()
+            conn.execute(sql.EXTERNAL_DETACH_BRANCHES, (external_session_id,))
+            conn.execute(sql.EXTERNAL_DELETE_ENTRIES, (external_session_id,))
+            deleted = conn.execute(sql.EXTERNAL_DELETE, (external_session_id,)).rowcount
+            if uid:
+                for statement in sql.EXTERNAL_DELETE_EVENTS:
+                    conn.execute(statement, (uid[0],))
+        self._segments_cache.clear()
+        return deleted > 0
+
+    # --------------------------------------------------------- internal sessions
+    def _internal_from_row(self, row) -> InternalSession:
+        (iid, ext, lg, name, state, created, updated, current, cps, parent, bp_cp, fork_seq,
+         head_seq, tools, meta, head_id, msg_index, fork_id) = row
+        session = InternalSession(
+            id=iid, external_session_id=ext, langgraph_session_id=lg,
+            session_state=_loads(state, {}), created_at=parse(created), is_current=bool(current),
+            checkpoint_count=cps, parent_session_id=parent, branch_point_checkpoint_id=bp_cp,
+            tool_invocation_count=tools, metadata=_loads(meta, {}), name=name, head_seq=head_seq,
+            head_id=head_id, fork_seq=fork_seq, fork_id=fork_id, message_count=msg_index or 0,
+            updated_at=parse(updated),
+        )
+        session.conversation_history = LazyHistory(
+            lambda head=head_seq: self.replay(head).messages if head is not None else [])
+        return session
+
+    def _select_internal(self, sql: str, args: tuple) -> list[InternalSession]:
+        with self.reading() as conn:
+            return [self._internal_from_row(row) for row in conn.execute(sql, args).fetchall()]
+
+    def create_internal_session(self, external_session_id: int, *, head_seq: int | None = None,
+                                fork_seq: int | None = None, parent_session_id: int | None = None,
+                                branch_point_checkpoint_id: int | None = None,
+                                session_state: dict[str, Any] | None = None, name: str = "",
+                                is_current: bool = True, metadata: dict[str, Any] | None = None,
+                                langgraph_session_id: str | None = None, created_at: Any = None,
+                                checkpoint_count: int = 0, tool_invocation_count: int = 0
+                                ) -> InternalSession:
+        stamp = to_text(created_at if created_at is not None else self.clock())
+        sql = self._sql
+        with self.transaction() as conn:
+            if is_current:
+                conn.execute(sql.INTERNAL_CLEAR_CURRENT, (external_session_id,))
+            for _attempt in range(16):
+                lg = langgraph_session_id or f"{self.id_factory()}{self.id_factory()}"
+                try:
+                    new_id = _inserted_id(conn.execute(
+                        sql.INTERNAL_INSERT,
+                        (external_session_id, lg, name, _dumps(session_state or {}), stamp, stamp,
+                         1 if is_current else 0, checkpoint_count, parent_session_id,
+                         branch_point_checkpoint_id, fork_seq, head_seq, tool_invocation_count,
+                         _dumps(metadata or {}))))
+                    break
+                except self._backend.errors as error:
+                    if langgraph_session_id or \
+                            not self._backend.is_unique_violation(error, "langgraph_session_id"):
+                        raise ArborError(f"cannot create branch: {error}") from None
+            conn.execute(sql.EXTERNAL_TOUCH, (stamp, external_session_id))
+            return self.get_internal_session(new_id)
+
+    def get_internal_session(self, internal_session_id: int) -> InternalSession | None:
+        found = self._select_internal(self._sql.INTERNAL_BY_ID, (internal_session_id,))
+        return found[0] if found else None
+
+    def get_internal_session_by_langgraph_id(self, langgraph_session_id: str) -> InternalSession | None:
+        found = self._select_internal(self._sql.INTERNAL_BY_LANGGRAPH_ID, (langgraph_session_id,))
+        return found[0] if found else None
+
+    def internal_sessions(self, external_session_id: int, *, newest_first: bool = True
+                          ) -> list[InternalSession]:
+        sql = self._sql.INTERNAL_OF_SESSION_NEWEST_FIRST if newest_first \
+            else self._sql.INTERNAL_OF_SESSION
+        return self._select_internal(sql, (external_session_id,))
+
+    def branch_children(self, parent_session_id: int) -> list[InternalSession]:
+        return self._select_internal(self._sql.INTERNAL_CHILDREN, (parent_session_id,))
+
+    def current_internal_session(self, external_session_id: int) -> InternalSession | None:
+        found = self._select_internal(self._sql.INTERNAL_CURRENT, (external_session_id,))
+        return found[0] if found else None
+
+    def count_internal_sessions(self, external_session_id: int) -> int:
+        return self._one(self._sql.INTERNAL_COUNT, (external_session_id,))[0]
+
+    def set_current(self, internal_session_id: int) -> bool:
+        sql = self._sql
+        with self.transaction() as conn:
+            row = conn.execute(sql.INTERNAL_SESSION_OF, (internal_session_id,)).fetchone()
+            if row is None:
+                return False
+            conn.execute(sql.INTERNAL_CLEAR_OTHER_CURRENT, (row[0], internal_session_id))
+            conn.execute(sql.INTERNAL_SET_CURRENT, (internal_session_id,))
+            return True
+
+    def update_internal_session_fields(self, internal_session_id: int, **fields: Any) -> bool:
+        """Update stored fields of a branch (state, counters, metadata, name); not its history."""
+        convert = {"session_state": _dumps, "metadata": _dumps, "checkpoint_count": int,
+                   "name": str, "tool_invocation_count": int}
+        names = [name for name in fields if convert[name]]
+        args = [convert[name](fields[name]) for name in names]
+        names.append("updated_at")
+        args.append(to_text(self.clock()))
+        with self.transaction() as conn:
+            cursor = conn.execute(self._sql.update_internal_fields(names),
+                                  (*args, internal_session_id))
+            return cursor.rowcount > 0
+
+    def delete_internal_session(self, internal_session_id: int) -> bool:
+        """Remove a branch pointer. Its entries stay (they are history)."""
+        with self.transaction() as conn:
+            return conn.execute(self._sql.INTERNAL_DELETE, (internal_session_id,)).rowcount > 0
+
+    def move_head(self, internal_session_id: int, head_seq: int | None, *, reason: str = "") -> None:
+        """Point a branch at another entry; a move that is not a plain append is logged."""
+        sql = self._sql
+        with self.transaction() as conn:
+            row = conn.execute(sql.INTERNAL_HEAD_FOR_UPDATE, (internal_session_id,)).fetchone()
+            if row is None:
+                raise NotFound(f"branch {internal_session_id} does not exist")
+            conn.execute(sql.INTERNAL_MOVE_HEAD,
+                         (head_seq, to_text(self.clock()), internal_session_id))
+            if reason and row[0] != head_seq:
+                conn.execute(sql.REFLOG_INSERT,
+                             (internal_session_id, row[0], head_seq, reason, to_text(self.clock())))
+
+    def reflog(self, internal_session_id: int) -> list[tuple[int | None, int | None, str, str]]:
+        return [tuple(row) for row in self._all(self._sql.REFLOG_OF_BRANCH, (internal_session_id,))]
+
+    # ------------------------------------------------------------------ entries
+    def writer(self, external_session_id: int, *, background: bool = False) -> EntryWriter:
+        return EntryWriter(self, external_session_id, background=background)
+
+    def append_entry(self, external_session_id: int, parent_seq: int | None, entry_type: str,
+                     data: dict[str, Any], *, entry_id: str | None = None,
+                     timestamp: Any = None) -> Entry:
+        with self.transaction():
+            writer = EntryWriter(self, external_session_id)
+            entry = writer.add(parent_seq, entry_type, data, entry_id=entry_id, timestamp=timestamp)
+            writer.flush()
+            return entry
+
+    def _branch_target(self, conn: Any, internal_session_id: int) -> tuple[int, int | None]:
+        """(session, head) of a branch about to grow; the head is locked for this transaction."""
+        row = conn.execute(self._sql.INTERNAL_TARGET_FOR_UPDATE, (internal_session_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"branch {internal_session_id} does not exist")
+        return row[0], row[1]
+
+    def append_to_branch(self, internal_session_id: int, entry_type: str, data: dict[str, Any], *,
+                         entry_id: str | None = None, timestamp: Any = None) -> Entry:
+        """Append at a branch's head and move the head: one transaction, safe across processes."""
+        with self.transaction() as conn:
+            external_session_id, head = self._branch_target(conn, internal_session_id)
+            writer = EntryWriter(self, external_session_id)
+            entry = writer.add(head, entry_type, data, entry_id=entry_id, timestamp=timestamp)
+            writer.flush()
+            tools = tool_call_count(entry.message)
+            conn.execute(self._sql.INTERNAL_ADVANCE_HEAD,
+                         (entry.seq, entry.timestamp, tools, internal_session_id))
+            return entry
+
+    def append_messages(self, internal_session_id: int, messages: list[dict[str, Any]]) -> list[Entry]:
+        """Append many messages to a branch in one transaction."""
+        with self.transaction() as conn:
+            external_session_id, head = self._branch_target(conn, internal_session_id)
+            writer = EntryWriter(self, external_session_id)
+            tools, out = 0, []
+            for message in messages:
+                entry = writer.add(head, MESSAGE, {"message": message},
+                                   timestamp=message.get("timestamp") if isinstance(message.get("timestamp"), str) else None)
+                head = entry.seq
+                tools += tool_call_count(message)
+                out.append(entry)
+            writer.flush()
+            if out:
+                conn.execute(self._sql.INTERNAL_ADVANCE_HEAD,
+                             (head, out[-1].timestamp, tools, internal_session_id))
+            return out
+
+    @staticmethod
+    def _entry_from_row(row) -> Entry:
+        return Entry(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9],
+                     _loads(row[10], {}), row[11])
+
+    def get_entry(self, seq: int) -> Entry | None:
+        row = self._one(self._sql.ENTRY_BY_SEQ, (seq,))
+        return self._entry_from_row(row) if row else None
+
+    def find_entry(self, external_session_id: int, entry_id: str) -> Entry | None:
+        row = self._one(self._sql.ENTRY_BY_ID, (external_session_id, entry_id))
+        return self._entry_from_row(row) if row else None
+
+    def entry_seqs(self, external_session_id: int) -> dict[str, int]:
+        """Every entry id of a session with its seq (what an importer needs to add only what is new)."""
+        return dict(self._all(self._sql.ENTRY_SEQS_OF_SESSION, (external_session_id,)))
+
+    def session_entries(self, external_session_id: int, *, after_seq: int = 0,
+                        limit: int | None = None) -> list[Entry]:
+        """Every entry of a session in insertion order (the raw log), from a cursor."""
+        if limit:
+            rows = self._all(self._sql.ENTRIES_OF_SESSION_LIMIT,
+                             (external_session_id, after_seq, int(limit)))
+        else:
+            rows = self._all(self._sql.ENTRIES_OF_SESSION, (external_session_id, after_seq))
+        return [self._entry_from_row(row) for row in rows]
+
+    def children(self, seq: int) -> list[Entry]:
+        return [self._entry_from_row(row) for row in self._all(self._sql.ENTRY_CHILDREN, (seq,))]
+
+    def leaves(self, external_session_id: int) -> list[Entry]:
+        return [self._entry_from_row(row)
+                for row in self._all(self._sql.ENTRY_LEAVES, (external_session_id,))]
+
+    # --------------------------------------------------------------------- paths
+    def path_segments(self, head_seq: int) -> tuple[tuple[int, int, int], ...]:
+        """The root-to-head path as (chain, first depth, last depth) pieces, root first.
+
+        Entries never change, so the answer for a head is cached.
+        """
+        sql = self._sql
+        with self._lock:
+            cached = self._segments_cache.get(head_seq)
+            if cached is not None:
+                self._segments_cache.move_to_end(head_seq)
+                return cached
+            pieces = []
+            seq: int | None = head_seq
+            conn = self._conn
+            while seq is not None:
+                row = conn.execute(sql.PATH_DEPTH_CHAIN, (seq,)).fetchone()
+                if row is None:
+                    raise NotFound(f"entry {seq} does not exist")
+                depth, chain = row
+                start = conn.execute(sql.PATH_CHAIN_START, (chain,)).fetchone()
+                pieces.append((chain, start[0], depth))
+                seq = start[1]
+            result = tuple(reversed(pieces))
+            self._segments_cache[head_seq] = result
+            if len(self._segments_cache) > 512:
+                self._segments_cache.popitem(last=False)
+            return result
+
+    def path_length(self, head_seq: int | None) -> int:
+        if head_seq is None:
+            return 0
+        return self.path_segments(head_seq)[-1][2] + 1
+
+    def path_entries(self, head_seq: int | None, start: int = 0, stop: int | None = None) -> list[Entry]:
+        """Entries at depths [start, stop) of the path from the root to `head_seq`."""
+        if head_seq is None:
+            return []
+        segments = self.path_segments(head_seq)
+        last = segments[-1][2]
+        stop = last + 1 if stop is None else min(stop, last + 1)
+        start = max(0, start)
+        out: list[Entry] = []
+        with self._lock:
+            for chain, low, high in segments:
+                lo, hi = max(low, start), min(high, stop - 1)
+                if lo > hi:
+                    continue
+                rows = self._conn.execute(self._sql.PATH_PIECE, (chain, lo, hi)).fetchall()
+                out.extend(self._entry_from_row(row) for row in rows)
+        return out
+
+    def entry_at_depth(self, head_seq: int, depth: int) -> int | None:
+        for chain, low, high in self.path_segments(head_seq):
+            if low <= depth <= high:
+                row = self._one(self._sql.PATH_SEQ_AT_DEPTH, (chain, depth))
+                return row[0] if row else None
+        return None
+
+    def is_ancestor(self, seq: int, head_seq: int) -> bool:
+        """Whether `seq` lies on the path from the root to `head_seq` (inclusive)."""
+        entry = self.get_entry(seq)
+        return entry is not None and self.entry_at_depth(head_seq, entry.depth) == seq
+
+    def newest_compaction(self, head_seq: int) -> Entry | None:
+        with self._lock:
+            for chain, low, high in reversed(self.path_segments(head_seq)):
+                row = self._conn.execute(self._sql.PATH_NEWEST_COMPACTION,
+                                         (chain, low, high)).fetchone()
+                if row:
+                    return self.get_entry(row[0])
+        return None
+
+    def compactions_on_path(self, head_seq: int) -> list[Entry]:
+        out = []
+        with self._lock:
+            for chain, low, high in self.path_segments(head_seq):
+                seqs = [r[0] for r in self._conn.execute(self._sql.PATH_COMPACTIONS,
+                                                         (chain, low, high))]
+                out.extend(self.get_entry(s) for s in seqs)
+        return out
+
+    def replay_start(self, head_seq: int | None) -> tuple[Entry | None, int]:
+        """The newest compaction on the path and the depth its kept entries start at."""
+        if head_seq is None:
+            return None, 0
+        compaction = self.newest_compaction(head_seq)
+        if compaction is None:
+            return None, 0
+        kept_id = compaction.data.get("firstKeptEntryId")
+        if not kept_id:
+            return compaction, compaction.depth + 1
+        kept = self.find_entry(compaction.external_session_id, kept_id)
+        if kept is None or kept.depth > compaction.depth or \
+                self.entry_at_depth(head_seq, kept.depth) != kept.seq:
+            raise ReplayError(
+                f"compaction {compaction.id} keeps entry {kept_id}, which is not on this branch's "
+                "path; showing the raw entries instead")
+        return compaction, kept.depth
+
+    def replay(self, head_seq: int | None) -> ReplayState:
+        """The context an agent resumes with at this head (newest compaction applied)."""
+        if head_seq is None:
+            return ReplayState()
+        with self.reading():
+            compaction, start = self.replay_start(head_seq)
+            return replay_kept(compaction, self.path_entries(head_seq, start))
+
+    # ------------------------------------------------------------------- labels
+    def add_label(self, external_session_id: int, label: str | None, *, target_seq: int | None = None,
+                  target_branch: int | None = None, entry_seq: int | None = None,
+                  created_at: Any = None) -> None:
+        """Record a label; None or "" clears the target's label. The log keeps every change."""
+        if (target_seq is None) == (target_branch is None):
+            raise ValueError("a label targets exactly one entry or one branch")
+        text = (label or "").strip() or None
+        with self.transaction() as conn:
+            conn.execute(self._sql.LABEL_INSERT,
+                         (external_session_id, target_seq, target_branch, text, entry_seq,
+                          to_text(created_at if created_at is not None else self.clock())))
+
+    def _current_labels(self, sql: str, external_session_id: int) -> dict[int, str]:
+        out: dict[int, str] = {}
+        for target, label in self._all(sql, (external_session_id,)):
+            if label is None:
+                out.pop(target, None)
+            else:
+                out[target] = label
+        return out
+
+    def entry_labels(self, external_session_id: int) -> dict[int, str]:
+        """The current label of each labelled entry of a session (seq -> label)."""
+        return self._current_labels(self._sql.LABELS_OF_ENTRIES, external_session_id)
+
+    def branch_labels(self, external_session_id: int) -> dict[int, str]:
+        """The current label of each labelled branch of a session (internal id -> label)."""
+        return self._current_labels(self._sql.LABELS_OF_BRANCHES, external_session_id)
+
+    # --------------------------------------------------------------- checkpoints
+    def _checkpoint_from_row(self, row) -> Checkpoint:
+        (cid, ext, iid, entry_seq, name, state, auto, created, meta, tools, entry_id) = row
+        checkpoint = Checkpoint(
+            id=cid, internal_session_id=iid, checkpoint_name=name, session_state=_loads(state, {}),
+            is_auto=bool(auto), created_at=parse(created), metadata=_loads(meta, {}),
+            tool_invocations=_loads(tools, []), external_session_id=ext, entry_seq=entry_seq,
+            entry_id=entry_id)
+        checkpoint.conversation_history = LazyHistory(
+            lambda head=entry_seq: self.replay(head).messages if head is not None else [])
+        return checkpoint
+
+    def _select_checkpoints(self, sql: str, args: tuple) -> list[Checkpoint]:
+        with self.reading() as conn:
+            return [self._checkpoint_from_row(row) for row in conn.execute(sql, args).fetchall()]
+
+    def create_checkpoint(self, internal_session_id: int, checkpoint_name: str = "", *,
+                          entry_seq: int | None = None, session_state: dict[str, Any] | None = None,
+                          is_auto: bool = False, metadata: dict[str, Any] | None = None,
+                          tool_invocations: list[dict[str, Any]] | None = None,
+                          created_at: Any = None) -> Checkpoint:
+        """Tag an entry (default: the branch's head) with a snapshot of the branch's state."""
+        sql = self._sql
+        with self.transaction() as conn:
+            row = conn.execute(sql.INTERNAL_FOR_CHECKPOINT, (internal_session_id,)).fetchone()
+            if row is None:
+                raise NotFound(f"branch {internal_session_id} does not exist")
+            state = session_state if session_state is not None else _loads(row[2], {})
+            new_id = _inserted_id(conn.execute(
+                sql.CHECKPOINT_INSERT,
+                (row[0], internal_session_id, entry_seq if entry_seq is not None else row[1],
+                 checkpoint_name, _dumps(state), 1 if is_auto else 0,
+                 to_text(created_at if created_at is not None else self.clock()),
+                 _dumps(metadata or {}), _dumps(tool_invocations or []))))
+            conn.execute(sql.INTERNAL_COUNT_CHECKPOINT, (internal_session_id,))
+            conn.execute(sql.EXTERNAL_COUNT_CHECKPOINT, (row[0],))
+            return self.get_checkpoint(new_id)
+
+    def get_checkpoint(self, checkpoint_id: int) -> Checkpoint | None:
+        found = self._select_checkpoints(self._sql.CHECKPOINT_BY_ID, (checkpoint_id,))
+        return found[0] if found else None
+
+    def checkpoints_for_branch(self, internal_session_id: int) -> list[Checkpoint]:
+        return self._select_checkpoints(self._sql.CHECKPOINTS_OF_BRANCH, (internal_session_id,))
+
+    def checkpoints_for_session(self, external_session_id: int) -> list[Checkpoint]:
+        return self._select_checkpoints(self._sql.CHECKPOINTS_OF_SESSION, (external_session_id,))
+
+    def delete_checkpoint(self, checkpoint_id: int) -> bool:
+        with self.transaction() as conn:
+            return conn.execute(self._sql.CHECKPOINT_DELETE, (checkpoint_id,)).rowcount > 0
+
+    # ------------------------------------------------------------------- search
+    def search(self, query: str, *, limit: int = 200, external_session_id: int | None = None
+               ) -> list[SearchHit]:
+        """Message text through the search index, newest first. Any text is a valid query:
+        words are matched as prefixes."""
+        words = re.findall(r"\w+", query, flags=re.UNICODE)
+        if not words:
+            return []
+        sql, args = self._sql.search(words, external_session_id=external_session_id, limit=limit)
+        with self.reading() as conn:
+            rows = conn.execute(sql, args).fetchall()
+        return [SearchHit(r[0], r[1], r[2], r[3], r[4], r[5], r[6],
+                          snippet(search_text(r[4], _loads(r[7], {})), words)) for r in rows]
+
+    def search_session_names(self, text: str, *, include_archived: bool = False) -> list[SessionSummary]:
+        needle = text.casefold()
+        return [s for s in self.list_sessions(include_archived=include_archived)
+                if needle in s.name.casefold() or needle in s.uid.casefold()]
+
+    def branch_containing(self, seq: int) -> InternalSession | None:
+        """A branch whose path holds the entry: the current one if it does, else the newest."""
+        entry = self.get_entry(seq)
+        if entry is None:
+            return None
+        branches = self.internal_sessions(entry.external_session_id)
+        branches.sort(key=lambda b: not b.is_current)
+        for branch in branches:
+            if branch.head_seq is not None and branch.head_seq >= seq and \
+                    self.entry_at_depth(branch.head_seq, entry.depth) == seq:
+                return branch
+        return None
+
+    # ------------------------------------------------------------- events/usage
+    def record_usage(self, external_session_id: int, provider: str, protocol: str, model: str,
+                     input_tokens: int, output_tokens: int, total_tokens: int, duration_ms: int,
+                     timestamp: Any = None) -> None:
+        with self.transaction() as conn:
+            conn.execute(self._sql.USAGE_INSERT,
+                         (external_session_id, provider, protocol, model, input_tokens,
+                          output_tokens, total_tokens, duration_ms,
+                          to_text(timestamp if timestamp is not None else self.clock())))
+
+    def usage(self, external_session_id: int) -> list[dict[str, Any]]:
+        with self._lock:
+            cursor = self._conn.execute(self._sql.USAGE_OF_SESSION, (external_session_id,))
+            names = [d[0] for d in cursor.description]
+            return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
+def snippet(text: str | None, words: list[str], width: int = 160) -> str:
+    """A one-line excerpt around the first matched word."""
+    if not text:
+        return ""
+    flat = " ".join(text.split())
+    lowered = flat.casefold()
+    position = min((p for p in (lowered.find(w.casefold()) for w in words) if p >= 0), default=0)
+    start = max(0, position - width // 3)
+    excerpt = flat[start:start + width]
+    return ("…" if start else "") + excerpt + ("…" if start + width < len(flat) else "")
+
+
+def open_store(path: str | os.PathLike | None = None, **options: Any) -> Store:
+    """Open (creating if needed) the store at `path`, or the default store when None."""
+    return Store(path, **options)

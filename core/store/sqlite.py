@@ -1,0 +1,441 @@
+"""The SQLite backend: every SQL statement the store runs on SQLite, and how it opens a file.
+
+`Statements` names each statement the store API runs; a PostgreSQL backend defines the
+same names (`%s` for `?`, `GREATEST` for the two-argument `MAX`, `tsvector` for FTS5,
+`FOR UPDATE` where a branch head is read to be moved), so the two can be read side by
+side. `SQLiteBackend` holds what is not one statement: opening and checking a file,
+transactions, the search index, the bulk writer of imports.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..errors import StoreDamaged, StoreNotFound, StoreUnavailable
+from . import sqlite_bulk, sqlite_search
+from .migrations import sqlite as migrations
+
+BUSY_TIMEOUT_MS = 10_000
+BULK_CACHE_SIZE = -32 * 1024  # KiB, while an import's bulk writer runs
+PAGE_SIZE = 16384  # bytes, for new stores
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+_ENTRY_COLUMNS = (
+    "e.seq, e.id, e.external_session_id, e.parent_seq, e.type, e.timestamp, e.depth, "
+    "e.chain, e.msg_index, e.role, e.data, p.id"
+)
+_ENTRY_FROM = "entries e LEFT JOIN entries p ON p.seq = e.parent_seq"
+
+_INTERNAL_COLUMNS = (
+    "i.id, i.external_session_id, i.langgraph_session_id, i.name, i.state_data, i.created_at, "
+    "i.updated_at, i.is_current, i.checkpoint_count, i.parent_session_id, "
+    "i.branch_point_checkpoint_id, i.fork_seq, i.head_seq, i.tool_invocation_count, i.metadata, "
+    "h.id, h.msg_index, f.id"
+)
+_INTERNAL_SELECT = (
+    f"SELECT {_INTERNAL_COLUMNS} FROM internal_sessions i LEFT JOIN entries h ON h.seq = i.head_seq "
+    "LEFT JOIN entries f ON f.seq = i.fork_seq"
+)
+
+_EXTERNAL_SELECT = (
+    "SELECT x.id, x.uid, x.user_id, x.session_name, x.created_at, x.updated_at, x.is_active,"
+    " x.metadata, x.total_checkpoints, x.cwd, x.source, x.kind, x.parent_session, x.message_count, "
+    "(SELECT COUNT(*) FROM internal_sessions i WHERE i.external_session_id = x.id"
+    " AND i.parent_session_id IS NOT NULL), "
+    "(SELECT i.langgraph_session_id FROM internal_sessions i "
+    " WHERE i.external_session_id = x.id AND i.is_current = 1) FROM external_sessions x"
+)
+
+_CHECKPOINT_SELECT = (
+    "SELECT c.id, c.external_session_id, c.internal_session_id, c.entry_seq, c.checkpoint_name,"
+    " c.session_state, c.is_auto, c.created_at, c.metadata, c.tool_invocations, e.id"
+    " FROM checkpoints c LEFT JOIN entries e ON e.seq = c.entry_seq"
+)
+_CHECKPOINT_ORDER = " ORDER BY c.created_at DESC, c.id DESC"
+
+_SUMMARY_SELECT = (
+    "SELECT x.id, x.uid, x.session_name, x.source, x.cwd, x.kind, x.created_at, x.updated_at,"
+    " x.is_active, x.message_count, x.entry_count,"
+    " (SELECT COUNT(*) FROM internal_sessions i WHERE i.external_session_id = x.id)"
+    " FROM external_sessions x"
+)
+
+
+class Statements:
+    """Every statement of the store API, by name. Parameters are positional (`?`)."""
+
+    # ------------------------------------------------------------------ meta
+    META_GET = "SELECT value FROM store_meta WHERE key = ?"
+    META_SET = ("INSERT INTO store_meta(key, value) VALUES (?, ?) ON CONFLICT(key)"
+                " DO UPDATE SET value = excluded.value")
+
+    # ----------------------------------------------------- external sessions
+    EXTERNAL_INSERT = (
+        "INSERT INTO external_sessions(uid, user_id, session_name, created_at, updated_at,"
+        " metadata, cwd, source, kind, parent_session, header_version)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?) RETURNING id")
+    EXTERNAL_BY_ID = f"{_EXTERNAL_SELECT} WHERE x.id = ?"
+    EXTERNAL_BY_UID = f"{_EXTERNAL_SELECT} WHERE x.uid = ?"
+    EXTERNAL_BRANCH_IDS = ("SELECT langgraph_session_id FROM internal_sessions"
+                           " WHERE external_session_id = ? ORDER BY id")
+    EXTERNAL_UPDATE = (
+        "UPDATE external_sessions SET session_name = ?, is_active = ?, metadata = ?,"
+        " total_checkpoints = ?, user_id = ?, cwd = ?, updated_at = ? WHERE id = ?")
+    EXTERNAL_RENAME = "UPDATE external_sessions SET session_name = ? WHERE id = ?"
+    EXTERNAL_SET_ACTIVE = "UPDATE external_sessions SET is_active = ? WHERE id = ?"
+    EXTERNAL_TOUCH = "UPDATE external_sessions SET updated_at = MAX(updated_at, ?) WHERE id = ?"
+    EXTERNAL_COUNT_ENTRIES = (
+        "UPDATE external_sessions SET entry_count = entry_count + ?,"
+        " message_count = message_count + ?, updated_at = MAX(updated_at, ?) WHERE id = ?")
+    EXTERNAL_COUNT_CHECKPOINT = ("UPDATE external_sessions SET total_checkpoints ="
+                                 " total_checkpoints + 1 WHERE id = ?")
+    EXTERNAL_UID = "SELECT uid FROM external_sessions WHERE id = ?"
+    EXTERNAL_DELETE = "DELETE FROM external_sessions WHERE id = ?"
+    EXTERNAL_DETACH_BRANCHES = ("UPDATE internal_sessions SET head_seq = NULL, fork_seq = NULL"
+                                " WHERE external_session_id = ?")
+    EXTERNAL_DELETE_ENTRIES = "DELETE FROM entries WHERE external_session_id = ?"
+    EXTERNAL_DELETE_EVENTS = (
+        "DELETE FROM session_run_events WHERE session_id = ?",
+        "DELETE FROM session_capability_events WHERE session_id = ?",
+        "DELETE FROM session_capabilities WHERE session_id = ?",
+    )
+
+    @staticmethod
+    def find_external_sessions(*, uid_prefix: str | None, cwd: str | None, kind: str | None,
+                               active: bool | None, user_id: int | None, limit: int | None
+                               ) -> tuple[str, list[Any]]:
+        """Sessions matching the filters given (None: any), newest activity first."""
+        where, args = [], []
+        if uid_prefix is not None:
+            where.append("x.uid >= ? AND x.uid < ?")
+            args += [uid_prefix, uid_prefix + "\U0010ffff"]
+        if cwd is not None:
+            where.append("x.cwd = ?")
+            args.append(cwd)
+        if kind is not None:
+            where.append("x.kind = ?")
+            args.append(kind)
+        if active is not None:
+            where.append("x.is_active = ?")
+            args.append(1 if active else 0)
+        if user_id is not None:
+            where.append("x.user_id = ?")
+            args.append(user_id)
+        sql = _EXTERNAL_SELECT
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY x.updated_at DESC, x.id DESC"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return sql, args
+
+    @staticmethod
+    def list_sessions(*, include_archived: bool, limit: int | None) -> str:
+        sql = _SUMMARY_SELECT
+        if not include_archived:
+            sql += " WHERE x.is_active = 1"
+        sql += " ORDER BY x.updated_at DESC, x.id DESC"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return sql
+
+    # ----------------------------------------------------- internal sessions
+    INTERNAL_BY_ID = f"{_INTERNAL_SELECT} WHERE i.id = ?"
+    INTERNAL_BY_LANGGRAPH_ID = f"{_INTERNAL_SELECT} WHERE i.langgraph_session_id = ?"
+    INTERNAL_OF_SESSION_NEWEST_FIRST = (f"{_INTERNAL_SELECT} WHERE i.external_session_id = ?"
+                                        " ORDER BY i.created_at DESC, i.id DESC")
+    INTERNAL_OF_SESSION = f"{_INTERNAL_SELECT} WHERE i.external_session_id = ? ORDER BY i.id"
+    INTERNAL_CHILDREN = (f"{_INTERNAL_SELECT} WHERE i.parent_session_id = ?"
+                         " ORDER BY i.created_at DESC, i.id DESC")
+    INTERNAL_CURRENT = f"{_INTERNAL_SELECT} WHERE i.external_session_id = ? AND i.is_current = 1"
+    INTERNAL_INSERT = (
+        "INSERT INTO internal_sessions(external_session_id, langgraph_session_id, name, state_data,"
+        " created_at, updated_at, is_current, checkpoint_count, parent_session_id,"
+        " branch_point_checkpoint_id, fork_seq, head_seq, tool_invocation_count, metadata)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id")
+    INTERNAL_BY_LANGGRAPH_IN_SESSION = ("SELECT id FROM internal_sessions WHERE langgraph_session_id"
+                                        " = ? AND external_session_id = ?")
+    INTERNAL_COUNT = "SELECT COUNT(*) FROM internal_sessions WHERE external_session_id = ?"
+    INTERNAL_SESSION_OF = "SELECT external_session_id FROM internal_sessions WHERE id = ?"
+    INTERNAL_CLEAR_CURRENT = ("UPDATE internal_sessions SET is_current = 0"
+                              " WHERE external_session_id = ? AND is_current = 1")
+    INTERNAL_CLEAR_OTHER_CURRENT = ("UPDATE internal_sessions SET is_current = 0"
+                                    " WHERE external_session_id = ? AND is_current = 1 AND id != ?")
+    INTERNAL_SET_CURRENT = "UPDATE internal_sessions SET is_current = 1 WHERE id = ?"
+    INTERNAL_DELETE = "DELETE FROM internal_sessions WHERE id = ?"
+    # The head of a branch about to be moved (PostgreSQL: `FOR UPDATE`, so that appends to
+    # one branch from many connections queue on the row; SQLite's BEGIN IMMEDIATE already
+    # serialises every writer).
+    INTERNAL_HEAD_FOR_UPDATE = "SELECT head_seq FROM internal_sessions WHERE id = ?"
+    INTERNAL_TARGET_FOR_UPDATE = ("SELECT external_session_id, head_seq FROM internal_sessions"
+                                  " WHERE id = ?")
+    INTERNAL_FOR_CHECKPOINT = ("SELECT external_session_id, head_seq, state_data FROM"
+                               " internal_sessions WHERE id = ?")
+    INTERNAL_MOVE_HEAD = "UPDATE internal_sessions SET head_seq = ?, updated_at = ? WHERE id = ?"
+    INTERNAL_ADVANCE_HEAD = ("UPDATE internal_sessions SET head_seq = ?, updated_at = ?,"
+                             " tool_invocation_count = tool_invocation_count + ? WHERE id = ?")
+    INTERNAL_COUNT_CHECKPOINT = ("UPDATE internal_sessions SET checkpoint_count ="
+                                 " checkpoint_count + 1 WHERE id = ?")
+    _INTERNAL_FIELDS = {
+        "session_state": "state_data", "metadata": "metadata", "checkpoint_count": "checkpoint_count",
+        "name": "name", "tool_invocation_count": "tool_invocation_count", "updated_at": "updated_at",
+    }
+
+    @staticmethod
+    def update_internal_fields(fields: Sequence[str]) -> str:
+        """An UPDATE of these fields of a branch (parameters: their values, then the id)."""
+        sets = ", ".join(f"{Statements._INTERNAL_FIELDS[name]} = ?" for name in fields)
+        return f"UPDATE internal_sessions SET {sets} WHERE id = ?"
+
+    REFLOG_INSERT = ("INSERT INTO reflog(internal_session_id, old_head_seq, new_head_seq, reason,"
+                     " created_at) VALUES (?,?,?,?,?)")
+    REFLOG_OF_BRANCH = ("SELECT old_head_seq, new_head_seq, reason, created_at FROM reflog"
+                        " WHERE internal_session_id = ? ORDER BY seq")
+
+    # --------------------------------------------------------------- entries
+    ENTRY_INSERT = ("INSERT INTO entries(seq, external_session_id, id, parent_seq, type, timestamp,"
+                    " depth, chain, msg_index, role, data) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+    ENTRY_BY_SEQ = f"SELECT {_ENTRY_COLUMNS} FROM {_ENTRY_FROM} WHERE e.seq = ?"
+    ENTRY_BY_ID = (f"SELECT {_ENTRY_COLUMNS} FROM {_ENTRY_FROM} WHERE e.external_session_id = ?"
+                   " AND e.id = ?")
+    ENTRY_ID_OF = "SELECT id FROM entries WHERE seq = ?"
+    ENTRY_ID_TAKEN = "SELECT 1 FROM entries WHERE external_session_id = ? AND id = ?"
+    ENTRY_PARENT_FACTS = (
+        "SELECT depth, chain, msg_index, external_session_id,"
+        " EXISTS(SELECT 1 FROM entries c WHERE c.parent_seq = entries.seq)"
+        " FROM entries WHERE seq = ?")
+    ENTRY_SEQS_OF_SESSION = "SELECT id, seq FROM entries WHERE external_session_id = ?"
+    ENTRIES_OF_SESSION = (f"SELECT {_ENTRY_COLUMNS} FROM {_ENTRY_FROM} WHERE e.external_session_id"
+                          " = ? AND e.seq > ? ORDER BY e.seq")
+    ENTRIES_OF_SESSION_LIMIT = ENTRIES_OF_SESSION + " LIMIT ?"
+    ENTRY_CHILDREN = (f"SELECT {_ENTRY_COLUMNS} FROM {_ENTRY_FROM} WHERE e.parent_seq = ?"
+                      " ORDER BY e.seq")
+    ENTRY_LEAVES = (f"SELECT {_ENTRY_COLUMNS} FROM {_ENTRY_FROM} WHERE e.external_session_id = ?"
+                    " AND NOT EXISTS (SELECT 1 FROM entries c WHERE c.parent_seq = e.seq)"
+                    " ORDER BY e.seq")
+
+    # ----------------------------------------------------------------- paths
+    PATH_DEPTH_CHAIN = "SELECT depth, chain FROM entries WHERE seq = ?"
+    PATH_CHAIN_START = "SELECT depth, parent_seq FROM entries WHERE seq = ?"
+    PATH_PIECE = (f"SELECT {_ENTRY_COLUMNS} FROM {_ENTRY_FROM} WHERE e.chain = ? AND e.depth"
+                  " BETWEEN ? AND ? ORDER BY e.depth")
+    PATH_SEQ_AT_DEPTH = "SELECT seq FROM entries WHERE chain = ? AND depth = ?"
+    PATH_NEWEST_COMPACTION = ("SELECT seq FROM entries WHERE chain = ? AND depth BETWEEN ? AND ?"
+                              " AND type = 'compaction' ORDER BY depth DESC LIMIT 1")
+    PATH_COMPACTIONS = ("SELECT seq FROM entries WHERE chain = ? AND depth BETWEEN ? AND ?"
+                        " AND type = 'compaction' ORDER BY depth")
+
+    # ---------------------------------------------------------------- labels
+    LABEL_INSERT = ("INSERT INTO labels(external_session_id, target_seq, target_branch, label,"
+                    " entry_seq, created_at) VALUES (?,?,?,?,?,?)")
+    LABELS_OF_ENTRIES = ("SELECT target_seq, label FROM labels WHERE external_session_id = ?"
+                         " AND target_seq IS NOT NULL ORDER BY seq")
+    LABELS_OF_BRANCHES = ("SELECT target_branch, label FROM labels WHERE external_session_id = ?"
+                          " AND target_branch IS NOT NULL ORDER BY seq")
+
+    # ----------------------------------------------------------- checkpoints
+    CHECKPOINT_INSERT = (
+        "INSERT INTO checkpoints(external_session_id, internal_session_id, entry_seq,"
+        " checkpoint_name, session_state, is_auto, created_at, metadata, tool_invocations)"
+        " VALUES (?,?,?,?,?,?,?,?,?) RETURNING id")
+    CHECKPOINT_BY_ID = f"{_CHECKPOINT_SELECT} WHERE c.id = ?{_CHECKPOINT_ORDER}"
+    CHECKPOINTS_OF_BRANCH = f"{_CHECKPOINT_SELECT} WHERE c.internal_session_id = ?{_CHECKPOINT_ORDER}"
+    CHECKPOINTS_OF_SESSION = f"{_CHECKPOINT_SELECT} WHERE c.external_session_id = ?{_CHECKPOINT_ORDER}"
+    CHECKPOINT_DELETE = "DELETE FROM checkpoints WHERE id = ?"
+
+    # ---------------------------------------------------------------- search
+    SEARCH_INSERT = sqlite_search.INSERT
+
+    @staticmethod
+    def search(words: list[str], *, external_session_id: int | None, limit: int
+               ) -> tuple[str, list[Any]]:
+        """Entries whose text has every word (as a prefix), newest first.
+
+        Newest first: the index keeps no word counts to rank by, and in a log of one's own
+        work the latest mention is usually the one looked for. LIMIT then stops the index
+        scan early, however common the word."""
+        match = " ".join('"' + w.replace('"', '""') + '"*' for w in words)
+        sql = ("SELECT e.seq, e.id, e.external_session_id, x.session_name, e.type, e.role,"
+               " e.timestamp, e.data FROM entries_fts f JOIN entries e ON e.seq = f.rowid"
+               " JOIN external_sessions x ON x.id = e.external_session_id WHERE entries_fts MATCH ?")
+        args: list[Any] = [match]
+        if external_session_id is not None:
+            sql += " AND e.external_session_id = ?"
+            args.append(external_session_id)
+        sql += f" ORDER BY f.rowid DESC LIMIT {int(limit)}"
+        return sql, args
+
+    # ----------------------------------------------------------------- usage
+    USAGE_INSERT = (
+        "INSERT INTO usage(external_session_id, provider, protocol, model, input_tokens,"
+        " output_tokens, total_tokens, duration_ms, timestamp) VALUES (?,?,?,?,?,?,?,?,?)")
+    USAGE_OF_SESSION = (
+        "SELECT provider, protocol, model, input_tokens, output_tokens, total_tokens,"
+        " duration_ms, timestamp FROM usage WHERE external_session_id = ? ORDER BY seq")
+
+
+class SQLiteBackend:
+    """One SQLite file: opening it, its transactions, and what is not a plain statement."""
+
+    name = "sqlite"
+    sql = Statements
+    errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.location = str(path)
+        self._bulk_supported: bool | None = None
+        self._bulk_cache = -2000
+
+    # ---------------------------------------------------------------- opening
+    def connect(self, *, create: bool, on_upgrade: Callable[[str], None] | None = None
+                ) -> sqlite3.Connection:
+        """A connection to the file, checked to be an arbor store and migrated."""
+        path = self.path
+        shown = self.location
+        if path.exists():
+            if path.is_dir():
+                raise StoreUnavailable(f"{shown} is a folder, not an arbor store")
+            try:
+                with open(path, "rb") as handle:
+                    head = handle.read(16)
+            except OSError as error:
+                raise StoreUnavailable(f"cannot read {shown}: {error.strerror or error}") from None
+            if head and head != SQLITE_MAGIC:
+                raise StoreDamaged(f"{shown} is not an arbor store (it is not a SQLite database)")
+        else:
+            if not create:
+                raise StoreNotFound(f"there is no arbor store at {shown}")
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise StoreUnavailable(
+                    f"cannot create the folder for {shown}: {error.strerror or error}") from None
+            if not os.access(path.parent, os.W_OK):
+                raise StoreUnavailable(f"cannot create {shown}: its folder is not writable")
+        try:
+            conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False,
+                                   timeout=BUSY_TIMEOUT_MS / 1000)
+        except sqlite3.Error as error:
+            raise StoreUnavailable(f"cannot open {shown}: {error}") from None
+        try:
+            tables = {row[0] for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if tables and "schema_migrations" not in tables:
+                raise StoreDamaged(
+                    f"{shown} is a SQLite database but not an arbor store; it was not changed")
+            migrations.check_version(conn, shown)
+            if not tables:
+                # A new file: 16 KiB pages (SQLite's default is 4). Entries of a few KiB fit
+                # a page, and an import writes and checkpoints a quarter as many pages.
+                # An existing store keeps the size it has (WAL cannot change it).
+                conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA foreign_keys = ON")
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise StoreUnavailable(f"cannot use {shown} in WAL mode (got {mode})")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            migrations.apply_migrations(conn, shown, on_upgrade)
+        except sqlite3.DatabaseError as error:
+            conn.close()
+            message = str(error)
+            if "readonly" in message or "unable to open" in message or "locked" in message:
+                raise StoreUnavailable(f"cannot open {shown}: {message}") from None
+            raise StoreDamaged(f"{shown} is damaged or not an arbor store ({message})") from None
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    # ----------------------------------------------------------- transactions
+    @staticmethod
+    def begin_write(conn: sqlite3.Connection) -> None:
+        """Take the store's write lock now (so that a transaction never fails half-way on it)."""
+        conn.execute("BEGIN IMMEDIATE")
+
+    @staticmethod
+    def begin_read(conn: sqlite3.Connection) -> None:
+        conn.execute("BEGIN")
+
+    @staticmethod
+    def commit(conn: sqlite3.Connection) -> None:
+        conn.execute("COMMIT")
+
+    @staticmethod
+    def rollback(conn: sqlite3.Connection) -> None:
+        conn.execute("ROLLBACK")
+
+    # ---------------------------------------------------------------- writing
+    @staticmethod
+    def executemany(conn: sqlite3.Connection, sql: str, rows: Any) -> None:
+        conn.executemany(sql, rows)
+
+    @staticmethod
+    def executemany_text(conn: sqlite3.Connection, sql: str, rows: list[tuple]) -> None:
+        """Rows whose last field is UTF-8 bytes, written as text."""
+        conn.executemany(sql, sqlite_bulk.as_text(rows))
+
+    @staticmethod
+    def is_unique_violation(error: BaseException, column: str | None = None) -> bool:
+        """Whether `error` is a UNIQUE constraint failing (on `column`, when given)."""
+        if not isinstance(error, sqlite3.IntegrityError):
+            return False
+        message = str(error)
+        return "UNIQUE" in message and (column is None or column in message)
+
+    @staticmethod
+    def first_free_entry_seq(conn: sqlite3.Connection) -> int:
+        """The seq the next entry written in this transaction gets; the write lock is held.
+
+        `entries.seq` is AUTOINCREMENT, so it is above both max(seq) and sqlite_sequence."""
+        row = conn.execute(
+            "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'entries'), 0),"
+            " COALESCE((SELECT MAX(seq) FROM entries), 0))").fetchone()
+        return int(row[0] or 0) + 1
+
+    @staticmethod
+    def unindex_session(conn: sqlite3.Connection, external_session_id: int) -> None:
+        """Take a session's entries out of the search index (before they are deleted)."""
+        sqlite_search.unindex_entries(conn, "WHERE external_session_id = ?", (external_session_id,))
+
+    # ------------------------------------------------------------ bulk writes
+    def start_bulk(self, conn: sqlite3.Connection,
+                   explain: Callable[[BaseException], BaseException]
+                   ) -> sqlite_bulk.BulkWriter | None:
+        """A thread that writes entry batches for the open write transaction (None: this
+        SQLite lacks the JSON functions it needs, and batches are written inline)."""
+        if self._bulk_supported is None:
+            self._bulk_supported = sqlite_bulk.supported(conn)
+        if not self._bulk_supported:
+            return None
+        # A big write touches index pages all over; a larger page cache for its length
+        # keeps them from being written out and read back (restored after).
+        self._bulk_cache = conn.execute("PRAGMA cache_size").fetchone()[0]
+        conn.execute(f"PRAGMA cache_size = {BULK_CACHE_SIZE}")
+        return sqlite_bulk.BulkWriter(conn, explain=explain, row_statements=(
+            Statements.ENTRY_INSERT, Statements.SEARCH_INSERT, Statements.USAGE_INSERT))
+
+    def stop_bulk(self, conn: sqlite3.Connection, bulk: sqlite_bulk.BulkWriter, *,
+                  discard: bool = False) -> None:
+        try:
+            bulk.stop(discard=discard)
+        finally:
+            conn.execute(f"PRAGMA cache_size = {int(self._bulk_cache)}")
+
+    # ---------------------------------------------------------------- reading
+    @staticmethod
+    def data_version(conn: sqlite3.Connection) -> int:
+        """Changes whenever another connection commits to the file."""
+        return conn.execute("PRAGMA data_version").fetchone()[0]
+
+    @staticmethod
+    def integrity_check(conn: sqlite3.Connection) -> str:
+        return conn.execute("PRAGMA integrity_check").fetchone()[0]
+
+    @staticmethod
+    def schema_version(conn: sqlite3.Connection) -> int:
+        return migrations.recorded_version(conn)

@@ -1,0 +1,211 @@
+"""`EntryWriter`: the one place entry rows are made."""
+
+from __future__ import annotations
+
+from array import array
+from typing import TYPE_CHECKING, Any
+
+from ..clock import to_text
+from ..entries import MESSAGE, Entry, role_of, search_text
+from ..errors import ArborError, NotFound
+from ..fastjson import dumps_utf8
+
+if TYPE_CHECKING:
+    from .api import Store
+
+
+class EntryWriter:
+    """Appends entries to one external session inside the caller's write transaction.
+
+    The one place entry rows are made (depth, chain, message index, role, the full-text
+    row, the session's counters). Rows are buffered and written in batches; `seq` is given
+    here, which is safe because the write lock is held (the backend says which seq is
+    free). What it wrote is remembered in arrays (a few bytes an entry), so an import of a
+    million lines never re-reads a parent. Call `flush()` before the transaction reads the
+    entries back or ends.
+    """
+
+    BATCH = 2000
+
+    def __init__(self, store: "Store", external_session_id: int, *, background: bool = False):
+        if not store.in_write_transaction:
+            raise RuntimeError("an EntryWriter needs an open store.transaction()")
+        self.store = store
+        self.external_session_id = external_session_id
+        self._backend = store._backend
+        self._sql = store._backend.sql
+        # background: batches go to the backend's bulk writer thread (for imports). The
+        # store drains it before any other use of the connection, so reads here stay correct.
+        self._bulk = store._start_bulk() if background else None
+        self.next_seq = self._backend.first_free_entry_seq(self.conn)
+        self._base = self.next_seq
+        self._depth = array("q")
+        self._chain = array("q")
+        self._msg = array("q")
+        self._has_child = bytearray()
+        self._parent = array("q")  # parent seq of each row written here, -1 for a root
+        self._older: dict[int, list] = {}  # parents written before: [depth, chain, msg, has_child]
+        self._rows: list[tuple] = []
+        self._fts: list[tuple] = []
+        self._usage: list[tuple] = []
+        self._generated: set[str] = set()
+        self._last_data: dict[str, Any] = {}
+        self._counted_from = self.next_seq  # rows from this seq on are not in the counters yet
+        self._messages = 0
+        self._latest: str | None = None
+
+    @property
+    def conn(self) -> Any:
+        return self.store._conn
+
+    def _older_parent(self, parent_seq: int) -> list:
+        known = self._older.get(parent_seq)
+        if known is not None:
+            return known
+        row = self.conn.execute(self._sql.ENTRY_PARENT_FACTS, (parent_seq,)).fetchone()
+        if row is None:
+            raise NotFound(f"parent entry {parent_seq} does not exist")
+        if row[3] != self.external_session_id:
+            raise ArborError(f"parent entry {parent_seq} belongs to another session")
+        known = self._older[parent_seq] = [row[0], row[1], row[2], bool(row[4])]
+        return known
+
+    def _new_id(self) -> str:
+        for _attempt in range(64):
+            candidate = self.store.id_factory()
+            if candidate in self._generated:
+                continue
+            if self.conn.execute(self._sql.ENTRY_ID_TAKEN,
+                                 (self.external_session_id, candidate)).fetchone() is None:
+                self._generated.add(candidate)
+                return candidate
+        raise ArborError("could not generate a unique entry id")
+
+    def _stamp(self, timestamp: Any, data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        if type(timestamp) is str and len(timestamp) == 29 and timestamp[10] == "T" and \
+                timestamp.endswith("+00:00"):
+            return timestamp, data  # already in the stored form
+        try:
+            return to_text(timestamp if timestamp is not None else self.store.clock()), data
+        except ValueError:
+            # an unreadable time from a log: keep it beside the data, file the entry under now
+            return to_text(self.store.clock()), {**data, "originalTimestamp": str(timestamp)}
+
+    def add_row(self, parent_seq: int | None, entry_type: str, data: dict[str, Any],
+                entry_id: str | None = None, timestamp: Any = None) -> int:
+        """Buffer one entry and return its seq (the fast path for imports)."""
+        seq = self.next_seq
+        self.next_seq = seq + 1
+        if parent_seq is None:
+            depth = msg_base = 0
+            chain = seq
+        elif parent_seq >= self._base:
+            i = parent_seq - self._base
+            depth = self._depth[i] + 1
+            msg_base = self._msg[i]
+            has_child = self._has_child
+            if has_child[i]:
+                chain = seq
+            else:
+                chain = self._chain[i]
+                has_child[i] = 1
+        else:
+            parent = self._older_parent(parent_seq)
+            depth, msg_base = parent[0] + 1, parent[2]
+            chain = seq if parent[3] else parent[1]
+            parent[3] = True
+        if entry_type == MESSAGE:
+            msg_index = msg_base + 1
+            self._messages += 1
+            role = role_of(entry_type, data)
+        else:
+            msg_index = msg_base
+            role = None
+        stamp, stamped = self._stamp(timestamp, data)
+        if stamped is not data:  # filed under now, with the log's unreadable time beside it
+            self._last_data = data = stamped
+        rows = self._rows
+        rows.append((seq, self.external_session_id,
+                     self._new_id() if entry_id is None else str(entry_id), parent_seq,
+                     entry_type, stamp, depth, chain, msg_index, role, dumps_utf8(data)))
+        self._depth.append(depth)
+        self._parent.append(-1 if parent_seq is None else parent_seq)
+        self._chain.append(chain)
+        self._msg.append(msg_index)
+        self._has_child.append(0)
+        text = search_text(entry_type, data)
+        if text:
+            self._fts.append((seq, text.encode("utf-8")))
+        latest = self._latest
+        if latest is None or stamp > latest:
+            self._latest = stamp
+        if len(rows) >= self.BATCH:
+            self.flush_rows()
+        return seq
+
+    def written_tree(self) -> tuple[int, array]:
+        """(first seq, parent seq of each row) for the rows this writer wrote, which have
+        the seqs first, first + 1, ... in order; -1 for a root."""
+        return self._base, self._parent
+
+    def add(self, parent_seq: int | None, entry_type: str, data: dict[str, Any], *,
+            entry_id: str | None = None, timestamp: Any = None) -> Entry:
+        """Buffer one entry and return it as an `Entry`."""
+        previous = self._rows[-1] if self._rows else None
+        self._last_data = data  # add_row replaces it if it files the entry with a note
+        seq = self.add_row(parent_seq, entry_type, data, entry_id=entry_id, timestamp=timestamp)
+        row = self._rows[-1] if self._rows else None
+        if row is None or row[0] != seq:
+            self.flush_rows()
+            return self.store.get_entry(seq)
+        parent_id = None
+        if parent_seq is not None:
+            parent_id = previous[2] if previous is not None and previous[0] == parent_seq \
+                else self._id_of(parent_seq)
+        return Entry(seq, row[2], self.external_session_id, parent_seq, entry_type, row[5], row[6],
+                     row[7], row[8], row[9], self._last_data, parent_id)
+
+    def _id_of(self, seq: int) -> str | None:
+        for row in self._rows:
+            if row[0] == seq:
+                return row[2]
+        found = self.conn.execute(self._sql.ENTRY_ID_OF, (seq,)).fetchone()
+        return found[0] if found else None
+
+    def add_usage(self, provider: str, protocol: str, model: str, input_tokens: int,
+                  output_tokens: int, total_tokens: int, duration_ms: int, timestamp: Any) -> None:
+        """A usage row (one model request), written with the next batch."""
+        self._usage.append((self.external_session_id, provider, protocol, model, int(input_tokens),
+                            int(output_tokens), int(total_tokens), int(duration_ms),
+                            to_text(timestamp)))
+
+    def flush_rows(self) -> None:
+        if self._bulk is not None:
+            self._bulk.write(self._rows, self._fts, self._usage)
+            return
+        conn = self.conn
+        backend, sql = self._backend, self._sql
+        if self._rows:
+            try:
+                backend.executemany_text(conn, sql.ENTRY_INSERT, self._rows)
+            except backend.errors as error:
+                raise self.store._explain_write_error(error) from None
+            self._rows.clear()
+        if self._fts:
+            backend.executemany_text(conn, sql.SEARCH_INSERT, self._fts)
+            self._fts.clear()
+        if self._usage:
+            backend.executemany(conn, sql.USAGE_INSERT, self._usage)
+            self._usage.clear()
+
+    def flush(self) -> None:
+        """Write what is buffered and bring the session's counters and activity up to date."""
+        self.flush_rows()
+        entries = self.next_seq - self._counted_from
+        if not entries:
+            return
+        self.conn.execute(self._sql.EXTERNAL_COUNT_ENTRIES,
+                          (entries, self._messages, self._latest, self.external_session_id))
+        self._counted_from = self.next_seq
+        self._messages = 0
+        self._latest = None
