@@ -127,7 +127,7 @@ def test_empty_file(store, tmp_path):
 def test_missing_path_and_store_file_are_reported(store, tmp_path):
     report = import_paths(store, [tmp_path / "nope.jsonl", store.path])
     assert [(f.status, f.error) for f in report.files] == [
-        ("failed", "no such file or folder"), ("not-a-log", "an arbor store, not an agent log")]
+        ("failed", "no such file or folder"), ("skipped", "an arbor store, not an agent log")]
 
 
 def test_parent_cycle_dangling_and_duplicate_uuids(store, tmp_path):

@@ -23,57 +23,13 @@ from ..errors import ArborError
 from .base import (FileResult, ImportReport, Progress, ProgressCallback, ProgressTicker,
                    SessionResult, Skipped, file_head_hash, file_size, path_key)
 from .detect import CLAUDE_CODE, CODEX, FORMATS, LANGGRAPH, PI, NotALog, detect_format
+from .files import discover, expand_paths
 from .session import record_source, source_state
 
 __all__ = [
     "FORMATS", "FileResult", "ImportReport", "Progress", "SessionResult", "Skipped",
     "detect_format", "discover", "expand_paths", "import_paths", "import_file",
 ]
-
-LOG_SUFFIXES = (".jsonl", ".sqlite", ".sqlite3", ".db")
-
-
-def discover(home: Path | None = None) -> list[Path]:
-    """The usual places agents write their logs, those that exist."""
-    home = Path(home) if home is not None else Path.home()
-    places = [home / ".claude" / "projects", home / ".codex" / "sessions",
-              home / ".pi" / "agent" / "sessions"]
-    return [p for p in places if p.is_dir()]
-
-
-def expand_paths(paths: Iterable[str | os.PathLike], report: ImportReport) -> list[Path]:
-    """Files given directly, and log files found (recursively) in folders given."""
-    out: list[Path] = []
-    seen: set[str] = set()
-
-    def add(path: Path) -> None:
-        key = path_key(path)
-        if key not in seen:
-            seen.add(key)
-            out.append(path)
-
-    for given in paths:
-        path = Path(given).expanduser()
-        if path.is_dir():
-            found: list[Path] = []
-
-            def onerror(error: OSError) -> None:
-                report.files.append(FileResult(str(error.filename or path), status="failed",
-                                               error=f"cannot read this folder: {error.strerror or error}"))
-
-            for root, dirs, files in os.walk(path, onerror=onerror):
-                dirs.sort()
-                for name in sorted(files):
-                    if name.endswith(LOG_SUFFIXES) and not name.endswith(("-wal", "-shm")):
-                        found.append(Path(root) / name)
-            for item in found:
-                add(item)
-        elif path.exists():
-            add(path)
-        else:
-            report.files.append(FileResult(str(path), status="failed", error="no such file or folder"))
-    return out
-
 
 def import_paths(store, paths: Iterable[str | os.PathLike], *,
                  progress: ProgressCallback | None = None) -> ImportReport:
@@ -87,13 +43,13 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
             fmt = detect_format(path)
             planned.append((path, fmt, None))
         except NotALog as reason:
-            planned.append((path, None, str(reason)))
+            planned.append((path, None, (reason.status, str(reason))))
         except OSError as error:
-            planned.append((path, None, f"cannot read: {error.strerror or error}"))
+            planned.append((path, None, ("unreadable", f"cannot read: {error.strerror or error}")))
     planned = _codex_parents_first(planned)
     for index, (path, fmt, problem) in enumerate(planned):
         if fmt is None:
-            report.files.append(FileResult(str(path), status="not-a-log", error=problem))
+            report.files.append(FileResult(str(path), status=problem[0], error=problem[1]))
             continue
         report.files.append(import_file(store, path, fmt, progress=progress, index=index,
                                         count=len(planned)))
@@ -110,10 +66,10 @@ def import_file(store, path: Path, fmt: str | None = None, *,
         try:
             fmt = detect_format(path)
         except NotALog as reason:
-            result.status, result.error = "not-a-log", str(reason)
+            result.status, result.error = reason.status, str(reason)
             return result
         except OSError as error:
-            result.status, result.error = "failed", f"cannot read: {error.strerror or error}"
+            result.status, result.error = "unreadable", f"cannot read: {error.strerror or error}"
             return result
         result.format = fmt
     size = file_size(path)
@@ -122,7 +78,7 @@ def import_file(store, path: Path, fmt: str | None = None, *,
     key = f"{fmt}:{path_key(path)}"
     try:
         stat = path.stat()
-        head = file_head_hash(path)
+        head = _module(fmt).fingerprint(path) if fmt == LANGGRAPH else file_head_hash(path)
         with store.transaction():
             row = source_state(store, key)
             if row is not None and row[2] == stat.st_size and row[3] == stat.st_mtime and \

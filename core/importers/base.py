@@ -57,7 +57,9 @@ class FileResult:
 
     path: str
     format: str | None = None
-    status: str = "imported"  # imported | unchanged | not-a-log | failed
+    # imported | unchanged | not-a-log | skipped (left alone on purpose: an arbor store,
+    # SQLite's -wal/-shm/-journal, a pipe or socket) | unreadable | failed
+    status: str = "imported"
     lines: int = 0
     sessions: list[SessionResult] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
@@ -127,7 +129,7 @@ class ImportReport:
 
     @property
     def failed_files(self) -> list[FileResult]:
-        return [f for f in self.files if f.status in ("failed", "not-a-log")]
+        return [f for f in self.files if f.status in ("failed", "not-a-log", "unreadable")]
 
     def summary(self) -> str:
         """A few sentences saying exactly what happened (for a notification)."""
@@ -135,6 +137,8 @@ class ImportReport:
         unchanged = [f for f in self.files if f.status == "unchanged"]
         failed = [f for f in self.files if f.status == "failed"]
         not_logs = [f for f in self.files if f.status == "not-a-log"]
+        unreadable = [f for f in self.files if f.status == "unreadable"]
+        left_alone = [f for f in self.files if f.status == "skipped"]
         parts = [f"{len(imported)} file{'s' if len(imported) != 1 else ''} imported: "
                  f"{self.sessions_added} new session{'s' if self.sessions_added != 1 else ''}, "
                  f"{self.entries_added} entries ({self.messages_added} messages), "
@@ -148,6 +152,12 @@ class ImportReport:
                          f"(first: {first.where()}: {first.reason}).")
         if not_logs:
             parts.append(f"{len(not_logs)} not a log (first: {not_logs[0].path}: {not_logs[0].error}).")
+        if left_alone:
+            parts.append(f"{len(left_alone)} left alone (first: {left_alone[0].path}: "
+                         f"{left_alone[0].error}).")
+        if unreadable:
+            parts.append(f"{len(unreadable)} unreadable (first: {unreadable[0].path}: "
+                         f"{unreadable[0].error}).")
         if failed:
             parts.append(f"{len(failed)} failed (first: {failed[0].path}: {failed[0].error}).")
         return " ".join(parts)
@@ -369,7 +379,7 @@ def file_head_hash(path: Path) -> str:
 def path_key(path: Path) -> str:
     try:
         return str(path.resolve())
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: a symbolic link loop (Python < 3.13)
         return str(path.absolute())
 
 

@@ -1,15 +1,24 @@
-"""Format detection by content (the first readable lines), with the file name as a hint only."""
+"""Format detection by content (the first readable lines), with the file name as a hint only.
+
+A file whose name ends in `.jsonl` is read as a log. Any other file may be a SQLite
+database, maybe a live store, so it is asked about through SQLite (`sqlite_kind`), never
+read with plain file I/O (see `files`); only when SQLite says it is not a database is it
+read as a log.
+"""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
 from .base import LineError, iter_lines, parse_line
+from .files import LOG_SUFFIX, side_file_of
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 CLAUDE_CODE, CODEX, PI, LANGGRAPH = "claude_code", "codex", "pi", "langgraph"
 FORMATS = (CLAUDE_CODE, CODEX, PI, LANGGRAPH)
+ARBOR_STORE, OTHER_SQLITE = "arbor", "sqlite"
 _PROBE_LINES = 20
 _PROBE_BYTES = 64 * 1024 * 1024
 
@@ -17,17 +26,63 @@ _PROBE_BYTES = 64 * 1024 * 1024
 class NotALog(Exception):
     """The file is not in a format arbor imports; the message says what it looks like."""
 
+    status = "not-a-log"
+
+
+class LeftAlone(NotALog):
+    """A file arbor deliberately does not read (an arbor store, SQLite's own files)."""
+
+    status = "skipped"
+
 
 def detect_format(path: Path) -> str:
     """One of FORMATS, or NotALog (with a reason), or OSError when the file cannot be read."""
+    path = Path(path)
+    side = side_file_of(path.name)
+    if side is not None:
+        raise LeftAlone(f"{side}: never read by arbor")
+    if os.stat(path).st_size == 0:
+        raise NotALog("empty file")
+    if not path.name.endswith(LOG_SUFFIX):
+        kind = sqlite_kind(path)
+        if kind == ARBOR_STORE:
+            raise LeftAlone("an arbor store, not an agent log")
+        if kind == LANGGRAPH:
+            return LANGGRAPH
+        if kind == OTHER_SQLITE:
+            raise NotALog("a SQLite database without LangGraph checkpoints")
+    return _detect_log(path)
+
+
+def sqlite_kind(path: Path) -> str | None:
+    """What SQLite makes of the file: ARBOR_STORE, LANGGRAPH, OTHER_SQLITE, or None when it
+    is not a database. Asked through SQLite (read-only), which keeps this process's locks
+    on a database that is also open elsewhere in it; NotALog when SQLite cannot read it."""
+    try:
+        conn = sqlite3.connect(f"{Path(path).absolute().as_uri()}?mode=ro", uri=True, timeout=2)
+    except sqlite3.Error as error:
+        raise NotALog(f"a file SQLite cannot open ({error})") from None
+    try:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.DatabaseError as error:
+        if getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_NOTADB:
+            return None
+        raise NotALog(f"a SQLite database that cannot be read ({error})") from None
+    finally:
+        conn.close()
+    if "schema_migrations" in tables and "entries" in tables:
+        return ARBOR_STORE
+    if "checkpoints" in tables:
+        return LANGGRAPH
+    return OTHER_SQLITE
+
+
+def _detect_log(path: Path) -> str:
+    probed = 0
     with open(path, "rb") as handle:
-        head = handle.read(16)
-        if not head:
-            raise NotALog("empty file")
-        if head == SQLITE_MAGIC:
-            return _detect_sqlite(path)
+        if handle.read(16) == SQLITE_MAGIC:
+            raise LeftAlone(f"a SQLite database named {LOG_SUFFIX}: not read")
         handle.seek(0)
-        probed = 0
         read = 0
         for raw in iter_lines(handle):
             read += len(raw.data) + 1
@@ -57,8 +112,8 @@ def _detect_json(first: dict) -> str | None:
     t = first.get("type")
     if t == "session" and ("version" in first or "id" in first) and "payload" not in first:
         return PI
-    if "payload" in first and t in ("session_meta", "turn_context", "response_item", "event_msg",
-                                    "compacted"):
+    if "payload" in first and isinstance(t, str) and t in (
+            "session_meta", "turn_context", "response_item", "event_msg", "compacted"):
         return CODEX
     if claude_code.looks_like(first):
         return CLAUDE_CODE
@@ -76,21 +131,3 @@ def _detect_by_name(path: Path) -> str | None:
     if "/.pi/agent/sessions/" in text and path.suffix == ".jsonl":
         return PI
     return None
-
-
-def _detect_sqlite(path: Path) -> str:
-    try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error as error:
-        raise NotALog(f"a SQLite file that cannot be opened ({error})") from None
-    try:
-        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    except sqlite3.Error as error:
-        raise NotALog(f"a damaged SQLite file ({error})") from None
-    finally:
-        conn.close()
-    if "schema_migrations" in tables and "entries" in tables:
-        raise NotALog("an arbor store, not an agent log")
-    if "checkpoints" in tables:
-        return LANGGRAPH
-    raise NotALog("a SQLite database without LangGraph checkpoints")

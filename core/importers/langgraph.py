@@ -245,6 +245,27 @@ def open_readonly(path: Path) -> tuple[sqlite3.Connection, str | None]:
                       "write-ahead log may be missing")
 
 
+def fingerprint(path: Path) -> str:
+    """What changes when the database gains checkpoints or writes, asked through SQLite: the
+    file may be a live database (never read with plain file I/O), and writes still in its
+    WAL change neither the main file's size nor its time."""
+    try:
+        conn, _note = open_readonly(path)
+    except sqlite3.Error:
+        return ""
+    try:
+        parts = [conn.execute("SELECT COUNT(*), MAX(checkpoint_id) FROM checkpoints").fetchone()]
+        try:
+            parts.append(conn.execute("SELECT COUNT(*) FROM writes").fetchone())
+        except sqlite3.Error:
+            pass  # no writes table
+        return hashlib.sha1(repr(parts).encode()).hexdigest()
+    except sqlite3.Error:
+        return ""
+    finally:
+        conn.close()
+
+
 def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -> None:
     try:
         source, note = open_readonly(path)

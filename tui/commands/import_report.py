@@ -48,7 +48,8 @@ def print_report(report, console, *, store_path: str = "") -> None:
         shown = os.path.relpath(result.path, folder) if folder and folder != "/" and \
             result.path.startswith(folder) else result.path
         status = {"imported": Text("imported", "green"), "unchanged": Text("unchanged", "dim"),
-                  "not-a-log": Text("not a log", "yellow"), "failed": Text("failed", "red")}.get(
+                  "not-a-log": Text("not a log", "yellow"), "skipped": Text("left alone", "dim"),
+                  "unreadable": Text("unreadable", "red"), "failed": Text("failed", "red")}.get(
             result.status, Text(result.status))
         sessions = Text()
         for index, session in enumerate(result.sessions):
