@@ -314,7 +314,7 @@ def _write_demo(path: Path, page_size: int | None = None) -> None:
             _release_notes_session(store, clock)
             _langgraph_session(store, clock)
             _archived_session(store, clock)
-        store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        store.checkpoint_log()
     finally:
         store.close()
 

@@ -176,7 +176,7 @@ def export_json(store, session, out: TextIO) -> int:
                          "created_at": _iso(c.created_at), "session_state": c.session_state,
                          "metadata": c.metadata, "tool_invocations": c.tool_invocations}
                         for c in reversed(store.checkpoints_for_session(session.id))],
-        "labels": _label_log(store, session.id),
+        "labels": store.label_log(session.id),
         "usage": store.usage(session.id),
     }
     text = json.dumps(document_head, ensure_ascii=False, indent=1, default=str)
@@ -188,15 +188,6 @@ def export_json(store, session, out: TextIO) -> int:
         count += 1
     out.write("\n ]\n}\n")
     return count
-
-
-def _label_log(store, external_session_id: int) -> list[dict[str, Any]]:
-    rows = store.connection.execute(
-        "SELECT l.label, l.created_at, t.id, l.target_branch, e.id FROM labels l"
-        " LEFT JOIN entries t ON t.seq = l.target_seq LEFT JOIN entries e ON e.seq = l.entry_seq"
-        " WHERE l.external_session_id = ? ORDER BY l.seq", (external_session_id,)).fetchall()
-    return [{"label": r[0], "at": r[1], "target_entry": r[2], "target_branch": r[3],
-             "label_entry": r[4]} for r in rows]
 
 
 # --------------------------------------------------------------------- markdown

@@ -8,7 +8,6 @@ old head stays a browsable branch. Every session of a session dir lives in one
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from pathlib import Path
@@ -42,7 +41,7 @@ def open_root_db(session_dir: str | os.PathLike) -> Store:
     key = str(path)
     with _roots_lock:
         store = _roots.get(key)
-        if store is None or store.connection is None:
+        if store is None or store.closed:
             store = _roots[key] = open_store(path)
         return store
 
@@ -172,12 +171,10 @@ class SessionManager:
         return branch
 
     def _current_branch_id(self) -> int:
-        row = self.store.connection.execute(
-            "SELECT id FROM internal_sessions WHERE external_session_id = ? AND is_current = 1",
-            (self._require(),)).fetchone()
-        if row is None:
+        branch_id = self.store.current_branch_id(self._require())
+        if branch_id is None:
             raise ArborError(f"session {self.session_id} has no current branch")
-        return row[0]
+        return branch_id
 
     def _append(self, entry_type: str, data: dict[str, Any]) -> Entry:
         with self.store.transaction():
@@ -300,24 +297,15 @@ class SessionManager:
     def _infos(session_dir, cwd: str | None, detailed: bool) -> list[SessionInfo]:
         """One query for the whole listing; the preview is the first user message."""
         store = open_root_db(session_dir)
-        first_user = ("(SELECT u.data FROM entries u WHERE u.external_session_id = x.id"
-                      " AND u.role = 'user' ORDER BY u.seq LIMIT 1)" if detailed else "NULL")
-        sql = ("SELECT x.uid, x.session_name, x.cwd, x.updated_at, x.message_count, "
-               f"{first_user} FROM external_sessions x WHERE x.kind = 'session'")
-        args: list[Any] = []
-        if cwd is not None:
-            sql += " AND x.cwd = ?"
-            args.append(cwd)
-        sql += " ORDER BY x.updated_at DESC, x.id DESC"
         out: list[SessionInfo] = []
-        for uid, name, session_cwd, updated, count, first in store.connection.execute(sql, args):
+        for uid, name, session_cwd, updated, count, message in store.session_listing(
+                kind="session", cwd=cwd, preview=detailed):
             path = f"{store.path}#{uid}"
             if not detailed:
                 out.append(SessionInfo(path, parse(updated), name, session_cwd))
                 continue
             preview = ""
-            if first:
-                message = json.loads(first).get("message") or {}
+            if isinstance(message, dict):
                 preview = " ".join(content_text(message.get("content")).split())
                 if len(preview) > PREVIEW_LENGTH:
                     preview = preview[: PREVIEW_LENGTH - 1] + "…"
@@ -390,29 +378,12 @@ class SessionManager:
     # ------------------------------------------------------------ events
     @staticmethod
     def save_session_run_event(session_dir, event: SessionRunEvent) -> str:
-        store = open_root_db(session_dir)
-        event.id = event.id or generate_id() + generate_id()
-        stamp = to_text(event.timestamp or store.clock())
-        with store.transaction() as conn:
-            conn.execute("INSERT INTO session_run_events(id, session_id, run_id, event_type, source,"
-                         " status, model, mode, timestamp, data) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                         (event.id, event.session_id, event.run_id, event.event_type, event.source,
-                          event.status, event.model, event.mode, stamp,
-                          None if event.data is None else json.dumps(event.data)))
-        return event.id
+        return open_root_db(session_dir).add_run_event(event)
 
     @staticmethod
     def list_session_run_events_with_seq(session_dir, session_id: str, after_seq: int = 0,
                                          limit: int = 0) -> list[SequencedSessionRunEvent]:
-        store = open_root_db(session_dir)
-        sql = ("SELECT seq, id, session_id, run_id, event_type, source, status, model, mode, timestamp,"
-               " data FROM session_run_events WHERE session_id = ? AND seq > ? ORDER BY seq")
-        if limit:
-            sql += f" LIMIT {int(limit)}"
-        rows = store.connection.execute(sql, (session_id, after_seq)).fetchall()
-        return [SequencedSessionRunEvent(r[0], SessionRunEvent(
-            r[2], r[4], r[1], r[3], r[5], r[6], r[7], r[8], parse(r[9]),
-            json.loads(r[10]) if r[10] else None)) for r in rows]
+        return open_root_db(session_dir).run_events(session_id, after_seq, limit)
 
     @staticmethod
     def list_session_run_events(session_dir, session_id: str) -> list[SessionRunEvent]:
@@ -425,31 +396,12 @@ class SessionManager:
 
     @staticmethod
     def save_session_capability_event(session_dir, event: SessionCapabilityEvent) -> str:
-        store = open_root_db(session_dir)
-        event.id = event.id or generate_id() + generate_id()
-        stamp = to_text(event.timestamp or store.clock())
-        with store.transaction() as conn:
-            conn.execute("INSERT INTO session_capability_events(id, session_id, run_id, event_type,"
-                         " source, actor, capability, old_value, new_value, timestamp, data)"
-                         " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                         (event.id, event.session_id, event.run_id, event.event_type, event.source,
-                          event.actor, event.capability, event.old_value, event.new_value, stamp,
-                          None if event.data is None else json.dumps(event.data)))
-        return event.id
+        return open_root_db(session_dir).add_capability_event(event)
 
     @staticmethod
     def list_session_capability_events_with_seq(session_dir, session_id: str, after_seq: int = 0,
                                                 limit: int = 0) -> list[SequencedSessionCapabilityEvent]:
-        store = open_root_db(session_dir)
-        sql = ("SELECT seq, id, session_id, run_id, event_type, source, actor, capability, old_value,"
-               " new_value, timestamp, data FROM session_capability_events WHERE session_id = ?"
-               " AND seq > ? ORDER BY seq")
-        if limit:
-            sql += f" LIMIT {int(limit)}"
-        rows = store.connection.execute(sql, (session_id, after_seq)).fetchall()
-        return [SequencedSessionCapabilityEvent(r[0], SessionCapabilityEvent(
-            r[2], r[4], r[1], r[3], r[5], r[6], r[7], r[8], r[9], parse(r[10]),
-            json.loads(r[11]) if r[11] else None)) for r in rows]
+        return open_root_db(session_dir).capability_events(session_id, after_seq, limit)
 
     @staticmethod
     def list_session_capability_events(session_dir, session_id: str) -> list[SessionCapabilityEvent]:
@@ -464,32 +416,12 @@ class SessionManager:
 
     @staticmethod
     def save_session_capabilities(session_dir, caps: SessionCapabilities) -> None:
-        store = open_root_db(session_dir)
-        stamp = to_text(caps.updated_at or store.clock())
-        with store.transaction() as conn:
-            conn.execute(
-                "INSERT INTO session_capabilities(session_id, mode, delegate_mode, multi_agent,"
-                " workflows, web_search, browser, a2a_master, updated_at) VALUES (?,?,?,?,?,?,?,?,?)"
-                " ON CONFLICT(session_id) DO UPDATE SET mode = excluded.mode,"
-                " delegate_mode = excluded.delegate_mode, multi_agent = excluded.multi_agent,"
-                " workflows = excluded.workflows, web_search = excluded.web_search,"
-                " browser = excluded.browser, a2a_master = excluded.a2a_master,"
-                " updated_at = excluded.updated_at",
-                (caps.session_id, caps.mode, int(caps.delegate_mode), int(caps.multi_agent),
-                 int(caps.workflows), int(caps.web_search), int(caps.browser), int(caps.a2a_master),
-                 stamp))
+        open_root_db(session_dir).save_capabilities(caps)
 
     @staticmethod
     def load_session_capabilities(session_dir, session_id: str) -> tuple[SessionCapabilities | None, bool]:
-        store = open_root_db(session_dir)
-        row = store.connection.execute(
-            "SELECT session_id, mode, delegate_mode, multi_agent, workflows, web_search, browser,"
-            " a2a_master, updated_at FROM session_capabilities WHERE session_id = ?",
-            (session_id,)).fetchone()
-        if row is None:
-            return None, False
-        return SessionCapabilities(row[0], row[1], bool(row[2]), bool(row[3]), bool(row[4]),
-                                   bool(row[5]), bool(row[6]), bool(row[7]), parse(row[8])), True
+        caps = open_root_db(session_dir).load_capabilities(session_id)
+        return caps, caps is not None
 
 
 # Module-level names, as the Go package exports them.

@@ -34,10 +34,10 @@ def resolve_entry(store: Store, ref: EntryRef, external_session_id: int | None =
     elif external_session_id is not None:
         entry = store.find_entry(external_session_id, ref)
     else:
-        rows = store.connection.execute("SELECT seq FROM entries WHERE id = ? LIMIT 2", (ref,)).fetchall()
-        if len(rows) > 1:
+        seqs = store.seqs_with_entry_id(ref, limit=2)
+        if len(seqs) > 1:
             raise ArborError(f"entry id {ref!r} is in more than one session; give the session")
-        entry = store.get_entry(rows[0][0]) if rows else None
+        entry = store.get_entry(seqs[0]) if seqs else None
     if entry is None or (external_session_id is not None and entry.external_session_id != external_session_id):
         raise NotFound(f"entry {ref!r} does not exist")
     return entry

@@ -27,7 +27,7 @@ def shared_store(db_path: str | os.PathLike | None = None) -> Store:
     key = str(Path(db_path or default_db_path()).resolve())
     with _shared_lock:
         store = _shared.get(key)
-        if store is None or store.connection is None:
+        if store is None or store.closed:
             store = _shared[key] = open_store(key)
         return store
 
@@ -123,8 +123,7 @@ class InternalSessionRepository(_Repository):
             if session.is_current:
                 self.store.set_current(session.id)
             else:
-                self.store.connection.execute(
-                    "UPDATE internal_sessions SET is_current = 0 WHERE id = ?", (session.id,))
+                self.store.unset_current(session.id)
         fresh = self.store.get_internal_session(session.id)
         session.head_seq, session.head_id = fresh.head_seq, fresh.head_id
         session.message_count = fresh.message_count
@@ -214,10 +213,7 @@ class ExternalSessionRepository(_Repository):
         return self.store.delete_external_session(session_id)
 
     def count_sessions(self, user_id: int | None = None) -> int:
-        sql, args = "SELECT COUNT(*) FROM external_sessions", ()
-        if user_id is not None:
-            sql, args = sql + " WHERE user_id = ?", (user_id,)
-        return self.store.connection.execute(sql, args).fetchone()[0]
+        return self.store.count_external_sessions(user_id=user_id)
 
 
 class CheckpointRepository(_Repository):

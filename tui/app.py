@@ -8,7 +8,6 @@ rename/archive), then the panes are reloaded with the cursor kept by id.
 from __future__ import annotations
 
 import gc
-import sqlite3
 from datetime import datetime
 from pathlib import Path
 from typing import Callable
@@ -136,9 +135,8 @@ class ArborApp(App[int]):
             rows = self.store.list_sessions(include_archived=self.show_archived)
             hidden = 0
             if not rows and not self.show_archived:
-                hidden = self.store.connection.execute(
-                    "SELECT COUNT(*) FROM external_sessions WHERE is_active = 0").fetchone()[0]
-        except (ArborError, sqlite3.Error) as error:
+                hidden = self.store.count_external_sessions(archived=True)
+        except self.store.errors as error:
             self.call_from_thread(self._error, error)
             return
         self.call_from_thread(self._sessions_loaded, rows, hidden, keep_id, live)
@@ -198,7 +196,7 @@ class ArborApp(App[int]):
                 branches = self.store.internal_sessions(session_id)
                 labels = self.store.branch_labels(session_id)
                 checkpoints = self.store.checkpoints_for_session(session_id)
-        except (ArborError, sqlite3.Error) as error:
+        except self.store.errors as error:
             self._error(error)
             return
         self.session_id = session_id
@@ -225,7 +223,7 @@ class ArborApp(App[int]):
             with self.store.reading():
                 source = MessageSource(self.store, branch, raw=self.raw)
                 labels = self.store.entry_labels(branch.external_session_id)
-        except (ArborError, sqlite3.Error) as error:
+        except self.store.errors as error:
             self._error(error)
             return
         self.branch = branch
@@ -343,7 +341,7 @@ class ArborApp(App[int]):
         connection must not freeze the screen."""
         try:
             version = self.store.reader().data_version()
-        except (ArborError, sqlite3.Error):
+        except self.store.errors:
             version = None
         self.call_from_thread(self._polled, version)
 
@@ -367,7 +365,7 @@ class ArborApp(App[int]):
         """After one of our own changes: re-read everything shown, synchronously."""
         try:
             rows = self.store.list_sessions(include_archived=self.show_archived)
-        except (ArborError, sqlite3.Error) as error:
+        except self.store.errors as error:
             self._error(error)
             return
         self._data_version = self.store.reader().data_version()
@@ -387,7 +385,7 @@ class ArborApp(App[int]):
 
     # ---------------------------------------------------------------- helpers
     def _error(self, error: BaseException) -> None:
-        if isinstance(error, sqlite3.Error):
+        if isinstance(error, self.store.database_errors):
             message = f"The store could not be read or written: {error}"
         else:
             message = str(error)
@@ -461,7 +459,7 @@ class ArborApp(App[int]):
             where = f"the head of {branch_title(source)}"
         try:
             new = operations.branch(self.store, source.id, at)
-        except (ArborError, sqlite3.Error) as error:
+        except self.store.errors as error:
             self._error(error)
             return
         self.say(f"New branch {new.id} at {where}; it is now current.", title="Branched", markup=False)
@@ -495,7 +493,7 @@ class ArborApp(App[int]):
             checkpoints = self.store.checkpoints_for_session(branch.external_session_id)
             on_path = [(cp, cp.entry_seq is not None and branch.head_seq is not None and
                         self.store.is_ancestor(cp.entry_seq, branch.head_seq)) for cp in checkpoints]
-        except (ArborError, sqlite3.Error) as error:
+        except self.store.errors as error:
             self._error(error)
             return
         on_path.sort(key=lambda pair: (not pair[1], -(pair[0].entry_seq or 0)))
@@ -523,7 +521,7 @@ class ArborApp(App[int]):
             try:
                 new = operations.rollback(self.store, branch.id, checkpoint_id=choice.checkpoint_id,
                                           entry_id=choice.entry_seq, summary=choice.summary)
-            except (ArborError, sqlite3.Error) as error:
+            except self.store.errors as error:
                 self._error(error)
                 return
             note = " with a branch summary" if choice.summary else ""
@@ -555,7 +553,7 @@ class ArborApp(App[int]):
                 try:
                     operations.set_label(self.store, entry.seq, text.strip() or None)
                     labels = self.store.entry_labels(entry.external_session_id)
-                except (ArborError, sqlite3.Error) as error:
+                except self.store.errors as error:
                     self._error(error)
                     return
                 self.messages_pane.set_labels(labels)
@@ -578,7 +576,7 @@ class ArborApp(App[int]):
                     return
                 try:
                     operations.set_branch_label(self.store, branch.id, text.strip() or None)
-                except (ArborError, sqlite3.Error) as error:
+                except self.store.errors as error:
                     self._error(error)
                     return
                 self.show_session(branch.external_session_id, keep_branch=branch.id,
@@ -614,7 +612,7 @@ class ArborApp(App[int]):
                 entry_id = operations.compact(self.store, branch.id, summary=choice.summary,
                                               keep_recent_tokens=choice.keep_recent_tokens)
                 entry = self.store.find_entry(branch.external_session_id, entry_id)
-            except (ArborError, sqlite3.Error) as error:
+            except self.store.errors as error:
                 self._error(error)
                 return
             self.say(f"Compacted {branch_title(branch)}: the raw messages are kept (v shows them).",
@@ -635,7 +633,7 @@ class ArborApp(App[int]):
             return
         try:
             operations.make_current(self.store, branch.id)
-        except (ArborError, sqlite3.Error) as error:
+        except self.store.errors as error:
             self._error(error)
             return
         self.say(f"{branch_title(branch)} is now current.", markup=False)
@@ -650,7 +648,7 @@ class ArborApp(App[int]):
         if not session.is_active:
             try:
                 self.store.set_active(session.id, True)
-            except (ArborError, sqlite3.Error) as error:
+            except self.store.errors as error:
                 self._error(error)
                 return
             self.say("Session restored from the archive.", markup=False)
@@ -667,7 +665,7 @@ class ArborApp(App[int]):
                 return
             try:
                 self.store.set_active(session.id, False)
-            except (ArborError, sqlite3.Error) as error:
+            except self.store.errors as error:
                 self._error(error)
                 return
             self.say("Session archived.", markup=False)
@@ -687,7 +685,7 @@ class ArborApp(App[int]):
                 return
             try:
                 self.store.rename_session(session.id, name.strip())
-            except (ArborError, sqlite3.Error) as error:
+            except self.store.errors as error:
                 self._error(error)
                 return
             self.reload(session_id=session.id, branch_id=self.branch.id if self.branch else None,
@@ -742,7 +740,7 @@ class ArborApp(App[int]):
         try:
             branch = self.store.branch_containing(result.seq)
             entry = self.store.get_entry(result.seq)
-        except (ArborError, sqlite3.Error) as error:
+        except self.store.errors as error:
             self._error(error)
             return
         if branch is None or entry is None:
@@ -788,7 +786,7 @@ class ArborApp(App[int]):
             # its own connection: a long import must not hold the one the screen reads with
             with open_store(self.store.path, create=False) as importing:
                 report = import_paths(importing, [Path(p) for p in paths])
-        except (ArborError, OSError, sqlite3.Error) as error:
+        except (OSError, *self.store.errors) as error:
             self.call_from_thread(self._error, error)
             return
         summary = getattr(report, "summary", None)

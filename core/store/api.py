@@ -25,6 +25,8 @@ from ..ids import generate_id
 from ..models import Checkpoint, ExternalSession, InternalSession, LazyHistory
 from ..paths import default_db_path
 from ..replay import ReplayState, replay_kept
+from ..session_types import (SequencedSessionCapabilityEvent, SequencedSessionRunEvent,
+                             SessionCapabilities, SessionCapabilityEvent, SessionRunEvent)
 from .sqlite import SQLiteBackend
 from .writer import EntryWriter
 
@@ -98,7 +100,13 @@ class Store:
     # ------------------------------------------------------------------ opening
     @property
     def errors(self) -> tuple[type[BaseException], ...]:
-        """The database driver's errors (a fault the store did not foresee), to catch."""
+        """What a store call raises for a fault, to catch: arbor's own errors and the
+        database driver's (whichever backend this store has)."""
+        return (ArborError, *self._backend.errors)
+
+    @property
+    def database_errors(self) -> tuple[type[BaseException], ...]:
+        """The database driver's errors alone (a fault arbor did not foresee)."""
         return self._backend.errors
 
     def reader(self) -> "Store":
@@ -122,6 +130,10 @@ class Store:
             if self._db is not None:
                 self._db.close()
                 self._db = None  # type: ignore[assignment]
+
+    @property
+    def closed(self) -> bool:
+        return self._db is None
 
     @property
     def _conn(self) -> Any:
@@ -240,6 +252,12 @@ class Store:
         with self._lock:
             return self._backend.schema_version(self._conn)
 
+    def checkpoint_log(self) -> None:
+        """Bring everything written into the store's main file (SQLite: empty the
+        write-ahead log), as before the store is copied; a no-op where there is no log."""
+        with self._lock:
+            self._backend.checkpoint_log(self._conn)
+
     # --------------------------------------------------------- external sessions
     def create_external_session(self, session_name: str = "", *, uid: str | None = None,
                                 user_id: int = 0, cwd: str = "", source: str = "arbor",
@@ -320,6 +338,30 @@ class Store:
             rows = conn.execute(sql).fetchall()
         return [SessionSummary(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]), r[9],
                                r[10], r[11]) for r in rows]
+
+    def count_external_sessions(self, *, user_id: int | None = None,
+                                archived: bool = False) -> int:
+        """How many sessions there are (of one user; only the archived ones)."""
+        if archived:
+            return self._one(self._sql.EXTERNAL_COUNT_ARCHIVED)[0]
+        if user_id is not None:
+            return self._one(self._sql.EXTERNAL_COUNT_OF_USER, (user_id,))[0]
+        return self._one(self._sql.EXTERNAL_COUNT)[0]
+
+    def session_listing(self, *, kind: str = "session", cwd: str | None = None,
+                        preview: bool = False) -> list[tuple[str, str, str, str, int, Any]]:
+        """(uid, name, cwd, updated_at, message count, first user message or None) of every
+        session of a kind (in one folder), newest activity first, in one query. The message
+        is read only with `preview`."""
+        sql, args = self._sql.session_listing(kind=kind, cwd=cwd, preview=preview)
+        out = []
+        for uid, name, session_cwd, updated, count, first in self._all(sql, args):
+            message = None
+            if first:
+                data = _loads(first, {})
+                message = data.get("message") if isinstance(data, dict) else None
+            out.append((uid, name, session_cwd, updated, count, message))
+        return out
 
     def rename_session(self, external_session_id: int, name: str) -> None:
         with self.transaction() as conn:
@@ -419,6 +461,11 @@ class Store:
         found = self._select_internal(self._sql.INTERNAL_CURRENT, (external_session_id,))
         return found[0] if found else None
 
+    def current_branch_id(self, external_session_id: int) -> int | None:
+        """The id of the session's current branch (None: it has none)."""
+        row = self._one(self._sql.INTERNAL_CURRENT_ID, (external_session_id,))
+        return row[0] if row else None
+
     def count_internal_sessions(self, external_session_id: int) -> int:
         return self._one(self._sql.INTERNAL_COUNT, (external_session_id,))[0]
 
@@ -431,6 +478,11 @@ class Store:
             conn.execute(sql.INTERNAL_CLEAR_OTHER_CURRENT, (row[0], internal_session_id))
             conn.execute(sql.INTERNAL_SET_CURRENT, (internal_session_id,))
             return True
+
+    def unset_current(self, internal_session_id: int) -> bool:
+        """Make a branch not current (its session then has no current branch until one is set)."""
+        with self.transaction() as conn:
+            return conn.execute(self._sql.INTERNAL_UNSET_CURRENT, (internal_session_id,)).rowcount > 0
 
     def update_internal_session_fields(self, internal_session_id: int, **fields: Any) -> bool:
         """Update stored fields of a branch (state, counters, metadata, name); not its history."""
@@ -529,6 +581,10 @@ class Store:
     def find_entry(self, external_session_id: int, entry_id: str) -> Entry | None:
         row = self._one(self._sql.ENTRY_BY_ID, (external_session_id, entry_id))
         return self._entry_from_row(row) if row else None
+
+    def seqs_with_entry_id(self, entry_id: str, limit: int = 2) -> list[int]:
+        """The seqs of entries with this id in any session (at most `limit`), oldest first."""
+        return [row[0] for row in self._all(self._sql.ENTRY_SEQS_WITH_ID, (entry_id, int(limit)))]
 
     def entry_seqs(self, external_session_id: int) -> dict[str, int]:
         """Every entry id of a session with its seq (what an importer needs to add only what is new)."""
@@ -672,6 +728,13 @@ class Store:
                          (external_session_id, target_seq, target_branch, text, entry_seq,
                           to_text(created_at if created_at is not None else self.clock())))
 
+    def label_log(self, external_session_id: int) -> list[dict[str, Any]]:
+        """Every label change of a session, oldest first: label (None: cleared), at, the
+        target entry's id or the target branch's id, the label entry's id."""
+        return [{"label": r[0], "at": r[1], "target_entry": r[2], "target_branch": r[3],
+                 "label_entry": r[4]}
+                for r in self._all(self._sql.LABEL_LOG, (external_session_id,))]
+
     def _current_labels(self, sql: str, external_session_id: int) -> dict[int, str]:
         out: dict[int, str] = {}
         for target, label in self._all(sql, (external_session_id,)):
@@ -788,6 +851,68 @@ class Store:
             cursor = self._conn.execute(self._sql.USAGE_OF_SESSION, (external_session_id,))
             names = [d[0] for d in cursor.description]
             return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+    # ------------------------------------------------ run and capability events
+    def add_run_event(self, event: SessionRunEvent) -> str:
+        """Record a run event (an id is given when it has none) and return its id."""
+        event.id = event.id or self.id_factory() + self.id_factory()
+        stamp = to_text(event.timestamp or self.clock())
+        with self.transaction() as conn:
+            conn.execute(self._sql.RUN_EVENT_INSERT,
+                         (event.id, event.session_id, event.run_id, event.event_type, event.source,
+                          event.status, event.model, event.mode, stamp,
+                          None if event.data is None else json.dumps(event.data)))
+        return event.id
+
+    def run_events(self, session_id: str, after_seq: int = 0, limit: int = 0
+                   ) -> list[SequencedSessionRunEvent]:
+        """A session's run events after the cursor `after_seq`, oldest first."""
+        if limit:
+            rows = self._all(self._sql.RUN_EVENTS_AFTER_LIMIT, (session_id, after_seq, int(limit)))
+        else:
+            rows = self._all(self._sql.RUN_EVENTS_AFTER, (session_id, after_seq))
+        return [SequencedSessionRunEvent(r[0], SessionRunEvent(
+            r[2], r[4], r[1], r[3], r[5], r[6], r[7], r[8], parse(r[9]),
+            json.loads(r[10]) if r[10] else None)) for r in rows]
+
+    def add_capability_event(self, event: SessionCapabilityEvent) -> str:
+        """Record a capability event (an id is given when it has none) and return its id."""
+        event.id = event.id or self.id_factory() + self.id_factory()
+        stamp = to_text(event.timestamp or self.clock())
+        with self.transaction() as conn:
+            conn.execute(self._sql.CAPABILITY_EVENT_INSERT,
+                         (event.id, event.session_id, event.run_id, event.event_type, event.source,
+                          event.actor, event.capability, event.old_value, event.new_value, stamp,
+                          None if event.data is None else json.dumps(event.data)))
+        return event.id
+
+    def capability_events(self, session_id: str, after_seq: int = 0, limit: int = 0
+                          ) -> list[SequencedSessionCapabilityEvent]:
+        """A session's capability events after the cursor `after_seq`, oldest first."""
+        if limit:
+            rows = self._all(self._sql.CAPABILITY_EVENTS_AFTER_LIMIT,
+                             (session_id, after_seq, int(limit)))
+        else:
+            rows = self._all(self._sql.CAPABILITY_EVENTS_AFTER, (session_id, after_seq))
+        return [SequencedSessionCapabilityEvent(r[0], SessionCapabilityEvent(
+            r[2], r[4], r[1], r[3], r[5], r[6], r[7], r[8], r[9], parse(r[10]),
+            json.loads(r[11]) if r[11] else None)) for r in rows]
+
+    def save_capabilities(self, caps: SessionCapabilities) -> None:
+        """A session's capabilities (the newest save wins)."""
+        stamp = to_text(caps.updated_at or self.clock())
+        with self.transaction() as conn:
+            conn.execute(self._sql.CAPABILITIES_SET,
+                         (caps.session_id, caps.mode, int(caps.delegate_mode),
+                          int(caps.multi_agent), int(caps.workflows), int(caps.web_search),
+                          int(caps.browser), int(caps.a2a_master), stamp))
+
+    def load_capabilities(self, session_id: str) -> SessionCapabilities | None:
+        row = self._one(self._sql.CAPABILITIES_GET, (session_id,))
+        if row is None:
+            return None
+        return SessionCapabilities(row[0], row[1], bool(row[2]), bool(row[3]), bool(row[4]),
+                                   bool(row[5]), bool(row[6]), bool(row[7]), parse(row[8]))
 
 
 def snippet(text: str | None, words: list[str], width: int = 160) -> str:

@@ -93,6 +93,9 @@ class Statements:
     EXTERNAL_COUNT_CHECKPOINT = ("UPDATE external_sessions SET total_checkpoints ="
                                  " total_checkpoints + 1 WHERE id = ?")
     EXTERNAL_UID = "SELECT uid FROM external_sessions WHERE id = ?"
+    EXTERNAL_COUNT = "SELECT COUNT(*) FROM external_sessions"
+    EXTERNAL_COUNT_OF_USER = "SELECT COUNT(*) FROM external_sessions WHERE user_id = ?"
+    EXTERNAL_COUNT_ARCHIVED = "SELECT COUNT(*) FROM external_sessions WHERE is_active = 0"
     EXTERNAL_DELETE = "DELETE FROM external_sessions WHERE id = ?"
     EXTERNAL_DETACH_BRANCHES = ("UPDATE internal_sessions SET head_seq = NULL, fork_seq = NULL"
                                 " WHERE external_session_id = ?")
@@ -133,6 +136,20 @@ class Statements:
         return sql, args
 
     @staticmethod
+    def session_listing(*, kind: str, cwd: str | None, preview: bool) -> tuple[str, list[Any]]:
+        """(uid, name, cwd, updated_at, message count, first user message's data or NULL)
+        of the sessions of a kind (and folder), newest activity first."""
+        first_user = ("(SELECT u.data FROM entries u WHERE u.external_session_id = x.id"
+                      " AND u.role = 'user' ORDER BY u.seq LIMIT 1)" if preview else "NULL")
+        sql = ("SELECT x.uid, x.session_name, x.cwd, x.updated_at, x.message_count, "
+               f"{first_user} FROM external_sessions x WHERE x.kind = ?")
+        args: list[Any] = [kind]
+        if cwd is not None:
+            sql += " AND x.cwd = ?"
+            args.append(cwd)
+        return sql + " ORDER BY x.updated_at DESC, x.id DESC", args
+
+    @staticmethod
     def list_sessions(*, include_archived: bool, limit: int | None) -> str:
         sql = _SUMMARY_SELECT
         if not include_archived:
@@ -165,6 +182,9 @@ class Statements:
     INTERNAL_CLEAR_OTHER_CURRENT = ("UPDATE internal_sessions SET is_current = 0"
                                     " WHERE external_session_id = ? AND is_current = 1 AND id != ?")
     INTERNAL_SET_CURRENT = "UPDATE internal_sessions SET is_current = 1 WHERE id = ?"
+    INTERNAL_UNSET_CURRENT = "UPDATE internal_sessions SET is_current = 0 WHERE id = ?"
+    INTERNAL_CURRENT_ID = ("SELECT id FROM internal_sessions WHERE external_session_id = ?"
+                           " AND is_current = 1")
     INTERNAL_DELETE = "DELETE FROM internal_sessions WHERE id = ?"
     # The head of a branch about to be moved (PostgreSQL: `FOR UPDATE`, so that appends to
     # one branch from many connections queue on the row; SQLite's BEGIN IMMEDIATE already
@@ -207,6 +227,7 @@ class Statements:
         "SELECT depth, chain, msg_index, external_session_id,"
         " EXISTS(SELECT 1 FROM entries c WHERE c.parent_seq = entries.seq)"
         " FROM entries WHERE seq = ?")
+    ENTRY_SEQS_WITH_ID = "SELECT seq FROM entries WHERE id = ? ORDER BY seq LIMIT ?"
     ENTRY_SEQS_OF_SESSION = "SELECT id, seq FROM entries WHERE external_session_id = ?"
     ENTRIES_OF_SESSION = (f"SELECT {_ENTRY_COLUMNS} FROM {_ENTRY_FROM} WHERE e.external_session_id"
                           " = ? AND e.seq > ? ORDER BY e.seq")
@@ -231,6 +252,10 @@ class Statements:
     # ---------------------------------------------------------------- labels
     LABEL_INSERT = ("INSERT INTO labels(external_session_id, target_seq, target_branch, label,"
                     " entry_seq, created_at) VALUES (?,?,?,?,?,?)")
+    LABEL_LOG = (
+        "SELECT l.label, l.created_at, t.id, l.target_branch, e.id FROM labels l"
+        " LEFT JOIN entries t ON t.seq = l.target_seq LEFT JOIN entries e ON e.seq = l.entry_seq"
+        " WHERE l.external_session_id = ? ORDER BY l.seq")
     LABELS_OF_ENTRIES = ("SELECT target_seq, label FROM labels WHERE external_session_id = ?"
                          " AND target_seq IS NOT NULL ORDER BY seq")
     LABELS_OF_BRANCHES = ("SELECT target_branch, label FROM labels WHERE external_session_id = ?"
@@ -275,6 +300,34 @@ class Statements:
     USAGE_OF_SESSION = (
         "SELECT provider, protocol, model, input_tokens, output_tokens, total_tokens,"
         " duration_ms, timestamp FROM usage WHERE external_session_id = ? ORDER BY seq")
+
+    # ------------------------------------------------ run and capability events
+    RUN_EVENT_INSERT = (
+        "INSERT INTO session_run_events(id, session_id, run_id, event_type, source, status, model,"
+        " mode, timestamp, data) VALUES (?,?,?,?,?,?,?,?,?,?)")
+    RUN_EVENTS_AFTER = (
+        "SELECT seq, id, session_id, run_id, event_type, source, status, model, mode, timestamp,"
+        " data FROM session_run_events WHERE session_id = ? AND seq > ? ORDER BY seq")
+    RUN_EVENTS_AFTER_LIMIT = RUN_EVENTS_AFTER + " LIMIT ?"
+    CAPABILITY_EVENT_INSERT = (
+        "INSERT INTO session_capability_events(id, session_id, run_id, event_type, source, actor,"
+        " capability, old_value, new_value, timestamp, data) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+    CAPABILITY_EVENTS_AFTER = (
+        "SELECT seq, id, session_id, run_id, event_type, source, actor, capability, old_value,"
+        " new_value, timestamp, data FROM session_capability_events WHERE session_id = ?"
+        " AND seq > ? ORDER BY seq")
+    CAPABILITY_EVENTS_AFTER_LIMIT = CAPABILITY_EVENTS_AFTER + " LIMIT ?"
+    CAPABILITIES_SET = (
+        "INSERT INTO session_capabilities(session_id, mode, delegate_mode, multi_agent, workflows,"
+        " web_search, browser, a2a_master, updated_at) VALUES (?,?,?,?,?,?,?,?,?)"
+        " ON CONFLICT(session_id) DO UPDATE SET mode = excluded.mode,"
+        " delegate_mode = excluded.delegate_mode, multi_agent = excluded.multi_agent,"
+        " workflows = excluded.workflows, web_search = excluded.web_search,"
+        " browser = excluded.browser, a2a_master = excluded.a2a_master,"
+        " updated_at = excluded.updated_at")
+    CAPABILITIES_GET = (
+        "SELECT session_id, mode, delegate_mode, multi_agent, workflows, web_search, browser,"
+        " a2a_master, updated_at FROM session_capabilities WHERE session_id = ?")
 
 
 class SQLiteBackend:
@@ -435,6 +488,11 @@ class SQLiteBackend:
     @staticmethod
     def integrity_check(conn: sqlite3.Connection) -> str:
         return conn.execute("PRAGMA integrity_check").fetchone()[0]
+
+    @staticmethod
+    def checkpoint_log(conn: sqlite3.Connection) -> None:
+        """Move the write-ahead log into the file and empty it (a store about to be copied)."""
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     @staticmethod
     def schema_version(conn: sqlite3.Connection) -> int:

@@ -1,0 +1,142 @@
+"""The store API's shape: callers reach the database only through named store methods,
+and the methods that replaced callers' own SQL answer as that SQL did."""
+
+import ast
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from core import open_store
+from core.session_types import SessionCapabilities, SessionCapabilityEvent, SessionRunEvent
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Modules outside core/store that may talk to SQLite themselves, and why.
+OWN_SQLITE = {
+    "core/sqlite_probe.py": "tells what a file is through a read-only SQLite connection",
+    "core/demo.py": "the demo is a local file: built aside and copied in by SQLite's backup",
+    "core/importers/detect.py": "asks SQLite whether a file to import is a database",
+    "core/importers/langgraph.py": "reads a LangGraph checkpoint database (not the store)",
+    "core/importers/__init__.py": "reports a foreign database's error for one file",
+    "tui/commands/shared.py": "explains an error while opening a store",
+}
+
+# The importers' SQL moves into the store in its own commit (the import driver is being
+# reworked meanwhile); until then they are the only exception.
+PENDING = {"core/importers/codex.py", "core/importers/__init__.py", "core/importers/tree.py",
+           "core/importers/session.py", "core/importers/langgraph.py"}
+
+
+def _sources():
+    for folder in ("core", "tui"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            relative = path.relative_to(ROOT).as_posix()
+            if not relative.startswith("core/store/"):
+                yield relative, path.read_text(encoding="utf-8")
+
+
+def test_no_sql_outside_the_store():
+    """No caller runs SQL on the store's connection: a PostgreSQL backend then needs no
+    change in callers."""
+    offenders = []
+    for relative, text in _sources():
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Attribute) and node.attr in ("connection", "_conn", "_db") \
+                    and relative not in OWN_SQLITE and relative not in PENDING:
+                offenders.append(f"{relative}:{node.lineno} .{node.attr}")
+    assert offenders == []
+
+
+def test_only_known_modules_import_sqlite3():
+    importers = set()
+    for relative, text in _sources():
+        for node in ast.walk(ast.parse(text)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) else []
+            if "sqlite3" in names:
+                importers.add(relative)
+    assert importers <= set(OWN_SQLITE), importers - set(OWN_SQLITE)
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = open_store(tmp_path / "a.db")
+    yield s
+    s.close()
+
+
+def test_counts_listing_and_current_branch(store):
+    one = store.create_external_session("one", cwd="/w", user_id=7)
+    two = store.create_external_session("two", cwd="/v")
+    store.create_external_session("sub", cwd="/w", kind="subagent")
+    branch = store.create_internal_session(one.id)
+    store.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": "hello there"}})
+    store.set_active(two.id, False)
+    assert store.count_external_sessions() == 3
+    assert store.count_external_sessions(user_id=7) == 1
+    assert store.count_external_sessions(archived=True) == 1
+    listing = store.session_listing(kind="session", cwd="/w", preview=True)
+    assert [(row[0], row[1], row[2], row[4]) for row in listing] == [(one.uid, "one", "/w", 1)]
+    assert listing[0][5] == {"role": "user", "content": "hello there"}
+    assert store.session_listing(kind="session", preview=False)[0][5] is None
+    assert store.current_branch_id(one.id) == branch.id
+    assert store.unset_current(branch.id)
+    assert store.current_branch_id(one.id) is None
+    assert store.current_internal_session(one.id) is None
+
+
+def test_entry_ids_across_sessions_and_the_label_log(store):
+    a = store.create_external_session("a")
+    b = store.create_external_session("b")
+    first = store.append_entry(a.id, None, "message", {"message": {"role": "user", "content": "x"}},
+                               entry_id="same")
+    second = store.append_entry(b.id, None, "message", {"message": {"role": "user", "content": "y"}},
+                                entry_id="same")
+    assert store.seqs_with_entry_id("same") == [first.seq, second.seq]
+    assert store.seqs_with_entry_id("same", limit=1) == [first.seq]
+    assert store.seqs_with_entry_id("none") == []
+    branch = store.create_internal_session(a.id, head_seq=first.seq)
+    store.add_label(a.id, "look", target_seq=first.seq, created_at="2026-01-01T00:00:00Z")
+    store.add_label(a.id, "", target_branch=branch.id, created_at="2026-01-02T00:00:00Z")
+    assert store.label_log(a.id) == [
+        {"label": "look", "at": "2026-01-01T00:00:00.000+00:00", "target_entry": "same",
+         "target_branch": None, "label_entry": None},
+        {"label": None, "at": "2026-01-02T00:00:00.000+00:00", "target_entry": None,
+         "target_branch": branch.id, "label_entry": None}]
+
+
+def test_events_and_capabilities(store):
+    first = store.add_run_event(SessionRunEvent("s1", "start", run_id="r"))
+    store.add_run_event(SessionRunEvent("s1", "end", id="mine"))
+    store.add_run_event(SessionRunEvent("s2", "other"))
+    events = store.run_events("s1")
+    assert [e.event.id for e in events] == [first, "mine"]
+    assert [e.event.event_type for e in store.run_events("s1", events[0].seq)] == ["end"]
+    assert len(store.run_events("s1", limit=1)) == 1
+    store.add_capability_event(SessionCapabilityEvent("s1", "set", capability="browser",
+                                                      new_value="on", data={"k": 1}))
+    [cap] = store.capability_events("s1")
+    assert (cap.event.capability, cap.event.data) == ("browser", {"k": 1})
+    assert store.load_capabilities("s1") is None
+    store.save_capabilities(SessionCapabilities("s1", mode="plan", browser=True))
+    store.save_capabilities(SessionCapabilities("s1", mode="act", web_search=True))
+    caps = store.load_capabilities("s1")
+    assert (caps.mode, caps.browser, caps.web_search) == ("act", False, True)
+
+
+def test_checkpoint_log_empties_the_wal(store):
+    ext = store.create_external_session("s")
+    store.append_entry(ext.id, None, "message", {"message": {"role": "user", "content": "x"}})
+    wal = Path(str(store.path) + "-wal")
+    assert wal.stat().st_size > 0
+    store.checkpoint_log()
+    assert wal.stat().st_size == 0
+
+
+def test_store_errors_cover_the_driver(store):
+    assert sqlite3.Error in store.database_errors
+    assert set(store.database_errors) < set(store.errors)
+    assert not store.closed
+    store.close()
+    assert store.closed
