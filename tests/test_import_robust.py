@@ -381,7 +381,7 @@ def test_claude_code_subagent_file_is_its_own_session(store, tmp_path):
     assert ext.message_count == 2
 
 
-def test_codex_subagent_is_a_root_branch_of_its_parent(store, tmp_path):
+def test_codex_subagent_is_a_session_under_its_parent(store, tmp_path):
     parent = tmp_path / CODEX_FIXTURE.name
     shutil.copy(CODEX_FIXTURE, parent)
     child_id = "33333333-3333-4333-8333-333333333333"
@@ -395,15 +395,13 @@ def test_codex_subagent_is_a_root_branch_of_its_parent(store, tmp_path):
         {"timestamp": "2026-01-04T00:00:02.000Z", "type": "event_msg",
          "payload": {"type": "agent_message", "message": "Sub answer"}},
     ]) + "\n")
-    report = import_paths(store, [child, parent])      # the parent is imported first anyway
-    assert [Path(f.path).name for f in report.files] == [parent.name, child.name]
+    import_paths(store, [child, parent])
     ext = store.get_external_session_by_uid("11111111-1111-4111-8111-111111111111")
-    branches = store.internal_sessions(ext.id, newest_first=False)
-    assert len(branches) == 2
-    sub = branches[1]
-    assert sub.fork_id is None and sub.name.startswith("sub-agent 33333333")
-    assert [e.id for e in store.path_entries(sub.head_seq)] == [f"{child_id}:L2", f"{child_id}:L3"]
-    assert ext.metadata["forks"][child_id]["relation"] == "subagent"
+    assert len(store.internal_sessions(ext.id)) == 1      # not a branch of the parent
+    sub = store.get_external_session_by_uid(child_id)
+    assert sub.kind == "subagent" and sub.message_count == 2
+    rows = {s.id: s for s in store.list_sessions()}
+    assert rows[sub.id].parent_id == ext.id               # listed under its parent
 
 
 def test_langgraph_database_in_wal_mode(store, tmp_path):

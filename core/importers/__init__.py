@@ -28,7 +28,7 @@ from .session import record_source, source_state
 
 __all__ = [
     "FORMATS", "FileResult", "ImportReport", "Progress", "SessionResult", "Skipped",
-    "detect_format", "discover", "expand_paths", "import_paths", "import_file",
+    "detect_format", "discover", "expand_paths", "import_paths", "import_file", "link_lineage",
 ]
 
 def import_paths(store, paths: Iterable[str | os.PathLike], *,
@@ -53,8 +53,21 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
             continue
         report.files.append(import_file(store, path, fmt, progress=progress, index=index,
                                         count=len(planned)))
+    link_lineage(store)
     report.seconds = time.monotonic() - started
     return report
+
+
+def link_lineage(store) -> int:
+    """Attach sub-agents and forks to the sessions they came from, now that these may be in
+    the store (see core.lineage); a failure here never fails the import."""
+    from ..lineage import link_sessions
+
+    try:
+        with store.transaction():
+            return link_sessions(store)
+    except (ArborError, sqlite3.Error):
+        return 0
 
 
 def import_file(store, path: Path, fmt: str | None = None, *,
@@ -161,8 +174,8 @@ def _module(fmt: str):
 
 
 def _codex_parents_first(planned):
-    """Codex forks and sub-agents become branches of their parent's session, so a parent
-    file is imported before the files that name it."""
+    """Codex forks become branches of their parent's session, so a parent file is imported
+    before the files that name it."""
     codex = [(i, item) for i, item in enumerate(planned) if item[1] == CODEX]
     if len(codex) < 2:
         return planned

@@ -31,7 +31,11 @@ line (arrays and one uuid -> node dict), never the lines themselves:
 
 Entry ids are the uuids (`L<line>` for lines without one), so a second import adds only
 new lines. Sidechain (sub-agent) lines are kept: their roots make branches of their own;
-a sub-agent's own file (`.../subagents/agent-*.jsonl`) is a session of kind `subagent`.
+a sub-agent's own file (`<session>/subagents/agent-<id>.jsonl`) is a session of kind
+`subagent`, attached (core.lineage) under the tool call that spawned it: its
+`agent-<id>.meta.json` names that call (`toolUseId`), and the parent records each
+`Agent`/`Task` tool call (and the `agentId` its result names) as a spawn point. A session
+written by `--fork-session` (lines with `forkedFrom`) is a `fork` under its source.
 Fields that are the same on every line (cwd, sessionId, version, gitBranch, ...) are kept
 once in the session's metadata (`lineDefaults`) and on a line only when they differ.
 """
@@ -63,6 +67,8 @@ _DEFAULT_KEYS = ("cwd", "sessionId", "version", "gitBranch", "userType", "isSide
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
                "cache_creation_input_tokens")
 _MESSAGE_MOVED = frozenset({"role", "content", "model", "usage"})
+# Tools that start a sub-agent (Claude Code renamed Task to Agent in 2.1).
+SPAWN_TOOLS = frozenset({"Agent", "Task"})
 _STOP_REASONS = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length",
                  "stop_sequence": "stop", "refusal": "error", "pause_turn": "stop"}
 
@@ -139,6 +145,8 @@ class _Import:
         self.git_branch = ""
         self.agent_id = ""
         self.first_side: bool | None = None
+        self.spawn_calls: dict[str, int] = {}   # Agent/Task tool call id -> its entry's seq
+        self.forked_from: tuple[str, str] | None = None  # (source session, newest copied uuid)
         self.defaults: dict[str, Any] | None = None
         self.facts_done = False
 
@@ -296,6 +304,10 @@ class _Import:
             if not self.agent_id and isinstance(get("agentId"), str):
                 self.agent_id = d["agentId"]
             self.facts_done = bool(self.session_id and self.cwd and self.git_branch)
+        forked = get("forkedFrom")
+        if forked is not None and isinstance(forked, dict) and \
+                isinstance(forked.get("sessionId"), str) and isinstance(forked.get("messageUuid"), str):
+            self.forked_from = (forked["sessionId"], forked["messageUuid"])
         version = get("version")
         if version is not None and version != self.version and isinstance(version, str):
             self.version = version
@@ -390,11 +402,19 @@ class _Import:
     def _ensure_target(self) -> SessionTarget:
         if self.target is None:
             uid, kind, parent = self._identity()
+            metadata: dict[str, Any] = {"format": FORMAT, "path": str(self.path)}
+            spawn_ref = None
+            if kind == "subagent":
+                spawn = subagent_meta(self.path)
+                metadata.update(spawn)
+                if isinstance(spawn.get("description"), str):
+                    self.titles["description"] = title_from_text(spawn["description"])
+                call = spawn.get("toolUseId")
+                spawn_ref = f"key:claude:{call}" if call else f"key:claude-agent:{self.agent_id}"
             self.target = SessionTarget(
                 self.store, uid=uid, name=self.path.stem, source=FORMAT, cwd=self.cwd,
-                metadata={"format": FORMAT, "path": str(self.path)},
-                created_at=self.clock.first or self.fallback, kind=kind, parent_session=parent,
-                remember_new=False)
+                metadata=metadata, created_at=self.clock.first or self.fallback, kind=kind,
+                parent_session=parent, spawn_ref=spawn_ref, remember_new=False)
         return self.target
 
     def _identity(self) -> tuple[str, str, str | None]:
@@ -436,6 +456,7 @@ class _Import:
             self.seq[node] = known
             if k == ASSISTANT:
                 _learn_tools(message, self.tool_names)
+                self._spawns(message, known, target, record=False)
             return
         summary = None
         if k == BOUNDARY and next_d is not None and next_d.get("isCompactSummary") and \
@@ -445,12 +466,48 @@ class _Import:
         entry_type, payload, usage = self._convert(d, node, k, timestamp, counted, summary)
         seq, written = target.add(entry_id, parent_seq, entry_type, payload, timestamp)
         self.seq[node] = seq
+        if written:
+            if k == ASSISTANT:
+                self._spawns(message, seq, target)
+            elif k == USER_OTHER and d.get("toolUseResult") is not None:
+                self._spawned_agent(d, message, target)
         if written and usage is not None:
             target.record_usage(provider="anthropic", protocol="anthropic-messages",
                                 model=payload["message"].get("model", ""),
                                 input_tokens=usage["input"] + usage["cacheRead"] + usage["cacheWrite"],
                                 output_tokens=usage["output"], total_tokens=usage["totalTokens"],
                                 timestamp=timestamp)
+
+    def _spawns(self, message: Any, seq: int, target: SessionTarget, record: bool = True) -> None:
+        """Agent/Task tool calls in this reply: spawn points for the sub-agents they start."""
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, list):
+            return
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_use" and \
+                    block.get("name") in SPAWN_TOOLS and isinstance(block.get("id"), str):
+                self.spawn_calls[block["id"]] = seq
+                if record:
+                    target.spawn(f"claude:{block['id']}", seq)
+
+    def _spawned_agent(self, d: dict[str, Any], message: Any, target: SessionTarget) -> None:
+        """A tool result that names the sub-agent it ran (`toolUseResult.agentId`): a spawn
+        point for sub-agent files without a meta.json naming their tool call."""
+        used = d.get("toolUseResult")
+        agent = used.get("agentId") if isinstance(used, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(agent, str) or not agent or not isinstance(content, list):
+            return
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                call = block.get("tool_use_id")
+                seq = self.spawn_calls.get(call) if isinstance(call, str) else None
+                if seq is None and isinstance(call, str):
+                    point = self.store.spawn_point(f"claude:{call}")
+                    seq = point[1] if point is not None and point[0] == target.id else None
+                if seq is not None:
+                    target.spawn(f"claude-agent:{agent}", seq)
+                return
 
     def _extra(self, d: dict[str, Any]) -> dict[str, Any]:
         """The line's fields that the entry does not hold elsewhere: less type, uuid,
@@ -503,8 +560,8 @@ class _Import:
             return
         target.flush()
         name = self.titles.get("custom-title") or self.titles.get("ai-title") or \
-            self.titles.get("summary") or title_from_text(self.first_prompt or self.side_prompt) \
-            or self.path.stem
+            self.titles.get("summary") or self.titles.get("description") or \
+            title_from_text(self.first_prompt or self.side_prompt) or self.path.stem
         metadata = {"cwd": self.cwd, "model": self.model, "sessionId": self.session_id,
                     "version": self.version, "gitBranch": self.git_branch,
                     "agentId": self.agent_id, "danglingParents": self.dangling,
@@ -512,6 +569,10 @@ class _Import:
         target.update_metadata(metadata)
         target.set_cwd(self.cwd)
         store = self.store
+        if self.forked_from is not None and not self.first_side and \
+                self.forked_from[0] != target.uid:
+            store.set_lineage(target.id, kind="fork", parent_ref=self.forked_from[0],
+                              spawn_ref=f"entry:{self.forked_from[1]}")
 
         def name_for(leaf: int, fork: int | None, path_: list[int]) -> str:
             title = first_text_title(store, path_, 40)
@@ -528,6 +589,25 @@ class _Import:
                              name_for=name_for, written=target.writer.written_tree())
         target.result.branches_added = sync.added
         result.sessions.append(target.finish(name=name))
+
+
+def subagent_meta(path: Path) -> dict[str, Any]:
+    """What Claude Code's `agent-<id>.meta.json` beside a sub-agent's file says of it:
+    the tool call that spawned it (`toolUseId`), its type and description."""
+    from ..fastjson import loads
+
+    try:
+        with open(path.with_name(path.name[: -len(".jsonl")] + ".meta.json"
+                                 if path.name.endswith(".jsonl") else path.name + ".meta.json"),
+                  "rb") as handle:
+            value = loads(handle.read(1 << 16))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(value, dict):
+        return {}
+    return {key: value[key] for key in ("toolUseId", "agentType", "description", "name",
+                                        "spawnDepth", "isFork")
+            if isinstance(value.get(key), (str, int, bool)) and value.get(key) != ""}
 
 
 def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -> None:

@@ -18,11 +18,15 @@ Every line is `{timestamp, type, payload}` and a file is linear. What arbor make
   a `codex:thread_rolled_back` marker is attached where the kept history ends, so the
   dropped turns stay browsable on their own branch and what follows continues after it.
 * Every other line (other events, unknown types) is kept as a raw `codex:<type>` entry.
-* Forks and sub-agents: a file whose `session_meta` has `forked_from_id` (or
-  `source.subagent.thread_spawn.parent_thread_id`) is written into its PARENT's session
-  when the parent is in the store: the repeated history is matched against the parent's
-  entries (by content fingerprint, timestamps ignored) and only what differs is written,
-  as a branch from the last shared entry. Without the parent it is a session of its own.
+* Forks: a file whose `session_meta` has `forked_from_id` is written into its PARENT's
+  session when the parent is in the store: the repeated history is matched against the
+  parent's entries (by content fingerprint, timestamps ignored) and only what differs is
+  written, as a branch from the last shared entry. Without the parent it is a session of
+  its own.
+* Sub-agents (`source.subagent.thread_spawn.parent_thread_id`): a session of kind
+  `subagent`, attached (core.lineage) under the `spawn_agent` call that started it: the
+  parent records that call as a spawn point for the thread id its output (or the
+  CollabAgentToolCall / collab_agent_spawn_end event) names.
 """
 
 from __future__ import annotations
@@ -305,7 +309,8 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
         existing_own = store.get_external_session_by_uid(own_id)
         if existing_own is not None and (existing_own.metadata or {}).get("mergedInto"):
             existing_own = None   # imported alone before its parent, since merged into it
-        if candidate is not None and candidate.source == FORMAT and existing_own is None:
+        if candidate is not None and candidate.source == FORMAT and existing_own is None and \
+                meta.relation == "fork":
             parent_session = candidate
     into_parent = parent_session is not None
     uid = parent_session.uid if into_parent else own_id
@@ -337,7 +342,9 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
         target = SessionTarget(store, uid=uid, name="", source=FORMAT, cwd=cwd, metadata=metadata,
                                created_at=created_at or fallback,
                                kind=meta.relation if meta and meta.relation else "session",
-                               parent_session=meta.parent_id if meta else None)
+                               parent_session=meta.parent_id if meta else None,
+                               spawn_ref=f"key:codex-thread:{own_id}"
+                               if meta and meta.relation == "subagent" else None)
     converter = _Convert(meta)
 
     # ---- matching the repeated history of a fork against the parent's entries
@@ -356,6 +363,7 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
     pending: deque[Item] = deque()
     written_usage = 0
     seen_meta = False
+    spawn_calls: dict[str, int] = {}   # spawn_agent call id -> the call's entry seq
 
     def emit(item: Item) -> None:
         nonlocal cursor, matching
@@ -393,6 +401,8 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
         seq, written = target.add(entry_id, cursor, entry_type, data, timestamp)
         _track_turn(entry_type, data, seq, parent=cursor)
         cursor = seq
+        if d.get("type") in ("response_item", "event_msg"):
+            _spawn_points(d, seq, spawn_calls, target)
         if written and entry_type == "codex:event_msg.token_count":
             _record_tokens(d, timestamp)
 
@@ -537,6 +547,43 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
         _merge_orphans(store, own_id, result)
 
 
+def _spawn_points(d: dict[str, Any], seq: int, spawn_calls: dict[str, int], target) -> None:
+    """A `spawn_agent` call, and the lines that name the thread it started: the call's
+    entry is where that sub-agent's session is attached."""
+    payload = d.get("payload")
+    if not isinstance(payload, dict):
+        return
+    ptype = payload.get("type")
+    call = payload.get("call_id")
+    threads: list[Any] = []
+    if ptype == "function_call" and payload.get("name") == "spawn_agent" and isinstance(call, str):
+        spawn_calls[call] = seq
+        return
+    if ptype == "function_call_output" and call in spawn_calls:
+        output = payload.get("output")
+        if isinstance(output, dict):
+            output = output.get("content", output.get("output"))
+        if isinstance(output, str):
+            try:
+                output = json.loads(output)
+            except ValueError:
+                output = None
+        if isinstance(output, dict):
+            threads = [output.get("agent_id")]
+    elif ptype == "item_completed" and isinstance(payload.get("item"), dict):
+        item = payload["item"]
+        if item.get("type") == "CollabAgentToolCall" and item.get("tool") == "spawn_agent":
+            call = item.get("id")
+            ids = item.get("receiver_thread_ids")
+            threads = list(ids) if isinstance(ids, list) else []
+    elif ptype == "collab_agent_spawn_end":
+        threads = [payload.get("new_thread_id")]
+    where = spawn_calls.get(call) if isinstance(call, str) else None
+    for thread in threads:
+        if isinstance(thread, str) and thread and where is not None:
+            target.spawn(f"codex-thread:{thread}", where)
+
+
 def _merge_orphans(store, parent_id: str, result: FileResult) -> None:
     """Forks and sub-agents imported before their parent were sessions of their own: now
     that the parent is here, their files are read again as branches of the parent, and
@@ -544,6 +591,7 @@ def _merge_orphans(store, parent_id: str, result: FileResult) -> None:
     rows = store.connection.execute(
         "SELECT id, uid, json_extract(metadata, '$.path') FROM external_sessions"
         " WHERE source = ? AND json_extract(metadata, '$.parentThreadId') = ?"
+        " AND json_extract(metadata, '$.relation') = 'fork'"
         " AND json_extract(metadata, '$.mergedInto') IS NULL", (FORMAT, parent_id)).fetchall()
     for ext_id, uid, child_path in rows:
         if not child_path or not Path(child_path).is_file():

@@ -115,10 +115,17 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
     if dangling:
         metadata["danglingParents"] = dangling
     created_at = clock.first or fallback
+    # A header naming a parent session file: a fork (pi's /fork, arbor's resume) or a new
+    # session started from another; it is listed under that session (core.lineage), at
+    # the deepest entry it copied from it.
+    # (A file written by arbor's export says what kind of session it was.)
+    forked = isinstance(header.get("parentSession"), str) and bool(header["parentSession"])
+    kind = exported.get("kind") if isinstance(exported.get("kind"), str) and \
+        exported.get("kind") else ("fork" if forked else "session")
     target = SessionTarget(store, uid=uid, name=name, source=FORMAT, cwd=cwd, metadata=metadata,
-                           created_at=created_at,
-                           parent_session=header.get("parentSession") if isinstance(
-                               header.get("parentSession"), str) else None)
+                           created_at=created_at, kind=kind,
+                           parent_session=header["parentSession"] if forked else None,
+                           spawn_ref="shared" if forked and kind == "fork" else None)
     seq_of: list[int] = [0] * count
     labels: list[tuple[int, Any, Any, Any]] = []
     ticker.phase = "writing"

@@ -20,7 +20,7 @@ class SessionTarget:
     def __init__(self, store, *, uid: str, name: str, source: str, cwd: str = "",
                  metadata: dict[str, Any] | None = None, created_at: datetime | None = None,
                  kind: str = "session", parent_session: str | None = None,
-                 remember_new: bool = True):
+                 spawn_ref: str | None = None, remember_new: bool = True):
         # remember_new=False: the importer keeps its own node -> seq map, so new entry ids
         # are not kept here (saves memory on large files); existing ids still are.
         self.remember_new = remember_new
@@ -39,8 +39,11 @@ class SessionTarget:
             created = False
             if metadata:
                 self.update_metadata(metadata, existing.metadata or {})
+        if spawn_ref is not None:
+            store.set_lineage(self.id, spawn_ref=spawn_ref)
         self.uid = uid
         self.source = source
+        self.spawns: list[tuple[str, int]] = []
         self.writer = store.writer(self.id, background=True)
         self.result = SessionResult(uid=uid, name=name, source=source, created=created)
         self.tool_calls = 0
@@ -103,6 +106,17 @@ class SessionTarget:
     def flush(self) -> None:
         """Write buffered entries (call before reading them back from the store)."""
         self.writer.flush()
+        self._write_spawns()
+
+    def spawn(self, key: str, seq: int) -> None:
+        """The entry `seq` started a child session known by `key` (see core.lineage);
+        recorded once the entry itself is written."""
+        self.spawns.append((key, seq))
+
+    def _write_spawns(self) -> None:
+        for key, seq in self.spawns:
+            self.store.add_spawn_point(self.id, key, seq)
+        self.spawns.clear()
 
     def record_usage(self, *, provider: str, protocol: str, model: str, input_tokens: int,
                      output_tokens: int, total_tokens: int, timestamp: Any) -> None:
@@ -112,6 +126,7 @@ class SessionTarget:
 
     def finish(self, *, name: str | None = None) -> SessionResult:
         self.writer.flush()
+        self._write_spawns()
         conn = self.store.connection
         if name:
             row = conn.execute("SELECT session_name FROM external_sessions WHERE id = ?",

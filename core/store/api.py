@@ -47,6 +47,34 @@ class SessionSummary:
     message_count: int
     entry_count: int
     branch_count: int
+    parent_id: int | None = None   # the session it belongs under (sub-agent, fork), if any
+
+
+@dataclass(frozen=True, slots=True)
+class SpawnedSession:
+    """A session that started at an entry of another one: a sub-agent at the tool call
+    that spawned it, a fork at the entry it was forked from."""
+
+    id: int
+    kind: str
+    name: str
+    spawn_seq: int | None
+    spawn_depth: int | None
+    message_count: int
+    updated_at: str
+    is_active: bool
+    metadata: dict
+
+
+@dataclass(frozen=True, slots=True)
+class UnlinkedChild:
+    """A session that names a parent (or an entry in one) not yet found in the store."""
+
+    id: int
+    kind: str
+    parent_ref: str
+    spawn_ref: str | None
+    parent_id: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,7 +365,77 @@ class Store:
         with self.reading() as conn:
             rows = conn.execute(sql).fetchall()
         return [SessionSummary(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]), r[9],
-                               r[10], r[11]) for r in rows]
+                               r[10], r[11], r[12]) for r in rows]
+
+    # ------------------------------------------------------------ lineage
+    def add_spawn_point(self, external_session_id: int, key: str, seq: int) -> None:
+        """Remember that the entry `seq` of this session started a child known by `key`
+        (a tool call id, a child's thread id). The first entry recorded for a key stays."""
+        with self.transaction() as conn:
+            conn.execute(self._sql.SPAWN_POINT_ADD, (key, external_session_id, seq))
+
+    def spawn_point(self, key: str) -> tuple[int, int] | None:
+        """(session id, entry seq) of the entry that started the child known by `key`."""
+        with self.reading() as conn:
+            row = conn.execute(self._sql.SPAWN_POINT, (key,)).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def set_lineage(self, external_session_id: int, *, kind: str | None = None,
+                    parent_ref: str | None = None, spawn_ref: str | None = None) -> None:
+        """Say where a session came from (see core.lineage); None leaves a field as it is."""
+        with self.transaction() as conn:
+            conn.execute(self._sql.LINEAGE_SET, (kind, parent_ref, spawn_ref, external_session_id))
+
+    def unlinked_children(self) -> list[UnlinkedChild]:
+        """Sessions that name a parent but are not yet attached to it (or to the entry
+        that started them)."""
+        with self.reading() as conn:
+            rows = conn.execute(self._sql.LINEAGE_UNLINKED).fetchall()
+        return [UnlinkedChild(*row) for row in rows]
+
+    def session_id_by_uid(self, uid: str) -> int | None:
+        with self.reading() as conn:
+            row = conn.execute(self._sql.SESSION_ID_BY_UID, (uid,)).fetchone()
+        return row[0] if row else None
+
+    def session_id_by_source_key(self, source_key: str) -> int | None:
+        """The session imported from a file (`import_sources.source_key`)."""
+        with self.reading() as conn:
+            row = conn.execute(self._sql.SESSION_ID_BY_SOURCE_KEY, (source_key,)).fetchone()
+        return row[0] if row else None
+
+    def import_source_paths(self) -> list[tuple[str, str]]:
+        """(resolved path, format) of every file the store imported from."""
+        with self.reading() as conn:
+            rows = conn.execute(self._sql.IMPORT_SOURCE_KEYS).fetchall()
+        return [(key[len(fmt) + 1:], fmt) for key, fmt in rows
+                if key.startswith(f"{fmt}:") and len(key) > len(fmt) + 1]
+
+    def last_shared_entry(self, child_id: int, parent_id: int) -> int | None:
+        """The parent's entry that is the deepest entry the child copied (same id): where a
+        fork that copies its source's history left it."""
+        with self.reading() as conn:
+            row = conn.execute(self._sql.LINEAGE_LAST_SHARED, (parent_id, child_id)).fetchone()
+        return row[0] if row else None
+
+    def link_child(self, child_id: int, parent_id: int, spawn_seq: int | None) -> None:
+        """Attach a session under its parent (never under itself or its own descendants)."""
+        with self.transaction() as conn:
+            ancestor, steps = parent_id, 0
+            while ancestor is not None and steps < 1000:
+                if ancestor == child_id:
+                    return
+                row = conn.execute(self._sql.LINEAGE_PARENT_OF, (ancestor,)).fetchone()
+                ancestor = row[0] if row else None
+                steps += 1
+            conn.execute(self._sql.LINEAGE_LINK, (parent_id, spawn_seq, child_id))
+
+    def spawned_sessions(self, external_session_id: int) -> list[SpawnedSession]:
+        """The sessions attached under this one, oldest first, with the entry each started at."""
+        with self.reading() as conn:
+            rows = conn.execute(self._sql.LINEAGE_CHILDREN, (external_session_id,)).fetchall()
+        return [SpawnedSession(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]),
+                               _loads(r[8], {})) for r in rows]
 
     def count_external_sessions(self, *, user_id: int | None = None,
                                 archived: bool = False) -> int:

@@ -59,8 +59,8 @@ _CHECKPOINT_ORDER = " ORDER BY c.created_at DESC, c.id DESC"
 _SUMMARY_SELECT = (
     "SELECT x.id, x.uid, x.session_name, x.source, x.cwd, x.kind, x.created_at, x.updated_at,"
     " x.is_active, x.message_count, x.entry_count,"
-    " (SELECT COUNT(*) FROM internal_sessions i WHERE i.external_session_id = x.id)"
-    " FROM external_sessions x"
+    " (SELECT COUNT(*) FROM internal_sessions i WHERE i.external_session_id = x.id),"
+    " x.parent_id FROM external_sessions x"
 )
 
 
@@ -158,6 +158,33 @@ class Statements:
         if limit:
             sql += f" LIMIT {int(limit)}"
         return sql
+
+    # --------------------------------------------------------------- lineage
+    # (core.lineage: sub-agents and forks under the session and entry they came from)
+    SPAWN_POINT_ADD = ("INSERT OR IGNORE INTO spawn_points(spawn_key, external_session_id, seq)"
+                       " VALUES (?,?,?)")
+    SPAWN_POINT = ("SELECT external_session_id, seq FROM spawn_points WHERE spawn_key = ?"
+                   " ORDER BY external_session_id LIMIT 1")
+    LINEAGE_SET = ("UPDATE external_sessions SET kind = COALESCE(?, kind),"
+                   " parent_session = COALESCE(?, parent_session),"
+                   " spawn_ref = COALESCE(?, spawn_ref) WHERE id = ?")
+    LINEAGE_UNLINKED = ("SELECT id, kind, parent_session, spawn_ref, parent_id FROM external_sessions"
+                        " WHERE parent_session IS NOT NULL AND (parent_id IS NULL"
+                        " OR (spawn_ref IS NOT NULL AND spawn_seq IS NULL))")
+    LINEAGE_PARENT_OF = "SELECT parent_id FROM external_sessions WHERE id = ?"
+    LINEAGE_LINK = ("UPDATE external_sessions SET parent_id = ?, spawn_seq = COALESCE(?, spawn_seq)"
+                    " WHERE id = ?")
+    LINEAGE_LAST_SHARED = (
+        "SELECT p.seq FROM entries c JOIN entries p ON p.external_session_id = ? AND p.id = c.id"
+        " WHERE c.external_session_id = ? ORDER BY c.depth DESC, c.seq DESC LIMIT 1")
+    LINEAGE_CHILDREN = (
+        "SELECT x.id, x.kind, x.session_name, x.spawn_seq, e.depth, x.message_count,"
+        " x.updated_at, x.is_active, x.metadata FROM external_sessions x"
+        " LEFT JOIN entries e ON e.seq = x.spawn_seq"
+        " WHERE x.parent_id = ? ORDER BY x.created_at, x.id")
+    SESSION_ID_BY_UID = "SELECT id FROM external_sessions WHERE uid = ?"
+    SESSION_ID_BY_SOURCE_KEY = "SELECT external_session_id FROM import_sources WHERE source_key = ?"
+    IMPORT_SOURCE_KEYS = "SELECT source_key, format FROM import_sources"
 
     # ----------------------------------------------------- internal sessions
     INTERNAL_BY_ID = f"{_INTERNAL_SELECT} WHERE i.id = ?"

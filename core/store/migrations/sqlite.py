@@ -214,12 +214,51 @@ def _v2(conn: sqlite3.Connection) -> None:
     sqlite_search.rebuild(conn)
 
 
+# Where a session came from: the session it belongs under (`parent_id`: a sub-agent under
+# the session whose tool call spawned it, a fork under its source) and the entry there
+# that started it (`spawn_seq`: the tool call, or the fork point). `spawn_ref` is what the
+# child knows of that entry until the parent is in the store; `spawn_points` is what a
+# parent knows of the children it spawned (a tool call id, a child's thread id), so the
+# link is made whichever of the two files is imported first.
+_V3_COLUMNS = (
+    ("parent_id", "INTEGER REFERENCES external_sessions(id) ON DELETE SET NULL"),
+    ("spawn_seq", "INTEGER REFERENCES entries(seq) ON DELETE SET NULL"),
+    ("spawn_ref", "TEXT"),
+)
+_V3 = """
+CREATE INDEX IF NOT EXISTS idx_external_sessions_parent ON external_sessions(parent_id);
+-- (deleting an entry looks its children up through these foreign keys: indexed, never a scan)
+CREATE INDEX IF NOT EXISTS idx_external_sessions_spawn ON external_sessions(spawn_seq)
+    WHERE spawn_seq IS NOT NULL;
+CREATE INDEX IF NOT EXISTS idx_external_sessions_parent_ref ON external_sessions(parent_session)
+    WHERE parent_session IS NOT NULL;
+CREATE TABLE IF NOT EXISTS spawn_points (
+    spawn_key TEXT NOT NULL,
+    external_session_id INTEGER NOT NULL REFERENCES external_sessions(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL REFERENCES entries(seq) ON DELETE CASCADE,
+    PRIMARY KEY (spawn_key, external_session_id)
+);
+CREATE INDEX IF NOT EXISTS idx_spawn_points_session ON spawn_points(external_session_id);
+CREATE INDEX IF NOT EXISTS idx_spawn_points_seq ON spawn_points(seq);
+"""
+
+
+def _v3(conn: sqlite3.Connection) -> None:
+    have = {row[1] for row in conn.execute("PRAGMA table_info(external_sessions)")}
+    for column, declaration in _V3_COLUMNS:
+        if column not in have:
+            conn.execute(f"ALTER TABLE external_sessions ADD COLUMN {column} {declaration}")
+    for statement in _statements(_V3):
+        conn.execute(statement)
+
+
 # (version, name, SQL or a function of the connection). Append only; never edit a
 # released migration.
 MIGRATIONS: list[tuple[int, str, str | Callable[[sqlite3.Connection], None]]] = [
     (1, "initial schema", _V1),
     (2, "contentless search index without positions (a third of the size and insert time)",
      _v2),
+    (3, "sessions know the session and entry they came from (sub-agents, forks)", _v3),
 ]
 
 CURRENT_VERSION = MIGRATIONS[-1][0]
