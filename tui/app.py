@@ -208,7 +208,7 @@ class ArborApp(App[int]):
         title.append(f"{len(rows)}")
         pane.border_title = title
         if session is not None:
-            pane.border_subtitle = safe_line(session.name, 40)
+            pane.border_subtitle = self._session_subtitle(session)
         branch = pane.highlighted
         if branch is None:
             self.branch = None
@@ -221,7 +221,8 @@ class ArborApp(App[int]):
                     keep_depth: int | None = None, at_end: bool = True) -> None:
         try:
             with self.store.reading():
-                source = MessageSource(self.store, branch, raw=self.raw)
+                source = MessageSource(self.store, branch, raw=self.raw,
+                                       opened=self.messages_pane.opened)
                 labels = self.store.entry_labels(branch.external_session_id)
         except self.store.errors as error:
             self._error(error)
@@ -264,6 +265,39 @@ class ArborApp(App[int]):
 
     def _session(self, session_id: int | None) -> SessionSummary | None:
         return next((s for s in self.sessions if s.id == session_id), None)
+
+    def _session_subtitle(self, session: SessionSummary) -> Text:
+        """The session's name; for a sub-agent or fork, also where it came from."""
+        parent = self._session(session.parent_id) if session.parent_id is not None else None
+        if parent is None:
+            return safe_line(session.name, 40)
+        what = {"fork": "fork of", "subagent": "sub-agent of"}.get(session.kind, "under")
+        line = safe_line(session.name, 24)
+        line.append(f" · {what} ", FAINT)
+        line.append_text(safe_line(parent.name, 24))
+        return line
+
+    @on(MessagesPane.OpenSession)
+    def _open_child_session(self, event: MessagesPane.OpenSession) -> None:
+        """Enter on a sub-agent's row: that session, listed under its parent."""
+        index = self.sessions_pane.reveal(event.session_id)
+        if index is None:
+            self.say("That session is not listed (archived?): arbor --archived shows it.",
+                     severity="warning")
+            return
+        self.sessions_pane.move_cursor(index, notify=False)
+        self.show_session(event.session_id, at_end=False)
+        self.set_focus(self.messages_pane)
+
+    def _in_child_session(self, item) -> bool:
+        """A message of an opened sub-agent inside this branch's list: actions that change a
+        branch apply to the sub-agent's own session, opened with enter on its row."""
+        if item is not None and item.nest:
+            self.say("This message belongs to a sub-agent shown inside this branch: press enter "
+                     "on the sub-agent's row to open its session, then act there.",
+                     severity="warning")
+            return True
+        return False
 
     # ---------------------------------------------------------- pane messages
     # A cursor move repaints at once; what it shows next (a session's branches, a branch's
@@ -447,7 +481,7 @@ class ArborApp(App[int]):
         pane = self._focused_pane()
         if pane is self.messages_pane:
             item = self.messages_pane.highlighted
-            if item is None:
+            if item is None or self._in_child_session(item):
                 return
             source, at = self.branch, item.entry
             where = f"message {short_id(at.id)}"
@@ -477,6 +511,10 @@ class ArborApp(App[int]):
         branch = self._fresh_branch(branch.id) or branch
         targets: list[RollbackTarget] = []
         item = self.messages_pane.highlighted
+        if self._focused_pane() is self.messages_pane and self._in_child_session(item):
+            return
+        if item is not None and item.nest:
+            item = None
         message_target = None
         if item is not None and self.branch is not None and item.entry.seq != branch.head_seq \
                 and self.branch.id == branch.id:
@@ -540,7 +578,7 @@ class ArborApp(App[int]):
         pane = self._focused_pane()
         if pane is self.messages_pane:
             item = self.messages_pane.highlighted
-            if item is None:
+            if item is None or self._in_child_session(item):
                 return
             entry = item.entry
             current = self.messages_pane.labels.get(entry.seq, "")
@@ -700,7 +738,8 @@ class ArborApp(App[int]):
         if self.branch is not None:
             item = self.messages_pane.highlighted
             keep_seq = item.entry.seq if item is not None else None
-            keep_depth = item.entry.depth if item is not None and item.kind == "entry" else None
+            keep_depth = item.entry.depth if item is not None and item.kind == "entry" \
+                and not item.nest else None
             self.show_branch(self.branch, keep_seq=keep_seq, keep_depth=keep_depth, at_end=False)
         self._update_status()
 
@@ -731,8 +770,9 @@ class ArborApp(App[int]):
             if session is None:
                 self.say("That session is no longer in the store.", severity="warning")
                 return
-        index = next(i for i, s in enumerate(self.sessions) if s.id == result.session_id)
-        self.sessions_pane.move_cursor(index, notify=False)
+        index = self.sessions_pane.reveal(result.session_id)
+        if index is not None:
+            self.sessions_pane.move_cursor(index, notify=False)
         if result.seq is None:
             self.show_session(result.session_id)
             self.set_focus(self.sessions_pane)

@@ -198,6 +198,12 @@ def _message_body(message: dict[str, Any], expanded: bool, width: int, body: Bod
         body.add(Text("(empty)", f"italic {FAINT}"))
 
 
+def _flat(item: Item) -> Item:
+    from dataclasses import replace
+
+    return replace(item, nest=0)
+
+
 def header(item: Item, label: str | None, now: datetime, width: int) -> Text:
     entry = item.entry
     line = Text(end="")
@@ -305,9 +311,91 @@ def body(item: Item, expanded: bool, width: int) -> Body:
     return out
 
 
+SPAWN_STYLE = "#af87d7"
+NEST_GUIDE = "│ "
+_SPAWN_KINDS = {"subagent": ("↳", "sub-agent"), "subgraph": ("↳", "sub-graph"),
+                "fork": ("↱", "fork")}
+
+
+def spawn_lines(item: Item, expanded: bool, now: datetime, width: int) -> list[Text]:
+    """A session that started at this entry: what it is, how big, and the keys."""
+    from .formatting import age
+
+    child = item.child
+    meta = child.metadata if isinstance(child.metadata, dict) else {}
+    glyph, what = _SPAWN_KINDS.get(child.kind, ("↳", child.kind or "session"))
+    top = Text(end="")
+    top.append(f"{'▾' if expanded else '▸'} {glyph} {what} ", f"bold {SPAWN_STYLE}")
+    kind = agent_kind(meta)
+    if kind:
+        top.append_text(safe_line(kind, 24, style="bold"))
+        top.append(" · ", FAINT)
+    title = meta.get("description") if isinstance(meta.get("description"), str) else ""
+    right = Text(f"{child.message_count:,} msg · {age(child.updated_at, now)}", FAINT)
+    room = width - top.cell_len - right.cell_len - 2
+    if room < 12:                       # narrow: the title first, the figures go
+        right = Text("")
+        room = width - top.cell_len
+    top.append_text(safe_line(title or child.name or "(unnamed)", max(4, room)))
+    gap = width - top.cell_len - right.cell_len
+    if right and gap >= 2:
+        top.append(" " * gap)
+        top.append_text(right)
+    keys = "space folds it · enter opens the session" if expanded else \
+        "space shows it here · enter opens the session"
+    hint = Text("  ", end="")
+    hint.append_text(safe_line(keys, max(4, width - 2), style=FAINT))
+    return [top, hint]
+
+
+def agent_kind(meta: dict[str, Any]) -> str:
+    """What sort of sub-agent a session is: Claude Code's agentType, Codex's role or nickname."""
+    kind = meta.get("agentType")
+    if isinstance(kind, str) and kind:
+        return kind
+    spawn: Any = meta.get("sessionMeta")
+    for key in ("source", "subagent", "thread_spawn"):
+        spawn = spawn.get(key) if isinstance(spawn, dict) else None
+    if isinstance(spawn, dict):
+        for key in ("agent_role", "agent_nickname"):
+            if isinstance(spawn.get(key), str) and spawn[key]:
+                return spawn[key]
+    return ""
+
+
+def render_spawn(console: Console, item: Item, *, width: int, expanded: bool,
+                 now: datetime) -> list[Strip]:
+    lines: list[list[Segment]] = []
+    for line in spawn_lines(item, expanded, now, width):
+        lines.extend(_render(console, line, width))
+    lines.extend(_render(console, Text(""), width))
+    return [Strip(list(strip_links(line)), width).crop_extend(0, width, None) for line in lines]
+
+
+def nest_strips(strips: list[Strip], nest: int, width: int) -> list[Strip]:
+    """Rows of an opened child session: a guide per level at their left."""
+    if nest <= 0:
+        return strips
+    guide = Strip([Segment(NEST_GUIDE * nest, console_style(SPAWN_STYLE))], len(NEST_GUIDE) * nest)
+    return [Strip.join([guide, strip]).crop_extend(0, width, None) for strip in strips]
+
+
+def console_style(style: str):
+    from rich.style import Style
+
+    return Style.parse(style)
+
+
 def render_item(console: Console, item: Item, *, width: int, expanded: bool, label: str | None,
                 now: datetime) -> tuple[list[Strip], bool]:
     """The strips of one item at `width` (without the cursor gutter) and whether it folds."""
+    if item.nest:
+        inner = max(8, width - len(NEST_GUIDE) * item.nest)
+        strips, foldable = render_item(console, _flat(item), width=inner, expanded=expanded,
+                                       label=label, now=now)
+        return nest_strips(strips, item.nest, width), foldable
+    if item.kind == "spawn":
+        return render_spawn(console, item, width=width, expanded=expanded, now=now), True
     content = body(item, expanded, width)
     lines: list[list[Segment]] = _render(console, header(item, label, now, width), width)
     body_lines: list[list[Segment]] = []

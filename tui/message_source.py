@@ -6,6 +6,12 @@ Two views of the same root-to-head path:
   first, then the path from the compaction's first kept entry on, compaction entries left
   out. Only the depths of the (few) compaction entries are needed to map an index to a
   depth, so a 100,000-message branch opens without reading it.
+
+Sessions that started at an entry of this branch (a sub-agent at the tool call that
+spawned it, a fork at its fork point; see core.lineage) get a row of their own right
+after that entry. Opened, the row is followed by the child's own messages (its current
+branch, read the same way, one level deeper): display indexes then map to the branch's
+own rows and to the children's through a short table of those insertions.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from dataclasses import dataclass
 from core.entries import COMPACTION, Entry
 from core.errors import ReplayError
 from core.models import InternalSession
-from core.store import Store
+from core.store import SpawnedSession, Store
 
 WINDOW = 200
 MAX_WINDOWS = 64
@@ -25,27 +31,49 @@ MAX_WINDOWS = 64
 
 @dataclass(frozen=True, slots=True)
 class Item:
-    """One row of the messages pane: an entry, or (kind "summary") a compaction's summary marker."""
+    """One row of the messages pane: an entry, a compaction's summary marker (kind
+    "summary"), or (kind "spawn") a session that started at `entry`. `nest` is how many
+    opened child sessions the row is inside."""
 
-    kind: str  # "entry" | "summary"
+    kind: str  # "entry" | "summary" | "spawn"
     entry: Entry
+    nest: int = 0
+    child: SpawnedSession | None = None
 
     @property
     def key(self) -> tuple[str, int]:
+        if self.child is not None:
+            return ("spawn", self.child.id)
         return (self.kind, self.entry.seq)
 
 
+@dataclass(slots=True)
+class _Insert:
+    base: int                  # the row of this branch it follows (an index without inserts)
+    child: SpawnedSession
+    entry: Entry               # the entry it started at
+    nested: "MessageSource | None" = None
+
+
 class MessageSource:
-    def __init__(self, store: Store, branch: InternalSession, raw: bool = False):
+    def __init__(self, store: Store, branch: InternalSession, raw: bool = False, *,
+                 opened: set[int] | None = None, nest: int = 0,
+                 within: frozenset[int] = frozenset()):
         self.store = store
         self.branch = branch
         self.head = branch.head_seq
         self.raw = raw
+        self.nest = nest
+        # the ids of the child sessions shown open (shared with the pane and nested sources)
+        self.opened: set[int] = opened if opened is not None else set()
+        self._within = within | {branch.external_session_id}
         self.warning: str | None = None
         self.compaction: Entry | None = None
         self.start = 0
         self.skips: list[int] = []
         self._windows: OrderedDict[int, list[Entry]] = OrderedDict()
+        self._inserts: list[_Insert] = []
+        self._extra = 0
         with store.reading():
             self.length = store.path_length(self.head)
             if not raw and self.head is not None:
@@ -60,6 +88,50 @@ class MessageSource:
                         self.start = start
                         self.skips = sorted(c.depth for c in store.compactions_on_path(self.head)
                                             if c.depth >= start)
+            self._find_inserts()
+        self.relayout()
+
+    # ------------------------------------------------------------ child sessions
+    def _find_inserts(self) -> None:
+        if self.head is None:
+            return
+        for child in self.store.spawned_sessions(self.branch.external_session_id):
+            if child.spawn_seq is None or child.spawn_depth is None or child.id in self._within:
+                continue
+            if child.spawn_depth >= self.length or \
+                    self.store.entry_at_depth(self.head, child.spawn_depth) != child.spawn_seq:
+                continue          # it started on another branch
+            base = self._base_index_of_depth(child.spawn_depth)
+            if base is None:
+                continue          # hidden in this view (before the compaction)
+            entry = self._entry_at(child.spawn_depth)
+            if entry is not None:
+                self._inserts.append(_Insert(base, child, entry))
+        self._inserts.sort(key=lambda insert: insert.base)
+
+    @property
+    def children(self) -> list[SpawnedSession]:
+        return [insert.child for insert in self._inserts]
+
+    def relayout(self) -> None:
+        """Count the rows again after a child session was opened or folded."""
+        extra = 0
+        for insert in self._inserts:
+            extra += 1
+            if insert.child.id in self.opened:
+                if insert.nested is None:
+                    insert.nested = self._open(insert.child)
+                if insert.nested is not None:
+                    insert.nested.relayout()
+                    extra += insert.nested.count
+        self._extra = extra
+
+    def _open(self, child: SpawnedSession) -> "MessageSource | None":
+        branch = self.store.current_internal_session(child.id)
+        if branch is None:
+            return None
+        return MessageSource(self.store, branch, opened=self.opened, nest=self.nest + 1,
+                             within=self._within)
 
     # ----------------------------------------------------------------- indexing
     @property
@@ -68,11 +140,61 @@ class MessageSource:
 
     @property
     def count(self) -> int:
+        return self._base_count + self._extra
+
+    @property
+    def _base_count(self) -> int:
         if self.raw:
             return self.length
         return self.offset + max(0, self.length - self.start - len(self.skips))
 
+    def _to_base(self, index: int) -> tuple[int | None, Item | None]:
+        """A display index as (this branch's own row, None), or (None, a child's row)."""
+        shift = 0
+        for insert in self._inserts:
+            marker = insert.base + 1 + shift
+            if index < marker:
+                break
+            if index == marker:
+                return None, Item("spawn", insert.entry, self.nest, insert.child)
+            nested = insert.nested if insert.child.id in self.opened else None
+            size = nested.count if nested is not None else 0
+            if index <= marker + size:
+                return None, nested.item(index - marker - 1)
+            shift += 1 + size
+        return index - shift, None
+
+    def _from_base(self, base: int) -> int:
+        shift = 0
+        for insert in self._inserts:
+            if insert.base >= base:
+                break
+            shift += 1
+            if insert.child.id in self.opened and insert.nested is not None:
+                shift += insert.nested.count
+        return base + shift
+
+    def index_of_key(self, key: tuple[str, int]) -> int | None:
+        """The display index of a spawn row, or of an entry in an opened child session."""
+        shift = 0
+        for insert in self._inserts:
+            marker = insert.base + 1 + shift
+            if key == ("spawn", insert.child.id):
+                return marker
+            nested = insert.nested if insert.child.id in self.opened else None
+            if nested is not None:
+                found = nested.index_of_key(key) if key[0] == "spawn" else \
+                    nested.index_of_seq(key[1])
+                if found is not None:
+                    return marker + 1 + found
+            shift += 1 + (nested.count if nested is not None else 0)
+        return None
+
     def depth_of(self, index: int) -> int | None:
+        base, _child_item = self._to_base(index)
+        return self._base_depth_of(base) if base is not None else None
+
+    def _base_depth_of(self, index: int) -> int | None:
         if self.raw:
             return index
         position = index - self.offset
@@ -87,6 +209,10 @@ class MessageSource:
         return depth
 
     def index_of_depth(self, depth: int) -> int | None:
+        base = self._base_index_of_depth(depth)
+        return self._from_base(base) if base is not None else None
+
+    def _base_index_of_depth(self, depth: int) -> int | None:
         if self.raw:
             return depth if 0 <= depth < self.length else None
         if depth < self.start or depth >= self.length:
@@ -99,16 +225,20 @@ class MessageSource:
     def index_of_seq(self, seq: int, depth: int | None = None) -> int | None:
         if self.compaction is not None and not self.raw and seq == self.compaction.seq:
             return 0
+        entry = None
         if depth is None:
             entry = self.store.get_entry(seq)
             if entry is None:
                 return None
             depth = entry.depth
+        if entry is not None and entry.external_session_id != self.branch.external_session_id:
+            return self.index_of_key(("entry", seq))      # in an opened child session
         index = self.index_of_depth(depth)
-        if index is None:
-            return None
-        item = self.item(index)
-        return index if item is not None and item.entry.seq == seq else None
+        if index is not None:
+            item = self.item(index)
+            if item is not None and item.entry.seq == seq:
+                return index
+        return self.index_of_key(("entry", seq)) if self._inserts else None
 
     # ------------------------------------------------------------------ reading
     def _entry_at(self, depth: int) -> Entry | None:
@@ -127,11 +257,14 @@ class MessageSource:
     def item(self, index: int) -> Item | None:
         if index < 0 or index >= self.count:
             return None
-        if self.offset and index == 0:
-            return Item("summary", self.compaction)
-        depth = self.depth_of(index)
+        base, child_item = self._to_base(index) if self._inserts else (index, None)
+        if base is None:
+            return child_item
+        if self.offset and base == 0:
+            return Item("summary", self.compaction, self.nest)
+        depth = self._base_depth_of(base)
         entry = self._entry_at(depth) if depth is not None else None
-        return Item("entry", entry) if entry is not None else None
+        return Item("entry", entry, self.nest) if entry is not None else None
 
     def describe(self) -> str:
         if self.raw:

@@ -15,8 +15,11 @@ KEYS = [
         ("tab / shift+tab", "next / previous pane"),
         ("↑ ↓ j k", "move the cursor"),
         ("pgup pgdn home end", "page, first, last"),
-        ("enter", "sessions: open · branches: make current · messages: open/fold"),
-        ("space", "open or fold a message (tool calls and results start folded)"),
+        ("enter", "sessions: open · branches: make current · messages: open/fold "
+                  "(on a sub-agent: open its session)"),
+        ("space", "open or fold a message (tool calls and results start folded), a sub-agent's "
+                  "thread under its tool call, or the sub-agents and forks listed under a session"),
+        ("← →", "sessions: fold / list the sub-agents and forks under a session"),
     ]),
     ("Change (nothing is ever deleted)", [
         ("b", "branch at the highlighted message, or at the highlighted branch's head"),

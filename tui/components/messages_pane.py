@@ -41,7 +41,7 @@ class MessagesPane(Widget, can_focus=True):
         Binding("l", "app.label", "Label", tooltip="Label the highlighted message"),
         Binding("c", "app.compact", "Compact", tooltip="Compact this branch"),
         Binding("v", "app.toggle_view", "Raw", tooltip="Toggle raw entries and replayed context"),
-        Binding("enter", "toggle_open", "Open/fold", show=False),
+        Binding("enter", "enter", "Open/fold", show=False),
         Binding("up,k", "cursor_up", "Up", show=False),
         Binding("down,j", "cursor_down", "Down", show=False),
         Binding("pageup", "page_up", "Page up", show=False),
@@ -56,6 +56,13 @@ class MessagesPane(Widget, can_focus=True):
             self.pane = pane
             self.index = index
 
+    class OpenSession(Message):
+        """Enter on a sub-agent's (or fork's) row: show that session itself."""
+
+        def __init__(self, session_id: int) -> None:
+            super().__init__()
+            self.session_id = session_id
+
     def __init__(self, now: datetime, **kwargs) -> None:
         super().__init__(**kwargs)
         self.now = now
@@ -65,6 +72,9 @@ class MessagesPane(Widget, can_focus=True):
         self.top_line = 0
         self.cursor = 0
         self.expanded: set[tuple[str, int]] = set()
+        # child sessions (sub-agents, forks) shown open under the entry they started at;
+        # every MessageSource made for this pane shares it (see tui.message_source)
+        self.opened: set[int] = set()
         self.empty_text: Text = Text("")
         self._strips: OrderedDict[tuple, tuple[list[Strip], bool]] = OrderedDict()
         self._layout: list[tuple[int, int]] | None = None  # (item index, line in item) per row
@@ -80,6 +90,7 @@ class MessagesPane(Widget, can_focus=True):
                    keep_seq: int | None = None, keep_depth: int | None = None,
                    at_end: bool = True, empty_text: Text | None = None) -> None:
         """Show a branch; the cursor goes to `keep_seq` if it is there, else to the end."""
+        previous = self.highlighted if keep_seq is not None else None
         self.source = source
         self.labels = labels or {}
         if empty_text is not None:
@@ -89,7 +100,10 @@ class MessagesPane(Widget, can_focus=True):
         count = self.count
         target = None
         if source is not None and keep_seq is not None:
-            target = source.index_of_seq(keep_seq, keep_depth)
+            if previous is not None and previous.kind == "spawn" and previous.entry.seq == keep_seq:
+                target = source.index_of_key(previous.key)    # the same sub-agent row
+            if target is None:
+                target = source.index_of_seq(keep_seq, keep_depth)
         if target is None:
             target = count - 1 if at_end else 0
         self.cursor = max(0, min(target, count - 1))
@@ -123,8 +137,9 @@ class MessagesPane(Widget, can_focus=True):
         if item is None:
             return []
         width = self._width
-        label = self.labels.get(item.entry.seq) if item.kind == "entry" else None
-        key = (item.key, width, item.key in self.expanded, label)
+        label = self.labels.get(item.entry.seq) if item.kind == "entry" and not item.nest else None
+        key = (item.key, width, item.key in self.expanded, label, item.nest,
+               (item.child.message_count, item.child.updated_at) if item.child else None)
         cached = self._strips.get(key)
         if cached is None:
             from ..message_render import render_item  # not needed for the first frame
@@ -316,8 +331,19 @@ class MessagesPane(Widget, can_focus=True):
             self.expanded.discard(item.key)
         else:
             self.expanded.add(item.key)
+        if item.child is not None and self.source is not None:
+            # a sub-agent's row: its messages follow it (or fold away) in this list
+            self.opened.symmetric_difference_update({item.child.id})
+            self.source.relayout()
         self.scroll_cursor_visible()
         self._changed()
+
+    def action_enter(self) -> None:
+        item = self.highlighted
+        if item is not None and item.child is not None:
+            self.post_message(self.OpenSession(item.child.id))
+            return
+        self.action_toggle_open()
 
     def _scroll_lines(self, lines: int) -> None:
         """Wheel scrolling moves the view, not the cursor."""

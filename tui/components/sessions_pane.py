@@ -1,4 +1,7 @@
-"""The sessions pane: every external session, newest activity first, two lines a row."""
+"""The sessions pane: every external session, newest activity first, two lines a row.
+
+Sub-agents and forks are listed under the session they came from (core.lineage), folded
+until opened (space, or right/left); a sub-agent's messages count in its parent's row."""
 
 from __future__ import annotations
 
@@ -7,11 +10,16 @@ from datetime import datetime
 from rich.text import Text
 from textual.binding import Binding
 
+from core.lineage import FamilyRow, ancestors, family_rows
 from core.store import SessionSummary
 
 from ..formatting import DIM, FAINT, SOURCE_STYLES, age, short_count
 from ..safe_text import safe_line
 from .row_list import RowList
+
+CHILD_STYLE = "#af87d7"
+_CHILD_GLYPHS = {"subagent": "↳", "subgraph": "↳", "fork": "↱"}
+_CHILD_NAMES = {"subagent": "sub-agent", "subgraph": "sub-graph", "fork": "fork"}
 
 
 class SessionsPane(RowList):
@@ -23,6 +31,10 @@ class SessionsPane(RowList):
     BINDINGS = [
         Binding("tab", "app.focus_next_pane", "Pane", tooltip="Sessions → branches → messages"),
         Binding("enter", "app.open_session", "Open", tooltip="Show this session's branches"),
+        Binding("space", "toggle_children", "Sub-agents", show=False,
+                tooltip="List (or fold) the sub-agents and forks under this session"),
+        Binding("right", "open_children", "Unfold", show=False),
+        Binding("left", "close_children", "Fold", show=False),
         Binding("a", "app.archive", "Archive", tooltip="Archive the highlighted session"),
         Binding("R", "app.rename", "Rename", tooltip="Rename the highlighted session"),
         Binding("b", "app.branch", "Branch", show=False),
@@ -33,31 +45,86 @@ class SessionsPane(RowList):
 
     def __init__(self, now: datetime, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.sessions: list[SessionSummary] = []
+        self.all_sessions: list[SessionSummary] = []
+        self.rows: list[FamilyRow] = []
+        self.opened: set[int] = set()     # sessions whose sub-agents and forks are listed
         self.now = now
+
+    @property
+    def sessions(self) -> list[SessionSummary]:
+        """The sessions in the order they are listed (children only under open parents)."""
+        return [row.session for row in self.rows]
 
     def set_sessions(self, sessions: list[SessionSummary], keep_id: int | None = None,
                      *, notify: bool = True) -> None:
+        self.all_sessions = sessions
+        if keep_id is not None:
+            self.opened.update(ancestors(sessions, keep_id))   # a child stays in sight
+        rows = family_rows(sessions, self.opened)
         cursor = None
         if keep_id is not None:
-            cursor = next((i for i, s in enumerate(sessions) if s.id == keep_id), None)
+            cursor = next((i for i, r in enumerate(rows) if r.session.id == keep_id), None)
             if cursor is None:  # gone (archived): stay at the same place in the list
-                cursor = min(self.cursor, max(0, len(sessions) - 1))
-        self.sessions = sessions
-        self.set_row_count(len(sessions), cursor if cursor is not None else 0, notify=notify)
-        self.border_title = f"Sessions [{len(sessions):,}]" if sessions else "Sessions"
+                cursor = min(self.cursor, max(0, len(rows) - 1))
+        self.rows = rows
+        self.set_row_count(len(rows), cursor if cursor is not None else 0, notify=notify)
+        self.border_title = f"Sessions [{len(rows):,}]" if rows else "Sessions"
+
+    def reveal(self, session_id: int) -> int | None:
+        """Open the sessions above this one so that it is listed; its row index."""
+        wanted = set(ancestors(self.all_sessions, session_id))
+        if not wanted <= self.opened:
+            self.opened |= wanted
+            keep = self.highlighted.id if self.highlighted else None
+            self.set_sessions(self.all_sessions, keep, notify=False)
+        return next((i for i, r in enumerate(self.rows) if r.session.id == session_id), None)
 
     @property
     def highlighted(self) -> SessionSummary | None:
-        if 0 <= self.cursor < len(self.sessions):
-            return self.sessions[self.cursor]
+        if 0 <= self.cursor < len(self.rows):
+            return self.rows[self.cursor].session
         return None
 
+    def _set_open(self, open_: bool | None) -> None:
+        row = self.rows[self.cursor] if 0 <= self.cursor < len(self.rows) else None
+        if row is None:
+            return
+        if not row.children:
+            if open_ is False and row.depth:      # left on a child: back to its parent
+                parent = row.session.parent_id
+                index = next((i for i, r in enumerate(self.rows) if r.session.id == parent), None)
+                if index is not None:
+                    self.move_cursor(index)
+            return
+        want = (not row.is_open) if open_ is None else open_
+        if want == row.is_open:
+            return
+        if want:
+            self.opened.add(row.session.id)
+        else:
+            self.opened.discard(row.session.id)
+        self.set_sessions(self.all_sessions, row.session.id, notify=False)
+
+    def action_toggle_children(self) -> None:
+        self._set_open(None)
+
+    def action_open_children(self) -> None:
+        self._set_open(True)
+
+    def action_close_children(self) -> None:
+        self._set_open(False)
+
     def render_row(self, index: int, width: int) -> list[Text]:
-        session = self.sessions[index]
-        when = age(session.updated_at, self.now)
-        name_width = max(4, width - len(when) - 3)
-        top = Text(" ", end="")
+        row = self.rows[index]
+        session = row.session
+        when = age(row.updated_at, self.now)
+        indent = "  " * min(row.depth, 6)
+        top = Text(" " + indent, end="")
+        if row.depth:
+            top.append(_CHILD_GLYPHS.get(session.kind, "↳") + " ", CHILD_STYLE)
+        if row.children:
+            top.append("▾ " if row.is_open else "▸ ", CHILD_STYLE)
+        name_width = max(4, width - len(when) - 2 - top.cell_len)
         name = session.name or "(unnamed)"
         top.append_text(safe_line(name, name_width, style="bold" if session.is_active else f"italic {DIM}"))
         top.pad_right(max(0, width - 1 - len(when) - top.cell_len))
@@ -68,21 +135,29 @@ class SessionsPane(RowList):
         if width >= 32:
             numbers.append(f"{session.branch_count:>3}", branch_style)
             numbers.append(" br ", FAINT)
-            numbers.append(f"{session.message_count:>7,}", DIM)
+            numbers.append(f"{row.messages:>7,}", DIM)
             numbers.append(" msg ", FAINT)
         else:  # a narrow terminal: short counts, so the source still fits
             numbers.append(f"{session.branch_count:>2}", branch_style)
             numbers.append("br ", FAINT)
-            numbers.append(f"{short_count(session.message_count):>4}", DIM)
+            numbers.append(f"{short_count(row.messages):>4}", DIM)
             numbers.append("m ", FAINT)
-        bottom = Text(" ", end="")
+        bottom = Text(" " + indent, end="")
         source = session.source or "?"
-        room = width - numbers.cell_len - 2
-        if not session.is_active and room >= 20:
+        room = width - numbers.cell_len - 2 - len(indent)
+        if row.depth and room >= 9:
+            # what it is, in place of the source its parent shows already
+            bottom.append_text(safe_line(_CHILD_NAMES.get(session.kind, session.kind), room,
+                                         style=CHILD_STYLE))
+        elif not session.is_active and room >= 20:
             bottom.append_text(safe_line(source, room - 9, style=SOURCE_STYLES.get(source, DIM)))
             bottom.append(" archived", f"italic {FAINT}")
         elif room >= 4:
             bottom.append_text(safe_line(source, min(14, room), style=SOURCE_STYLES.get(source, DIM)))
+        more = f" +{row.children}"
+        if row.children and not row.is_open and \
+                width - numbers.cell_len - bottom.cell_len >= len(more):
+            bottom.append(more, CHILD_STYLE)      # sub-agents and forks folded under it
         gap = width - bottom.cell_len - numbers.cell_len
         if gap > 0:
             bottom.pad_right(gap)
