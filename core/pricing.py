@@ -1,0 +1,365 @@
+"""What a model response cost, from the price table of the `genai-prices` package.
+
+The table is pydantic's `genai-prices` (offline: the data ships inside the package; nothing
+is fetched). It knows prices that changed over time (the price on the day of the request
+is used) and per-request tiers: a request whose input (uncached + cache writes + cache
+reads) is over a tier's threshold is priced at that tier's rates as a whole.
+
+Asking the package for every response is slow (about 0.2 ms a call), so for each model,
+price period and tier the package is asked a handful of times for the cost of one kind of
+token at a time, and those per-token rates are kept: a response then costs a few
+multiplications. `tests/test_pricing.py` checks that this gives the package's own answer.
+
+`ARBOR_PRICES` may name a JSON file of overrides, `{"model or glob": {price keys}}`, in the
+package's own terms (`input_mtok`, `output_mtok`, `cache_read_mtok`, `cache_write_mtok`,
+`cache_write_1h_mtok`, `output_reasoning_mtok`, `requests_kcount`; a value is a number or
+`{"base": 3, "tiers": [{"start": 200000, "price": 6}]}`). An override wins over the table.
+
+A model the table does not know has no price: `cost()` returns None and the figure that
+holds it is "incomplete", never $0.
+
+Nothing here is imported at app start: `core.usage` imports this module when it first
+prices a response.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import os
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+from .errors import ArborError
+
+PRICES_ENV = "ARBOR_PRICES"
+_PACKAGE = "genai-prices"
+# The kinds of token a rate is kept for, in this order.
+_KINDS = ("input", "cache_write", "cache_write_1h", "cache_read", "output", "reasoning")
+_PROBE_OUTPUT = 1_000_000
+
+
+class PricesError(ArborError):
+    """The overrides file named by ARBOR_PRICES cannot be used."""
+
+
+def table_version() -> str:
+    """The installed price table's version ('' when the package is missing). Cheap: reads
+    the package's metadata, does not import it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(_PACKAGE)
+    except PackageNotFoundError:
+        return ""
+
+
+def overrides_path() -> Path | None:
+    value = os.environ.get(PRICES_ENV, "").strip()
+    return Path(value).expanduser() if value else None
+
+
+def _overrides_bytes(path: Path | None) -> bytes:
+    if path is None:
+        return b""
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise PricesError(f"{PRICES_ENV}={path}: cannot read it ({error.strerror or error})")
+
+
+def basis(path: Path | None = None, data: bytes | None = None) -> int:
+    """A number that changes when the prices would: the table's version and the overrides.
+    Stored beside every computed cost, so costs made with other prices are found and redone."""
+    if data is None:
+        data = _overrides_bytes(path if path is not None else overrides_path())
+    digest = hashlib.blake2b(table_version().encode() + b"\0" + data, digest_size=7).digest()
+    return int.from_bytes(digest, "big") or 1
+
+
+@dataclass(frozen=True, slots=True)
+class Rates:
+    """USD per token of each kind, and per request, within one price tier."""
+
+    input: float
+    cache_write: float
+    cache_write_1h: float
+    cache_read: float
+    output: float
+    reasoning: float
+    request: float
+
+
+@dataclass(frozen=True, slots=True)
+class PriceCard:
+    """The rates of one model in one price period: `tiers[i]` applies when a request's input
+    is above `starts[i]` (starts[0] is -1: the base rates)."""
+
+    model: str          # the table's name for it, or the override's pattern
+    starts: tuple[int, ...]
+    tiers: tuple[Rates, ...]
+
+    def rates_for(self, prompt_tokens: int) -> Rates:
+        chosen = self.tiers[0]
+        for start, rates in zip(self.starts, self.tiers):
+            if prompt_tokens > start:
+                chosen = rates
+        return chosen
+
+    def cost(self, input_tokens: int, cache_write: int, cache_write_1h: int, cache_read: int,
+             output: int, reasoning: int = 0) -> float:
+        r = self.rates_for(input_tokens + cache_write + cache_read)
+        write_5m = cache_write - cache_write_1h
+        return (input_tokens * r.input + write_5m * r.cache_write + cache_write_1h * r.cache_write_1h
+                + cache_read * r.cache_read + (output - reasoning) * r.output
+                + reasoning * r.reasoning + r.request)
+
+
+def _decimal(value: Any, where: str) -> Decimal:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise PricesError(f"{where}: expected a number, got {value!r}")
+    try:
+        out = Decimal(str(value))
+    except InvalidOperation:
+        raise PricesError(f"{where}: expected a number, got {value!r}") from None
+    if not out.is_finite() or out < 0:
+        raise PricesError(f"{where}: expected a price of 0 or more, got {value!r}")
+    return out
+
+
+_OVERRIDE_KEYS = ("input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok",
+                  "cache_write_1h_mtok", "output_reasoning_mtok", "requests_kcount")
+
+
+def _model_price_from(spec: Any, where: str):
+    """An override's prices as the package's ModelPrice (so they are applied by the same
+    rules as the table's)."""
+    from genai_prices import types
+
+    if not isinstance(spec, dict) or not spec:
+        raise PricesError(f"{where}: expected an object of prices such as "
+                          '{"input_mtok": 3, "output_mtok": 15}')
+    prices: dict[str, Any] = {}
+    for key, value in spec.items():
+        if key not in _OVERRIDE_KEYS:
+            raise PricesError(f"{where}: unknown price {key!r} (known: {', '.join(_OVERRIDE_KEYS)})")
+        if isinstance(value, dict):
+            tiers = value.get("tiers")
+            if not isinstance(tiers, list) or "base" not in value:
+                raise PricesError(f"{where}.{key}: a tiered price is "
+                                  '{"base": N, "tiers": [{"start": TOKENS, "price": N}]}')
+            built = []
+            for i, tier in enumerate(tiers):
+                if not isinstance(tier, dict) or not isinstance(tier.get("start"), int) \
+                        or isinstance(tier.get("start"), bool) or tier["start"] < 0:
+                    raise PricesError(f"{where}.{key}.tiers[{i}]: needs a whole \"start\" >= 0")
+                built.append(types.Tier(start=tier["start"],
+                                        price=_decimal(tier.get("price"), f"{where}.{key}.tiers[{i}]")))
+            prices[key] = types.TieredPrices(base=_decimal(value["base"], f"{where}.{key}.base"),
+                                             tiers=built)
+        else:
+            prices[key] = _decimal(value, f"{where}.{key}")
+    return types.ModelPrice(**prices)
+
+
+def _card(name: str, model_price) -> PriceCard:
+    """Per-token rates of each tier, asked of the package's own calculation."""
+    from genai_prices import Usage, types
+
+    starts = sorted({tier.start for value in model_price.__dict__.values()
+                     if isinstance(value, types.TieredPrices) for tier in value.tiers})
+    request = model_price.requests_kcount
+    per_request = float(request) / 1000 if isinstance(request, Decimal) else 0.0
+
+    def price(**counts) -> Decimal:
+        return model_price.calc_price(Usage(**counts))["total_price"] - Decimal(str(per_request))
+
+    bounds = [-1, *starts]
+    tiers = []
+    for start in bounds:
+        t = start + 1 if start >= 0 else 1     # a total input inside this tier
+        base = price(input_tokens=t)
+        rates = {
+            "input": base / t,
+            "cache_read": price(input_tokens=t, cache_read_tokens=t) / t,
+            "cache_write": price(input_tokens=t, cache_write_tokens=t) / t,
+            "cache_write_1h": price(input_tokens=t, cache_write_tokens=t, cache_write_1h_tokens=t) / t,
+            "output": (price(input_tokens=t, output_tokens=_PROBE_OUTPUT) - base) / _PROBE_OUTPUT,
+            "reasoning": (price(input_tokens=t, output_tokens=_PROBE_OUTPUT,
+                                output_reasoning_tokens=_PROBE_OUTPUT) - base) / _PROBE_OUTPUT,
+        }
+        tiers.append(Rates(**{k: float(v) for k, v in rates.items()}, request=per_request))
+    return PriceCard(model=name, starts=tuple(bounds), tiers=tuple(tiers))
+
+
+class PriceBook:
+    """Prices for responses: the package's table with the overrides on top. One per basis."""
+
+    def __init__(self, overrides: dict[str, Any] | None = None, *, basis_value: int = 0):
+        self.basis = basis_value
+        self._overrides: list[tuple[str, Any]] = []
+        for pattern, spec in (overrides or {}).items():
+            self._overrides.append((pattern.lower(), _model_price_from(spec, f"{PRICES_ENV}[{pattern!r}]")))
+        self._models: dict[tuple[str, str], Any] = {}
+        self._cards: dict[tuple, PriceCard] = {}
+        self._daily: dict[tuple, PriceCard | None] = {}
+        self._lock = threading.Lock()
+
+    # ----------------------------------------------------------------- lookup
+    def _override(self, model: str):
+        lower = model.lower()
+        for pattern, price in self._overrides:
+            if pattern == lower:
+                return pattern, price
+        for pattern, price in self._overrides:
+            if any(ch in pattern for ch in "*?[") and fnmatch.fnmatchcase(lower, pattern):
+                return pattern, price
+        return None
+
+    def _table_model(self, model: str, provider: str):
+        key = (model, provider)
+        if key in self._models:
+            return self._models[key]
+        from genai_prices.data_snapshot import get_snapshot
+
+        snapshot = get_snapshot()
+        found = None
+        for provider_id in ([provider] if provider else []) + [None]:
+            try:
+                found = snapshot.find_provider_model(model, None, provider_id, None)[1]
+                break
+            except LookupError:
+                continue
+        self._models[key] = found
+        return found
+
+    def card(self, model: str, provider: str = "", when: datetime | None = None,
+             fast: bool = False) -> PriceCard | None:
+        """The rates that applied to `model` at `when`, None when nothing prices it."""
+        if not model:
+            return None
+        when = when or datetime.now(UTC)
+        with self._lock:
+            override = self._override(model)
+            if override is not None:
+                key = ("override", override[0])
+                card = self._cards.get(key)
+                if card is None:
+                    card = self._cards[key] = _card(override[0], override[1])
+                return card
+            info = self._table_model(model, provider)
+            if info is None:
+                return None
+            period = _active_period(info, when)
+            context = {"speed": "fast"} if fast else None
+            variants = _active_variants(info, when, context)
+            key = (info.id, id(info), period, variants)
+            card = self._cards.get(key)
+            if card is None:
+                card = self._cards[key] = _card(info.id, info.get_prices(when, context))
+            return card
+
+    def cost(self, model: str, provider: str, when: datetime | None, input_tokens: int,
+             cache_write: int, cache_write_1h: int, cache_read: int, output: int,
+             reasoning: int = 0, fast: bool = False) -> float | None:
+        card = self.card(model, provider, when, fast)
+        if card is None:
+            return None
+        return card.cost(input_tokens, cache_write, min(cache_write_1h, cache_write), cache_read,
+                         output, min(reasoning, output))
+
+    def cost_at(self, model: str, provider: str, stamp: str, input_tokens: int, cache_write: int,
+                cache_write_1h: int, cache_read: int, output: int, reasoning: int = 0,
+                fast: bool = False) -> float | None:
+        """`cost()` for a stored UTC timestamp text; the card is remembered per model and
+        UTC day (prices change by date), except for models priced by the time of day."""
+        key = (model, provider, fast, stamp[:10])
+        card = self._daily.get(key, _MISSING)
+        if card is _MISSING:
+            when = parse_time(stamp)
+            card = self.card(model, provider, when, fast)
+            info = None if card is None or self._override(model) else self._table_model(model, provider)
+            if info is None or not _by_time_of_day(info):
+                self._daily[key] = card
+        if card is None:
+            return None
+        return card.cost(input_tokens, cache_write, min(cache_write_1h, cache_write), cache_read,
+                         output, min(reasoning, output))
+
+    def known(self, model: str, provider: str = "") -> bool:
+        return self.card(model, provider) is not None
+
+
+_MISSING = object()
+
+
+def _by_time_of_day(info) -> bool:
+    from genai_prices import types
+
+    prices = info.prices if isinstance(info.prices, list) else []
+    constraints = [p.constraint for p in prices] + [v.constraint for v in info.price_variants or ()]
+    return any(isinstance(c, types.TimeOfDateConstraint) for c in constraints)
+
+
+def _active_period(info, when: datetime) -> int:
+    """Which of a model's dated prices applies at `when` (the package's own rule)."""
+    prices = info.prices
+    if not isinstance(prices, list):
+        return -1
+    for index in range(len(prices) - 1, -1, -1):
+        constraint = prices[index].constraint
+        if constraint is None or constraint.active(when):
+            return index
+    return 0
+
+
+def _active_variants(info, when: datetime, context: dict | None) -> tuple[int, ...]:
+    if not context:
+        return ()
+    out = []
+    for index, variant in enumerate(info.price_variants or ()):
+        if variant.constraint is not None and not variant.constraint.active(when):
+            continue
+        if all(context.get(k) == v for k, v in variant.when.items()):
+            out.append(index)
+    return tuple(out)
+
+
+_book: PriceBook | None = None
+_book_lock = threading.Lock()
+
+
+def price_book() -> PriceBook:
+    """This process's price book, made again when ARBOR_PRICES or its file changed."""
+    global _book
+    path = overrides_path()
+    data = _overrides_bytes(path)
+    value = basis(data=data)
+    with _book_lock:
+        if _book is None or _book.basis != value:
+            overrides = None
+            if data:
+                try:
+                    overrides = json.loads(data)
+                except ValueError as error:
+                    raise PricesError(f"{PRICES_ENV}={path}: not JSON ({error})") from None
+                if not isinstance(overrides, dict):
+                    raise PricesError(f"{PRICES_ENV}={path}: expected an object of "
+                                      '{"model": {"input_mtok": …, "output_mtok": …}}')
+            _book = PriceBook(overrides, basis_value=value)
+        return _book
+
+
+def parse_time(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
