@@ -61,6 +61,8 @@ HOLDER = r"""
 import sys
 from core import open_store
 store = open_store(sys.argv[1], create=False)
+if len(sys.argv) > 2:  # as the browser does at start
+    store.reader().list_sessions()
 print(len(store.list_sessions(include_archived=True)), flush=True)
 sys.stdin.readline()  # the test runs arbor --demo meanwhile
 session = store.create_external_session("written by the holder")
@@ -100,9 +102,20 @@ def demo_cli(path, monkeypatch) -> int:
 
 
 def test_demo_is_not_rebuilt_while_another_process_has_it_open(tmp_path, monkeypatch, capsys):
+    check_demo_refused_while_held(tmp_path, monkeypatch, capsys)
+
+
+@pytest.mark.xfail(strict=True, reason="Store.reader() reads the store's first bytes with "
+                   "open(), which drops the process's SQLite locks, so nobody can tell it has "
+                   "the store open (issue 8 item 1: the store's part)")
+def test_demo_is_not_rebuilt_while_the_browser_has_it_open(tmp_path, monkeypatch, capsys):
+    check_demo_refused_while_held(tmp_path, monkeypatch, capsys, "reader")
+
+
+def check_demo_refused_while_held(tmp_path, monkeypatch, capsys, *how: str):
     path = build_demo(tmp_path / "demo.db")
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path), *how],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "6"
         assert demo_cli(path, monkeypatch) == 2
