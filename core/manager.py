@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from . import operations
-from .clock import parse, to_text
+from .clock import parse
 from .entries import (BRANCH_SUMMARY, COMPACTION, CUSTOM, CUSTOM_MESSAGE, LABEL, MESSAGE,
                       MODEL_CHANGE, SESSION_INFO, THINKING_LEVEL_CHANGE, Entry, content_text)
 from .errors import AmbiguousId, ArborError, NotFound, OutsideSessionDir

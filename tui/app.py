@@ -20,7 +20,6 @@ from textual.containers import Horizontal
 from textual.widgets import Footer
 
 from core.clock import utc_now
-from core.errors import ArborError
 from core.models import InternalSession
 from core.store import SessionSummary, Store, open_store
 

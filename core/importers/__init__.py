@@ -128,32 +128,18 @@ def import_file(store, path: Path, fmt: str | None = None, *,
     return result
 
 
-def _state_head(text: str) -> str | None:
-    import json
-
-    try:
-        return json.loads(text).get("head")
-    except (ValueError, AttributeError):
-        return None
+def _state_head(state: dict) -> str | None:
+    return state.get("head")
 
 
 def _unchanged_sessions(store, key: str, result: FileResult) -> None:
-    import json
-
-    row = store.connection.execute("SELECT state FROM import_sources WHERE source_key = ?",
-                                   (key,)).fetchone()
-    try:
-        state = json.loads(row[0]) if row else {}
-    except ValueError:
-        state = {}
+    row = store.import_source(key)
+    state = row[4] if row else {}
     result.lines = int(state.get("lines") or 0)
     for uid in state.get("sessions") or []:
         session = store.get_external_session_by_uid(uid)
         if session is not None:
-            totals = store.connection.execute(
-                "SELECT (SELECT COUNT(*) FROM entries WHERE external_session_id = ?),"
-                " (SELECT COUNT(*) FROM internal_sessions WHERE external_session_id = ?)",
-                (session.id, session.id)).fetchone()
+            totals = store.session_totals(session.id)
             result.sessions.append(SessionResult(uid=uid, name=session.session_name,
                                                  source=session.source, created=False,
                                                  entries_total=totals[0], branches_total=totals[1]))

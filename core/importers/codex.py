@@ -351,9 +351,7 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
     matching = into_parent
     children: dict[int | None, dict[str, int]] = {}
     if matching:
-        for seq, parent_seq, fp in store.connection.execute(
-                "SELECT seq, parent_seq, json_extract(data, '$.fp') FROM entries"
-                " WHERE external_session_id = ? ORDER BY seq", (target.id,)):
+        for seq, parent_seq, fp in store.entry_data_field(target.id, "fp"):
             if fp:
                 children.setdefault(parent_seq, {}).setdefault(fp, seq)
     cursor: int | None = None   # seq of the last entry written or matched
@@ -409,8 +407,7 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
     def _entry_id_of(seq: int | None) -> str | None:
         if seq is None:
             return None
-        row = store.connection.execute("SELECT id FROM entries WHERE seq = ?", (seq,)).fetchone()
-        return row[0] if row else None
+        return store.entry_id_of(seq)
 
     def _track_turn(entry_type: str, data: dict[str, Any], seq: int, parent: int | None = None) -> None:
         nonlocal title
@@ -420,9 +417,7 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
             if text.strip() and not _is_context_text(text):
                 if parent is None:
                     target.flush()
-                    row = store.connection.execute("SELECT parent_seq FROM entries WHERE seq = ?",
-                                                   (seq,)).fetchone()
-                    parent = row[0] if row else None
+                    parent = store.entry_parent_of(seq)
                 turns.append(parent)
                 if not title:
                     title = title_from_text(text)
@@ -525,8 +520,7 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
     name = thread_name or title or path.stem
 
     def name_for(leaf: int, fork: int | None, path_: list[int]) -> str:
-        row = store.connection.execute("SELECT id FROM entries WHERE seq = ?", (leaf,)).fetchone()
-        leaf_id = row[0] if row else ""
+        leaf_id = store.entry_id_of(leaf) or ""
         text = first_text_title(store, path_, 40)
         if ":" in leaf_id:
             child = leaf_id.split(":", 1)[0]
@@ -588,24 +582,21 @@ def _merge_orphans(store, parent_id: str, result: FileResult) -> None:
     """Forks and sub-agents imported before their parent were sessions of their own: now
     that the parent is here, their files are read again as branches of the parent, and
     the lone copies are archived (not deleted) with `mergedInto` in their metadata."""
-    rows = store.connection.execute(
-        "SELECT id, uid, json_extract(metadata, '$.path') FROM external_sessions"
-        " WHERE source = ? AND json_extract(metadata, '$.parentThreadId') = ?"
-        " AND json_extract(metadata, '$.relation') = 'fork'"
-        " AND json_extract(metadata, '$.mergedInto') IS NULL", (FORMAT, parent_id)).fetchall()
-    for ext_id, uid, child_path in rows:
-        if not child_path or not Path(child_path).is_file():
+    for session in store.sessions_by_metadata(
+            FORMAT, {"parentThreadId": parent_id, "relation": "fork"}, unset="mergedInto"):
+        uid = session.uid
+        child_path = (session.metadata or {}).get("path")
+        if not isinstance(child_path, str) or not child_path or not Path(child_path).is_file():
             result.skip(None, f"fork {uid} was imported before its parent and its file "
                         f"{child_path} is gone: it stays a session of its own")
             continue
-        session = store.get_external_session(ext_id)
         meta = dict(session.metadata or {})
         meta["mergedInto"] = parent_id
-        store.connection.execute("UPDATE external_sessions SET metadata = ?, is_active = 0"
-                                 " WHERE id = ?", (json.dumps(meta, ensure_ascii=False), ext_id))
-        # Its next import must go to the parent, not stop at "unchanged".
-        store.connection.execute("DELETE FROM import_sources WHERE external_session_id = ?",
-                                 (ext_id,))
+        with store.transaction():
+            store.set_session_metadata(session.id, meta)
+            store.set_active(session.id, False)
+            # Its next import must go to the parent, not stop at "unchanged".
+            store.forget_import_sources(session.id)
         nested = FileResult(child_path, format=FORMAT)
         import_file(store, Path(child_path), nested, ProgressTicker(None, child_path, 0, 1, 0))
         for item in nested.sessions:

@@ -500,9 +500,7 @@ def _import_thread(store, source: sqlite3.Connection, path: Path, result: FileRe
         meta_for=lambda seq: meta_by_seq.get(seq))
     target.result.branches_added = sync.added
     # Checkpoints (tags), once each.
-    existing = {row[0] for row in store.connection.execute(
-        "SELECT json_extract(metadata, '$.checkpoint_id') FROM checkpoints"
-        " WHERE external_session_id = ?", (target.id,))}
+    existing = store.checkpoint_metadata_values(target.id, "checkpoint_id")
     for i, cid in enumerate(ids):
         if cid in existing:
             continue

@@ -7,11 +7,9 @@ and a file that grew gets only its new lines.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any
 
-from ..clock import to_text
 from ..entries import MESSAGE, tool_call_count
 from .base import SessionResult, title_from_text
 
@@ -51,12 +49,7 @@ class SessionTarget:
     def update_metadata(self, metadata: dict[str, Any], current: dict[str, Any] | None = None) -> None:
         """Merge facts into the session's metadata (empty values never overwrite)."""
         if current is None:
-            row = self.store.connection.execute(
-                "SELECT metadata FROM external_sessions WHERE id = ?", (self.id,)).fetchone()
-            try:
-                current = json.loads(row[0]) if row and row[0] else {}
-            except ValueError:
-                current = {}
+            current = self.store.session_metadata(self.id)
         merged = dict(current)
         changed = False
         for key, value in metadata.items():
@@ -64,14 +57,11 @@ class SessionTarget:
                 merged[key] = value
                 changed = True
         if changed:
-            self.store.connection.execute(
-                "UPDATE external_sessions SET metadata = ? WHERE id = ?",
-                (json.dumps(merged, ensure_ascii=False, default=str), self.id))
+            self.store.set_session_metadata(self.id, merged)
 
     def set_cwd(self, cwd: str) -> None:
         if cwd:
-            self.store.connection.execute(
-                "UPDATE external_sessions SET cwd = ? WHERE id = ? AND cwd = ''", (cwd, self.id))
+            self.store.set_cwd_if_empty(self.id, cwd)
 
     def seq_of(self, entry_id: str | None) -> int | None:
         if entry_id is None:
@@ -127,27 +117,17 @@ class SessionTarget:
     def finish(self, *, name: str | None = None) -> SessionResult:
         self.writer.flush()
         self._write_spawns()
-        conn = self.store.connection
+        store = self.store
         if name:
-            row = conn.execute("SELECT session_name FROM external_sessions WHERE id = ?",
-                               (self.id,)).fetchone()
-            if row is not None and (self.result.created or not row[0]):
-                conn.execute("UPDATE external_sessions SET session_name = ? WHERE id = ?",
-                             (name, self.id))
-            self.result.name = name if (self.result.created or not row[0]) else row[0]
+            stored = store.session_name(self.id)
+            if stored is not None and (self.result.created or not stored):
+                store.rename_session(self.id, name)
+            self.result.name = name if (self.result.created or not stored) else stored
         else:
-            row = conn.execute("SELECT session_name FROM external_sessions WHERE id = ?",
-                               (self.id,)).fetchone()
-            self.result.name = row[0] if row else ""
+            self.result.name = store.session_name(self.id) or ""
         if self.tool_calls:
-            conn.execute("UPDATE internal_sessions SET tool_invocation_count ="
-                         " tool_invocation_count + ? WHERE external_session_id = ? AND is_current = 1",
-                         (self.tool_calls, self.id))
-        counts = conn.execute(
-            "SELECT (SELECT COUNT(*) FROM entries WHERE external_session_id = ?),"
-            " (SELECT COUNT(*) FROM internal_sessions WHERE external_session_id = ?)",
-            (self.id, self.id)).fetchone()
-        self.result.entries_total, self.result.branches_total = counts
+            store.add_tool_calls_to_current(self.id, self.tool_calls)
+        self.result.entries_total, self.result.branches_total = store.session_totals(self.id)
         return self.result
 
 
@@ -169,18 +149,11 @@ def first_text_title(store, seqs: list[int], limit: int = 48) -> str:
 
 # ------------------------------------------------------------------ import sources
 def source_state(store, key: str) -> tuple | None:
-    return store.connection.execute(
-        "SELECT external_session_id, format, size, mtime, state FROM import_sources"
-        " WHERE source_key = ?", (key,)).fetchone()
+    """(session id, format, size, mtime, state dict) recorded for a source, or None."""
+    return store.import_source(key)
 
 
 def record_source(store, *, key: str, path: str, external_session_id: int, fmt: str, size: int,
                   mtime: float, state: dict[str, Any]) -> None:
-    store.connection.execute(
-        "INSERT INTO import_sources(path, source_key, external_session_id, format, size, mtime,"
-        " state, imported_at) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(source_key) DO UPDATE SET"
-        " path = excluded.path, external_session_id = excluded.external_session_id,"
-        " format = excluded.format, size = excluded.size, mtime = excluded.mtime,"
-        " state = excluded.state, imported_at = excluded.imported_at",
-        (path, key, external_session_id, fmt, size, mtime, json.dumps(state),
-         to_text(store.clock())))
+    store.record_import_source(key=key, path=path, external_session_id=external_session_id,
+                               fmt=fmt, size=size, mtime=mtime, state=state)

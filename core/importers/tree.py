@@ -98,32 +98,22 @@ class BranchSync:
         return None
 
 
-def _session_tree(conn, external_session_id: int,
+def _session_tree(store, external_session_id: int,
                   written: tuple[int, array] | None = None) -> tuple[array, array]:
     """(seqs, parent seqs) of a session's entries in seq order; -1 for no parent.
 
     `written`: what an EntryWriter wrote (`written_tree()`); when that is the whole session,
     it is used as it is, without reading the rows back."""
-    low, high, count = conn.execute(
-        "SELECT MIN(seq), MAX(seq), COUNT(*) FROM entries WHERE external_session_id = ?",
-        (external_session_id,)).fetchone()
+    span = low, high, count = store.entry_span(external_session_id)
     if not count:
         return array("q"), array("q")
     if written is not None and written[0] == low and len(written[1]) == count and \
             high == low + count - 1:
         return array("q", range(low, high + 1)), written[1]
-    if high - low + 1 <= 4 * count:
-        # mostly this session's rows: a range scan of the table beats the id index
-        sql = ("SELECT seq, parent_seq FROM entries WHERE seq BETWEEN ? AND ?"
-               " AND +external_session_id = ? ORDER BY seq")
-        args = (low, high, external_session_id)
-    else:
-        sql = "SELECT seq, parent_seq FROM entries WHERE external_session_id = ? ORDER BY seq"
-        args = (external_session_id,)
     seqs = array("q")
     parents = array("q")
     add_seq, add_parent = seqs.append, parents.append
-    for seq, parent_seq in conn.execute(sql, args):
+    for seq, parent_seq in store.entry_parents(external_session_id, span):
         add_seq(seq)
         add_parent(parent_seq if parent_seq is not None else -1)
     return seqs, parents
@@ -143,8 +133,7 @@ def sync_branches(store, external_session_id: int, *, key_prefix: str,
     session_state; `newest_leaf` overrides which leaf is the newest (default: highest seq).
     Memory: three arrays over the session's entries (about 17 bytes an entry).
     """
-    conn = store.connection
-    seqs, parents = _session_tree(conn, external_session_id, written)
+    seqs, parents = _session_tree(store, external_session_id, written)
     count = len(seqs)
     owners = array("q", [-1]) * count
     result = BranchSync(seqs, owners)
@@ -174,9 +163,7 @@ def sync_branches(store, external_session_id: int, *, key_prefix: str,
 
     leaves = [i for i in range(count) if not has_child[i]]
     del has_child
-    branches = conn.execute(
-        "SELECT id, head_seq FROM internal_sessions WHERE external_session_id = ? ORDER BY id",
-        (external_session_id,)).fetchall()
+    branches = store.branch_heads(external_session_id)
     head_of: dict[int, int] = {}   # head position -> branch id (branches that may still advance)
     branch_heads: set[int] = set()
     for branch_id, head in branches:
@@ -215,21 +202,18 @@ def sync_branches(store, external_session_id: int, *, key_prefix: str,
         parent_branch = owners[fork] if fork >= 0 else None
         leaf_seq = seqs[leaf]
         name = name_for(leaf_seq, fork_seq, path_seqs) if name_for else ""
-        leaf_row = conn.execute("SELECT id FROM entries WHERE seq = ?", (leaf_seq,)).fetchone()
-        first_row = conn.execute("SELECT timestamp FROM entries WHERE seq = ?",
-                                 (path_seqs[0] if path_seqs else leaf_seq,)).fetchone()
-        key = f"{key_prefix}:{leaf_row[0]}"
+        first_stamp = store.entry_timestamp_of(path_seqs[0] if path_seqs else leaf_seq)
+        key = f"{key_prefix}:{store.entry_id_of(leaf_seq)}"
         branch = None
         for attempt in range(8):
             candidate = key if attempt == 0 else f"{key}#{attempt}"
-            if conn.execute("SELECT 1 FROM internal_sessions WHERE langgraph_session_id = ?",
-                            (candidate,)).fetchone():
+            if store.branch_key_taken(candidate):
                 continue
             try:
                 branch = store.create_internal_session(
                     external_session_id, head_seq=leaf_seq, fork_seq=fork_seq,
                     parent_session_id=parent_branch, name=name, is_current=False,
-                    langgraph_session_id=candidate, created_at=first_row[0],
+                    langgraph_session_id=candidate, created_at=first_stamp,
                     session_state=state_for(leaf_seq) if state_for else None,
                     metadata=meta_for(leaf_seq) if meta_for else None)
                 break
@@ -239,7 +223,7 @@ def sync_branches(store, external_session_id: int, *, key_prefix: str,
             branch = store.create_internal_session(
                 external_session_id, head_seq=leaf_seq, fork_seq=fork_seq,
                 parent_session_id=parent_branch, name=name, is_current=False,
-                created_at=first_row[0])
+                created_at=first_stamp)
         for j in path:
             owners[j] = branch.id
         head_of[leaf] = branch.id

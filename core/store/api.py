@@ -446,6 +446,47 @@ class Store:
             return self._one(self._sql.EXTERNAL_COUNT_OF_USER, (user_id,))[0]
         return self._one(self._sql.EXTERNAL_COUNT)[0]
 
+    def session_name(self, external_session_id: int) -> str | None:
+        """A session's name (None: no such session)."""
+        row = self._one(self._sql.EXTERNAL_NAME, (external_session_id,))
+        return row[0] if row else None
+
+    def session_metadata(self, external_session_id: int) -> dict[str, Any]:
+        """A session's metadata ({} when it has none or no such session)."""
+        row = self._one(self._sql.EXTERNAL_METADATA, (external_session_id,))
+        value = _loads(row[0], {}) if row else {}
+        return value if isinstance(value, dict) else {}
+
+    def set_session_metadata(self, external_session_id: int, metadata: dict[str, Any]) -> None:
+        """Replace a session's metadata (its activity time stays)."""
+        with self.transaction() as conn:
+            conn.execute(self._sql.EXTERNAL_SET_METADATA, (_dumps(metadata), external_session_id))
+
+    def set_cwd_if_empty(self, external_session_id: int, cwd: str) -> None:
+        """Give a session its working folder unless it has one."""
+        with self.transaction() as conn:
+            conn.execute(self._sql.EXTERNAL_SET_CWD_IF_EMPTY, (cwd, external_session_id))
+
+    def session_totals(self, external_session_id: int) -> tuple[int, int]:
+        """(entries, branches) of a session, counted."""
+        row = self._one(self._sql.EXTERNAL_TOTALS, (external_session_id, external_session_id))
+        return row[0], row[1]
+
+    def sessions_by_metadata(self, source: str, equal: dict[str, Any], *,
+                             unset: str) -> list[ExternalSession]:
+        """The sessions of a source whose metadata has every key of `equal` with its value
+        and no `unset` key, oldest first. Keys are plain names (letters, digits, `_`)."""
+        for name in (*equal, unset):
+            if not re.fullmatch(r"\w+", name):
+                raise ValueError(f"not a plain metadata key: {name!r}")
+        args: list[Any] = [source]
+        for key, value in equal.items():
+            args += [key, value]
+        args.append(unset)
+        with self.reading() as conn:
+            return [self._external_from_row(row) for row in conn.execute(
+                self._sql.sessions_by_metadata(len(equal)), args).fetchall()]
+
     def session_listing(self, *, kind: str = "session", cwd: str | None = None,
                         preview: bool = False) -> list[tuple[str, str, str, str, int, Any]]:
         """(uid, name, cwd, updated_at, message count, first user message or None) of every
@@ -558,6 +599,19 @@ class Store:
     def current_internal_session(self, external_session_id: int) -> InternalSession | None:
         found = self._select_internal(self._sql.INTERNAL_CURRENT, (external_session_id,))
         return found[0] if found else None
+
+    def branch_heads(self, external_session_id: int) -> list[tuple[int, int | None]]:
+        """(branch id, head seq) of every branch of a session, oldest branch first."""
+        return [(row[0], row[1]) for row in self._all(self._sql.INTERNAL_HEADS, (external_session_id,))]
+
+    def branch_key_taken(self, langgraph_session_id: str) -> bool:
+        """Whether a branch of any session has this key (`langgraph_session_id`)."""
+        return self._one(self._sql.INTERNAL_KEY_TAKEN, (langgraph_session_id,)) is not None
+
+    def add_tool_calls_to_current(self, external_session_id: int, count: int) -> None:
+        """Count tool calls into the session's current branch."""
+        with self.transaction() as conn:
+            conn.execute(self._sql.INTERNAL_ADD_TOOL_CALLS_TO_CURRENT, (count, external_session_id))
 
     def current_branch_id(self, external_session_id: int) -> int | None:
         """The id of the session's current branch (None: it has none)."""
@@ -679,6 +733,45 @@ class Store:
     def find_entry(self, external_session_id: int, entry_id: str) -> Entry | None:
         row = self._one(self._sql.ENTRY_BY_ID, (external_session_id, entry_id))
         return self._entry_from_row(row) if row else None
+
+    def entry_id_of(self, seq: int) -> str | None:
+        row = self._one(self._sql.ENTRY_ID_OF, (seq,))
+        return row[0] if row else None
+
+    def entry_parent_of(self, seq: int) -> int | None:
+        row = self._one(self._sql.ENTRY_PARENT_OF, (seq,))
+        return row[0] if row else None
+
+    def entry_timestamp_of(self, seq: int) -> str | None:
+        row = self._one(self._sql.ENTRY_TIMESTAMP_OF, (seq,))
+        return row[0] if row else None
+
+    def entry_span(self, external_session_id: int) -> tuple[int | None, int | None, int]:
+        """(lowest seq, highest seq, count) of a session's entries."""
+        low, high, count = self._one(self._sql.ENTRY_SPAN_OF_SESSION, (external_session_id,))
+        return low, high, count
+
+    def entry_parents(self, external_session_id: int,
+                      span: tuple[int | None, int | None, int] | None = None) -> Iterator[tuple]:
+        """(seq, parent seq or None) of a session's entries in seq order, streamed (a
+        million rows are never held at once). `span`: what `entry_span` gave, if known."""
+        low, high, count = span if span is not None else self.entry_span(external_session_id)
+        if not count:
+            return
+        if high - low + 1 <= 4 * count:
+            sql, args = self._sql.ENTRY_PARENTS_IN_SPAN, (low, high, external_session_id)
+        else:
+            sql, args = self._sql.ENTRY_PARENTS_OF_SESSION, (external_session_id,)
+        with self._lock:
+            yield from self._conn.execute(sql, args)
+
+    def entry_data_field(self, external_session_id: int, key: str) -> list[tuple[int, int | None, Any]]:
+        """(seq, parent seq, data[key] or None) of a session's entries in seq order; `key`
+        is a plain name (letters, digits, `_`)."""
+        if not re.fullmatch(r"\w+", key):
+            raise ValueError(f"not a plain data key: {key!r}")
+        return [tuple(row) for row in self._all(self._sql.ENTRY_DATA_FIELD_OF_SESSION,
+                                                (key, external_session_id))]
 
     def seqs_with_entry_id(self, entry_id: str, limit: int = 2) -> list[int]:
         """The seqs of entries with this id in any session (at most `limit`), oldest first."""
@@ -898,9 +991,38 @@ class Store:
     def checkpoints_for_session(self, external_session_id: int) -> list[Checkpoint]:
         return self._select_checkpoints(self._sql.CHECKPOINTS_OF_SESSION, (external_session_id,))
 
+    def checkpoint_metadata_values(self, external_session_id: int, key: str) -> set[Any]:
+        """The values of `metadata[key]` over a session's checkpoints (a plain key)."""
+        if not re.fullmatch(r"\w+", key):
+            raise ValueError(f"not a plain metadata key: {key!r}")
+        return {row[0] for row in self._all(self._sql.CHECKPOINT_METADATA_FIELD_OF_SESSION,
+                                            (key, external_session_id))}
+
     def delete_checkpoint(self, checkpoint_id: int) -> bool:
         with self.transaction() as conn:
             return conn.execute(self._sql.CHECKPOINT_DELETE, (checkpoint_id,)).rowcount > 0
+
+    # ----------------------------------------------------------- import sources
+    def import_source(self, key: str) -> tuple[int, str, int, float, dict[str, Any]] | None:
+        """What was recorded of an imported file: (session id, format, size, mtime, state)."""
+        row = self._one(self._sql.IMPORT_SOURCE_GET, (key,))
+        if row is None:
+            return None
+        state = _loads(row[4], {})
+        return row[0], row[1], row[2], row[3], state if isinstance(state, dict) else {}
+
+    def record_import_source(self, *, key: str, path: str, external_session_id: int, fmt: str,
+                             size: int, mtime: float, state: dict[str, Any]) -> None:
+        """Record (or replace) how far a file was imported and into which session."""
+        with self.transaction() as conn:
+            conn.execute(self._sql.IMPORT_SOURCE_SET,
+                         (path, key, external_session_id, fmt, size, mtime, json.dumps(state),
+                          to_text(self.clock())))
+
+    def forget_import_sources(self, external_session_id: int) -> None:
+        """Forget which files were imported into a session (its next import starts over)."""
+        with self.transaction() as conn:
+            conn.execute(self._sql.IMPORT_SOURCES_FORGET, (external_session_id,))
 
     # ------------------------------------------------------------------- search
     def search(self, query: str, *, limit: int = 200, external_session_id: int | None = None

@@ -93,6 +93,13 @@ class Statements:
     EXTERNAL_COUNT_CHECKPOINT = ("UPDATE external_sessions SET total_checkpoints ="
                                  " total_checkpoints + 1 WHERE id = ?")
     EXTERNAL_UID = "SELECT uid FROM external_sessions WHERE id = ?"
+    EXTERNAL_NAME = "SELECT session_name FROM external_sessions WHERE id = ?"
+    EXTERNAL_METADATA = "SELECT metadata FROM external_sessions WHERE id = ?"
+    EXTERNAL_SET_METADATA = "UPDATE external_sessions SET metadata = ? WHERE id = ?"
+    EXTERNAL_SET_CWD_IF_EMPTY = "UPDATE external_sessions SET cwd = ? WHERE id = ? AND cwd = ''"
+    EXTERNAL_TOTALS = (
+        "SELECT (SELECT COUNT(*) FROM entries WHERE external_session_id = ?),"
+        " (SELECT COUNT(*) FROM internal_sessions WHERE external_session_id = ?)")
     EXTERNAL_COUNT = "SELECT COUNT(*) FROM external_sessions"
     EXTERNAL_COUNT_OF_USER = "SELECT COUNT(*) FROM external_sessions WHERE user_id = ?"
     EXTERNAL_COUNT_ARCHIVED = "SELECT COUNT(*) FROM external_sessions WHERE is_active = 0"
@@ -134,6 +141,14 @@ class Statements:
         if limit:
             sql += f" LIMIT {int(limit)}"
         return sql, args
+
+    @staticmethod
+    def sessions_by_metadata(count: int) -> str:
+        """Sessions of a source whose metadata has `count` keys equal to values and one key
+        unset (parameters: source, then key and value `count` times, then the unset key)."""
+        equal = "".join(" AND json_extract(x.metadata, '$.' || ?) = ?" for _ in range(count))
+        return (f"{_EXTERNAL_SELECT} WHERE x.source = ?{equal}"
+                " AND json_extract(x.metadata, '$.' || ?) IS NULL ORDER BY x.id")
 
     @staticmethod
     def session_listing(*, kind: str, cwd: str | None, preview: bool) -> tuple[str, list[Any]]:
@@ -210,6 +225,12 @@ class Statements:
                                     " WHERE external_session_id = ? AND is_current = 1 AND id != ?")
     INTERNAL_SET_CURRENT = "UPDATE internal_sessions SET is_current = 1 WHERE id = ?"
     INTERNAL_UNSET_CURRENT = "UPDATE internal_sessions SET is_current = 0 WHERE id = ?"
+    INTERNAL_HEADS = ("SELECT id, head_seq FROM internal_sessions WHERE external_session_id = ?"
+                      " ORDER BY id")
+    INTERNAL_KEY_TAKEN = "SELECT 1 FROM internal_sessions WHERE langgraph_session_id = ?"
+    INTERNAL_ADD_TOOL_CALLS_TO_CURRENT = (
+        "UPDATE internal_sessions SET tool_invocation_count = tool_invocation_count + ?"
+        " WHERE external_session_id = ? AND is_current = 1")
     INTERNAL_CURRENT_ID = ("SELECT id FROM internal_sessions WHERE external_session_id = ?"
                            " AND is_current = 1")
     INTERNAL_DELETE = "DELETE FROM internal_sessions WHERE id = ?"
@@ -249,6 +270,18 @@ class Statements:
     ENTRY_BY_ID = (f"SELECT {_ENTRY_COLUMNS} FROM {_ENTRY_FROM} WHERE e.external_session_id = ?"
                    " AND e.id = ?")
     ENTRY_ID_OF = "SELECT id FROM entries WHERE seq = ?"
+    ENTRY_PARENT_OF = "SELECT parent_seq FROM entries WHERE seq = ?"
+    ENTRY_TIMESTAMP_OF = "SELECT timestamp FROM entries WHERE seq = ?"
+    ENTRY_SPAN_OF_SESSION = ("SELECT MIN(seq), MAX(seq), COUNT(*) FROM entries"
+                             " WHERE external_session_id = ?")
+    # a session's (seq, parent seq) in seq order: over a seq range that is mostly the
+    # session's own rows a range scan of the table beats the session index
+    ENTRY_PARENTS_IN_SPAN = ("SELECT seq, parent_seq FROM entries WHERE seq BETWEEN ? AND ?"
+                             " AND +external_session_id = ? ORDER BY seq")
+    ENTRY_PARENTS_OF_SESSION = ("SELECT seq, parent_seq FROM entries WHERE external_session_id = ?"
+                                " ORDER BY seq")
+    ENTRY_DATA_FIELD_OF_SESSION = ("SELECT seq, parent_seq, json_extract(data, '$.' || ?)"
+                                   " FROM entries WHERE external_session_id = ? ORDER BY seq")
     ENTRY_ID_TAKEN = "SELECT 1 FROM entries WHERE external_session_id = ? AND id = ?"
     ENTRY_PARENT_FACTS = (
         "SELECT depth, chain, msg_index, external_session_id,"
@@ -297,6 +330,19 @@ class Statements:
     CHECKPOINTS_OF_BRANCH = f"{_CHECKPOINT_SELECT} WHERE c.internal_session_id = ?{_CHECKPOINT_ORDER}"
     CHECKPOINTS_OF_SESSION = f"{_CHECKPOINT_SELECT} WHERE c.external_session_id = ?{_CHECKPOINT_ORDER}"
     CHECKPOINT_DELETE = "DELETE FROM checkpoints WHERE id = ?"
+    CHECKPOINT_METADATA_FIELD_OF_SESSION = (
+        "SELECT json_extract(metadata, '$.' || ?) FROM checkpoints WHERE external_session_id = ?")
+
+    # --------------------------------------------------------- import sources
+    IMPORT_SOURCE_GET = ("SELECT external_session_id, format, size, mtime, state FROM import_sources"
+                         " WHERE source_key = ?")
+    IMPORT_SOURCE_SET = (
+        "INSERT INTO import_sources(path, source_key, external_session_id, format, size, mtime,"
+        " state, imported_at) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(source_key) DO UPDATE SET"
+        " path = excluded.path, external_session_id = excluded.external_session_id,"
+        " format = excluded.format, size = excluded.size, mtime = excluded.mtime,"
+        " state = excluded.state, imported_at = excluded.imported_at")
+    IMPORT_SOURCES_FORGET = "DELETE FROM import_sources WHERE external_session_id = ?"
 
     # ---------------------------------------------------------------- search
     SEARCH_INSERT = sqlite_search.INSERT
