@@ -47,7 +47,7 @@ def link_sessions(store) -> int:
 def _resolve(store, child) -> tuple[int | None, int | None]:
     ref = child.spawn_ref or ""
     if ref.startswith("key:"):
-        point = store.spawn_point(ref[4:])
+        point = store.spawn_point(ref[4:], child.parent_ref)
         if point is not None and point[0] != child.id:
             return point
     parent_id = child.parent_id or parent_by_ref(store, child.parent_ref)

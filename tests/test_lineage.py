@@ -244,3 +244,18 @@ def test_family_rows_order_families_by_their_newest_activity():
     # a cycle in the data (never written by arbor) neither hangs nor hides sessions
     cyclic = [row(1, "2026-01-01", parent=2), row(2, "2026-01-02", parent=1)]
     assert sorted(r.session.id for r in family_rows(cyclic, {1, 2})) == [1, 2]
+
+
+def test_a_tool_call_copied_into_another_session_does_not_take_its_subagent(store, tmp_path):
+    # A fork (or any copy) of the parent holds the same Agent call id; the sub-agent names
+    # its own session (sessionId) and goes there, whichever was imported first.
+    main, agent = _claude_copy(tmp_path)
+    copy_id = "77777777-7777-4777-8777-777777777777"
+    lines = [json.loads(x) for x in main.read_text().splitlines()]
+    copy = main.with_name(f"{copy_id}.jsonl")
+    copy.write_text("".join(json.dumps(dict(d, sessionId=copy_id) if "sessionId" in d else d)
+                            + "\n" for d in lines))
+    import_paths(store, [copy])
+    import_paths(store, [main])
+    import_paths(store, [agent])
+    _check_claude(store)

@@ -503,7 +503,7 @@ class _Import:
                 call = block.get("tool_use_id")
                 seq = self.spawn_calls.get(call) if isinstance(call, str) else None
                 if seq is None and isinstance(call, str):
-                    point = self.store.spawn_point(f"claude:{call}")
+                    point = self.store.spawn_point(f"claude:{call}", target.uid)
                     seq = point[1] if point is not None and point[0] == target.id else None
                 if seq is not None:
                     target.spawn(f"claude-agent:{agent}", seq)

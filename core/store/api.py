@@ -374,10 +374,12 @@ class Store:
         with self.transaction() as conn:
             conn.execute(self._sql.SPAWN_POINT_ADD, (key, external_session_id, seq))
 
-    def spawn_point(self, key: str) -> tuple[int, int] | None:
-        """(session id, entry seq) of the entry that started the child known by `key`."""
+    def spawn_point(self, key: str, parent_ref: str | None = None) -> tuple[int, int] | None:
+        """(session id, entry seq) of the entry that started the child known by `key`;
+        where several sessions hold the key, the one whose uid is `parent_ref` (or a
+        sub-agent of it) first."""
         with self.reading() as conn:
-            row = conn.execute(self._sql.SPAWN_POINT, (key,)).fetchone()
+            row = conn.execute(self._sql.SPAWN_POINT, (key, parent_ref, parent_ref)).fetchone()
         return (row[0], row[1]) if row else None
 
     def set_lineage(self, external_session_id: int, *, kind: str | None = None,

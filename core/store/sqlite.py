@@ -178,8 +178,13 @@ class Statements:
     # (core.lineage: sub-agents and forks under the session and entry they came from)
     SPAWN_POINT_ADD = ("INSERT OR IGNORE INTO spawn_points(spawn_key, external_session_id, seq)"
                        " VALUES (?,?,?)")
-    SPAWN_POINT = ("SELECT external_session_id, seq FROM spawn_points WHERE spawn_key = ?"
-                   " ORDER BY external_session_id LIMIT 1")
+    # (a key may be in several sessions: a fork copies its source's tool calls; the one in
+    # the session the child names, or in a sub-agent of it, comes first)
+    SPAWN_POINT = ("SELECT sp.external_session_id, sp.seq FROM spawn_points sp"
+                   " JOIN external_sessions x ON x.id = sp.external_session_id"
+                   " WHERE sp.spawn_key = ?"
+                   " ORDER BY (x.uid = ? OR x.parent_session = ?) DESC, sp.external_session_id"
+                   " LIMIT 1")
     LINEAGE_SET = ("UPDATE external_sessions SET kind = COALESCE(?, kind),"
                    " parent_session = COALESCE(?, parent_session),"
                    " spawn_ref = COALESCE(?, spawn_ref) WHERE id = ?")
