@@ -148,9 +148,11 @@ class SessionManager:
         return cls.open_by_id(cwd, session_dir, value)
 
     @classmethod
-    def continue_recent(cls, cwd: str, session_dir: str | os.PathLike) -> "SessionManager":
-        """The most recent session for `cwd`, or a new one."""
-        store = open_root_db(session_dir)
+    def continue_recent(cls, cwd: str, session_dir: str | os.PathLike, *,
+                        store: Store | None = None) -> "SessionManager":
+        """The most recent session for `cwd`, or a new one. `store`: a store other than the
+        session dir's `sessions.db` (for example the one `arbor --db` browses)."""
+        store = store or open_root_db(session_dir)
         found = store.find_external_sessions(cwd=cwd, kind="session", limit=1)
         if found:
             return cls._attach(store, str(session_dir), found[0].uid)

@@ -1,0 +1,205 @@
+"""What every agent's native writer shares: the branch being written, new ids, time stamps,
+JSON lines, and writing a new file without ever touching an existing one.
+
+A native file is written to a temporary file in the same folder and then linked to its
+final name (`os.link` fails when the name exists), so a reader never sees half a file and
+no existing file, the agent's own or another, is ever replaced.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping
+
+from ..entries import Entry
+from ..errors import ArborError
+
+PAGE = 2000
+
+
+class ResumeError(ArborError):
+    """A branch that cannot be handed to its agent, with the reason in one sentence."""
+
+
+@dataclass
+class Ids:
+    """Where new ids come from (tests give fixed ones)."""
+
+    uuid4: Callable[[], str] = field(default=lambda: str(uuid.uuid4()))
+    uuid7: Callable[[datetime], str] = field(default=lambda now: uuid7(now))
+    token: Callable[[int], str] = field(default=lambda n: secrets.token_hex(n))
+
+
+def uuid7(now: datetime) -> str:
+    """A version 7 UUID (time ordered), as pi and Codex make session ids."""
+    millis = int(now.timestamp() * 1000) & ((1 << 48) - 1)
+    rand = int.from_bytes(secrets.token_bytes(10), "big")
+    value = (millis << 80) | (0x7 << 76) | ((rand >> 68) & 0xFFF) << 64 \
+        | (0b10 << 62) | (rand & ((1 << 62) - 1))
+    return str(uuid.UUID(int=value))
+
+
+_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def base62(token_hex: str, length: int) -> str:
+    """`length` base-62 characters from random hex (for ids such as Claude's `msg_01…`)."""
+    number = int(token_hex, 16)
+    out = []
+    for _ in range(length):
+        number, digit = divmod(number, 62)
+        out.append(_BASE62[digit])
+    return "".join(out)
+
+
+def stamp(moment: datetime) -> str:
+    """ISO 8601 in UTC with milliseconds and `Z`, as JavaScript's toISOString() writes."""
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + \
+        f"{moment.astimezone(timezone.utc).microsecond // 1000:03d}Z"
+
+
+def entry_stamp(text: str | None, fallback: datetime) -> str:
+    """An entry's stored time in the `Z` form agents write; `fallback` when it has none."""
+    if isinstance(text, str) and text:
+        if text.endswith("+00:00"):
+            return text[:-6] + "Z"
+        return text
+    return stamp(fallback)
+
+
+def dumps(value: Any) -> str:
+    """One JSON line as a JavaScript agent writes it: compact, non-ASCII kept. Text that
+    UTF-8 cannot hold (a lone surrogate) is written escaped, as JSON.stringify does."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=str)
+    return text
+
+
+def expand(path: str, env: Mapping[str, str] | None = None) -> str:
+    """A recorded path with a leading `~` made absolute."""
+    if path == "~" or path.startswith("~/"):
+        return str((home(env) if env is not None else Path.home()) / path[2:])
+    return path
+
+
+def home(env: Mapping[str, str]) -> Path:
+    """The user's home folder as the agents see it ($HOME of the environment given)."""
+    value = (env.get("HOME") or "").strip()
+    return Path(value) if value else Path.home()
+
+
+def env_dir(env: Mapping[str, str], name: str) -> Path | None:
+    """A folder named by an environment variable (`~` expanded), or None when unset."""
+    value = (env.get(name) or "").strip()
+    if not value:
+        return None
+    if value == "~" or value.startswith("~/"):
+        return home(env) / value[2:]
+    return Path(value)
+
+
+# ----------------------------------------------------------------- the branch
+@dataclass
+class BranchToWrite:
+    """One branch of one session, up to `head_seq`, as the writers read it."""
+
+    store: Any
+    session: Any          # ExternalSession
+    branch: Any           # InternalSession
+    head_seq: int
+    cwd: str
+    env: Mapping[str, str]
+    now: datetime
+    ids: Ids
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return self.session.metadata or {}
+
+    @property
+    def name(self) -> str:
+        return self.session.session_name or self.session.uid
+
+    def path(self) -> Iterator[Entry]:
+        """The entries from the root to the head, read a page at a time."""
+        total = self.store.path_length(self.head_seq)
+        depth = 0
+        while depth < total:
+            yield from self.store.path_entries(self.head_seq, depth, depth + PAGE)
+            depth += PAGE
+
+    def head(self) -> Entry:
+        entry = self.store.get_entry(self.head_seq)
+        if entry is None:
+            raise ResumeError(f"entry {self.head_seq} does not exist")
+        return entry
+
+    def labels(self) -> dict[int, str]:
+        """The current label of each labelled entry of the session (seq -> label)."""
+        return self.store.entry_labels(self.session.id)
+
+
+# ---------------------------------------------------------------- new files
+def write_new_file(target: Path, lines: Iterable[dict[str, Any]]) -> int:
+    """Write JSON lines to `target`, which must not exist; returns the number of lines.
+
+    The folder is created if needed. The lines go to a temporary file beside the target,
+    which is flushed to disk and then linked to the target name: the target appears
+    whole or not at all, and an existing file is never replaced (FileExistsError).
+    """
+    folder = target.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ResumeError(f"cannot create {folder}: {error.strerror or error}") from error
+    if target.exists():
+        raise ResumeError(f"{target} already exists; arbor never writes over a file")
+    try:
+        handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".arbor-tmp",
+                                        dir=folder)
+    except OSError as error:
+        raise ResumeError(f"cannot write in {folder}: {error.strerror or error}") from error
+    count = 0
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
+            for line in lines:
+                out.write(dumps(line))
+                out.write("\n")
+                count += 1
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(temp, 0o600)
+        try:
+            os.link(temp, target)
+        except FileExistsError as error:
+            raise ResumeError(f"{target} already exists; arbor never writes over a file") from error
+        except OSError:
+            # A file system without hard links: rename, after one more look (the window
+            # between the look and the rename is the only one left).
+            if target.exists():
+                raise ResumeError(f"{target} already exists; arbor never writes over a file")
+            os.rename(temp, target)
+            temp = ""
+    finally:
+        if temp:
+            try:
+                os.unlink(temp)
+            except OSError:
+                pass
+    return count
+
+
+def local_time(moment: datetime) -> time.struct_time:
+    """The moment in the local time zone (Codex names its folders and files in local time)."""
+    return time.localtime(moment.timestamp())

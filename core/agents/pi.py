@@ -1,0 +1,96 @@
+"""pi (`@mariozechner/pi-coding-agent`): a branch as a new pi session file, as pi's fork writes one.
+
+pi's `SessionManager.createBranchedSession` (what `/fork` and the tree's "branch to new
+session" use) writes a v3 file: a header `{type: session, version: 3, id, timestamp, cwd,
+parentSession}` naming the file it came from, the entries of the path from the root to the
+chosen leaf as they were (same ids), and then one `label` entry per label on that path,
+chained after the last entry. pi's loader takes the last entry of a file as its leaf, so
+the resumed session sits exactly on the branch. arbor writes the same, with one difference:
+pi leaves the path's own `label` entries out, and so cuts the chain below every one of them
+(the next entry's parent is missing, and pi's loader stops there, losing the history before
+it). arbor keeps them, and writes label entries only for labels whose state at the end of
+the path differs from arbor's (a label set or cleared in arbor, or by a label entry on
+another branch).
+
+Where: `$PI_CODING_AGENT_SESSION_DIR` when set (pi uses it as the session folder itself),
+else `<agent dir>/sessions/--<cwd without its leading '/', '/', '\\' and ':' as '-'>--/`,
+where the agent dir is `$PI_CODING_AGENT_DIR` or `~/.pi/agent`. The name is
+`<ISO time with ':' and '.' as '-'>_<uuid v7>.jsonl`. Command: `pi --session <file>`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from ..entries import LABEL
+from ..exporters import pi_line
+from .native import BranchToWrite, env_dir, home, stamp, write_new_file
+
+NAME = "pi"
+EXECUTABLE = "pi"
+VERSION = 3
+
+
+def agent_dir(env: Mapping[str, str]) -> Path:
+    return env_dir(env, "PI_CODING_AGENT_DIR") or home(env) / ".pi" / "agent"
+
+
+def session_dir(cwd: str, env: Mapping[str, str]) -> Path:
+    """The folder pi keeps a working directory's sessions in (pi's getDefaultSessionDir)."""
+    own = env_dir(env, "PI_CODING_AGENT_SESSION_DIR")
+    if own is not None:
+        return own
+    safe = "--" + re.sub(r"[/\\:]", "-", re.sub(r"^[/\\]", "", cwd)) + "--"
+    return agent_dir(env) / "sessions" / safe
+
+
+def lines(job: BranchToWrite, session_id: str, parent_file: str | None) -> Iterator[dict[str, Any]]:
+    header: dict[str, Any] = {"type": "session", "version": VERSION, "id": session_id,
+                              "timestamp": stamp(job.now), "cwd": job.cwd}
+    if parent_file:
+        header["parentSession"] = parent_file
+    yield header
+    labels = job.labels()
+    on_path: dict[str, str | None] = {}   # what the path's own label entries leave
+    wanted: list[tuple[str, str | None]] = []
+    ids: set[str] = set()
+    last_id = None
+    for entry in job.path():
+        yield pi_line(entry)
+        ids.add(entry.id)
+        last_id = entry.id
+        if entry.type == LABEL and isinstance(entry.data.get("targetId"), str):
+            on_path[entry.data["targetId"]] = entry.data.get("label") or None
+        else:
+            wanted.append((entry.id, labels.get(entry.seq)))
+    parent = last_id
+    for target, label in wanted:
+        if on_path.get(target) == label:
+            continue
+        label_id = job.ids.token(4)
+        while label_id in ids:
+            label_id = job.ids.token(4)
+        ids.add(label_id)
+        line: dict[str, Any] = {"type": LABEL, "id": label_id, "parentId": parent,
+                                "timestamp": stamp(job.now), "targetId": target}
+        if label:
+            line["label"] = label
+        yield line
+        parent = label_id
+
+
+def write(job: BranchToWrite) -> tuple[Path, str]:
+    """Write the branch as a new pi session; returns (file, session id)."""
+    session_id = job.ids.uuid7(job.now)
+    folder = session_dir(job.cwd, job.env)
+    name = stamp(job.now).replace(":", "-").replace(".", "-")
+    target = folder / f"{name}_{session_id}.jsonl"
+    parent = job.metadata.get("path")
+    write_new_file(target, lines(job, session_id, parent if isinstance(parent, str) else None))
+    return target, session_id
+
+
+def command(file: Path) -> list[str]:
+    return [EXECUTABLE, "--session", str(file)]
