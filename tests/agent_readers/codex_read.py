@@ -12,7 +12,8 @@ import subprocess
 import sys
 
 
-def read_thread(codex: str, thread_id: str, method: str = "thread/read", timeout: float = 60) -> dict:
+def read_thread(codex: str, thread_id: str, method: str = "thread/read", timeout: float = 60,
+                env: dict | None = None) -> dict:
     params = {"threadId": thread_id, "includeTurns": True} if method == "thread/read" else \
         {"threadId": thread_id}
     requests = [
@@ -22,7 +23,7 @@ def read_thread(codex: str, thread_id: str, method: str = "thread/read", timeout
         {"id": 1, "method": method, "params": params},
     ]
     process = subprocess.Popen([codex, "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True)
+                               stderr=subprocess.DEVNULL, text=True, env=env)
     try:
         answer = None
         for request in requests:

@@ -1,0 +1,72 @@
+"""`arbor resume` on a session arbor owns (written through `core`): the branch becomes current
+and the snippet shown to the user is real code that continues it."""
+
+from __future__ import annotations
+
+from core import SessionManager, open_store
+from core.agents import prepare_resume
+from core.manager import close_root_dbs
+
+
+def sessions(tmp_path):
+    folder = tmp_path / "agent dir"
+    first = SessionManager.new("/work/app", folder)
+    first.init()
+    ids = [first.append_message({"role": "user", "content": f"first {n}"}) for n in range(3)]
+    first.branch(ids[0])
+    first.append_message({"role": "user", "content": "first, other branch"})
+    second = SessionManager.new("/work/app", folder)
+    second.init()
+    second.append_message({"role": "user", "content": "second session, newer"})
+    return folder, first, ids
+
+
+def run_snippet(snippet: str) -> dict:
+    namespace: dict = {}
+    exec(compile(snippet, "<snippet>", "exec"), namespace)   # the code shown to the user runs
+    return namespace
+
+
+def test_a_branch_of_an_arbor_session_is_made_current_and_continue_recent_finds_it(tmp_path):
+    folder, first, ids = sessions(tmp_path)
+    store = first.store
+    session = store.get_external_session_by_uid(first.session_id)
+    old = next(b for b in store.internal_sessions(session.id) if not b.is_current)
+    assert SessionManager.continue_recent("/work/app", folder).session_id != first.session_id
+    plan = prepare_resume(store, session, old)
+    assert plan.argv == [] and plan.agent == "arbor" and plan.file is None
+    assert plan.branch_id == old.id and store.get_internal_session(old.id).is_current
+    assert "SessionManager.continue_recent('/work/app'," in plan.snippet
+    namespace = run_snippet(plan.snippet)
+    manager = namespace["manager"]
+    assert manager.session_id == first.session_id
+    assert [m["content"] for m in namespace["messages"]] == ["first 0", "first 1", "first 2"]
+    assert manager.get_messages()[-1]["content"] == "…"     # the snippet's append went there
+    close_root_dbs()
+
+
+def test_a_message_inside_a_branch_starts_a_new_current_branch_there(tmp_path):
+    folder, first, ids = sessions(tmp_path)
+    store = first.store
+    session = store.get_external_session_by_uid(first.session_id)
+    branch = store.current_internal_session(session.id)
+    at = store.find_entry(session.id, ids[0])
+    count = len(store.internal_sessions(session.id))
+    plan = prepare_resume(store, session, store.internal_sessions(session.id)[-1], at_seq=at.seq)
+    assert len(store.internal_sessions(session.id)) == count + 1
+    current = store.current_internal_session(session.id)
+    assert current.id == plan.branch_id != branch.id and current.head_seq == at.seq
+    close_root_dbs()
+
+
+def test_a_store_with_another_name_gets_a_snippet_that_opens_it(tmp_path):
+    store = open_store(tmp_path / "team.db")
+    manager = SessionManager("/w", tmp_path, store=store)
+    manager.init()
+    manager.append_message({"role": "user", "content": "hello"})
+    session = store.get_external_session_by_uid(manager.session_id)
+    plan = prepare_resume(store, session)
+    assert f"store=open_store({str(tmp_path / 'team.db')!r})" in plan.snippet
+    namespace = run_snippet(plan.snippet)
+    assert namespace["manager"].session_id == manager.session_id
+    assert [m["content"] for m in namespace["messages"]] == ["hello"]
