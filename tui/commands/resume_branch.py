@@ -1,0 +1,103 @@
+"""`arbor resume SESSION [--branch ID] [--entry ID] [--print] [--db PATH]`.
+
+Writes the branch (the current one unless --branch; up to --entry when given) as a new
+native session of the agent that wrote the session (pi, Claude Code, Codex), then runs the
+agent's resume command in this terminal from the session's recorded working directory.
+--print writes the file and prints `cd <dir> && <command>`, running nothing. A session
+arbor owns has its branch made current, and the Python that continues it is printed.
+
+Exit status: the agent's own when it ran; 0 printed; 1 no such session, branch or entry,
+or the branch cannot be resumed or written; 2 the store cannot be opened; 127 the agent's
+executable is not on PATH (the command is printed, and the file is written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .shared import EXIT_FAILED, EXIT_OK, EXIT_STORE, add_db_argument, open_store_or_explain
+
+EXIT_NO_EXECUTABLE = 127  # as a shell reports a command it cannot find
+INTERRUPTED = "the agent was stopped; the session file written for it is kept"
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.description = ("Carry on from a branch in the agent that wrote it: write the branch as a "
+                     "new session of that agent (pi, Claude Code, Codex) and run the agent's "
+                     "resume command from the session's working directory.")
+    p.add_argument("session", metavar="SESSION", help="a session uid, unique uid prefix, or name")
+    p.add_argument("--branch", "-b", metavar="ID", help="the branch (id or name); default: the current one")
+    p.add_argument("--entry", "-e", metavar="ID",
+                   help="carry on from this entry of the branch (its id or a unique prefix) "
+                        "instead of the branch's head")
+    p.add_argument("--print", "-p", action="store_true", dest="print_only",
+                   help="write the session file and print the command; run nothing")
+    add_db_argument(p)
+
+
+def _entry_on(store, branch, ref: str):
+    from core.errors import AmbiguousId, NotFound
+
+    if branch.head_seq is None:
+        raise NotFound(f"branch {branch.id} has no entries")
+    exact = store.find_entry(branch.external_session_id, ref)
+    if exact is not None and store.is_ancestor(exact.seq, branch.head_seq):
+        return exact
+    found = [e for e in store.path_entries(branch.head_seq) if e.id.startswith(ref)]
+    if len(found) > 1:
+        raise AmbiguousId(f"{ref!r} matches {len(found)} entries of the branch: "
+                          + ", ".join(e.id for e in found[:5]))
+    if not found:
+        raise NotFound(f"branch {branch.name or branch.id} has no entry {ref!r}")
+    return found[0]
+
+
+def run(args: argparse.Namespace) -> int:
+    from core.agents import prepare_resume, run as run_plan
+    from core.errors import ArborError
+    from core.exporters import resolve_branch, resolve_session
+
+    store = open_store_or_explain(args.db, create=False)
+    if store is None:
+        return EXIT_STORE
+    try:
+        session = resolve_session(store, args.session)
+        branch = resolve_branch(store, session, args.branch)
+        at = _entry_on(store, branch, args.entry).seq if args.entry else None
+        plan = prepare_resume(store, session, branch, at_seq=at)
+    except ArborError as error:
+        print(f"arbor: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    except OSError as error:
+        print(f"arbor: cannot write the session file: {error.strerror or error}", file=sys.stderr)
+        return EXIT_FAILED
+    finally:
+        store.close()
+    say = lambda text: print(f"arbor: {text}", file=sys.stderr)  # noqa: E731
+    say(plan.summary + ".")
+    if plan.cwd_guessed:
+        say(f"the session has no recorded working directory; using {plan.cwd}")
+    if not plan.argv:
+        print(plan.snippet)
+        return EXIT_OK
+    if args.print_only:
+        print(plan.shell_command())
+        return EXIT_OK
+    if plan.executable_path() is None:
+        say(f"{plan.executable} is not on PATH, so it was not started. Run this where "
+            f"{plan.agent} is installed:")
+        print(plan.shell_command())
+        return EXIT_NO_EXECUTABLE
+    if not plan.cwd_exists():
+        say(f"the session's working directory {plan.cwd} does not exist here, so "
+            f"{plan.agent} was not started. The command:")
+        print(plan.shell_command())
+        return EXIT_FAILED
+    say(f"running: {plan.shell_command()}")
+    sys.stderr.flush()
+    try:
+        return run_plan(plan)
+    except OSError as error:
+        say(f"cannot start {plan.executable}: {error.strerror or error}")
+        return EXIT_FAILED
