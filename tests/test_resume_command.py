@@ -13,32 +13,19 @@ from pathlib import Path
 
 import pytest
 
+import fake_agent
 from agent_logs import claude_session, codex_session, pi_session
 from core import open_store
 from core.importers import import_paths
 
 REPO = Path(__file__).resolve().parent.parent
-FAKE = """#!{python}
-import json, os, sys
-with open(os.environ["FAKE_AGENT_LOG"], "a") as log:
-    log.write(json.dumps({{"name": os.path.basename(sys.argv[0]), "argv": sys.argv[1:],
-                          "cwd": os.getcwd(), "pwd": os.environ.get("PWD")}}) + "\\n")
-sys.exit(int(os.environ.get("FAKE_AGENT_EXIT", "0")))
-"""
-
-
 @pytest.fixture
 def world(tmp_path):
     """A store with one session of each agent, in working directories that exist (one with
     spaces and non-ASCII), fake agents on PATH, and the agents' homes under tmp_path."""
     project = tmp_path / "my projects" / "café ✓"
     project.mkdir(parents=True)
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for name in ("pi", "claude", "codex"):
-        script = bin_dir / name
-        script.write_text(FAKE.format(python=sys.executable))
-        script.chmod(0o755)
+    bin_dir = fake_agent.install(tmp_path / "bin")
     env = {**os.environ, "HOME": str(tmp_path / "home"), "PATH": f"{bin_dir}{os.pathsep}/usr/bin:/bin",
            "CLAUDE_CONFIG_DIR": str(tmp_path / "claude"), "CODEX_HOME": str(tmp_path / "codex"),
            "PI_CODING_AGENT_DIR": str(tmp_path / "pi"), "FAKE_AGENT_LOG": str(tmp_path / "calls.jsonl"),

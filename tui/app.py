@@ -67,6 +67,7 @@ class ArborApp(App[int]):
         Binding("a", "archive", "Archive", show=False, id="archive"),
         Binding("R", "rename", "Rename", show=False, id="rename"),
         Binding("v", "toggle_view", "Raw/context", show=False, id="toggle-view"),
+        Binding("o", "open_in_agent", "Open in agent", show=False, id="open-in-agent"),
     ]
 
     def __init__(self, store: Store, *, show_archived: bool = False, clock: Clock | None = None,
@@ -497,6 +498,24 @@ class ArborApp(App[int]):
             return
         self.say(f"New branch {new.id} at {where}; it is now current.", title="Branched", markup=False)
         self.reload(branch_id=new.id)
+
+    def action_open_in_agent(self) -> None:
+        """Carry on from the highlighted branch, or the branch up to the highlighted
+        message, in the agent that wrote it (see agent_handoff)."""
+        from .agent_handoff import open_in_agent
+
+        self._catch_up()
+        at = None
+        if self._focused_pane() is self.messages_pane and self.branch is not None:
+            item = self.messages_pane.highlighted
+            branch = self.branch
+            if item is not None and item.entry.seq != branch.head_seq:
+                at = item.entry.seq
+        else:
+            branch = self._target_branch()
+        if branch is None:
+            return
+        open_in_agent(self, branch.external_session_id, branch.id, at)
 
     def action_rollback(self) -> None:
         from core import operations

@@ -13,6 +13,8 @@ COMMANDS: list[tuple[str, str, str, str]] = [
     ("Label", "l", "label", "Label the highlighted message or branch (empty clears)"),
     ("Compact branch", "c", "compact", "Preview and compact the shown branch"),
     ("Make current", "enter", "make_current", "Make the highlighted branch current"),
+    ("Open in agent", "o", "open_in_agent", "Carry on from the highlighted branch (or the branch up to the "
+     "highlighted message) in the agent that wrote it"),
     ("Archive session", "a", "archive", "Hide the highlighted session (nothing is deleted)"),
     ("Rename session", "R", "rename", "Rename the highlighted session"),
     ("Toggle raw / context view", "v", "toggle_view", "Raw entries, or the replayed context with compaction applied"),

@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from ..entries import BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, MESSAGE, Entry, content_text
-from .native import BranchToWrite, base62, entry_stamp, env_dir, home, stamp, write_new_file
+from .native import (BranchToWrite, as_text, base62, branch_summary_text, entry_stamp, env_dir,
+                     home, write_new_file)
 
 NAME = "claude"
 EXECUTABLE = "claude"
@@ -37,8 +38,6 @@ INTERRUPTED = "[Request interrupted by user for tool use]"
 SUMMARY_PREFACE = ("This session is being continued from a previous conversation that ran out "
                    "of context. The summary below covers the earlier portion of the conversation.")
 KEPT_NOTE = "Recent messages are preserved verbatim."
-BRANCH_PREFIX = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
-BRANCH_SUFFIX = "</summary>"
 # Fields a fork clears (Claude Code's forkSession does the same) or that belong to one line.
 _DROPPED = frozenset({"parentUuid", "logicalParentUuid", "isSidechain", "sessionId", "uuid",
                       "timestamp", "teamName", "agentName", "agentId", "sessionKind", "slug",
@@ -274,7 +273,7 @@ class _Lines:
         else:
             # pi roles Claude has no word for (bash runs, extension messages, summaries)
             line = self.base(entry, "user")
-            line["message"] = {"role": "user", "content": _as_text(message)}
+            line["message"] = {"role": "user", "content": as_text(message)}
         return self.finish(line, entry, uuid)
 
     def text_line(self, entry: Entry | None, text: str, **fields: Any) -> dict[str, Any]:
@@ -335,8 +334,8 @@ class _Lines:
             elif entry.type == MESSAGE and entry.message is not None:
                 yield from self.message(entry, entry.message)
             elif entry.type == BRANCH_SUMMARY:
-                yield from self.message(entry, {"role": "user", "content": BRANCH_PREFIX + str(
-                    entry.data.get("summary", "")) + BRANCH_SUFFIX})
+                yield from self.message(entry, {"role": "user", "content": branch_summary_text(
+                    entry.data.get("summary", ""))})
             elif entry.type == CUSTOM_MESSAGE:
                 content = entry.data.get("content", (entry.data.get("message") or {}).get("content"))
                 yield from self.message(entry, {"role": "user", "content": content
@@ -410,15 +409,6 @@ def _claude(entry: Entry | None) -> dict[str, Any]:
 def _is_compact_summary(entry: Entry | None) -> bool:
     return entry is not None and entry.type == MESSAGE and entry.message is not None and \
         bool(_claude(entry).get("isCompactSummary"))
-
-
-def _as_text(message: dict[str, Any]) -> str:
-    role = message.get("role")
-    if role == "bashExecution":
-        return f"Ran `{message.get('command', '')}`\n```\n{message.get('output', '')}\n```"
-    if role in ("branchSummary", "compactionSummary") or message.get("summary"):
-        return BRANCH_PREFIX + str(message.get("summary", "")) + BRANCH_SUFFIX
-    return content_text(message.get("content"))
 
 
 # ------------------------------------------------------------------ writing

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from ..entries import BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, MESSAGE, MODEL_CHANGE, Entry, content_text
-from .native import BranchToWrite, entry_stamp, env_dir, home, local_time, stamp, write_new_file
+from .native import (BranchToWrite, as_text, entry_stamp, env_dir, home, local_time, stamp,
+                     write_new_file)
 
 NAME = "codex"
 EXECUTABLE = "codex"
@@ -36,8 +37,6 @@ SUMMARY_PREFIX = ("Another language model started to solve this problem and prod
                   "done and avoid duplicating work. Here is the summary produced by the other "
                   "language model, use the information in this summary to assist with your own "
                   "analysis:")
-BRANCH_PREFIX = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
-BRANCH_SUFFIX = "</summary>"
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _LINE_ID = re.compile(r"^(?:(?P<child>[^:]+):)?L(?P<line>\d+)$")
 _CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call",
@@ -284,18 +283,10 @@ def written_by_arbor(entry: Entry, message: dict[str, Any], when: str) -> list[d
                                         "arguments": _arguments_text(block.get("arguments", {})),
                                         "call_id": block.get("id", "")}))
         return out
-    text = content_text(content) if role == "user" else _pi_text(message)
+    text = content_text(content) if role == "user" else as_text(message)
     return [_event(when, {"type": "user_message", "message": text, "images": []}),
             _item(when, {"type": "message", "role": "user",
                          "content": [{"type": "input_text", "text": text}]})]
-
-
-def _pi_text(message: dict[str, Any]) -> str:
-    if message.get("role") == "bashExecution":
-        return f"Ran `{message.get('command', '')}`\n```\n{message.get('output', '')}\n```"
-    if message.get("summary"):
-        return BRANCH_PREFIX + str(message["summary"]) + BRANCH_SUFFIX
-    return content_text(message.get("content"))
 
 
 class _Lines:

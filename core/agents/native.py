@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from ..entries import Entry
+from ..entries import Entry, content_text
 from ..errors import ArborError
 
 PAGE = 2000
@@ -107,6 +107,26 @@ def env_dir(env: Mapping[str, str], name: str) -> Path | None:
     if value == "~" or value.startswith("~/"):
         return home(env) / value[2:]
     return Path(value)
+
+
+# ------------------------------------------------------ text for other agents
+BRANCH_PREFIX = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+BRANCH_SUFFIX = "</summary>"
+
+
+def branch_summary_text(summary: Any) -> str:
+    """A branch summary as a user message's text (the words pi sends to its model)."""
+    return f"{BRANCH_PREFIX}{summary}{BRANCH_SUFFIX}"
+
+
+def as_text(message: dict[str, Any]) -> str:
+    """The text of a pi-only message (a shell run, a summary, an extension's message) for an
+    agent that has no such role: what pi itself sends its model for it."""
+    if message.get("role") == "bashExecution":
+        return f"Ran `{message.get('command', '')}`\n```\n{message.get('output', '')}\n```"
+    if message.get("summary"):
+        return branch_summary_text(message["summary"])
+    return content_text(message.get("content"))
 
 
 # ----------------------------------------------------------------- the branch

@@ -99,6 +99,8 @@ class BranchesPane(RowList):
         Binding("r", "app.rollback", "Roll back", tooltip="Roll back to a checkpoint or entry"),
         Binding("l", "app.label", "Label", tooltip="Label the highlighted branch"),
         Binding("c", "app.compact", "Compact", tooltip="Compact the highlighted branch"),
+        Binding("o", "app.open_in_agent", "Open in agent",
+                tooltip="Carry on from this branch in the agent that wrote the session"),
     ]
 
     def __init__(self, **kwargs) -> None:

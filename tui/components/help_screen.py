@@ -30,6 +30,11 @@ KEYS = [
         ("a", "archive the highlighted session (confirmed)"),
         ("R", "rename the highlighted session"),
     ]),
+    ("Carry on in your agent", [
+        ("o", "open in agent: the highlighted branch, or the branch up to the highlighted "
+              "message, as a new session of the agent that wrote it (pi, Claude Code, Codex), "
+              "run here; arbor comes back when the agent exits"),
+    ]),
     ("Look", [
         ("v", "toggle replayed context (compaction applied) / raw entries"),
         ("/", "search session names and all message text"),

@@ -35,12 +35,14 @@ class MessagesPane(Widget, can_focus=True):
 
     BINDINGS = [
         Binding("tab", "app.focus_next_pane", "Pane", tooltip="Sessions → branches → messages"),
-        Binding("space,o", "toggle_open", "Open", tooltip="Open or fold the highlighted message"),
+        Binding("space", "toggle_open", "Open", tooltip="Open or fold the highlighted message"),
         Binding("b", "app.branch", "Branch", tooltip="New branch at the highlighted message"),
         Binding("r", "app.rollback", "Roll back", tooltip="Roll back to a checkpoint or this message"),
         Binding("l", "app.label", "Label", tooltip="Label the highlighted message"),
         Binding("c", "app.compact", "Compact", tooltip="Compact this branch"),
         Binding("v", "app.toggle_view", "Raw", tooltip="Toggle raw entries and replayed context"),
+        Binding("o", "app.open_in_agent", "Open in agent",
+                tooltip="Carry on from this message in the agent that wrote the session"),
         Binding("enter", "enter", "Open/fold", show=False),
         Binding("up,k", "cursor_up", "Up", show=False),
         Binding("down,j", "cursor_down", "Down", show=False),

@@ -1,0 +1,179 @@
+"""`o`, open in agent: hand the highlighted branch (or the branch up to the highlighted
+message) to the agent that wrote it, in this terminal, and show what it added on return.
+
+The session file is written in a worker thread (a long branch takes a moment) and imported
+at once, so arbor lists the new session as the agent does; then the app is suspended
+(`App.suspend`), the agent's resume command runs from the session's working directory, and
+when the agent exits the app comes back. The file the agent continued is imported again
+(until live follow does that by itself): what the agent added is shown. Where the
+agent cannot be started (not on PATH, no such directory, a terminal the app cannot hand
+over), the exact command is shown and copied to the clipboard. A session arbor owns has its
+branch made current, and the Python that continues it goes to the clipboard.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.agents import ResumePlan, prepare_resume, run
+from core.errors import ArborError
+
+
+@dataclass
+class Handoff:
+    session_id: int          # arbor's session
+    plan: ResumePlan
+    watched: Path | None     # the file the agent continues: imported again if it grew
+    size: int | None         # its size before the agent ran
+    show_id: int             # the session to show on return (the new one, once imported)
+
+
+def _size(path: Path | None) -> int | None:
+    try:
+        return path.stat().st_size if path is not None else None
+    except OSError:
+        return None
+
+
+def _failure(error: BaseException) -> str:
+    if isinstance(error, sqlite3.Error):
+        return f"The store could not be read or written: {error}"
+    if isinstance(error, OSError):
+        return f"Cannot write the session file: {error.strerror or error}"
+    return str(error)
+
+
+# ------------------------------------------------------------------- the steps
+def prepare(store, session_id: int, branch_id: int, at_seq: int | None) -> Handoff:
+    """Write what the agent needs (in a worker thread)."""
+    session = store.get_external_session(session_id)
+    branch = store.get_internal_session(branch_id)
+    if session is None or branch is None:
+        raise ArborError("That session or branch is no longer in the store.")
+    plan = prepare_resume(store, session, branch, at_seq=at_seq)
+    watched = plan.file
+    show_id = session_id
+    if watched is not None:
+        show_id = _import(store.path, watched)[1] or session_id
+    elif plan.argv:
+        # Codex resumes its own rollout: that is the file that grows
+        meta = session.metadata or {}
+        fork = (meta.get("forks") or {}).get(plan.native_id) or {}
+        path = fork.get("path") or meta.get("path")
+        watched = Path(path) if isinstance(path, str) else None
+    return Handoff(session_id, plan, watched, _size(watched), show_id)
+
+
+def blocked(plan: ResumePlan) -> str | None:
+    """Why the agent cannot be started here, or None."""
+    if plan.executable_path() is None:
+        return f"{plan.executable} is not on PATH"
+    if not plan.cwd_exists():
+        return f"the session's directory {plan.cwd} does not exist here"
+    return None
+
+
+def run_in_terminal(plan: ResumePlan) -> int:
+    """Run the agent in the terminal the app handed over (inside App.suspend)."""
+    print(f"\narbor: {plan.summary}.\narbor: running {plan.shell_command()}\n", file=sys.stderr,
+          flush=True)
+    try:
+        return run(plan)
+    except OSError as error:
+        print(f"arbor: cannot start {plan.executable}: {error.strerror or error}", file=sys.stderr)
+        return 127
+    except KeyboardInterrupt:
+        return 130
+
+
+def _import(store_path: Path, path: Path) -> tuple[int, int | None]:
+    """Import one file on a connection of its own (a worker must not hold the one the
+    screen reads with); (messages added, the session of the plan's id or None)."""
+    from core import open_store
+    from core.importers import import_paths
+
+    with open_store(store_path, create=False) as importing:
+        report = import_paths(importing, [path])
+        sessions = [s for f in report.files for s in f.sessions]
+        added = sum(s.messages_added for s in sessions)
+        found = importing.get_external_session_by_uid(sessions[0].uid) if sessions else None
+    return added, found.id if found is not None else None
+
+
+def import_again(store_path: Path, handoff: Handoff) -> tuple[int, str]:
+    """Import the file the agent continued, when it grew (in a worker thread). Returns the
+    session to show and a sentence for the user."""
+    plan = handoff.plan
+    watched = handoff.watched
+    size = _size(watched)
+    if watched is None or size is None or size == handoff.size:
+        added, found = 0, None
+    else:
+        added, found = _import(store_path, watched)
+    session_id = found if found is not None else handoff.show_id
+    if not added:
+        return session_id, f"Back from {plan.agent}; it added nothing to the session."
+    return session_id, f"Back from {plan.agent}: {added} new message{'' if added == 1 else 's'}."
+
+
+# ------------------------------------------------------------- with the app
+def open_in_agent(app, session_id: int, branch_id: int, at_seq: int | None) -> None:
+    """Start the hand-over; the app stays responsive while the file is written."""
+
+    def work() -> None:
+        try:
+            handoff = prepare(app.store, session_id, branch_id, at_seq)
+        except (ArborError, OSError, sqlite3.Error) as error:
+            app.call_from_thread(app.say, _failure(error), title="Open in agent",
+                                 severity="error", timeout=10)
+            return
+        app.call_from_thread(hand_over, app, handoff)
+
+    app.run_worker(work, thread=True, exclusive=True, group="agent-handoff")
+
+
+def hand_over(app, handoff: Handoff) -> None:
+    from textual.app import SuspendNotSupported
+
+    plan = handoff.plan
+    if not plan.argv:
+        app.copy_to_clipboard(plan.snippet)
+        app.say(f"{plan.summary}. The Python that does it is on the clipboard.",
+                title="Open in agent", timeout=12)
+        app.reload(session_id=handoff.session_id, branch_id=plan.branch_id)
+        return
+    reason = blocked(plan)
+    code = None
+    if reason is None:
+        try:
+            with app.suspend():
+                code = run_in_terminal(plan)
+        except SuspendNotSupported:
+            reason = "this terminal cannot be handed over"
+    if reason is not None:
+        command = plan.shell_command()
+        app.copy_to_clipboard(command)
+        app.reload(session_id=handoff.show_id)
+        app.say(f"{plan.summary}. {reason[0].upper()}{reason[1:]}, so {plan.agent} was not started. "
+                f"The command is on the clipboard:\n{command}",
+                title="Open in agent", severity="warning", timeout=30)
+        return
+
+    def back() -> None:
+        try:
+            session_id, text = import_again(app.store.path, handoff)
+        except (ArborError, OSError, sqlite3.Error) as error:
+            session_id, text = handoff.session_id, _failure(error)
+        if code:
+            text += f" ({plan.executable} exited with status {code}.)"
+        app.call_from_thread(_show, app, session_id, text)
+
+    app.run_worker(back, thread=True, exclusive=True, group="agent-handoff")
+
+
+def _show(app, session_id: int, text: str) -> None:
+    app.reload(session_id=session_id)
+    app.say(text, title="Open in agent", timeout=10)
