@@ -13,7 +13,6 @@ branch made current, and the Python that continues it goes to the clipboard.
 
 from __future__ import annotations
 
-import sqlite3
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,8 +37,8 @@ def _size(path: Path | None) -> int | None:
         return None
 
 
-def _failure(error: BaseException) -> str:
-    if isinstance(error, sqlite3.Error):
+def _failure(store, error: BaseException) -> str:
+    if isinstance(error, store.database_errors):
         return f"The store could not be read or written: {error}"
     if isinstance(error, OSError):
         return f"Cannot write the session file: {error.strerror or error}"
@@ -126,8 +125,8 @@ def open_in_agent(app, session_id: int, branch_id: int, at_seq: int | None) -> N
     def work() -> None:
         try:
             handoff = prepare(app.store, session_id, branch_id, at_seq)
-        except (ArborError, OSError, sqlite3.Error) as error:
-            app.call_from_thread(app.say, _failure(error), title="Open in agent",
+        except (OSError, *app.store.errors) as error:
+            app.call_from_thread(app.say, _failure(app.store, error), title="Open in agent",
                                  severity="error", timeout=10)
             return
         app.call_from_thread(hand_over, app, handoff)
@@ -165,8 +164,8 @@ def hand_over(app, handoff: Handoff) -> None:
     def back() -> None:
         try:
             session_id, text = import_again(app.store.path, handoff)
-        except (ArborError, OSError, sqlite3.Error) as error:
-            session_id, text = handoff.session_id, _failure(error)
+        except (OSError, *app.store.errors) as error:
+            session_id, text = handoff.show_id, _failure(app.store, error)
         if code:
             text += f" ({plan.executable} exited with status {code}.)"
         app.call_from_thread(_show, app, session_id, text)

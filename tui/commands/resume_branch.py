@@ -72,6 +72,9 @@ def run(args: argparse.Namespace) -> int:
     except OSError as error:
         print(f"arbor: cannot write the session file: {error.strerror or error}", file=sys.stderr)
         return EXIT_FAILED
+    except store.database_errors as error:
+        print(f"arbor: the store could not be read or written: {error}", file=sys.stderr)
+        return EXIT_FAILED
     finally:
         store.close()
     say = lambda text: print(f"arbor: {text}", file=sys.stderr)  # noqa: E731
