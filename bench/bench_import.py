@@ -1,14 +1,29 @@
-"""Benchmark: import a generated Claude Code transcript; print lines/s and peak RSS.
+"""Benchmark: importing real-shaped Claude Code trees, next to the tools a user would
+otherwise run on the same files, in one run (the machine is shared: compare the ratios).
 
-    /work/venv/bin/python bench/bench_import.py [--lines 200000] [--big-mb 200] [--repeat 5]
+    .venv/bin/python bench/bench_import.py [--mb 100] [--scale-mb 1000] [--repeat 3]
 
-Generates, in a temp dir, a realistic Claude Code file (user prompts; assistant replies
-split over several lines that share `message.id`; parallel tool calls whose results
-point at their own tool_use line; progress and file-history-snapshot lines; a rewind now
-and then), imports it into a fresh store in a CHILD process (so peak RSS is that
-import's alone, via resource.getrusage), and prints a table. A second run imports a file
-of about --big-mb megabytes (same shape, more lines) to show that peak memory does not grow
-with the file's size.
+The tree comes from `bench/claude_tree.py` (see its docstring for what it makes); it is
+generated once into --cache (default /tmp/arbor-bench-trees) and reused. Every
+measurement runs in a child process, so its wall time, CPU time (user + system) and peak
+memory (max RSS) are its own. Tables:
+
+1. Cold import of the tree: the parse-only floor (orjson over every line, one core),
+   ccusage (`ccusage claude daily --offline --json`, what a user runs to read these
+   files), claude-code-log (`--all-projects -f json`, on a copy of the tree: it writes its
+   cache beside the logs; slow, so run once), and `arbor import --discover` into a new
+   store. Ratios are to ccusage and to the floor, of medians of the same run.
+2. The growing session: `arbor import` again with nothing changed, and after appending 10
+   lines to the active (31%) session.
+3. A no-change `arbor import --discover` over a tree of 3,000 files (--discover-files):
+   the whole command, and the import call alone (in-process, without interpreter start).
+4. --scale-mb (0: skip): the parse floor, ccusage and arbor's cold import on a bigger tree.
+
+The other tools are found on PATH or given with --ccusage / --claude-code-log. Install them
+outside the repository, for example:
+    npm install --prefix /tmp/engine-npm ccusage@20.0.24      (pulls its linux-x64 binary)
+    python3 -m venv /tmp/engine-ccl && /tmp/engine-ccl/bin/pip install claude-code-log
+A tool that is not there is reported as such; arbor's rows are measured anyway.
 """
 
 from __future__ import annotations
@@ -16,209 +31,271 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import uuid as uuidlib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-WORDS = ("the build fails because the import path is wrong so we move the module and rerun "
-         "tests then check the coverage report and update the docs before the release").split()
+sys.path.insert(0, str(REPO / "bench"))
 
+import claude_tree  # noqa: E402
 
-def sentence(rng: random.Random, words: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(words))
+FLOOR = r"""
+import os, sys, orjson
+lines = 0
+for folder, _dirs, files in os.walk(sys.argv[1]):
+    for name in files:
+        if name.endswith(".jsonl"):
+            with open(os.path.join(folder, name), "rb") as handle:
+                for line in handle:
+                    if line.strip():
+                        orjson.loads(line)
+                        lines += 1
+print(lines)
+"""
 
-
-def generate(path: Path, lines: int | None, *, output_bytes: int, target_bytes: int | None = None,
-             seed: int = 7) -> dict:
-    """Write `lines` lines (or lines until the file has `target_bytes`); returns facts."""
-    rng = random.Random(seed)
-    session = str(uuidlib.UUID(int=rng.getrandbits(128)))
-    clock = [1_751_364_000.0]
-    count = 0
-    written = 0
-    rewinds = 0
-    limit_lines = lines if lines is not None else 1 << 62
-    limit_bytes = target_bytes if target_bytes is not None else 1 << 62
-
-    def more() -> bool:
-        return count < limit_lines and written < limit_bytes
-
-    def stamp() -> str:
-        clock[0] += rng.random() * 3
-        t = time.gmtime(clock[0])
-        return time.strftime("%Y-%m-%dT%H:%M:%S", t) + f".{int(clock[0] * 1000) % 1000:03d}Z"
-
-    def new_id() -> str:
-        return str(uuidlib.UUID(int=rng.getrandbits(128)))
-
-    base = {"isSidechain": False, "userType": "external", "cwd": "/home/dev/project",
-            "sessionId": session, "version": "2.1.97", "gitBranch": "main"}
-    prompts: list[str] = []       # uuids of assistant entries that a prompt followed (rewind targets)
-    with open(path, "w", encoding="utf-8") as out:
-        def emit(line: dict) -> None:
-            nonlocal count, written
-            text = json.dumps(line, separators=(",", ":")) + "\n"
-            out.write(text)
-            written += len(text)
-            count += 1
-
-        parent = None
-        request = 0
-        while more():
-            if rng.random() < 0.3:
-                emit({"type": "file-history-snapshot", "messageId": new_id(),
-                      "snapshot": {"trackedFileBackups": {}, "timestamp": stamp()},
-                      "isSnapshotUpdate": False})
-            # A rewind now and then: a new prompt under an earlier assistant entry.
-            prompt_parent = parent
-            if prompts and rng.random() < 0.02:
-                prompt_parent = rng.choice(prompts[-20:])
-                rewinds += 1
-            user = new_id()
-            emit({**base, "type": "user", "parentUuid": prompt_parent, "uuid": user,
-                  "timestamp": stamp(),
-                  "message": {"role": "user", "content": sentence(rng, rng.randint(5, 40))}})
-            parent = user
-            for _step in range(rng.randint(1, 4)):
-                request += 1
-                msg_id = f"msg_{request:08d}"
-                req_id = f"req_{request:08d}"
-                usage = {"input_tokens": rng.randint(5, 500), "output_tokens": rng.randint(5, 900),
-                         "cache_read_input_tokens": rng.randint(0, 90000),
-                         "cache_creation_input_tokens": rng.randint(0, 3000)}
-                # The reply, split over lines sharing message.id: thinking, text, tool calls.
-                blocks = [{"type": "thinking", "thinking": sentence(rng, rng.randint(10, 60)),
-                           "signature": "sig" * 10},
-                          {"type": "text", "text": sentence(rng, rng.randint(5, 80))}]
-                calls = [{"type": "tool_use", "id": f"toolu_{request:08d}_{k}",
-                          "name": rng.choice(["Bash", "Read", "Edit", "Grep"]),
-                          "input": {"command": sentence(rng, 6)}}
-                         for k in range(rng.choice([0, 1, 1, 2, 3]))]
-                tool_lines = []
-                for block in blocks + calls:
-                    line_id = new_id()
-                    emit({**base, "type": "assistant", "parentUuid": parent, "uuid": line_id,
-                          "requestId": req_id, "timestamp": stamp(),
-                          "message": {"id": msg_id, "type": "message", "role": "assistant",
-                                      "model": "claude-sonnet-4-5", "content": [block],
-                                      "stop_reason": None, "stop_sequence": None, "usage": usage}})
-                    parent = line_id
-                    if block["type"] == "tool_use":
-                        tool_lines.append((line_id, block["id"]))
-                if not calls:
-                    prompts.append(parent)
-                    break
-                if rng.random() < 0.5:
-                    progress = new_id()
-                    emit({**base, "type": "progress", "parentUuid": tool_lines[0][0],
-                          "uuid": progress, "timestamp": stamp(), "toolUseID": tool_lines[0][1],
-                          "data": {"type": "hook_progress", "hookName": "PostToolUse"}})
-                # Parallel calls: each result points at its own tool_use line.
-                for line_id, tool_id in tool_lines:
-                    size = max(20, int(rng.expovariate(1 / output_bytes)))
-                    result_id = new_id()
-                    emit({**base, "type": "user", "parentUuid": line_id, "uuid": result_id,
-                          "timestamp": stamp(),
-                          "message": {"role": "user", "content": [
-                              {"type": "tool_result", "tool_use_id": tool_id,
-                               "content": (sentence(rng, 12) + "\n") * (size // 80 + 1)}]},
-                          "toolUseResult": {"stdout": "(see content)", "interrupted": False}})
-                    parent = result_id
-                if not more():
-                    break
-    return {"lines": count, "bytes": path.stat().st_size, "rewinds": rewinds}
-
-
-CHILD = r"""
-import json, resource, sys, time
-sys.path.insert(0, sys.argv[3])
+IN_PROCESS_DISCOVER = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[2])
+from pathlib import Path
 from core import open_store
-from core.importers import import_paths
-store = open_store(sys.argv[2])
+from core.importers import discover, import_paths
+store = open_store(sys.argv[1])
 start = time.perf_counter()
-report = import_paths(store, [sys.argv[1]])
+report = import_paths(store, discover(Path(sys.argv[3])))
 seconds = time.perf_counter() - start
-f = report.files[0]
-row = store.connection.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
-print(json.dumps({"seconds": seconds, "status": f.status, "error": f.error,
-                  "entries": row, "branches": f.branches_added, "skipped": len(f.skipped),
-                  "lines": f.lines,
-                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+print(json.dumps({"seconds": seconds, "files": len(report.files),
+                  "unchanged": sum(f.status == "unchanged" for f in report.files)}))
 """
 
 
-def run_import(path: Path, folder: Path) -> dict:
-    db = folder / f"{path.stem}.db"
+class Run:
+    """One child process: wall seconds, CPU seconds (user + system) and peak RSS in MB,
+    from wait4 (the child's own resource use)."""
+
+    def __init__(self, argv: list[str], *, env: dict | None = None):
+        environ = {**os.environ, **(env or {})}
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            started = time.perf_counter()
+            child = subprocess.Popen(argv, env=environ, stdout=out, stderr=err)
+            _pid, status, usage = os.wait4(child.pid, 0)
+            self.wall = time.perf_counter() - started
+            child.returncode = self.code = os.waitstatus_to_exitcode(status)
+            out.seek(0)
+            err.seek(0)
+            self.out = out.read().decode("utf-8", "replace")
+            self.err = err.read().decode("utf-8", "replace")
+        self.cpu = usage.ru_utime + usage.ru_stime
+        self.rss = usage.ru_maxrss / 1024
+
+    def check(self, what: str) -> "Run":
+        if self.code != 0:
+            raise SystemExit(f"{what} failed ({self.code}):\n{self.err[-2000:]}\n{self.out[-2000:]}")
+        return self
+
+
+def tree(cache: Path, mb: float, files: int | None = None) -> tuple[Path, dict]:
+    """A generated tree (made once, then reused): (its root, what it holds)."""
+    name = f"claude-{mb:g}mb" + (f"-{files}f" if files else "")
+    root = cache / name
+    facts_file = root / "facts.json"
+    if not facts_file.exists():
+        if root.exists():
+            shutil.rmtree(root)
+        started = time.perf_counter()
+        made = claude_tree.generate(root, mb=mb, files=files)
+        made_facts = {k: v for k, v in made.items() if k != "sizes"}
+        made_facts["description"] = claude_tree.describe(made)
+        facts_file.write_text(json.dumps(made_facts))
+        print(f"generated {root} in {time.perf_counter() - started:.1f} s", flush=True)
+    return root, json.loads(facts_file.read_text())
+
+
+def fresh_db(folder: Path, name: str) -> Path:
+    db = folder / name
     for suffix in ("", "-wal", "-shm"):
         try:
             os.unlink(str(db) + suffix)
         except FileNotFoundError:
             pass
-    done = subprocess.run([sys.executable, "-c", CHILD, str(path), str(db), str(REPO)],
-                          capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return db
+
+
+def arbor(*args: str, home: Path) -> list[str]:
+    return [sys.executable, "-m", "tui", "import", "-q", *args], {"HOME": str(home),
+                                                                   "PYTHONPATH": str(REPO)}
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def table(title: str, header: tuple, rows: list[tuple]) -> None:
+    print()
+    print(title)
+    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) for i, h in enumerate(header)]
+    print("  ".join(str(h).ljust(w) if i == 0 else str(h).rjust(w)
+                    for i, (h, w) in enumerate(zip(header, widths))))
+    for row in rows:
+        print("  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)
+                        for i, (c, w) in enumerate(zip(row, widths))))
+
+
+def find_tool(given: str | None, name: str, fallbacks: list[str]) -> str | None:
+    for candidate in [given, shutil.which(name), *fallbacks]:
+        if candidate and Path(candidate).exists():
+            return candidate
+    return None
+
+
+def cold_import(root: Path, facts: dict, work: Path, *, repeat: int, ccusage: str | None,
+                ccl: str | None, label: str) -> dict:
+    projects = root / ".claude" / "projects"
+    results: dict[str, list[Run]] = {"floor": [], "ccusage": [], "arbor": []}
+    for index in range(repeat):
+        results["floor"].append(Run([sys.executable, "-c", FLOOR, str(projects)])
+                                .check("parse floor"))
+        if ccusage:
+            run = Run([ccusage, "claude", "daily", "--offline", "--json"],
+                               env={"CLAUDE_CONFIG_DIR": str(root / ".claude"),
+                                    "HOME": str(root)}).check("ccusage")
+            totals = json.loads(run.out).get("totals", {})
+            if not totals.get("totalTokens"):
+                raise SystemExit(f"ccusage read no tokens from {root}: {run.out[:500]}")
+            results["ccusage"].append(run)
+        db = fresh_db(work, f"cold-{label}.db")
+        argv, env = arbor("--discover", "--db", str(db), home=root)
+        results["arbor"].append(Run(argv, env=env).check("arbor import"))
+    ccl_run = None
+    if ccl:
+        copy = work / f"ccl-{label}"
+        if copy.exists():
+            shutil.rmtree(copy)
+        shutil.copytree(root / ".claude", copy / ".claude")
+        out = work / f"ccl-out-{label}"
+        shutil.rmtree(out, ignore_errors=True)
+        ccl_run = Run([ccl, "--projects-dir", str(copy / ".claude" / "projects"),
+                                "--all-projects", "-f", "json", "-o", str(out)]).check("claude-code-log")
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.rmtree(out, ignore_errors=True)
+    base_cc = median([r.wall for r in results["ccusage"]])
+    base_floor = median([r.wall for r in results["floor"]])
+    rows = []
+    names = {"floor": "parse-only floor (orjson, 1 core)", "ccusage": "ccusage 20 --offline",
+             "arbor": "arbor import --discover (new store)"}
+    out = {}
+    for key in ("floor", "ccusage", "arbor"):
+        runs = results[key]
+        if not runs:
+            rows.append((names[key], "not installed", "", "", "", ""))
+            continue
+        wall = median([r.wall for r in runs])
+        out[key] = wall
+        rows.append((names[key], f"{wall:.2f}", f"{median([r.cpu for r in runs]):.2f}",
+                     f"{max(r.rss for r in runs):.0f}",
+                     f"{wall / base_cc:.2f}x" if results["ccusage"] else "—",
+                     f"{wall / base_floor:.2f}x"))
+    if ccl_run is not None:
+        rows.append(("claude-code-log -f json (once)", f"{ccl_run.wall:.2f}", f"{ccl_run.cpu:.2f}",
+                     f"{ccl_run.rss:.0f}",
+                     f"{ccl_run.wall / base_cc:.2f}x" if results["ccusage"] else "—",
+                     f"{ccl_run.wall / base_floor:.2f}x"))
+        out["ccl"] = ccl_run.wall
+    table(f"Cold import of {facts['bytes'] / 1048576:.0f} MB, {facts['files']} files, "
+          f"{facts['lines']:,} lines (median of {repeat}; wall and CPU seconds, peak RSS MB)",
+          ("", "wall s", "CPU s", "peak MB", "vs ccusage", "vs floor"), rows)
+    out["arbor_rss"] = max(r.rss for r in results["arbor"])
+    out["arbor_cpu"] = median([r.cpu for r in results["arbor"]])
+    return out
+
+
+def growing(root: Path, facts: dict, work: Path, *, repeat: int) -> dict:
+    """No-change import, and import after appending 10 lines to the active session."""
+    db = fresh_db(work, "growing.db")
+    argv, env = arbor("--discover", "--db", str(db), home=root)
+    Run(argv, env=env).check("arbor import (first)")
+    active = Path(facts["active"])
+    same, grown = [], []
+    for index in range(repeat):
+        same.append(Run(argv, env=env).check("arbor import (no change)"))
+        claude_tree.append_lines(active, 10, seed=1000 + index)
+        grown.append(Run(argv, env=env).check("arbor import (10 lines more)"))
+    base = median([r.wall for r in same])
+    rows = [("no change", f"{base:.3f}", f"{median([r.cpu for r in same]):.3f}", "1.00x"),
+            ("10 lines appended to the active session",
+             f"{median([r.wall for r in grown]):.3f}", f"{median([r.cpu for r in grown]):.3f}",
+             f"{median([r.wall for r in grown]) / base:.2f}x")]
+    table(f"Re-import of the same tree (active session {active.stat().st_size / 1048576:.1f} MB; "
+          f"median of {repeat})", ("", "wall s", "CPU s", "vs no change"), rows)
+    return {"same": base, "grown": median([r.wall for r in grown])}
+
+
+def many_files(cache: Path, work: Path, files: int, *, repeat: int) -> dict:
+    root, facts = tree(cache, max(1.0, files * 0.02), files=files)
+    db = fresh_db(work, "many.db")
+    argv, env = arbor("--discover", "--db", str(db), home=root)
+    Run(argv, env=env).check("arbor import (first)")
+    whole, alone = [], []
+    for _ in range(repeat):
+        whole.append(Run(argv, env=env).check("arbor import --discover (no change)"))
+        run = Run([sys.executable, "-c", IN_PROCESS_DISCOVER, str(db), str(REPO),
+                            str(root)]).check("import_paths")
+        alone.append(json.loads(run.out.strip().splitlines()[-1]))
+    startup = Run([sys.executable, "-c", "import tui.import_command"],
+                           env={"PYTHONPATH": str(REPO)})
+    rows = [("the whole command", f"{median([r.wall for r in whole]) * 1000:.0f}"),
+            ("import_paths(discover()) alone", f"{median([a['seconds'] for a in alone]) * 1000:.0f}"),
+            ("python start + import of the command", f"{startup.wall * 1000:.0f}")]
+    table(f"No-change `arbor import --discover` over {facts['files']} files "
+          f"({facts['bytes'] / 1048576:.0f} MB; median of {repeat})", ("", "ms"), rows)
+    return {"whole": median([r.wall for r in whole]),
+            "alone": median([a["seconds"] for a in alone])}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--lines", type=int, default=200_000)
-    parser.add_argument("--big-mb", type=int, default=200, help="size of the second file (0: skip)")
-    parser.add_argument("--keep", metavar="DIR", help="generate into DIR and keep the files")
-    parser.add_argument("--repeat", type=int, default=5,
-                        help="imports of each file (the machine is shared: the median is quoted)")
+    parser.add_argument("--mb", type=float, default=100, help="size of the tree")
+    parser.add_argument("--scale-mb", type=float, default=0, help="a bigger tree too (0: skip)")
+    parser.add_argument("--discover-files", type=int, default=3000, help="0: skip")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--cache", default="/tmp/arbor-bench-trees", help="where trees are kept")
+    parser.add_argument("--ccusage", help="the ccusage command (default: on PATH)")
+    parser.add_argument("--claude-code-log", dest="ccl", help="the claude-code-log command")
+    parser.add_argument("--no-claude-code-log", action="store_true",
+                        help="skip it (it takes minutes on 100 MB)")
     args = parser.parse_args(argv)
-    folder = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="arbor-bench-"))
-    folder.mkdir(parents=True, exist_ok=True)
-    runs = []
-    small = folder / "claude-200k.jsonl"
-    facts = generate(small, args.lines, output_bytes=400)
-    runs.append(("realistic", small, facts))
-    if args.big_mb:
-        big = folder / "claude-big.jsonl"
-        # Same shape and line sizes, as many lines as make --big-mb megabytes.
-        big_facts = generate(big, None, output_bytes=400, target_bytes=args.big_mb * 1024 * 1024,
-                             seed=11)
-        runs.append((f"{args.big_mb} MB", big, big_facts))
-    rows = []
-    for label, path, facts in runs:
-        results = []
-        for _ in range(args.repeat):
-            result = run_import(path, folder)
-            assert result["status"] == "imported", result
-            results.append(result)
-        results.sort(key=lambda r: r["seconds"])
-        middle = results[len(results) // 2]
-        rates = [facts["lines"] / r["seconds"] for r in results]
-        rows.append((label, facts["lines"], facts["bytes"] / 1024 / 1024, facts["rewinds"],
-                     middle["entries"], middle["branches"], middle["seconds"],
-                     facts["lines"] / middle["seconds"], min(rates), max(rates),
-                     max(r["peak_rss_mb"] for r in results)))
-    header = ("file", "lines", "MB", "rewinds", "entries", "branches", "seconds", "lines/s",
-              "slowest", "fastest", "peak RSS MB")
-    widths = [max(len(header[i]), 14 if i == 0 else 9) for i in range(len(header))]
-    print(f"median of {args.repeat} imports of each file (seconds and lines/s); slowest and "
-          "fastest in lines/s; the highest peak RSS")
-    print("  ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in enumerate(zip(header, widths))))
-    for row in rows:
-        cells = [row[0], f"{row[1]:,}", f"{row[2]:.1f}", str(row[3]), f"{row[4]:,}", str(row[5]),
-                 f"{row[6]:.2f}", f"{row[7]:,.0f}", f"{row[8]:,.0f}", f"{row[9]:,.0f}",
-                 f"{row[10]:.0f}"]
-        print("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))))
+    cache = Path(args.cache)
+    cache.mkdir(parents=True, exist_ok=True)
+    ccusage = find_tool(args.ccusage, "ccusage", ["/tmp/engine-npm/node_modules/.bin/ccusage"])
+    ccl = None if args.no_claude_code_log else \
+        find_tool(args.ccl, "claude-code-log", ["/tmp/engine-ccl/bin/claude-code-log"])
+    work = Path(tempfile.mkdtemp(prefix="arbor-bench-"))
+    try:
+        root, facts = tree(cache, args.mb)
+        print(facts["description"])
+        cold_import(root, facts, work, repeat=args.repeat, ccusage=ccusage, ccl=ccl,
+                    label=f"{args.mb:g}")
+        growing(root, facts, work, repeat=args.repeat)
+        if args.discover_files:
+            many_files(cache, work, args.discover_files, repeat=args.repeat)
+        if args.scale_mb:
+            big, big_facts = tree(cache, args.scale_mb)
+            print(big_facts["description"])
+            cold_import(big, big_facts, work, repeat=1, ccusage=ccusage, ccl=None,
+                        label=f"{args.scale_mb:g}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     sys.path.insert(0, str(REPO))
     from core.fastjson import ACCELERATED
 
-    print(f"python {sys.version.split()[0]}, sqlite {__import__('sqlite3').sqlite_version}, "
-          f"JSON: {'orjson' if ACCELERATED else 'standard library'}, {os.cpu_count()} CPUs; "
-          f"files in {folder}")
-    if not args.keep:
-        import shutil
-
-        shutil.rmtree(folder, ignore_errors=True)
+    print(f"\npython {sys.version.split()[0]}, sqlite {__import__('sqlite3').sqlite_version}, "
+          f"JSON: {'orjson' if ACCELERATED else 'standard library'}, {os.cpu_count()} CPUs, "
+          f"load average {os.getloadavg()[0]:.1f} at the end; ccusage: {ccusage or 'absent'}; "
+          f"claude-code-log: {ccl or 'absent'}")
     return 0
 
 
