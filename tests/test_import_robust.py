@@ -547,16 +547,19 @@ def test_langgraph_subgraph_namespace_is_a_session_of_its_own(store, tmp_path):
     assert only(import_paths(store, [db])).entries_added == 0
 
 
-def test_ctrl_c_in_the_middle_of_a_file_leaves_the_store_as_it_was(store, tmp_path, monkeypatch):
-    # Interrupted after several batches went to the bulk-writer thread: the file's
-    # transaction is rolled back, the thread is gone, the store is intact and usable.
+def test_ctrl_c_in_the_middle_of_a_file_keeps_what_was_committed_and_goes_on(store, tmp_path,
+                                                                            monkeypatch):
+    # Interrupted after several batches went to the bulk-writer thread: the transaction
+    # in progress is rolled back, what earlier short transactions committed stays (with the
+    # record of how far the file got), the thread is gone, the store is intact, and the
+    # next import adds exactly the rest.
     import threading
 
     from core.importers import claude_code
 
     first = only(import_paths(store, [CC_FIXTURE]))
     assert first.status == "imported"
-    before = store.connection.execute("SELECT COUNT(*), MAX(seq) FROM entries").fetchone()
+    before = store.connection.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
     lines = [cc_line("u0", None, text="start")]
     for n in range(1, 7000):
         lines.append(cc_line(f"u{n}", f"u{n - 1}", kind="assistant" if n % 2 else "user",
@@ -571,13 +574,18 @@ def test_ctrl_c_in_the_middle_of_a_file_leaves_the_store_as_it_was(store, tmp_pa
             raise KeyboardInterrupt
         return convert(self, *args)
 
+    monkeypatch.setattr("core.importers.COMMIT_EVERY", 0.01)
     monkeypatch.setattr(claude_code._Import, "_convert", interrupted)
     with pytest.raises(KeyboardInterrupt):
         import_paths(store, [big])
     assert calls["n"] == 5000
     assert not [t for t in threading.enumerate() if t.name == "arbor-bulk-writer"]
-    assert store.connection.execute("SELECT COUNT(*), MAX(seq) FROM entries").fetchone() == before
     assert store.integrity_check() == "ok"
+    kept = store.connection.execute("SELECT COUNT(*) FROM entries").fetchone()[0] - before
+    assert 0 < kept < 5000
+    record = store.import_source(f"claude_code:{big.resolve()}")[4]
+    assert record["complete"] is False and 0 < record["offset"] < big.stat().st_size
     monkeypatch.setattr(claude_code._Import, "_convert", convert)
     again = only(import_paths(store, [big]))
-    assert again.status == "imported" and again.entries_added == 7000
+    assert again.status == "imported" and again.entries_added == 7000 - kept
+    assert again.sessions[0].entries_total == 7000

@@ -21,10 +21,14 @@ from typing import Iterable
 
 from ..errors import ArborError
 from .base import (FileResult, ImportReport, Progress, ProgressCallback, ProgressTicker,
-                   SessionResult, Skipped, file_head_hash, file_size, path_key)
+                   SessionResult, Skipped, file_size, path_key)
 from .detect import CLAUDE_CODE, CODEX, FORMATS, LANGGRAPH, PI, NotALog, detect_format
 from .files import discover, expand_paths
-from .session import record_source, source_state
+from .state import (FROM_START, HEAD_BYTES, RESUME, UNCHANGED, FileState, Pacer, Plan,
+                    head_hash, plan, tail_hash)
+
+# An import holds the store's write lock for about this long at a time (seconds).
+COMMIT_EVERY = 0.1
 
 __all__ = [
     "FORMATS", "FileResult", "ImportReport", "Progress", "SessionResult", "Skipped",
@@ -37,8 +41,28 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
     started = time.monotonic()
     report = ImportReport()
     files = expand_paths(paths, report)
-    planned: list[tuple[Path, str | None, str | None]] = []
+    records = store.import_records()
+    planned: list[tuple[Path, str | None, str | FileResult | None]] = []
+    unchanged: list[tuple[FileResult, FileState]] = []
     for path in files:
+        known = _record_of(records, path)
+        if known is not None:
+            try:
+                st = os.stat(path)
+            except OSError:
+                st = None
+            # (a database may change in its WAL without changing size or time: it is
+            # asked through SQLite, in import_file)
+            if st is not None and known.format != LANGGRAPH and \
+                    plan(known, st).action == UNCHANGED:
+                # stat says nothing changed: the file is not opened
+                result = FileResult(str(path), format=known.format, status="unchanged",
+                                    lines=known.lines)
+                unchanged.append((result, known))
+                planned.append((path, known.format, result))
+            else:
+                planned.append((path, known.format, None))
+            continue
         try:
             fmt = detect_format(path)
             planned.append((path, fmt, None))
@@ -46,13 +70,16 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
             planned.append((path, None, (reason.status, str(reason))))
         except OSError as error:
             planned.append((path, None, ("unreadable", f"cannot read: {error.strerror or error}")))
+    _describe_unchanged(store, unchanged)
     planned = _codex_parents_first(planned)
     for index, (path, fmt, problem) in enumerate(planned):
-        if fmt is None:
+        if isinstance(problem, FileResult):
+            report.files.append(problem)
+        elif fmt is None:
             report.files.append(FileResult(str(path), status=problem[0], error=problem[1]))
-            continue
-        report.files.append(import_file(store, path, fmt, progress=progress, index=index,
-                                        count=len(planned)))
+        else:
+            report.files.append(import_file(store, path, fmt, progress=progress, index=index,
+                                            count=len(planned)))
     link_lineage(store)
     report.seconds = time.monotonic() - started
     return report
@@ -70,9 +97,44 @@ def link_lineage(store) -> int:
         return 0
 
 
+def _record_of(records: dict[str, str], path: Path) -> FileState | None:
+    """The import record of this file, under whichever format it was imported as."""
+    if not records:
+        return None
+    resolved = path_key(path)
+    for fmt in FORMATS:
+        found = records.get(f"{fmt}:{resolved}")
+        if found is not None:
+            return FileState.from_json(found, fmt)
+    return None
+
+
+def _describe_unchanged(store, unchanged: list[tuple[FileResult, FileState]]) -> None:
+    """The sessions of unchanged files, for the report (one query for all)."""
+    if not unchanged:
+        return
+    totals = store.session_summaries(sorted({uid for _r, state in unchanged
+                                             for uid in state.sessions}))
+    for result, state in unchanged:
+        for uid in state.sessions:
+            found = totals.get(uid)
+            if found is not None:
+                name, source, entries, branches = found
+                result.sessions.append(SessionResult(uid=uid, name=name, source=source,
+                                                     created=False, entries_total=entries,
+                                                     branches_total=branches))
+
+
 def import_file(store, path: Path, fmt: str | None = None, *,
                 progress: ProgressCallback | None = None, index: int = 0,
-                count: int = 1) -> FileResult:
+                count: int = 1, budget: float | None = None) -> FileResult:
+    """Import one file, or the part of it that is new since the last import.
+
+    Goes on from the file's record (see state.py): a file that grew is read from where
+    the last import stopped, an interrupted import goes on where it was cut off, and a
+    torn last line is left until it is whole. Commits about every `budget` seconds so
+    that other writers (agents, the app) get the store in between. Live follow calls
+    this on every change of a file."""
     path = Path(path)
     result = FileResult(str(path), format=fmt)
     if fmt is None:
@@ -89,25 +151,66 @@ def import_file(store, path: Path, fmt: str | None = None, *,
     ticker = ProgressTicker(progress, str(path), index, count, size)
     ticker(0, force=True)
     key = f"{fmt}:{path_key(path)}"
+    module = _module(fmt)
     try:
-        stat = path.stat()
-        head = _module(fmt).fingerprint(path) if fmt == LANGGRAPH else file_head_hash(path)
-        with store.transaction():
-            row = source_state(store, key)
-            if row is not None and row[2] == stat.st_size and row[3] == stat.st_mtime and \
-                    _state_head(row[4]) == head and store.get_external_session(row[0]) is not None:
-                result.status = "unchanged"
-                _unchanged_sessions(store, key, result)
+        if fmt == LANGGRAPH:
+            _import_database(store, path, key, module, result, ticker)
+            ticker(size, force=True)
+            return result
+        with open(path, "rb") as handle:
+            fd = handle.fileno()
+            st = os.fstat(fd)
+            state = _recorded(store, key, fmt)
+            if state is not None and not _sessions_exist(store, state):
+                state = None             # its sessions were deleted: import it anew
+            decided = plan(state, st, fd)
+            if decided.action == UNCHANGED:
+                result.status, result.lines = "unchanged", state.lines
+                _describe_unchanged(store, [(result, state)])
                 ticker(size, force=True)
                 return result
-            module = _module(fmt)
-            module.import_file(store, path, result, ticker)
-            if result.status == "imported" and result.sessions:
-                first = store.get_external_session_by_uid(result.sessions[0].uid)
-                record_source(store, key=key, path=str(path), external_session_id=first.id,
-                              fmt=fmt, size=stat.st_size, mtime=stat.st_mtime,
-                              state={"head": head, "lines": result.lines,
-                                     "sessions": [s.uid for s in result.sessions]})
+            resumable = getattr(module, "RESUMABLE", False)
+            if decided.action == RESUME and not resumable:
+                decided = Plan(FROM_START, why="this format is read from the start")
+            if decided.action == FROM_START or state is None:
+                state = FileState(format=fmt)
+            state.head_len = min(HEAD_BYTES, st.st_size)
+            state.head = head_hash(fd, state.head_len)
+
+            def save(current: FileState) -> None:
+                first = store.get_external_session_by_uid(current.sessions[0])
+                if first is not None:
+                    store.record_import_source(
+                        key=key, path=str(path), external_session_id=first.id, fmt=fmt,
+                        size=current.size, mtime=current.mtime_ns / 1e9, state=current.to_dict())
+
+            with store.transaction():
+                if resumable:
+                    resume = None
+                    if decided.action == RESUME:
+                        resume = {**(decided.reader or {}), "incomplete": not state.complete}
+                    pacer = Pacer(store, state, fd, save,
+                                  budget=COMMIT_EVERY if budget is None else budget)
+                    offset, line, reader = module.import_file(
+                        store, path, result, ticker, start=(decided.offset, decided.line),
+                        resume=resume, pacer=pacer)
+                else:
+                    module.import_file(store, path, result, ticker)
+                    offset, line, reader = st.st_size, result.lines, None
+                if result.status == "imported" and result.sessions:
+                    state.offset, state.line, state.reader = offset, line, reader
+                    state.tail = tail_hash(fd, offset) if offset else ""
+                    state.complete = True
+                    state.lines = max(result.lines, line)
+                    for session in result.sessions:
+                        if session.uid not in state.sessions:
+                            state.sessions.append(session.uid)
+                    # stat from before the read, with the size read: if the file changed
+                    # meanwhile (or ends in a torn line), the next import sees that it
+                    # differs and reads on from `offset`
+                    state.stamp(st)
+                    state.size = offset
+                    save(state)
     except OSError as error:
         result.status, result.error = "failed", f"cannot read: {error.strerror or error}"
         result.sessions.clear()
@@ -128,21 +231,38 @@ def import_file(store, path: Path, fmt: str | None = None, *,
     return result
 
 
-def _state_head(state: dict) -> str | None:
-    return state.get("head")
+def _import_database(store, path: Path, key: str, module, result: FileResult,
+                     ticker: ProgressTicker) -> None:
+    """A LangGraph database: never read with plain file I/O (it may be live); what changed is
+    asked through SQLite (`fingerprint`), and it is read whole, in one transaction."""
+    st = path.stat()
+    head = module.fingerprint(path)
+    state = _recorded(store, key, LANGGRAPH)
+    if state is not None and state.complete and state.same_file(st) and state.head == head \
+            and _sessions_exist(store, state):
+        result.status, result.lines = "unchanged", state.lines
+        _describe_unchanged(store, [(result, state)])
+        return
+    with store.transaction():
+        module.import_file(store, path, result, ticker)
+        if result.status == "imported" and result.sessions:
+            state = FileState(format=LANGGRAPH, head=head, complete=True, lines=result.lines,
+                              sessions=[session.uid for session in result.sessions])
+            state.stamp(st)
+            first = store.get_external_session_by_uid(state.sessions[0])
+            store.record_import_source(key=key, path=str(path), external_session_id=first.id,
+                                       fmt=LANGGRAPH, size=st.st_size, mtime=st.st_mtime,
+                                       state=state.to_dict())
 
 
-def _unchanged_sessions(store, key: str, result: FileResult) -> None:
+def _recorded(store, key: str, fmt: str) -> FileState | None:
     row = store.import_source(key)
-    state = row[4] if row else {}
-    result.lines = int(state.get("lines") or 0)
-    for uid in state.get("sessions") or []:
-        session = store.get_external_session_by_uid(uid)
-        if session is not None:
-            totals = store.session_totals(session.id)
-            result.sessions.append(SessionResult(uid=uid, name=session.session_name,
-                                                 source=session.source, created=False,
-                                                 entries_total=totals[0], branches_total=totals[1]))
+    return FileState.from_dict(row[4], fmt) if row else None
+
+
+def _sessions_exist(store, state: FileState) -> bool:
+    return bool(state.sessions) and all(
+        store.get_external_session_by_uid(uid) is not None for uid in state.sessions)
 
 
 def _module(fmt: str):

@@ -7,6 +7,7 @@ with its line number instead of stopping the import.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -377,10 +378,23 @@ def file_head_hash(path: Path) -> str:
 
 
 def path_key(path: Path) -> str:
+    """The file's path with every symbolic link resolved (what identifies it in the store).
+
+    The folder part is resolved once per folder (a tree of 3,000 logs has a few dozen
+    folders); the file itself costs one lstat, and is resolved whole if it is a link."""
     try:
-        return str(path.resolve())
+        text = os.path.abspath(path)
+        folder, name = os.path.split(text)
+        if not name or os.path.islink(text):
+            return str(Path(text).resolve())
+        return os.path.join(_real_folder(folder), name)
     except (OSError, RuntimeError):  # RuntimeError: a symbolic link loop (Python < 3.13)
-        return str(path.absolute())
+        return str(Path(path).absolute())
+
+
+@functools.lru_cache(maxsize=4096)
+def _real_folder(folder: str) -> str:
+    return str(Path(folder).resolve())
 
 
 def short_hash(text: str, length: int = 10) -> str:

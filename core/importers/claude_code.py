@@ -52,12 +52,14 @@ from ..entries import COMPACTION, MESSAGE, SESSION_INFO, content_text
 from .base import (READ_BUFFER, Clockwork, FileResult, LineError, ProgressTicker, RawLine,
                    file_mtime, iter_lines, parse_line, short_hash, title_from_text)
 from ..fastjson import loads_common
-from .session import SessionTarget, first_text_title
-from .tree import sync_branches
+from .session import SessionTarget, StoredIds, first_text_title
+from .state import Pacer
+from .tree import sync_branches, sync_new_branches
 
 FORMAT = "claude_code"
 
 META, PROMPT, USER_OTHER, ASSISTANT, BOUNDARY, OTHER = range(6)
+UNREAD = -2   # a stored node's parent or newest child, not read from the store yet
 _UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _LINE_SKIP = frozenset({"type", "uuid", "timestamp", "message"})
 # Fields that are the same on nearly every line of a file: kept once, in the session's
@@ -110,8 +112,18 @@ def _kind(d: dict[str, Any]) -> int:
 class _Import:
     """One file, one pass. See the module doc for the rules."""
 
-    def __init__(self, store, path: Path, result: FileResult, ticker: ProgressTicker):
+    def __init__(self, store, path: Path, result: FileResult, ticker: ProgressTicker, *,
+                 start: tuple[int, int] = (0, 0), resume: dict[str, Any] | None = None,
+                 pacer: Pacer | None = None):
         self.store, self.path, self.result, self.ticker = store, path, result, ticker
+        self.start_offset, self.start_line = start
+        self.pacer = pacer
+        self.consumed = self.start_offset      # the file is in the store up to here
+        self.consumed_line = self.start_line   # lines before `consumed`
+        self.read_upto = 0                     # a resumed read: lines before this were read
+        self.stored: StoredIds | None = None        # a resumed read: stored entry id -> seq
+        self.by_seq: dict[int, int] = {}            # seq -> node, for stored entries
+        self.prompt_parents: set[str] = set()       # a resumed read: uuids with a prompt child
         self.fallback = file_mtime(path)
         self.clock = Clockwork(self.fallback)
         # per node (in emission order): a few small fields
@@ -124,10 +136,13 @@ class _Import:
         self.offsets = array("q")              # node -> byte offset of its line (duplicate uuids)
         self.fwd = array("q")                  # node -> newest node written below it, or -1
         self.index: dict[str, int] = {}        # uuid -> node
+        self.ids: list[str] = []               # node -> its entry id
         self.waiting: dict[str, list[tuple[int, int]]] = {}   # parent uuid -> (offset, line)
-        self.pending_meta: list[tuple[dict[str, Any], int, Any]] = []
+        self.pending_meta: list[tuple[dict[str, Any], int, Any, int]] = []   # (d, line, ts, offset)
         self.held: tuple[int, str, dict[str, Any], int, Any] | None = None
-        self.counted: set[str] = set()
+        self.held_at = (0, 0)   # where a new read must start to get the held line right
+        self.counted: dict[str, None] = {}     # message ids whose usage was counted, in order
+        self.prompts: list[tuple[str, str]] = []   # (declared parent uuid, prompt entry id)
         self.tool_names: dict[str, str] = {}
         self.last_main = -1
         self.last_node = -1
@@ -149,15 +164,20 @@ class _Import:
         self.forked_from: tuple[str, str] | None = None  # (source session, newest copied uuid)
         self.defaults: dict[str, Any] | None = None
         self.facts_done = False
+        if resume is not None:
+            self._restore(resume)
 
     # ------------------------------------------------------------------ reading
     def run(self) -> None:
         result = self.result
         ticker = self.ticker
         handle_line = self.handle
+        pacer = self.pacer
         with open(self.path, "rb", buffering=READ_BUFFER) as handle:
-            number = 0
-            for raw in iter_lines(handle):
+            handle.seek(self.start_offset)
+            tell = handle.tell
+            number = self.start_line
+            for raw in iter_lines(handle, self.start_offset, self.start_line + 1):
                 number = raw.number
                 if not number & 2047:
                     ticker(raw.offset)
@@ -170,9 +190,17 @@ class _Import:
                     try:
                         d = parse_line(raw)
                     except LineError as error:
-                        result.skip(number, str(error))
+                        if raw.complete:
+                            result.skip(number, str(error))
+                            self.consumed, self.consumed_line = tell(), number
+                        else:
+                            # a torn last line: left for the next read, when it is whole
+                            result.skip(number, str(error))
                         continue
                 handle_line(d, number, raw.offset, data)
+                self.consumed, self.consumed_line = tell(), number
+                if pacer is not None and pacer.due():
+                    self._commit_point(number)
             result.lines = number
             # Lines still waiting hang below a cycle, or below a uuid seen only nested.
             while self.waiting:
@@ -193,6 +221,150 @@ class _Import:
         self._write_held(None)
         if self.reread is not None:
             self.reread.close()
+
+    # ------------------------------------------------------------- resuming
+    def _safe_point(self) -> tuple[int, int]:
+        """(offset, lines before it) from which a new read gets to where this one is:
+        the first line not yet fully in the store (the line written one behind, metadata
+        lines waiting for the next node, lines waiting for their parent)."""
+        points = [(self.consumed, self.consumed_line)]
+        if self.held is not None:
+            points.append(self.held_at)
+        if self.pending_meta:
+            first = self.pending_meta[0]
+            points.append((first[3], first[1] - 1))
+        for items in self.waiting.values():
+            for offset, number in items:
+                points.append((offset, number - 1))
+        return min(points)
+
+    def _commit_point(self, number: int) -> None:
+        """Commit what is written so far (agents waiting for the store get their turn),
+        with the record of how far the file got."""
+        self.result.lines = number
+        if self.target is None:
+            return
+        self.target.flush()
+        offset, line = self._safe_point()
+        self.pacer.commit(offset, line, self.snapshot(), self.target.uid)
+
+    def snapshot(self) -> dict[str, Any]:
+        """What a read resumed at `_safe_point()` needs (see `_restore`). Kept small: the
+        newest 500 prompts, 256 counted message ids and 256 tool names."""
+        node_id = self._node_id
+        return {
+            "uid": self.target.uid if self.target else None,
+            "defaults": self.defaults, "first_side": self.first_side,
+            "facts": {"session_id": self.session_id, "cwd": self.cwd, "model": self.model,
+                      "version": self.version, "git_branch": self.git_branch,
+                      "agent_id": self.agent_id, "facts_done": self.facts_done,
+                      "first_prompt": self.first_prompt[:400],
+                      "side_prompt": self.side_prompt[:400]},
+            "titles": self.titles, "dangling": self.dangling,
+            "forked_from": self.forked_from,
+            # prompts that are written (not the one held back, if it is one)
+            "prompts": [pair for pair in self.prompts[-501:]
+                        if self.held is None or pair[1] != self.held[1]][-500:],
+            "counted": list(self.counted)[-256:],
+            "tools": dict(list(self.tool_names.items())[-256:]),
+            "last_node": node_id(self.last_node), "last_main": node_id(self.last_main),
+            "clock": [self.clock.last, self.clock.first],
+            "read_upto": self.consumed,
+        }
+
+    def _node_id(self, node: int) -> str | None:
+        return self.ids[node] if node >= 0 else None
+
+    def _restore(self, state: dict[str, Any]) -> None:
+        """Pick up from a snapshot: the session's entries as nodes (read from the store:
+        ids, seqs and parents), and the small facts the snapshot kept."""
+        facts = state.get("facts") or {}
+        self.defaults = state.get("defaults")
+        self.first_side = state.get("first_side")
+        self.session_id = facts.get("session_id") or ""
+        self.cwd = facts.get("cwd") or ""
+        self.model = facts.get("model") or ""
+        self.version = facts.get("version") or ""
+        self.git_branch = facts.get("git_branch") or ""
+        self.agent_id = facts.get("agent_id") or ""
+        self.facts_done = bool(facts.get("facts_done"))
+        self.first_prompt = facts.get("first_prompt") or ""
+        self.side_prompt = facts.get("side_prompt") or ""
+        self.titles = dict(state.get("titles") or {})
+        self.dangling = int(state.get("dangling") or 0)
+        forked = state.get("forked_from")
+        if isinstance(forked, list) and len(forked) == 2:
+            self.forked_from = (forked[0], forked[1])
+        self.counted = dict.fromkeys(state.get("counted") or [])
+        self.tool_names = dict(state.get("tools") or {})
+        clock = state.get("clock") or [None, None]
+        if isinstance(clock[0], str):
+            self.clock.last = clock[0]
+        if isinstance(clock[1], str):
+            self.clock.first = clock[1]
+        self.read_upto = int(state.get("read_upto") or 0)
+        target = self._ensure_target(uid=state.get("uid"), resuming=True)
+        if state.get("incomplete"):
+            target.result.created = True   # the import that made it never finished
+        # The entries already stored become nodes only when a line needs one (its parent,
+        # the tip below it): a grown file costs what it adds, not what it holds.
+        self.stored = target.known
+        for parent, prompt_id in state.get("prompts") or []:   # written, all of them
+            self.prompt_parents.add(parent)
+            self.prompts.append((parent, prompt_id))
+        self.last_node = self._node_for(state.get("last_node"))
+        self.last_main = self._node_for(state.get("last_main"))
+
+    # Nodes of stored entries, made on demand (a resumed read): their effective parent
+    # and newest child are read from the store when first needed.
+    def _node_for(self, entry_id: str | None) -> int:
+        """The node of an entry: one made by this read, or a stored entry's; -1 if none."""
+        if entry_id is None:
+            return -1
+        node = self.index.get(entry_id)
+        if node is not None:
+            return node
+        seq = self.stored.get(entry_id) if self.stored is not None else None
+        return -1 if seq is None else self._stored_node(entry_id, seq)
+
+    def _stored_node(self, entry_id: str, seq: int) -> int:
+        node = self._new_node(entry_id, OTHER, False, -1)
+        self.eff[node] = UNREAD
+        self.fwd[node] = UNREAD
+        self.seq[node] = seq
+        self.index[entry_id] = node
+        self.by_seq[seq] = node
+        return node
+
+    def _stored_by_seq(self, seq: int) -> int:
+        node = self.by_seq.get(seq)
+        if node is None:
+            entry_id, _parent = self.store.entry_link(seq)
+            node = self._node_for(entry_id)
+        return node
+
+    def _newest_child(self, node: int) -> int:
+        """A stored node's newest child (the tip walk goes on through it), from the store."""
+        child = self.store.newest_child(self.seq[node])
+        self.fwd[node] = nxt = -1 if child is None else self._stored_by_seq(child)
+        return nxt
+
+    def _is_ancestor(self, node: int, start: int) -> bool:
+        current = self._parent_node(start)
+        steps = 0
+        while current >= 0 and steps < 10_000_000:
+            if current == node:
+                return True
+            current = self._parent_node(current)
+            steps += 1
+        return False
+
+    def _parent_node(self, node: int) -> int:
+        e = self.eff[node]
+        if e == UNREAD:
+            _id, parent_seq = self.store.entry_link(self.seq[node])
+            self.eff[node] = e = -1 if parent_seq is None else self._stored_by_seq(parent_seq)
+        return e
 
     def _line_at(self, offset: int) -> bytes:
         if self.reread is None:
@@ -238,19 +410,29 @@ class _Import:
         uuid = get("uuid")
         t = get("type")
         if not isinstance(uuid, str) or not uuid:
+            if offset < self.read_upto:
+                known = self._node_for(f"L{number}")
+                if known >= 0 and (self.fwd[known] >= 0 or (
+                        self.fwd[known] == UNREAD and self._newest_child(known) >= 0)):
+                    # read again after a resume, and the node it was chained before is
+                    # written too: nothing to do (without that node, it is chained again)
+                    return None
             if t == "summary" and isinstance(get("summary"), str):
                 self.titles.setdefault("summary", title_from_text(d["summary"]))
             elif t == "custom-title" and isinstance(get("customTitle"), str):
                 self.titles["custom-title"] = title_from_text(d["customTitle"])
             elif t == "ai-title" and isinstance(get("aiTitle", get("title")), str):
                 self.titles["ai-title"] = title_from_text(get("aiTitle", get("title")))
-            self.pending_meta.append((d, number, ts))
+            self.pending_meta.append((d, number, ts, offset))
             if len(self.pending_meta) >= 1000:
                 self._chain_meta(self._tip(self.last_node) if self.last_node >= 0 else -1)
             return None
         entry_id = uuid
-        if uuid in self.index:
-            if self._line_at(self.offsets[self.index[uuid]]) == data:
+        if uuid in self.index or (self.stored is not None and uuid in self.stored):
+            known_at = self.offsets[self._node_for(uuid)]
+            if known_at < 0 and offset < self.read_upto:
+                return None   # read again after a resume: already in the store
+            if known_at >= 0 and self._line_at(known_at) == data:
                 self.result.duplicates += 1
                 return None
             entry_id = f"{uuid}~L{number}"
@@ -272,7 +454,7 @@ class _Import:
             self.result.skip(number, f"entry {uuid} is its own parent: made a root")
             p = -1
         else:
-            p = self.index.get(parent, -1)
+            p = self._node_for(parent)
             if p < 0:
                 if k == BOUNDARY:
                     p = self._boundary_fallback(preserved)
@@ -283,10 +465,12 @@ class _Import:
                     self.dangling += 1
         side = bool(get("isSidechain"))
         self._facts(d, k, side, parent, get)
-        node = self._emit(entry_id, k, side, p, d, number, ts)
+        node = self._emit(entry_id, k, side, p, d, number, ts, offset)
         self.offsets[node] = offset
         if entry_id == uuid:
             self.index[uuid] = node
+        if k == PROMPT and p >= 0:
+            self.prompts.append((parent, entry_id))
         return uuid
 
     def _facts(self, d, k, side, parent, get) -> None:
@@ -333,14 +517,18 @@ class _Import:
         else the previous main-thread node."""
         if isinstance(preserved, list):
             for uuid in reversed(preserved):
-                if isinstance(uuid, str) and uuid in self.index:
-                    return self.index[uuid]
+                if isinstance(uuid, str):
+                    node = self._node_for(uuid)
+                    if node >= 0:
+                        return node
         return self.last_main
 
     # ----------------------------------------------------------------- the tree
     def _tip(self, node: int) -> int:
         fwd = self.fwd
         nxt = fwd[node]
+        if nxt == UNREAD:
+            nxt = self._newest_child(node)
         if nxt < 0:
             return node
         trail = []
@@ -349,12 +537,15 @@ class _Import:
             trail.append(last)
             last = nxt
             nxt = fwd[last]
+            if nxt == UNREAD:
+                nxt = self._newest_child(last)
         for item in trail[:-1]:
             fwd[item] = last
         return last
 
     def _new_node(self, entry_id: str, kind: int, side: bool, e: int) -> int:
         node = len(self.kind)
+        self.ids.append(entry_id)
         self.kind.append(kind)
         self.side.append(1 if side else 0)
         self.eff.append(e)
@@ -366,42 +557,54 @@ class _Import:
             self.fwd[e] = node
         return node
 
-    def _chain_meta(self, e: int) -> int:
-        for d, number, ts in self.pending_meta:
+    def _chain_meta(self, e: int, start: tuple[int, int] | None = None) -> int:
+        first = self.pending_meta[0]
+        start = start or (first[3], first[1] - 1)
+        for d, number, ts, offset in self.pending_meta:
             entry_id = f"L{number}"
             node = self._new_node(entry_id, META, False, e)
-            self._queue(node, entry_id, d, number, ts)
+            self._queue(node, entry_id, d, number, ts, start)
             e = node
         self.pending_meta.clear()
         return e
 
-    def _emit(self, entry_id: str, k: int, side: bool, p: int, d, number: int, ts) -> int:
+    def _emit(self, entry_id: str, k: int, side: bool, p: int, d, number: int, ts,
+              offset: int) -> int:
         if p < 0:
             e = -1
         else:
-            if k == PROMPT and self.prompt_child[p]:
+            if k == PROMPT and (self.prompt_child[p] or (
+                    self.prompt_parents and self.ids[p] in self.prompt_parents)):
                 e = p                      # a rewind: a real branch
             else:
                 e = self._tip(p)           # a continuation: collapse false forks
             if k == PROMPT:
                 self.prompt_child[p] = 1
+        # where a new read must start to place this node the same way: its own line, or
+        # the first of the metadata lines chained before it
+        start = (offset, number - 1)
         if self.pending_meta:
-            e = self._chain_meta(e)
+            first = self.pending_meta[0]
+            start = (first[3], first[1] - 1)
+            e = self._chain_meta(e, start)
         node = self._new_node(entry_id, k, side, e)
-        self._queue(node, entry_id, d, number, ts)
+        self._queue(node, entry_id, d, number, ts, start)
         self.last_node = node
         if not side:
             self.last_main = node
         return node
 
     # ------------------------------------------------------------------ writing
-    def _queue(self, node: int, entry_id: str, d: dict[str, Any], number: int, ts) -> None:
+    def _queue(self, node: int, entry_id: str, d: dict[str, Any], number: int, ts,
+               start: tuple[int, int]) -> None:
         self._write_held(d)
         self.held = (node, entry_id, d, number, ts)
+        self.held_at = start
 
-    def _ensure_target(self) -> SessionTarget:
+    def _ensure_target(self, uid: str | None = None, resuming: bool = False) -> SessionTarget:
         if self.target is None:
-            uid, kind, parent = self._identity()
+            found, kind, parent = self._identity()
+            uid = uid or found
             metadata: dict[str, Any] = {"format": FORMAT, "path": str(self.path)}
             spawn_ref = None
             if kind == "subagent":
@@ -414,7 +617,8 @@ class _Import:
             self.target = SessionTarget(
                 self.store, uid=uid, name=self.path.stem, source=FORMAT, cwd=self.cwd,
                 metadata=metadata, created_at=self.clock.first or self.fallback, kind=kind,
-                parent_session=parent, spawn_ref=spawn_ref, remember_new=False)
+                parent_session=parent, spawn_ref=spawn_ref, remember_new=False,
+                ids_on_demand=resuming)
         return self.target
 
     def _identity(self) -> tuple[str, str, str | None]:
@@ -448,7 +652,7 @@ class _Import:
                     following = (nm.get("id") if isinstance(nm, dict) else None) or \
                         next_d.get("requestId")
                 if following != msgid and msgid not in self.counted:
-                    self.counted.add(msgid)
+                    self.counted[msgid] = None
                     counted = True
             else:
                 counted = True
@@ -537,7 +741,7 @@ class _Import:
             segment = meta.get("preservedSegment")
             if isinstance(segment, dict) and isinstance(segment.get("headUuid"), str):
                 head = self.index.get(segment["headUuid"])
-                if head is not None and _is_ancestor(head, node, self.eff):
+                if head is not None and self._is_ancestor(head, node):
                     kept = segment["headUuid"]
             data = {"summary": summary or str(d.get("content") or ""), "firstKeptEntryId": kept,
                     "tokensBefore": meta.get("preTokens", 0), "claude": self._extra(d)}
@@ -585,8 +789,13 @@ class _Import:
                 return "main" if not store.internal_sessions(target.id) else (title or "root")
             return title or "branch"
 
-        sync = sync_branches(store, target.id, key_prefix=f"{FORMAT}:{target.uid}",
-                             name_for=name_for, written=target.writer.written_tree())
+        if self.stored is not None and store.internal_sessions(target.id):
+            # a grown file: only the entries this read added are looked at
+            sync = sync_new_branches(store, target.id, target.writer.written_rows(),
+                                     key_prefix=f"{FORMAT}:{target.uid}", name_for=name_for)
+        else:
+            sync = sync_branches(store, target.id, key_prefix=f"{FORMAT}:{target.uid}",
+                                 name_for=name_for, tree=target.writer.written_rows())
         target.result.branches_added = sync.added
         result.sessions.append(target.finish(name=name))
 
@@ -610,10 +819,20 @@ def subagent_meta(path: Path) -> dict[str, Any]:
             if isinstance(value.get(key), (str, int, bool)) and value.get(key) != ""}
 
 
-def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -> None:
-    job = _Import(store, path, result, ticker)
+
+RESUMABLE = True   # a read can go on from a recorded offset (see state.py)
+
+
+def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker, *,
+                start: tuple[int, int] = (0, 0), resume: dict[str, Any] | None = None,
+                pacer: Pacer | None = None) -> tuple[int, int, dict[str, Any]]:
+    """Import one file (from `start` = (offset, lines before it), with the snapshot a
+    previous read left, when resuming). Returns where the file is in the store up to:
+    (offset, lines before it, snapshot for the next read)."""
+    job = _Import(store, path, result, ticker, start=start, resume=resume, pacer=pacer)
     job.run()
     job.finish()
+    return job.consumed, job.consumed_line, job.snapshot()
 
 
 def _learn_tools(message: Any, tool_names: dict[str, str]) -> None:
@@ -732,14 +951,3 @@ def convert_message(message: dict[str, Any], line_type: str, timestamp, tool_nam
     if rest:
         out["claude"] = rest
     return out, usage
-
-
-def _is_ancestor(node: int, start: int, eff) -> bool:
-    current = eff[start]
-    steps = 0
-    while current >= 0 and steps < 10_000_000:
-        if current == node:
-            return True
-        current = eff[current]
-        steps += 1
-    return False

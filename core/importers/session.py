@@ -14,13 +14,49 @@ from ..entries import MESSAGE, tool_call_count
 from .base import SessionResult, title_from_text
 
 
+class StoredIds:
+    """Entry id -> seq of a session's stored entries, looked up one at a time (a file that
+    grew by a few lines asks a few questions), and read whole once many are asked."""
+
+    WHOLE_AFTER = 2000
+
+    def __init__(self, store, external_session_id: int):
+        self.store, self.external_session_id = store, external_session_id
+        self.found: dict[str, int] = {}
+        self.asked = 0
+        self.whole = False
+
+    def get(self, entry_id: str, default=None):
+        found = self.found.get(entry_id)
+        if found is not None or self.whole:
+            return found if found is not None else default
+        self.asked += 1
+        if self.asked > self.WHOLE_AFTER:
+            self.found.update(self.store.entry_seqs(self.external_session_id))
+            self.whole = True
+            return self.found.get(entry_id, default)
+        seq = self.store.entry_seq(self.external_session_id, entry_id)
+        if seq is None:
+            return default
+        self.found[entry_id] = seq
+        return seq
+
+    def __contains__(self, entry_id: str) -> bool:
+        return self.get(entry_id) is not None
+
+    def __setitem__(self, entry_id: str, seq: int) -> None:
+        self.found[entry_id] = seq
+
+
 class SessionTarget:
     def __init__(self, store, *, uid: str, name: str, source: str, cwd: str = "",
                  metadata: dict[str, Any] | None = None, created_at: datetime | None = None,
                  kind: str = "session", parent_session: str | None = None,
-                 spawn_ref: str | None = None, remember_new: bool = True):
+                 spawn_ref: str | None = None, remember_new: bool = True,
+                 ids_on_demand: bool = False):
         # remember_new=False: the importer keeps its own node -> seq map, so new entry ids
         # are not kept here (saves memory on large files); existing ids still are.
+        self.known: dict[str, int] | StoredIds
         self.remember_new = remember_new
         self.store = store
         existing = store.get_external_session_by_uid(uid)
@@ -33,7 +69,9 @@ class SessionTarget:
             created = True
         else:
             self.id = existing.id
-            self.known = store.entry_seqs(existing.id)
+            # ids_on_demand: the caller asks about few ids (it goes on from an offset)
+            self.known = StoredIds(store, existing.id) if ids_on_demand else \
+                store.entry_seqs(existing.id)
             created = False
             if metadata:
                 self.update_metadata(metadata, existing.metadata or {})
@@ -145,15 +183,3 @@ def first_text_title(store, seqs: list[int], limit: int = 48) -> str:
             if text.strip():
                 return title_from_text(text, limit)
     return ""
-
-
-# ------------------------------------------------------------------ import sources
-def source_state(store, key: str) -> tuple | None:
-    """(session id, format, size, mtime, state dict) recorded for a source, or None."""
-    return store.import_source(key)
-
-
-def record_source(store, *, key: str, path: str, external_session_id: int, fmt: str, size: int,
-                  mtime: float, state: dict[str, Any]) -> None:
-    store.record_import_source(key=key, path=path, external_session_id=external_session_id,
-                               fmt=fmt, size=size, mtime=mtime, state=state)

@@ -99,17 +99,18 @@ class BranchSync:
 
 
 def _session_tree(store, external_session_id: int,
-                  written: tuple[int, array] | None = None) -> tuple[array, array]:
+                  tree: tuple[array, array] | None = None) -> tuple[array, array]:
     """(seqs, parent seqs) of a session's entries in seq order; -1 for no parent.
 
-    `written`: what an EntryWriter wrote (`written_tree()`); when that is the whole session,
-    it is used as it is, without reading the rows back."""
+    `tree`: what the caller knows the session holds, (seqs, parent seqs) in seq order (what
+    an importer's EntryWriter wrote); when it is the whole session, it is used as it is,
+    without reading the rows back."""
     span = low, high, count = store.entry_span(external_session_id)
     if not count:
         return array("q"), array("q")
-    if written is not None and written[0] == low and len(written[1]) == count and \
-            high == low + count - 1:
-        return array("q", range(low, high + 1)), written[1]
+    if tree is not None and len(tree[0]) == count and tree[0][0] == low and \
+            tree[0][-1] == high:
+        return tree
     seqs = array("q")
     parents = array("q")
     add_seq, add_parent = seqs.append, parents.append
@@ -125,7 +126,7 @@ def sync_branches(store, external_session_id: int, *, key_prefix: str,
                   state_for: Callable[[int], dict[str, Any] | None] | None = None,
                   meta_for: Callable[[int], dict[str, Any] | None] | None = None,
                   force_current: bool = False,
-                  written: tuple[int, array] | None = None) -> BranchSync:
+                  tree: tuple[array, array] | None = None) -> BranchSync:
     """Give every leaf of the session a branch (see the module doc). Call inside a transaction.
 
     `name_for(leaf_seq, fork_seq, path)` names a new branch (`path` is the entries from the
@@ -133,7 +134,7 @@ def sync_branches(store, external_session_id: int, *, key_prefix: str,
     session_state; `newest_leaf` overrides which leaf is the newest (default: highest seq).
     Memory: three arrays over the session's entries (about 17 bytes an entry).
     """
-    seqs, parents = _session_tree(store, external_session_id, written)
+    seqs, parents = _session_tree(store, external_session_id, tree)
     count = len(seqs)
     owners = array("q", [-1]) * count
     result = BranchSync(seqs, owners)
@@ -201,29 +202,8 @@ def sync_branches(store, external_session_id: int, *, key_prefix: str,
         fork_seq = seqs[fork] if fork >= 0 else None
         parent_branch = owners[fork] if fork >= 0 else None
         leaf_seq = seqs[leaf]
-        name = name_for(leaf_seq, fork_seq, path_seqs) if name_for else ""
-        first_stamp = store.entry_timestamp_of(path_seqs[0] if path_seqs else leaf_seq)
-        key = f"{key_prefix}:{store.entry_id_of(leaf_seq)}"
-        branch = None
-        for attempt in range(8):
-            candidate = key if attempt == 0 else f"{key}#{attempt}"
-            if store.branch_key_taken(candidate):
-                continue
-            try:
-                branch = store.create_internal_session(
-                    external_session_id, head_seq=leaf_seq, fork_seq=fork_seq,
-                    parent_session_id=parent_branch, name=name, is_current=False,
-                    langgraph_session_id=candidate, created_at=first_stamp,
-                    session_state=state_for(leaf_seq) if state_for else None,
-                    metadata=meta_for(leaf_seq) if meta_for else None)
-                break
-            except ArborError:
-                continue
-        if branch is None:  # pragma: no cover - 8 taken keys
-            branch = store.create_internal_session(
-                external_session_id, head_seq=leaf_seq, fork_seq=fork_seq,
-                parent_session_id=parent_branch, name=name, is_current=False,
-                created_at=first_stamp)
+        branch = _new_branch(store, external_session_id, key_prefix, leaf_seq, fork_seq,
+                             parent_branch, path_seqs, name_for, state_for, meta_for)
         for j in path:
             owners[j] = branch.id
         head_of[leaf] = branch.id
@@ -236,4 +216,95 @@ def sync_branches(store, external_session_id: int, *, key_prefix: str,
         if target is not None:
             store.set_current(target)
             result.current = target
+    return result
+
+
+def _new_branch(store, external_session_id: int, key_prefix: str, leaf_seq: int,
+                fork_seq: int | None, parent_branch: int | None, path_seqs: list[int],
+                name_for, state_for, meta_for):
+    """A branch for a new leaf, keyed by the leaf's entry id (stable across imports)."""
+    name = name_for(leaf_seq, fork_seq, path_seqs) if name_for else ""
+    first_stamp = store.entry_timestamp_of(path_seqs[0] if path_seqs else leaf_seq)
+    key = f"{key_prefix}:{store.entry_id_of(leaf_seq)}"
+    for attempt in range(8):
+        candidate = key if attempt == 0 else f"{key}#{attempt}"
+        if store.branch_key_taken(candidate):
+            continue
+        try:
+            return store.create_internal_session(
+                external_session_id, head_seq=leaf_seq, fork_seq=fork_seq,
+                parent_session_id=parent_branch, name=name, is_current=False,
+                langgraph_session_id=candidate, created_at=first_stamp,
+                session_state=state_for(leaf_seq) if state_for else None,
+                metadata=meta_for(leaf_seq) if meta_for else None)
+        except ArborError:
+            continue
+    return store.create_internal_session(  # pragma: no cover - 8 taken keys
+        external_session_id, head_seq=leaf_seq, fork_seq=fork_seq,
+        parent_session_id=parent_branch, name=name, is_current=False,
+        created_at=first_stamp)
+
+
+def sync_new_branches(store, external_session_id: int, new: tuple[array, array], *,
+                      key_prefix: str,
+                      name_for: Callable[[int, int | None, list[int]], str] | None = None,
+                      ) -> BranchSync:
+    """`sync_branches` for a session that already had its branches, after entries were
+    added (a file that grew): only the new entries are looked at, never the whole tree.
+
+    `new` is (seqs, parent seqs) of the added entries in seq order. Each new leaf either
+    continues a branch whose head it grew from (that head moves), or becomes a new branch
+    forked where it meets the older entries, under the oldest branch holding that entry
+    (a new root tree: a branch of its own). The newest leaf's branch is made current."""
+    seqs, parents = new
+    result = BranchSync(array("q"), array("q"))
+    if not len(seqs):
+        return result
+    added = set(seqs)
+    has_child = {p for p in parents if p in added}
+    leaves = [s for s in seqs if s not in has_child]
+    parent_of = dict(zip(seqs, parents))
+    branches = store.branch_heads(external_session_id)
+    head_of: dict[int, int] = {}
+    for branch_id, head in branches:
+        if head is not None:
+            head_of.setdefault(head, branch_id)
+    owner: dict[int, int] = {}          # new entries claimed by a branch in this sync
+
+    def owner_of(seq: int) -> int | None:
+        if seq in owner:
+            return owner[seq]
+        for branch_id, head in branches:     # the oldest branch whose path holds it
+            if head is not None and head >= seq and store.is_ancestor(seq, head):
+                return branch_id
+        return None
+
+    for leaf in leaves:
+        path = []
+        node = leaf
+        while node in added and node not in owner:
+            path.append(node)
+            node = parent_of[node]
+        fork = node if node >= 0 else None
+        path.reverse()
+        if fork is not None and fork in head_of:
+            branch_id = head_of.pop(fork)
+            for j in path:
+                owner[j] = branch_id
+            store.move_head(branch_id, leaf, reason="import: the log grew")
+            result.moved += 1
+            result.leaf_branch[leaf] = branch_id
+            continue
+        parent_branch = owner_of(fork) if fork is not None else None
+        branch = _new_branch(store, external_session_id, key_prefix, leaf, fork,
+                             parent_branch, path, name_for, None, None)
+        for j in path:
+            owner[j] = branch.id
+        head_of[leaf] = branch.id
+        result.leaf_branch[leaf] = branch.id
+        result.added += 1
+    target = result.leaf_branch.get(max(leaves))
+    if target is not None:
+        store.set_current(target)
+        result.current = target
     return result

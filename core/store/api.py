@@ -11,6 +11,8 @@ import json
 import os
 import re
 import threading
+import time
+import weakref
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -29,6 +31,8 @@ from ..session_types import (SequencedSessionCapabilityEvent, SequencedSessionRu
                              SessionCapabilities, SessionCapabilityEvent, SessionRunEvent)
 from .sqlite import SQLiteBackend
 from .writer import EntryWriter
+
+COMMIT_PAUSE = 0.002   # seconds a long write leaves the store free between its transactions
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +127,8 @@ class Store:
         self._bulk: Any = None
         self._backend = SQLiteBackend(self.path)
         self._sql = self._backend.sql
+        self.write_generation = 0   # counts commit_and_continue() calls
+        self._writers: "weakref.WeakSet[EntryWriter]" = weakref.WeakSet()
         self._db = self._backend.connect(create=create, on_upgrade=on_upgrade)
 
     # ------------------------------------------------------------------ opening
@@ -228,6 +234,25 @@ class Store:
                 raise
             self._depth = 0
             backend.commit(self._db)
+
+    def commit_and_continue(self) -> bool:
+        """Inside a long write (an import): commit what is written, leave the store to
+        writers that wait for it for a moment, and begin again. Entry writers of the
+        transaction are flushed first (their rows hold seqs) and go on after it
+        (`write_generation`). Does nothing inside a nested transaction (the outer one
+        decides when to commit); returns whether it committed."""
+        with self._lock:
+            if self._depth != 1 or self._read_only:
+                return False
+            for writer in list(self._writers):
+                writer.flush()
+            if self._bulk is not None:
+                self._bulk.drain()
+            self._backend.commit(self._db)
+            self.write_generation += 1
+            time.sleep(COMMIT_PAUSE)
+            self._backend.begin_write(self._db)
+            return True
 
     @property
     def in_write_transaction(self) -> bool:
@@ -778,6 +803,38 @@ class Store:
     def seqs_with_entry_id(self, entry_id: str, limit: int = 2) -> list[int]:
         """The seqs of entries with this id in any session (at most `limit`), oldest first."""
         return [row[0] for row in self._all(self._sql.ENTRY_SEQS_WITH_ID, (entry_id, int(limit)))]
+
+    def entry_seq(self, external_session_id: int, entry_id: str) -> int | None:
+        row = self._one(self._sql.ENTRY_SEQ_OF_ID, (external_session_id, entry_id))
+        return row[0] if row else None
+
+    def entry_link(self, seq: int) -> tuple[str, int | None]:
+        """(id, parent seq) of an entry (an import going on from an offset reads the stored
+        part of its tree this way, one entry at a time, as its lines need it)."""
+        row = self._one(self._sql.ENTRY_LINK, (seq,))
+        if row is None:
+            raise NotFound(f"entry {seq} does not exist")
+        return row[0], row[1]
+
+    def newest_child(self, seq: int) -> int | None:
+        """The seq of the newest entry whose parent is `seq`, or None."""
+        return self._one(self._sql.ENTRY_NEWEST_CHILD, (seq,))[0]
+
+    # ------------------------------------------------------- import records
+    def import_records(self) -> dict[str, str]:
+        """Every imported file's record: source key -> its state as JSON text (read as
+        text: an import over thousands of unchanged files decodes what it needs)."""
+        return dict(self._all(self._sql.IMPORT_RECORDS))
+
+    def session_summaries(self, uids: list[str]) -> dict[str, tuple[str, str, int, int]]:
+        """uid -> (name, source, entries, branches) of these sessions (500 a query)."""
+        out: dict[str, tuple[str, str, int, int]] = {}
+        for start in range(0, len(uids), 500):
+            chunk = uids[start:start + 500]
+            for uid, name, source, entries, branches in self._all(
+                    self._sql.session_summaries(len(chunk)), chunk):
+                out[uid] = (name, source, entries, branches)
+        return out
 
     def entry_seqs(self, external_session_id: int) -> dict[str, int]:
         """Every entry id of a session with its seq (what an importer needs to add only what is new)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -19,6 +20,7 @@ from . import sqlite_bulk, sqlite_search
 from .migrations import sqlite as migrations
 
 BUSY_TIMEOUT_MS = 10_000
+WRITE_POLL = 0.001      # seconds between tries while another process holds the write lock
 BULK_CACHE_SIZE = -32 * 1024  # KiB, while an import's bulk writer runs
 PAGE_SIZE = 16384  # bytes, for new stores
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -294,6 +296,20 @@ class Statements:
         " FROM entries WHERE seq = ?")
     ENTRY_SEQS_WITH_ID = "SELECT seq FROM entries WHERE id = ? ORDER BY seq LIMIT ?"
     ENTRY_SEQS_OF_SESSION = "SELECT id, seq FROM entries WHERE external_session_id = ?"
+    ENTRY_SEQ_OF_ID = "SELECT seq FROM entries WHERE external_session_id = ? AND id = ?"
+    ENTRY_LINK = "SELECT id, parent_seq FROM entries WHERE seq = ?"
+    ENTRY_NEWEST_CHILD = "SELECT MAX(seq) FROM entries WHERE parent_seq = ?"
+
+    # ------------------------------------------------------- import records
+    IMPORT_RECORDS = "SELECT source_key, state FROM import_sources"
+
+    @staticmethod
+    def session_summaries(count: int) -> str:
+        """uid, name, source, entries and branches of `count` sessions given by uid."""
+        marks = ",".join("?" * count)
+        return ("SELECT x.uid, x.session_name, x.source, x.entry_count, (SELECT COUNT(*) FROM"
+                " internal_sessions i WHERE i.external_session_id = x.id) FROM external_sessions"
+                f" x WHERE x.uid IN ({marks})")
     ENTRIES_OF_SESSION = (f"SELECT {_ENTRY_COLUMNS} FROM {_ENTRY_FROM} WHERE e.external_session_id"
                           " = ? AND e.seq > ? ORDER BY e.seq")
     ENTRIES_OF_SESSION_LIMIT = ENTRIES_OF_SESSION + " LIMIT ?"
@@ -485,8 +501,28 @@ class SQLiteBackend:
     # ----------------------------------------------------------- transactions
     @staticmethod
     def begin_write(conn: sqlite3.Connection) -> None:
-        """Take the store's write lock now (so that a transaction never fails half-way on it)."""
-        conn.execute("BEGIN IMMEDIATE")
+        """Take the store's write lock now (so that a transaction never fails half-way on it),
+        asking again every millisecond while another process writes.
+
+        SQLite's own busy handler sleeps longer and longer between tries (up to 100 ms), so
+        a writer that waits behind an import keeps missing the short gaps between the
+        import's transactions; asking often, within the same overall timeout, gets it in at
+        the first gap."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            while True:
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                    return
+                except sqlite3.OperationalError as error:
+                    message = str(error)
+                    if ("locked" not in message and "busy" not in message) or \
+                            time.monotonic() >= deadline:
+                        raise
+                time.sleep(WRITE_POLL)
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
     @staticmethod
     def begin_read(conn: sqlite3.Connection) -> None:

@@ -39,6 +39,9 @@ class EntryWriter:
         self._bulk = store._start_bulk() if background else None
         self.next_seq = self._backend.first_free_entry_seq(self.conn)
         self._base = self.next_seq
+        self._generation = store.write_generation
+        self._gaps: list[tuple[int, int]] = []   # (first seq, count) taken by others
+        store._writers.add(self)
         self._depth = array("q")
         self._chain = array("q")
         self._msg = array("q")
@@ -50,13 +53,29 @@ class EntryWriter:
         self._usage: list[tuple] = []
         self._generated: set[str] = set()
         self._last_data: dict[str, Any] = {}
-        self._counted_from = self.next_seq  # rows from this seq on are not in the counters yet
+        self._uncounted = 0  # rows not in the session's counters yet
         self._messages = 0
         self._latest: str | None = None
 
     @property
     def conn(self) -> Any:
         return self.store._conn
+
+    def _after_commit(self) -> None:
+        """The store committed and began again (`Store.commit_and_continue`): another
+        process may have added entries meanwhile, so seqs go on after theirs. The seqs
+        skipped get placeholder slots in the arrays (never a parent of ours)."""
+        self._generation = self.store.write_generation
+        free = self._backend.first_free_entry_seq(self.conn)
+        gap = free - self.next_seq
+        if gap > 0:
+            self._gaps.append((self.next_seq, gap))
+            self._depth.extend([0] * gap)
+            self._chain.extend([0] * gap)
+            self._msg.extend([0] * gap)
+            self._parent.extend([-1] * gap)
+            self._has_child.extend(b"\x01" * gap)
+            self.next_seq = free
 
     def _older_parent(self, parent_seq: int) -> list:
         known = self._older.get(parent_seq)
@@ -94,6 +113,8 @@ class EntryWriter:
     def add_row(self, parent_seq: int | None, entry_type: str, data: dict[str, Any],
                 entry_id: str | None = None, timestamp: Any = None) -> int:
         """Buffer one entry and return its seq (the fast path for imports)."""
+        if self._generation != self.store.write_generation:
+            self._after_commit()
         seq = self.next_seq
         self.next_seq = seq + 1
         if parent_seq is None:
@@ -133,6 +154,7 @@ class EntryWriter:
         self._chain.append(chain)
         self._msg.append(msg_index)
         self._has_child.append(0)
+        self._uncounted += 1
         text = search_text(entry_type, data)
         if text:
             self._fts.append((seq, text.encode("utf-8")))
@@ -143,10 +165,20 @@ class EntryWriter:
             self.flush_rows()
         return seq
 
-    def written_tree(self) -> tuple[int, array]:
-        """(first seq, parent seq of each row) for the rows this writer wrote, which have
-        the seqs first, first + 1, ... in order; -1 for a root."""
-        return self._base, self._parent
+    def written_rows(self) -> tuple[array, array]:
+        """(seqs, parent seqs) of the rows this writer wrote, in seq order; -1 for a root."""
+        parents = self._parent
+        if not self._gaps:
+            return array("q", range(self._base, self._base + len(parents))), array("q", parents)
+        skip: set[int] = set()
+        for start, length in self._gaps:
+            skip.update(range(start, start + length))
+        seqs, kept = array("q"), array("q")
+        for i, parent in enumerate(parents):
+            if self._base + i not in skip:
+                seqs.append(self._base + i)
+                kept.append(parent)
+        return seqs, kept
 
     def add(self, parent_seq: int | None, entry_type: str, data: dict[str, Any], *,
             entry_id: str | None = None, timestamp: Any = None) -> Entry:
@@ -201,11 +233,11 @@ class EntryWriter:
     def flush(self) -> None:
         """Write what is buffered and bring the session's counters and activity up to date."""
         self.flush_rows()
-        entries = self.next_seq - self._counted_from
+        entries = self._uncounted
         if not entries:
             return
         self.conn.execute(self._sql.EXTERNAL_COUNT_ENTRIES,
                           (entries, self._messages, self._latest, self.external_session_id))
-        self._counted_from = self.next_seq
+        self._uncounted = 0
         self._messages = 0
         self._latest = None

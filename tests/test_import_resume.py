@@ -1,0 +1,293 @@
+"""Imports that stop and go on: bounded transactions, the per-file record (offset, tail
+hash), resuming an interrupted import, reading a grown file from where the last import
+stopped, torn, truncated and rewritten files. See core/importers/state.py."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from core import open_store
+from core.importers import claude_code, import_paths
+from core.importers import state as import_state
+
+from test_import_robust import cc_line, only, write_lines
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = open_store(tmp_path / "arbor.db")
+    yield s
+    s.close()
+
+
+def tool(i):
+    return [{"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"c": i}}]
+
+
+def result_line(uuid, parent, i):
+    return json.dumps({
+        "type": "user", "parentUuid": parent, "uuid": uuid, "sessionId": "sx",
+        "timestamp": "2025-07-01T10:00:02.000Z",
+        "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"t{i}", "content": f"out {i}"}]}})
+
+
+def tricky_lines() -> list[str]:
+    """Everything the reader keeps across lines: a reply split over lines (usage counted
+    once), parallel calls, progress, metadata lines without a uuid (chained before the
+    next node), a rewind, a sidechain, a line whose parent comes later, a duplicate uuid,
+    a compaction with its summary, a custom title near the end."""
+    return [
+        json.dumps({"type": "summary", "summary": "Fixing the build", "leafUuid": "zz"}),
+        cc_line("u1", None, text="fix the build"),
+        cc_line("a1", "u1", kind="assistant", msg_id="m1", text="Let me look."),
+        cc_line("a2", "a1", kind="assistant", msg_id="m1", text=tool(1)),
+        cc_line("a3", "a2", kind="assistant", msg_id="m1", text=tool(2)),
+        result_line("r1", "a2", 1),
+        result_line("r2", "a3", 2),
+        json.dumps({"type": "progress", "uuid": "g1", "parentUuid": "a3", "sessionId": "sx",
+                    "timestamp": "2025-07-01T10:00:02.500Z", "data": {"type": "hook"}}),
+        cc_line("w2", "w1", text="I arrive before my parent"),
+        cc_line("a4", "r2", kind="assistant", msg_id="m2", text="Fixed."),
+        json.dumps({"type": "file-history-snapshot", "messageId": "x", "snapshot": {}}),
+        json.dumps({"type": "queue-operation", "operation": "enqueue", "content": "later"}),
+        cc_line("w1", "a4", kind="assistant", msg_id="mw", text="my child came first"),
+        cc_line("u2", "a4", text="now run the tests"),
+        cc_line("a5", "u2", kind="assistant", msg_id="m3", text="All green."),
+        cc_line("s1", None, text="sub-agent task", isSidechain=True, agentId="ag1"),
+        cc_line("s2", "s1", kind="assistant", msg_id="m4", text="sub result", isSidechain=True),
+        cc_line("u3", "a4", text="actually, deploy instead"),
+        cc_line("a6", "u3", kind="assistant", msg_id="m5", text=tool(9)),
+        result_line("r9", "a6", 9),
+        cc_line("d1", "gone", text="dangling parent"),
+        cc_line("d1", "gone", text="same uuid, other text"),
+        cc_line("i1", "a6", text="[Request interrupted by user for tool use]"),
+        json.dumps({"type": "system", "subtype": "compact_boundary", "uuid": "cb",
+                    "parentUuid": None, "logicalParentUuid": "i1", "sessionId": "sx",
+                    "timestamp": "2025-07-01T10:30:00.000Z", "content": "Conversation compacted",
+                    "compactMetadata": {"trigger": "auto", "preTokens": 1000}}),
+        json.dumps({"type": "user", "uuid": "cs", "parentUuid": "cb", "sessionId": "sx",
+                    "isCompactSummary": True, "timestamp": "2025-07-01T10:30:01.000Z",
+                    "message": {"role": "user", "content": "This session is being continued."}}),
+        cc_line("u4", "cs", text="carry on"),
+        cc_line("a7", "u4", kind="assistant", msg_id="m6", text="Carrying on."),
+        cc_line("a8", "a7", kind="assistant", msg_id="m6", text=tool(10)),
+        result_line("r10", "a8", 10),
+        json.dumps({"type": "custom-title", "customTitle": "Build fixes", "sessionId": "sx"}),
+        cc_line("a9", "r10", kind="assistant", msg_id="m7", text="Done."),
+    ]
+
+
+def picture(store, uid: str) -> dict:
+    """What a session holds, independent of seqs: entries by id (parent, type, data),
+    branches, usage, name and counters."""
+    ext = store.get_external_session_by_uid(uid)
+    conn = store.connection
+    entries = {}
+    for seq, entry_id, parent_seq, entry_type, data in conn.execute(
+            "SELECT seq, id, parent_seq, type, data FROM entries WHERE external_session_id = ?",
+            (ext.id,)):
+        parent = conn.execute("SELECT id FROM entries WHERE seq = ?", (parent_seq,)).fetchone()
+        entries[entry_id] = (parent[0] if parent else None, entry_type, json.loads(data))
+    branches = sorted((b.head_id or "", b.fork_id or "", b.name, b.is_current)
+                      for b in store.internal_sessions(ext.id))
+    usage = sorted((u["model"], u["input_tokens"], u["output_tokens"]) for u in store.usage(ext.id))
+    meta = dict(ext.metadata)
+    meta.pop("path", None)
+    return {"entries": entries, "branches": branches, "usage": usage, "name": ext.session_name,
+            "metadata": meta, "counts": (ext.message_count,)
+            + conn.execute("SELECT entry_count FROM external_sessions WHERE id = ?",
+                           (ext.id,)).fetchone()}
+
+
+def interrupt_at(monkeypatch, call: int) -> dict:
+    """Make the call-th entry conversion raise KeyboardInterrupt (as Ctrl-C would)."""
+    calls = {"n": 0}
+    convert = claude_code._Import._convert
+
+    def interrupted(self, *args):
+        calls["n"] += 1
+        if calls["n"] == call:
+            raise KeyboardInterrupt
+        return convert(self, *args)
+
+    monkeypatch.setattr(claude_code._Import, "_convert", interrupted)
+    return calls
+
+
+@pytest.mark.parametrize("every_line", [True, False])
+def test_an_interrupted_import_resumes_to_the_same_store_as_a_clean_one(tmp_path, monkeypatch,
+                                                                        every_line):
+    path = write_lines(tmp_path / "s.jsonl", tricky_lines())
+    with open_store(tmp_path / "clean.db") as clean:
+        result = only(import_paths(clean, [path]))
+        assert result.status == "imported" and result.session_uid
+        expected = picture(clean, result.session_uid)
+        conversions = len(expected["entries"])
+    # commit after every line (budget 0) or never (the default budget is far away)
+    if every_line:
+        monkeypatch.setattr("core.importers.COMMIT_EVERY", 0.0)
+    convert = claude_code._Import._convert
+    resumed_somewhere = 0
+    for call in range(1, conversions + 1):
+        with open_store(tmp_path / f"cut{call}.db") as store:
+            interrupt_at(monkeypatch, call)
+            with pytest.raises(KeyboardInterrupt):
+                import_paths(store, [path])
+            kept = store.connection.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+            assert store.integrity_check() == "ok"
+            if not every_line:
+                assert kept == 0         # one transaction: rolled back whole
+            resumed_somewhere += kept > 0
+            monkeypatch.setattr(claude_code._Import, "_convert", convert)
+            again = only(import_paths(store, [path]))
+            assert again.status == "imported", again.error
+            assert again.entries_added == conversions - kept
+            assert picture(store, again.session_uid) == expected, f"cut at conversion {call}"
+            assert only(import_paths(store, [path])).status == "unchanged"
+    if every_line:
+        assert resumed_somewhere >= conversions - 3   # most cuts left committed work behind
+
+
+def test_commits_are_bounded_and_the_record_is_written_with_them(store, tmp_path, monkeypatch):
+    lines = [cc_line("u0", None, text="start")]
+    for n in range(1, 3000):
+        lines.append(cc_line(f"u{n}", f"u{n - 1}", kind="assistant" if n % 2 else "user",
+                             text=f"line {n}"))
+    path = write_lines(tmp_path / "big.jsonl", lines)
+    commits = []
+    real = store.commit_and_continue
+
+    def counted():
+        commits.append(store.import_source(f"claude_code:{path.resolve()}")[4])
+        return real()
+
+    monkeypatch.setattr(store, "commit_and_continue", counted)
+    monkeypatch.setattr("core.importers.COMMIT_EVERY", 0.0)
+    result = only(import_paths(store, [path]))
+    assert result.entries_added == 3000
+    assert len(commits) > 100
+    offsets = [c["offset"] for c in commits]
+    assert offsets == sorted(offsets) and all(not c["complete"] for c in commits)
+    data = path.read_bytes()
+    for record in commits:   # every recorded offset is the start of a line
+        assert record["offset"] == 0 or data[record["offset"] - 1:record["offset"]] == b"\n"
+        assert record["line"] == data[:record["offset"]].count(b"\n")
+    final = store.import_source(f"claude_code:{path.resolve()}")[4]
+    assert final["complete"] and final["offset"] == len(data) and final["line"] == 3000
+
+
+def test_a_grown_file_is_read_from_where_the_last_import_stopped(store, tmp_path, monkeypatch):
+    lines = tricky_lines()
+    path = write_lines(tmp_path / "s.jsonl", lines[:20])
+    first = only(import_paths(store, [path]))
+    assert first.status == "imported"
+    parsed = []
+    loads = claude_code.loads_common
+    monkeypatch.setattr(claude_code, "loads_common", lambda data: parsed.append(data) or loads(data))
+    with open(path, "a") as out:
+        out.write("\n".join(lines[20:]) + "\n")
+    grown = only(import_paths(store, [path]))
+    assert grown.status == "imported"
+    # only the new lines were parsed
+    assert len(parsed) == len(lines) - 20
+    assert all(json.loads(p) in [json.loads(line) for line in lines[20:]] for p in parsed)
+    with open_store(tmp_path / "clean.db") as clean:
+        expected = picture(clean, only(import_paths(clean, [path])).session_uid)
+    got = picture(store, grown.session_uid)
+    # one import or two give the same entries, branches and usage (the name was given by
+    # the first import, before the custom title line existed: names are not changed later)
+    assert got["entries"] == expected["entries"]
+    assert got["usage"] == expected["usage"]
+    assert [b[:2] for b in got["branches"]] == [b[:2] for b in expected["branches"]]
+    assert grown.entries_added == len(expected["entries"]) - first.entries_added
+
+
+def test_an_unchanged_file_is_not_opened(store, tmp_path, monkeypatch):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    path = write_lines(logs / "s.jsonl", tricky_lines())
+    only(import_paths(store, [path]))
+    opened = []
+    real_open = open
+
+    def watching(file, *args, **kwargs):
+        if str(file) == str(path):
+            opened.append(file)
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", watching)
+    again = only(import_paths(store, [logs]))
+    assert again.status == "unchanged" and opened == []
+    assert again.sessions and again.sessions[0].entries_total > 0
+    os.utime(path)                      # touched: checked (head and tail), nothing new
+    touched = only(import_paths(store, [logs]))
+    assert touched.status == "imported" and touched.entries_added == 0 and opened
+
+
+def test_a_torn_last_line_waits_for_its_end(store, tmp_path):
+    lines = tricky_lines()
+    path = tmp_path / "s.jsonl"
+    whole = "\n".join(lines) + "\n"
+    more = cc_line("z1", "a9", text="one more")
+    path.write_text(whole + more[:30])
+    first = only(import_paths(store, [path]))
+    record = store.import_source(f"claude_code:{path.resolve()}")[4]
+    assert record["offset"] == len(whole.encode()) and record["line"] == len(lines)
+    assert [s.line for s in first.skipped if "truncated" in s.reason] == [len(lines) + 1]
+    path.write_text(whole + more + "\n")
+    second = only(import_paths(store, [path]))
+    assert second.entries_added == 1 and not second.skipped
+    ext = store.get_external_session_by_uid(second.session_uid)
+    assert store.find_entry(ext.id, "z1").parent_id == "a9"
+
+
+def test_a_rewritten_or_truncated_file_is_read_again_from_the_start(store, tmp_path):
+    lines = tricky_lines()
+    path = write_lines(tmp_path / "s.jsonl", lines)
+    first = only(import_paths(store, [path]))
+    total = first.entries_added
+    # rewritten: an earlier line changed (same uuid, other text) and one line added
+    changed = list(lines)
+    changed[1] = cc_line("u1", None, text="fix the build, please")
+    write_lines(path, changed + [cc_line("z1", "a9", text="and one more")])
+    again = only(import_paths(store, [path]))
+    assert again.status == "imported" and again.entries_added == 1   # ids: nothing twice
+    # truncated below what was imported: read from the start, nothing lost, nothing twice
+    write_lines(path, lines[:5])
+    cut = only(import_paths(store, [path]))
+    assert cut.status == "imported" and cut.entries_added == 0
+    ext = store.get_external_session_by_uid(cut.session_uid)
+    assert len(store.entry_seqs(ext.id)) == total + 1
+
+
+def test_plan_from_stat_and_bytes(tmp_path):
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(b'{"a":1}\n{"b":2}\n')
+    with open(path, "rb") as handle:
+        fd = handle.fileno()
+        st = os.fstat(fd)
+        record = import_state.FileState(format="x", offset=16, line=2, complete=True,
+                                        tail=import_state.tail_hash(fd, 16),
+                                        head=import_state.head_hash(fd, 16), head_len=16)
+        record.stamp(st)
+        assert import_state.plan(record, st).action == import_state.UNCHANGED
+        assert import_state.plan(None, st).action == import_state.FROM_START
+    with open(path, "ab") as out:
+        out.write(b'{"c":3}\n')
+    with open(path, "rb") as handle:
+        grown = import_state.plan(record, os.fstat(handle.fileno()), handle.fileno())
+        assert (grown.action, grown.offset, grown.line) == (import_state.RESUME, 16, 2)
+    path.write_bytes(b'{"a":9}\n{"b":2}\n{"c":3}\n')
+    with open(path, "rb") as handle:
+        assert import_state.plan(record, os.fstat(handle.fileno()),
+                                 handle.fileno()).action == import_state.FROM_START
+    path.write_bytes(b'{"a":1}\n')
+    with open(path, "rb") as handle:
+        assert import_state.plan(record, os.fstat(handle.fileno()),
+                                 handle.fileno()).action == import_state.FROM_START
+    assert import_state.FileState.from_json(record.to_json(), "x") == record
+    assert import_state.FileState.from_json('{"head": "old kind"}', "x") is None
