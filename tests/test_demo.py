@@ -105,9 +105,6 @@ def test_demo_is_not_rebuilt_while_another_process_has_it_open(tmp_path, monkeyp
     check_demo_refused_while_held(tmp_path, monkeypatch, capsys)
 
 
-@pytest.mark.xfail(strict=True, reason="Store.reader() reads the store's first bytes with "
-                   "open(), which drops the process's SQLite locks, so nobody can tell it has "
-                   "the store open (issue 8 item 1: the store's part)")
 def test_demo_is_not_rebuilt_while_the_browser_has_it_open(tmp_path, monkeypatch, capsys):
     check_demo_refused_while_held(tmp_path, monkeypatch, capsys, "reader")
 

@@ -841,7 +841,8 @@ class ArborApp(App[int]):
                 self.call_from_thread(self.notify, "No agent logs found in the usual places.",
                                       severity="warning", markup=False)
                 return
-            # its own connection: a long import must not hold the one the screen reads with
+            # a handle of its own on the process's one connection to the store (a second
+            # connection in this process would be a second opening of the file)
             with open_store(self.store.path, create=False) as importing:
                 report = import_paths(importing, [Path(p) for p in paths])
         except (OSError, *self.store.errors) as error:

@@ -29,6 +29,7 @@ from ..paths import default_db_path
 from ..replay import ReplayState, replay_kept
 from ..session_types import (SequencedSessionCapabilityEvent, SequencedSessionRunEvent,
                              SessionCapabilities, SessionCapabilityEvent, SessionRunEvent)
+from . import registry
 from .sqlite import SQLiteBackend
 from .writer import EntryWriter
 
@@ -111,25 +112,70 @@ def _inserted_id(cursor: Any) -> int:
 
 
 class Store:
-    """An open arbor store. Use `open_store()`; close it when done."""
+    """A handle on an open arbor store. Use `open_store()`; close it when done.
+
+    Every handle of a process on the same store shares one connection and its
+    transaction (see `registry`); a handle has its own clock and id factory, and closing
+    it leaves the connection to the process's other handles."""
 
     def __init__(self, path: str | os.PathLike | None = None, *, clock: Clock | None = None,
                  id_factory: Callable[[], str] | None = None, create: bool = True,
-                 on_upgrade: Callable[[str], None] | None = None):
+                 on_upgrade: Callable[[str], None] | None = None, _role: str = registry.MAIN):
         self.path = Path(path).expanduser() if path is not None else default_db_path()
         self.clock: Clock = clock or utc_now
         self.id_factory = id_factory or generate_id
-        self._lock = threading.RLock()
-        self._depth = 0
-        self._read_only = False
-        self._segments_cache: OrderedDict[int, tuple] = OrderedDict()
+        self._role = _role
         self._reader: Store | None = None
-        self._bulk: Any = None
-        self._backend = SQLiteBackend(self.path)
-        self._sql = self._backend.sql
-        self.write_generation = 0   # counts commit_and_continue() calls
-        self._writers: "weakref.WeakSet[EntryWriter]" = weakref.WeakSet()
-        self._db = self._backend.connect(create=create, on_upgrade=on_upgrade)
+        self._closed = False
+        link = self._link = registry.acquire(SQLiteBackend(self.path), _role, create=create,
+                                             on_upgrade=on_upgrade)
+        self._backend = link.backend
+        self._sql = link.backend.sql
+        self._lock = link.lock
+        self._segments_cache = link.segments_cache
+
+    # The state of the shared connection's transaction lives in the link.
+    @property
+    def _depth(self) -> int:
+        return self._link.depth
+
+    @_depth.setter
+    def _depth(self, value: int) -> None:
+        self._link.depth = value
+
+    @property
+    def _read_only(self) -> bool:
+        return self._link.read_only
+
+    @_read_only.setter
+    def _read_only(self, value: bool) -> None:
+        self._link.read_only = value
+
+    @property
+    def _bulk(self) -> Any:
+        return self._link.bulk
+
+    @_bulk.setter
+    def _bulk(self, value: Any) -> None:
+        self._link.bulk = value
+
+    @property
+    def _db(self) -> Any:
+        return None if self._closed else self._link.db
+
+    @property
+    def write_generation(self) -> int:
+        """How many times the shared transaction was committed and begun again
+        (`commit_and_continue`)."""
+        return self._link.write_generation
+
+    @write_generation.setter
+    def write_generation(self, value: int) -> None:
+        self._link.write_generation = value
+
+    @property
+    def _writers(self) -> "weakref.WeakSet[EntryWriter]":
+        return self._link.writers
 
     # ------------------------------------------------------------------ opening
     @property
@@ -144,35 +190,37 @@ class Store:
         return self._backend.errors
 
     def reader(self) -> "Store":
-        """A second connection to the same store, for reads in background threads.
+        """A handle on the process's second connection to this store, for reads in
+        background threads (one per store per process, shared like the first).
 
-        WAL lets it read while this one writes, and it has its own lock, so a long search
-        or a poll never waits behind (or holds up) the app's own reads and writes.
+        WAL lets it read while the first one writes, and it has its own lock, so a long
+        search or a poll never waits behind (or holds up) the app's own reads and writes.
         """
         with self._lock:
             if self._reader is None:
                 self._reader = Store(self.path, clock=self.clock, id_factory=self.id_factory,
-                                     create=False)
+                                     create=False, _role=registry.READER)
             return self._reader
 
     def close(self) -> None:
+        """Done with this handle; the connection closes with the process's last handle."""
         with self._lock:
-            self._stop_bulk(discard=True)
+            if self._closed:
+                return
             if self._reader is not None:
                 self._reader.close()
                 self._reader = None
-            if self._db is not None:
-                self._db.close()
-                self._db = None  # type: ignore[assignment]
+            self._closed = True
+        registry.release(self._link)
 
     @property
     def closed(self) -> bool:
-        return self._db is None
+        return self._closed
 
     @property
     def _conn(self) -> Any:
         """The connection, once the bulk writer (if one runs) has written all it was given."""
-        bulk = self._bulk
+        bulk = self._link.bulk
         if bulk is not None:
             bulk.drain()
         return self._db

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -23,7 +24,7 @@ BUSY_TIMEOUT_MS = 10_000
 WRITE_POLL = 0.001      # seconds between tries while another process holds the write lock
 BULK_CACHE_SIZE = -32 * 1024  # KiB, while an import's bulk writer runs
 PAGE_SIZE = 16384  # bytes, for new stores
-SQLITE_MAGIC = b"SQLite format 3\x00"
+SQLITE_NOTADB = 26  # the result code of a file that is not a SQLite database
 
 _ENTRY_COLUMNS = (
     "e.seq, e.id, e.external_session_id, e.parent_seq, e.type, e.timestamp, e.depth, "
@@ -438,21 +439,35 @@ class SQLiteBackend:
         self._bulk_cache = -2000
 
     # ---------------------------------------------------------------- opening
+    def identity(self) -> tuple:
+        """What tells this store from others in the process: the file's device and inode
+        (the same file by any path), or its resolved path while there is no file yet."""
+        try:
+            info = os.stat(self.path)
+        except OSError:
+            return ("sqlite", "path", str(Path(os.path.abspath(self.path)).resolve()))
+        return ("sqlite", info.st_dev, info.st_ino)
+
     def connect(self, *, create: bool, on_upgrade: Callable[[str], None] | None = None
                 ) -> sqlite3.Connection:
-        """A connection to the file, checked to be an arbor store and migrated."""
+        """A connection to the file, checked to be an arbor store and migrated.
+
+        Only SQLite reads the file: opening, reading and closing a store with plain file
+        I/O would drop the process's POSIX locks on it (a connection of this process may
+        hold them), and whether a file is SQLite at all is SQLite's to say."""
         path = self.path
         shown = self.location
-        if path.exists():
-            if path.is_dir():
+        try:
+            info = os.stat(path)
+        except FileNotFoundError:
+            info = None
+        except OSError as error:
+            raise StoreUnavailable(f"cannot read {shown}: {error.strerror or error}") from None
+        if info is not None:
+            if stat.S_ISDIR(info.st_mode):
                 raise StoreUnavailable(f"{shown} is a folder, not an arbor store")
-            try:
-                with open(path, "rb") as handle:
-                    head = handle.read(16)
-            except OSError as error:
-                raise StoreUnavailable(f"cannot read {shown}: {error.strerror or error}") from None
-            if head and head != SQLITE_MAGIC:
-                raise StoreDamaged(f"{shown} is not an arbor store (it is not a SQLite database)")
+            if not stat.S_ISREG(info.st_mode):
+                raise StoreUnavailable(f"{shown} is not a regular file, not an arbor store")
         else:
             if not create:
                 raise StoreNotFound(f"there is no arbor store at {shown}")
@@ -490,6 +505,10 @@ class SQLiteBackend:
         except sqlite3.DatabaseError as error:
             conn.close()
             message = str(error)
+            if getattr(error, "sqlite_errorcode", None) == SQLITE_NOTADB or \
+                    "file is not a database" in message:
+                raise StoreDamaged(
+                    f"{shown} is not an arbor store (it is not a SQLite database)") from None
             if "readonly" in message or "unable to open" in message or "locked" in message:
                 raise StoreUnavailable(f"cannot open {shown}: {message}") from None
             raise StoreDamaged(f"{shown} is damaged or not an arbor store ({message})") from None

@@ -1,0 +1,97 @@
+"""One connection per store per process (plus one reader), shared by every `Store` handle.
+
+SQLite's locks are POSIX locks, held per process: two independent openings of one file in
+a process are a trap (closing either drops the other's locks when it is not SQLite that
+closes it), and two connections of one process to one store can also wait on each other.
+So every `Store` of a process on the same store shares one `Link`: the connection and the
+state of its transaction (the lock, the depth of nested transactions, the bulk writer),
+counted by reference so that closing one handle leaves the connection to the others. A
+handle keeps only what is its caller's (the path as given, the clock, the id factory).
+
+A store is known by its backend's `identity()`: for a file, its device and inode (the same
+file by any path, symlink or hard link), or its resolved path while it does not exist yet.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from collections import OrderedDict
+from typing import Any, Callable
+
+MAIN = "main"
+READER = "reader"  # a second connection, for reads in background threads
+
+
+class Link:
+    """An open connection to a store, shared by the process's handles on that store."""
+
+    def __init__(self, key: tuple, backend: Any, db: Any):
+        self.key = key
+        self.backend = backend
+        self.db = db
+        self.lock = threading.RLock()
+        self.depth = 0           # nested transaction() / reading() levels
+        self.read_only = False   # the open transaction is a read snapshot
+        self.bulk: Any = None    # the backend's bulk writer of the open write transaction
+        self.segments_cache: OrderedDict[int, tuple] = OrderedDict()  # paths never change
+        self.write_generation = 0  # commits of a long write that went on (commit_and_continue)
+        self.writers: weakref.WeakSet = weakref.WeakSet()  # entry writers of the transaction
+        self.refs = 0
+
+
+_links: dict[tuple, Link] = {}
+_registry_lock = threading.Lock()
+
+
+def acquire(backend: Any, role: str, *, create: bool,
+            on_upgrade: Callable[[str], None] | None = None) -> Link:
+    """The process's link to the store `backend` names, opened if it is not open yet."""
+    with _registry_lock:
+        key = (role, *backend.identity())
+        link = _links.get(key)
+        if link is None:
+            db = backend.connect(create=create, on_upgrade=on_upgrade)
+            key = (role, *backend.identity())  # a file made just now has an inode now
+            link = _links.get(key)
+            if link is None:
+                link = _links[key] = Link(key, backend, db)
+            else:  # pragma: no cover - the file appeared under another name meanwhile
+                db.close()
+        link.refs += 1
+        return link
+
+
+def release(link: Link) -> None:
+    """One user fewer; the last one closes the connection."""
+    with _registry_lock:
+        link.refs -= 1
+        if link.refs > 0:
+            return
+        if _links.get(link.key) is link:
+            del _links[link.key]
+    with link.lock:
+        bulk, link.bulk = link.bulk, None
+        if bulk is not None:
+            link.backend.stop_bulk(link.db, bulk, discard=True)
+        if link.db is not None:
+            link.db.close()
+            link.db = None
+
+
+def open_links() -> int:
+    """How many connections the process has open to stores (for tests)."""
+    with _registry_lock:
+        return len(_links)
+
+
+def _forget_in_child() -> None:
+    # A forked child must not use (or close) its parent's connections: it starts afresh.
+    global _registry_lock
+    _links.clear()
+    _registry_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
