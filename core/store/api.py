@@ -106,11 +106,6 @@ def _loads(text: str | None, default: Any) -> Any:
         return default
 
 
-def _inserted_id(cursor: Any) -> int:
-    """The id an `INSERT … RETURNING id` gave (read to the end, so the statement is done)."""
-    return cursor.fetchall()[0][0]
-
-
 class Store:
     """A handle on an open arbor store. Use `open_store()`; close it when done.
 
@@ -370,7 +365,7 @@ class Store:
             for _attempt in range(16):
                 new_uid = uid or self.id_factory()
                 try:
-                    new_id = _inserted_id(conn.execute(
+                    new_id = self._backend.inserted_id(conn.execute(
                         self._sql.EXTERNAL_INSERT,
                         (new_uid, user_id, session_name, stamp, stamp, _dumps(metadata or {}), cwd,
                          source, kind, parent_session, header_version)))
@@ -640,7 +635,7 @@ class Store:
             for _attempt in range(16):
                 lg = langgraph_session_id or f"{self.id_factory()}{self.id_factory()}"
                 try:
-                    new_id = _inserted_id(conn.execute(
+                    new_id = self._backend.inserted_id(conn.execute(
                         sql.INTERNAL_INSERT,
                         (external_session_id, lg, name, _dumps(session_state or {}), stamp, stamp,
                          1 if is_current else 0, checkpoint_count, parent_session_id,
@@ -1078,7 +1073,7 @@ class Store:
             if row is None:
                 raise NotFound(f"branch {internal_session_id} does not exist")
             state = session_state if session_state is not None else _loads(row[2], {})
-            new_id = _inserted_id(conn.execute(
+            new_id = self._backend.inserted_id(conn.execute(
                 sql.CHECKPOINT_INSERT,
                 (row[0], internal_session_id, entry_seq if entry_seq is not None else row[1],
                  checkpoint_name, _dumps(state), 1 if is_auto else 0,
