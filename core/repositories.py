@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .entries import MESSAGE
+from .errors import NotFound
 from .models import Checkpoint, ExternalSession, InternalSession, LazyHistory
 from .store import Store, open_store
 
@@ -221,8 +222,12 @@ class CheckpointRepository(_Repository):
         entry_seq = checkpoint.entry_seq
         if entry_seq is None and checkpoint.entry_id:
             branch = self.store.get_internal_session(checkpoint.internal_session_id)
+            if branch is None:
+                raise NotFound(f"branch {checkpoint.internal_session_id} does not exist")
             found = self.store.find_entry(branch.external_session_id, checkpoint.entry_id)
-            entry_seq = found.seq if found else None
+            if found is None:
+                raise NotFound(f"entry {checkpoint.entry_id!r} is not in the checkpoint's session")
+            entry_seq = found.seq
         created = self.store.create_checkpoint(
             checkpoint.internal_session_id, checkpoint.checkpoint_name, entry_seq=entry_seq,
             session_state=checkpoint.session_state, is_auto=checkpoint.is_auto,

@@ -76,13 +76,13 @@ def test_compaction_replay_and_latest(session_dir):
     assert state.entry_ids[0] == compaction and state.entry_ids[1:3] == ids[4:6]
     latest = manager.get_latest_compaction()
     assert latest.id == compaction and latest.first_kept_entry == ids[4] and latest.tokens_before == 1234
-    # a compaction whose kept entry is not on the path is reported, not ignored
+    # a compaction whose kept entry is not on the branch is refused (see test_store_refusals)
     other = SessionManager.new("/p", session_dir)
     other.init()
     conversation(other, 2)
-    other.append_compaction("bad", "not-an-entry", 1)
-    with pytest.raises(ArborError, match="not on"):
-        other.get_messages()
+    with pytest.raises(ArborError, match="not on this branch"):
+        other.append_compaction("bad", "not-an-entry", 1)
+    assert [m["content"] for m in other.get_messages()] == ["m0", "m1"]
 
 
 def test_branch_label_summary_custom(session_dir):

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ..clock import Clock, parse, to_text, utc_now
-from ..entries import MESSAGE, Entry, search_text, tool_call_count
+from ..entries import COMPACTION, MESSAGE, Entry, search_text, tool_call_count
 from ..errors import ArborError, NotFound, ReplayError
 from ..fastjson import dumps
 from ..ids import generate_id
@@ -630,6 +630,14 @@ class Store:
         stamp = to_text(created_at if created_at is not None else self.clock())
         sql = self._sql
         with self.transaction() as conn:
+            self._check_own(conn, sql.ENTRY_SESSION_OF, head_seq, external_session_id,
+                            "entry", "a branch's head")
+            self._check_own(conn, sql.ENTRY_SESSION_OF, fork_seq, external_session_id,
+                            "entry", "a branch's fork point")
+            self._check_own(conn, sql.INTERNAL_SESSION_OF, parent_session_id, external_session_id,
+                            "branch", "a branch's parent")
+            self._check_own(conn, sql.CHECKPOINT_SESSION_OF, branch_point_checkpoint_id,
+                            external_session_id, "checkpoint", "a branch's fork point")
             if is_current:
                 conn.execute(sql.INTERNAL_CLEAR_CURRENT, (external_session_id,))
             for _attempt in range(16):
@@ -648,6 +656,20 @@ class Store:
                         raise ArborError(f"cannot create branch: {error}") from None
             conn.execute(sql.EXTERNAL_TOUCH, (stamp, external_session_id))
             return self.get_internal_session(new_id)
+
+    @staticmethod
+    def _check_own(conn: Any, sql: str, ref: int | None, external_session_id: int, kind: str,
+                   role: str) -> None:
+        """Refuse a reference (`sql` gives the session of `ref`) to a thing of another
+        session or to none: a rollback to it would show another session's messages."""
+        if ref is None:
+            return
+        row = conn.execute(sql, (ref,)).fetchone()
+        if row is None:
+            raise NotFound(f"{kind} {ref} does not exist")
+        if row[0] != external_session_id:
+            raise ArborError(f"{kind} {ref} belongs to another session; {role} must be one of "
+                             f"session {external_session_id}")
 
     def get_internal_session(self, internal_session_id: int) -> InternalSession | None:
         found = self._select_internal(self._sql.INTERNAL_BY_ID, (internal_session_id,))
@@ -728,14 +750,14 @@ class Store:
         """Point a branch at another entry; a move that is not a plain append is logged."""
         sql = self._sql
         with self.transaction() as conn:
-            row = conn.execute(sql.INTERNAL_HEAD_FOR_UPDATE, (internal_session_id,)).fetchone()
-            if row is None:
-                raise NotFound(f"branch {internal_session_id} does not exist")
+            external_session_id, old_head = self._branch_target(conn, internal_session_id)
+            self._check_own(conn, sql.ENTRY_SESSION_OF, head_seq, external_session_id, "entry",
+                            "a branch's head")
             conn.execute(sql.INTERNAL_MOVE_HEAD,
                          (head_seq, to_text(self.clock()), internal_session_id))
-            if reason and row[0] != head_seq:
+            if reason and old_head != head_seq:
                 conn.execute(sql.REFLOG_INSERT,
-                             (internal_session_id, row[0], head_seq, reason, to_text(self.clock())))
+                             (internal_session_id, old_head, head_seq, reason, to_text(self.clock())))
 
     def reflog(self, internal_session_id: int) -> list[tuple[int | None, int | None, str, str]]:
         return [tuple(row) for row in self._all(self._sql.REFLOG_OF_BRANCH, (internal_session_id,))]
@@ -754,7 +776,8 @@ class Store:
             return entry
 
     def _branch_target(self, conn: Any, internal_session_id: int) -> tuple[int, int | None]:
-        """(session, head) of a branch about to grow; the head is locked for this transaction."""
+        """(session, head) of a branch whose head is about to move; the head is locked for
+        this transaction (PostgreSQL: `FOR UPDATE`)."""
         row = conn.execute(self._sql.INTERNAL_TARGET_FOR_UPDATE, (internal_session_id,)).fetchone()
         if row is None:
             raise NotFound(f"branch {internal_session_id} does not exist")
@@ -765,6 +788,8 @@ class Store:
         """Append at a branch's head and move the head: one transaction, safe across processes."""
         with self.transaction() as conn:
             external_session_id, head = self._branch_target(conn, internal_session_id)
+            if entry_type == COMPACTION:
+                self._check_kept(external_session_id, head, data)
             writer = EntryWriter(self, external_session_id)
             entry = writer.add(head, entry_type, data, entry_id=entry_id, timestamp=timestamp)
             writer.flush()
@@ -772,6 +797,21 @@ class Store:
             conn.execute(self._sql.INTERNAL_ADVANCE_HEAD,
                          (entry.seq, entry.timestamp, tools, internal_session_id))
             return entry
+
+    def _check_kept(self, external_session_id: int, head: int | None,
+                    data: dict[str, Any]) -> None:
+        """A compaction appended to a branch keeps entries from one on that branch (or
+        none: no `firstKeptEntryId`, or ""); replay could not start anywhere else."""
+        kept = data.get("firstKeptEntryId")
+        if kept is None or kept == "":
+            return
+        if not isinstance(kept, str):
+            raise ArborError(f"a compaction's firstKeptEntryId is an entry id, not "
+                             f"{type(kept).__name__} {kept!r}; nothing was written")
+        entry = self.find_entry(external_session_id, kept)
+        if entry is None or head is None or not self.is_ancestor(entry.seq, head):
+            raise ArborError(f"the compaction keeps entry {kept!r}, which is not on this branch; "
+                             "nothing was written")
 
     def append_messages(self, internal_session_id: int, messages: list[dict[str, Any]]) -> list[Entry]:
         """Append many messages to a branch in one transaction."""
@@ -1072,6 +1112,8 @@ class Store:
             row = conn.execute(sql.INTERNAL_FOR_CHECKPOINT, (internal_session_id,)).fetchone()
             if row is None:
                 raise NotFound(f"branch {internal_session_id} does not exist")
+            self._check_own(conn, sql.ENTRY_SESSION_OF, entry_seq, row[0], "entry",
+                            "a checkpoint's entry")
             state = session_state if session_state is not None else _loads(row[2], {})
             new_id = self._backend.inserted_id(conn.execute(
                 sql.CHECKPOINT_INSERT,

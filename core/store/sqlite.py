@@ -245,7 +245,6 @@ class Statements:
     # The head of a branch about to be moved (PostgreSQL: `FOR UPDATE`, so that appends to
     # one branch from many connections queue on the row; SQLite's BEGIN IMMEDIATE already
     # serialises every writer).
-    INTERNAL_HEAD_FOR_UPDATE = "SELECT head_seq FROM internal_sessions WHERE id = ?"
     INTERNAL_TARGET_FOR_UPDATE = ("SELECT external_session_id, head_seq FROM internal_sessions"
                                   " WHERE id = ?")
     INTERNAL_FOR_CHECKPOINT = ("SELECT external_session_id, head_seq, state_data FROM"
@@ -278,6 +277,7 @@ class Statements:
     ENTRY_BY_ID = (f"SELECT {_ENTRY_COLUMNS} FROM {_ENTRY_FROM} WHERE e.external_session_id = ?"
                    " AND e.id = ?")
     ENTRY_ID_OF = "SELECT id FROM entries WHERE seq = ?"
+    ENTRY_SESSION_OF = "SELECT external_session_id FROM entries WHERE seq = ?"
     ENTRY_PARENT_OF = "SELECT parent_seq FROM entries WHERE seq = ?"
     ENTRY_TIMESTAMP_OF = "SELECT timestamp FROM entries WHERE seq = ?"
     ENTRY_SPAN_OF_SESSION = ("SELECT MIN(seq), MAX(seq), COUNT(*) FROM entries"
@@ -352,6 +352,7 @@ class Statements:
     CHECKPOINTS_OF_BRANCH = f"{_CHECKPOINT_SELECT} WHERE c.internal_session_id = ?{_CHECKPOINT_ORDER}"
     CHECKPOINTS_OF_SESSION = f"{_CHECKPOINT_SELECT} WHERE c.external_session_id = ?{_CHECKPOINT_ORDER}"
     CHECKPOINT_DELETE = "DELETE FROM checkpoints WHERE id = ?"
+    CHECKPOINT_SESSION_OF = "SELECT external_session_id FROM checkpoints WHERE id = ?"
     CHECKPOINT_METADATA_FIELD_OF_SESSION = (
         "SELECT json_extract(metadata, '$.' || ?) FROM checkpoints WHERE external_session_id = ?")
 

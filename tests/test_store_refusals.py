@@ -1,0 +1,104 @@
+"""A pointer never crosses sessions, and a compaction keeps entries of its own branch
+(issue 8 item 3, the store's part): refused with one sentence, nothing written."""
+
+import pytest
+
+from core import (Checkpoint, CheckpointRepository, InternalSession, InternalSessionRepository,
+                  SessionManager, open_store)
+from core import operations as ops
+from core.errors import ArborError, NotFound
+from core.manager import close_root_dbs
+
+
+@pytest.fixture
+def two(tmp_path):
+    """Two sessions of two messages each: (store, (session, branch, entries) x 2)."""
+    store = open_store(tmp_path / "s.db")
+    made = []
+    for name in ("mine", "other"):
+        session = store.create_external_session(name)
+        branch = store.create_internal_session(session.id)
+        entries = [store.append_to_branch(branch.id, "message",
+                                          {"message": {"role": "user", "content": f"{name} {n}"}})
+                   for n in range(2)]
+        made.append((session, branch, entries))
+    yield store, made
+    store.close()
+
+
+def counts(store, session_id):
+    return (len(store.internal_sessions(session_id)), len(store.checkpoints_for_session(session_id)),
+            store.session_totals(session_id)[0], store.get_external_session(session_id).total_checkpoints)
+
+
+def test_a_checkpoint_of_another_sessions_entry_is_refused(two):
+    store, ((mine, branch, _), (_, _, theirs)) = two
+    before = counts(store, mine.id)
+    with pytest.raises(ArborError, match="belongs to another session"):
+        store.create_checkpoint(branch.id, "x", entry_seq=theirs[0].seq)
+    with pytest.raises(NotFound):
+        store.create_checkpoint(branch.id, "x", entry_seq=99999)
+    repository = CheckpointRepository(store=store)
+    with pytest.raises(ArborError, match="belongs to another session"):
+        repository.create(Checkpoint(internal_session_id=branch.id, entry_seq=theirs[1].seq))
+    with pytest.raises(NotFound):  # an id the session does not have is not taken as "the head"
+        repository.create(Checkpoint(internal_session_id=branch.id, entry_id=theirs[1].id + "-x"))
+    assert counts(store, mine.id) == before
+    assert store.get_internal_session(branch.id).checkpoint_count == 0
+
+
+def test_a_branch_pointing_into_another_session_is_refused(two):
+    store, ((mine, branch, own), (other, other_branch, theirs)) = two
+    before = counts(store, mine.id)
+    checkpoint = store.create_checkpoint(other_branch.id, "theirs")
+    for fields in ({"head_seq": theirs[1].seq}, {"fork_seq": theirs[0].seq},
+                   {"parent_session_id": other_branch.id},
+                   {"branch_point_checkpoint_id": checkpoint.id}):
+        with pytest.raises(ArborError, match="belongs to another session"):
+            store.create_internal_session(mine.id, **fields)
+    with pytest.raises(NotFound):
+        store.create_internal_session(mine.id, head_seq=99999)
+    with pytest.raises(ArborError, match="belongs to another session"):
+        InternalSessionRepository(store=store).create(
+            InternalSession(external_session_id=mine.id, head_seq=theirs[1].seq))
+    with pytest.raises(ArborError, match="belongs to another session"):
+        store.move_head(branch.id, theirs[1].seq, reason="x")
+    assert counts(store, mine.id) == before
+    assert store.current_internal_session(mine.id).id == branch.id
+    assert store.get_internal_session(branch.id).head_seq == own[1].seq
+    # within the session every pointer still works
+    fork = store.create_internal_session(mine.id, head_seq=own[0].seq, fork_seq=own[0].seq,
+                                         parent_session_id=branch.id)
+    assert [m["content"] for m in store.replay(fork.head_seq).messages] == ["mine 0"]
+    # and a rollback never shows another session's messages
+    with pytest.raises(NotFound):
+        ops.rollback(store, branch.id, entry_id=theirs[0].seq)
+    with pytest.raises(NotFound):
+        ops.rollback(store, branch.id, checkpoint_id=checkpoint.id)
+
+
+def test_a_compaction_keeping_an_entry_off_the_branch_is_refused(tmp_path):
+    session_dir = tmp_path / "sessions"
+    try:
+        manager = SessionManager.new("/p", session_dir)
+        manager.init()
+        ids = [manager.append_message({"role": "user", "content": f"m{n}"}) for n in range(4)]
+        manager.branch(ids[1])
+        abandoned = ids[2]  # on the old branch only
+        manager.append_message({"role": "user", "content": "new"})
+        elsewhere = SessionManager.new("/p", session_dir)
+        elsewhere.init()
+        foreign = elsewhere.append_message({"role": "user", "content": "foreign"})
+        entries = manager.store.session_totals(manager.external_session_id)[0]
+        for kept in ("no-such-entry", abandoned, foreign, ["a list"], 7):
+            with pytest.raises(ArborError, match="not on this branch|is an entry id"):
+                manager.append_compaction("summary", kept, 10)
+        assert manager.store.session_totals(manager.external_session_id)[0] == entries
+        assert [m["content"] for m in manager.get_messages()] == ["m0", "m1", "new"]
+        # on the branch it is taken, and "" keeps nothing
+        manager.append_compaction("summary", ids[1], 10)
+        assert [m["content"] for m in manager.get_messages()][1:] == ["m1", "new"]
+        manager.append_compaction("all of it", "", 10)
+        assert [m["content"] for m in manager.get_messages()] == ["all of it"]
+    finally:
+        close_root_dbs()
