@@ -444,7 +444,11 @@ async def test_broken_compaction_shows_raw_entries_and_a_warning(tmp_path):
     branch = store.create_internal_session(session.id, name="main")
     for text in ("one", "two", "three"):
         store.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": text}})
-    store.append_to_branch(branch.id, COMPACTION, {"summary": "s", "firstKeptEntryId": "not-there"})
+    # stored as an import stores what a log says (append_to_branch refuses it)
+    head = store.get_internal_session(branch.id).head_seq
+    broken = store.append_entry(session.id, head, COMPACTION,
+                                {"summary": "s", "firstKeptEntryId": "not-there"})
+    store.move_head(branch.id, broken.seq)
     store.close()
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
