@@ -10,10 +10,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import threading
 import time
 import weakref
-from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
