@@ -37,6 +37,7 @@ class Probe:
     kind: str
     reason: str = ""  # for UNREADABLE: why
     meta: dict[str, str] = field(default_factory=dict)  # for ARBOR: its store_meta
+    tables: frozenset[str] = frozenset()  # for SQLITE and ARBOR: the names of its tables
 
     @property
     def is_database(self) -> bool:
@@ -81,10 +82,11 @@ def probe(path: str | os.PathLike) -> Probe:
             "SELECT name FROM sqlite_master WHERE type = 'table'")}
         if "schema_migrations" not in tables:
             pages = conn.execute("PRAGMA page_count").fetchone()[0]
-            return Probe(SQLITE if tables or pages else EMPTY)
+            return Probe(SQLITE, tables=frozenset(tables)) if tables or pages else Probe(EMPTY)
         meta = dict(conn.execute("SELECT key, value FROM store_meta")) \
             if "store_meta" in tables else {}
-        return Probe(ARBOR, meta={str(k): str(v) for k, v in meta.items()})
+        return Probe(ARBOR, meta={str(k): str(v) for k, v in meta.items()},
+                     tables=frozenset(tables))
     except sqlite3.DatabaseError as error:
         if getattr(error, "sqlite_errorcode", None) == _NOT_A_DATABASE:
             return Probe(NOT_SQLITE)

@@ -1,7 +1,7 @@
 """Format detection by content (the first readable lines), with the file name as a hint only.
 
 A file whose name ends in `.jsonl` is read as a log. Any other file may be a SQLite
-database, maybe a live store, so it is asked about through SQLite (`sqlite_kind`), never
+database, maybe a live store, so it is asked about through SQLite (`sqlite_probe`), never
 read with plain file I/O (see `files`); only when SQLite says it is not a database is it
 read as a log.
 """
@@ -9,16 +9,15 @@ read as a log.
 from __future__ import annotations
 
 import os
-import sqlite3
 from pathlib import Path
 
+from ..sqlite_probe import ARBOR, EMPTY, NOT_SQLITE, SQLITE, UNREADABLE, probe
 from .base import LineError, iter_lines, parse_line
 from .files import LOG_SUFFIX, side_file_of
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 CLAUDE_CODE, CODEX, PI, LANGGRAPH = "claude_code", "codex", "pi", "langgraph"
 FORMATS = (CLAUDE_CODE, CODEX, PI, LANGGRAPH)
-ARBOR_STORE, OTHER_SQLITE = "arbor", "sqlite"
 _PROBE_LINES = 20
 _PROBE_BYTES = 64 * 1024 * 1024
 
@@ -44,37 +43,20 @@ def detect_format(path: Path) -> str:
     if os.stat(path).st_size == 0:
         raise NotALog("empty file")
     if not path.name.endswith(LOG_SUFFIX):
-        kind = sqlite_kind(path)
-        if kind == ARBOR_STORE:
+        found = probe(path)
+        if found.kind == ARBOR:
             raise LeftAlone("an arbor store, not an agent log")
-        if kind == LANGGRAPH:
-            return LANGGRAPH
-        if kind == OTHER_SQLITE:
+        if found.kind == SQLITE:
+            if "checkpoints" in found.tables:
+                return LANGGRAPH
             raise NotALog("a SQLite database without LangGraph checkpoints")
+        if found.kind == UNREADABLE:
+            raise NotALog(f"a file SQLite cannot read ({found.reason})")
+        if found.kind == EMPTY:
+            raise NotALog("empty file")
+        if found.kind != NOT_SQLITE:  # (screened before: a folder, pipe or sidecar)
+            raise LeftAlone(f"not a file arbor reads ({found.kind})")
     return _detect_log(path)
-
-
-def sqlite_kind(path: Path) -> str | None:
-    """What SQLite makes of the file: ARBOR_STORE, LANGGRAPH, OTHER_SQLITE, or None when it
-    is not a database. Asked through SQLite (read-only), which keeps this process's locks
-    on a database that is also open elsewhere in it; NotALog when SQLite cannot read it."""
-    try:
-        conn = sqlite3.connect(f"{Path(path).absolute().as_uri()}?mode=ro", uri=True, timeout=2)
-    except sqlite3.Error as error:
-        raise NotALog(f"a file SQLite cannot open ({error})") from None
-    try:
-        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    except sqlite3.DatabaseError as error:
-        if getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_NOTADB:
-            return None
-        raise NotALog(f"a SQLite database that cannot be read ({error})") from None
-    finally:
-        conn.close()
-    if "schema_migrations" in tables and "entries" in tables:
-        return ARBOR_STORE
-    if "checkpoints" in tables:
-        return LANGGRAPH
-    return OTHER_SQLITE
 
 
 def _detect_log(path: Path) -> str:

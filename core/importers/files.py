@@ -11,7 +11,7 @@ is never opened here with plain file I/O:
 * `-wal`, `-shm` and `-journal` files are SQLite's own and are never read (named directly,
   they get a line in the report);
 * a file whose name ends in `.jsonl` is a log, read as one; any other file is asked about
-  through SQLite itself (see `detect.sqlite_kind`), and read as a log only when SQLite says
+  through SQLite itself (`core.sqlite_probe`), and read as a log only when SQLite says
   it is not a database;
 * in the agents' own folders (`~/.claude/projects`, `~/.codex/sessions`,
   `~/.pi/agent/sessions`) only what the agent writes there is considered, so other tools'
