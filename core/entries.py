@@ -77,6 +77,12 @@ _TEXT_BLOCKS = frozenset({"text", "input_text", "output_text"})
 _encode_args = json.JSONEncoder(ensure_ascii=False).encode
 
 
+def block_type(block: dict[str, Any]) -> str:
+    """A content block's type, "" when it is not text (a log may hold any JSON there)."""
+    kind = block.get("type")
+    return kind if type(kind) is str else ""
+
+
 def content_text(content: Any) -> str:
     """The readable text of a message's content: a string, or text-like parts of its blocks."""
     if content is None:
@@ -89,7 +95,7 @@ def content_text(content: Any) -> str:
         return str(content)
     if len(content) == 1 and type(content[0]) is dict:  # the common case: one block
         block = content[0]
-        kind = block.get("type")
+        kind = block_type(block)
         if kind in _TEXT_BLOCKS:
             text = block.get("text", "")
             return text if type(text) is str else str(text)
@@ -103,7 +109,7 @@ def content_text(content: Any) -> str:
             continue
         if not isinstance(block, dict):
             continue
-        kind = block.get("type")
+        kind = block_type(block)
         if kind in _TEXT_BLOCKS:
             parts.append(str(block.get("text", "")))
         elif kind == "thinking":
@@ -163,7 +169,7 @@ def tool_call_count(message: dict[str, Any] | None) -> int:
     count = 0
     if isinstance(content, list):
         for block in content:
-            if isinstance(block, dict) and block.get("type") in TOOL_CALL_BLOCKS:
+            if isinstance(block, dict) and block_type(block) in TOOL_CALL_BLOCKS:
                 count += 1
     calls = message.get("tool_calls")
     if isinstance(calls, list):

@@ -314,7 +314,8 @@ def markdown_entry(entry: Entry, label: str | None = None) -> str:
 
 
 def export_markdown(store, session, branch, out: TextIO) -> int:
-    """Write a readable transcript of one branch; returns the number of entries shown."""
+    """Write a readable transcript of one branch (None: the session has none); returns the
+    number of entries shown."""
     labels = store.entry_labels(session.id)
     meta = session.metadata or {}
     out.write(f"# {_safe(session.session_name or session.uid)}\n\n")
@@ -323,6 +324,9 @@ def export_markdown(store, session, branch, out: TextIO) -> int:
         facts.append(f"- Imported from: `{_safe(meta['path'])}`")
     if session.cwd:
         facts.append(f"- Working directory: `{_safe(session.cwd)}`")
+    if branch is None:  # a session with no entries yet (a log of a header alone)
+        out.write("\n".join(facts) + "\n\n---\n\n*(this session has no messages)*\n")
+        return 0
     facts.append(f"- Branch: {_safe(branch.name or branch.id)}"
                  + (" (current)" if branch.is_current else "")
                  + f" · {branch.message_count} messages")
@@ -350,5 +354,7 @@ def export_session(store, session_ref: str, fmt: str, out: TextIO, *, branch: st
     if fmt == "json":
         return export_json(store, session, out)
     if fmt == "markdown":
+        if branch is None and not store.internal_sessions(session.id):
+            return export_markdown(store, session, None, out)
         return export_markdown(store, session, resolve_branch(store, session, branch), out)
     raise ValueError(f"unknown export format {fmt!r} (pi, markdown, json)")

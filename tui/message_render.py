@@ -20,7 +20,7 @@ from textual.strip import Strip
 
 from core.entries import (BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, LABEL, MESSAGE,
                           MODEL_CHANGE, SESSION_INFO, THINKING_LEVEL_CHANGE, TOOL_CALL_BLOCKS,
-                          TOOL_RESULT_BLOCKS, content_text)
+                          TOOL_RESULT_BLOCKS, block_type, content_text)
 
 from .formatting import (DIM, ERROR_STYLE, FAINT, LABEL_STYLE, MARKER_STYLE, ROLE_STYLES,
                          clock_time, short_id)
@@ -140,7 +140,7 @@ def _message_body(message: dict[str, Any], expanded: bool, width: int, body: Bod
         if not isinstance(block, dict):
             body.add(safe_text(_json(block)))
             continue
-        kind = block.get("type")
+        kind = block_type(block)
         if kind in ("text", "input_text", "output_text"):
             text = block.get("text", "")
             if role == "assistant":
@@ -190,7 +190,8 @@ def _message_body(message: dict[str, Any], expanded: bool, width: int, body: Bod
             if expanded:
                 body.add(Padding(safe_text(_json(block, indent=2), style=FAINT), (0, 0, 0, 2)))
             body.foldable = True
-    for call in message.get("tool_calls") or []:  # OpenAI shape
+    calls = message.get("tool_calls")
+    for call in calls if isinstance(calls, list) else []:  # OpenAI shape
         if isinstance(call, dict):
             function = call.get("function") if isinstance(call.get("function"), dict) else call
             body.add(_tool_call_line({"name": function.get("name"), "arguments": function.get("arguments")}, width))

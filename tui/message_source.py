@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from core.entries import COMPACTION, Entry
 from core.errors import ReplayError
+from core.replay import repeats_summary
 from core.models import InternalSession
 from core.store import SpawnedSession, Store
 
@@ -88,8 +89,19 @@ class MessageSource:
                         self.start = start
                         self.skips = sorted(c.depth for c in store.compactions_on_path(self.head)
                                             if c.depth >= start)
+                        self._skip_repeated_summary(compaction)
             self._find_inserts()
         self.relayout()
+
+    def _skip_repeated_summary(self, compaction: Entry) -> None:
+        """The compaction's summary written again as a message right after it is shown once
+        (as the summary marker), as replay does."""
+        depth = compaction.depth + 1
+        if depth >= self.length:
+            return
+        seq = self.store.entry_at_depth(self.head, depth)
+        if seq is not None and repeats_summary(self.store.get_entry(seq), compaction):
+            bisect.insort(self.skips, depth)
 
     # ------------------------------------------------------------ child sessions
     def _find_inserts(self) -> None:

@@ -25,6 +25,10 @@ from ..fastjson import loads as fast_loads
 MAX_LINE_BYTES = 256 * 1024 * 1024
 READ_BUFFER = 1 << 20  # big reads: a log is read once, front to back
 HEAD_BYTES = 4096
+# Containers inside one another in one line, at most. orjson writes 254 levels and no more
+# (the standard library's encoder recurses and overflows near 1,000), an entry wraps a line
+# in a few levels of its own, and every reader after the import recurses too.
+MAX_JSON_DEPTH = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +247,17 @@ class LineError(Exception):
     """A line that cannot be read as a JSON object."""
 
 
+# What reading a valid JSON line of a shape no importer expected can raise. An importer
+# catches these around its pure reading of one line (never around a write), keeps the
+# line as it was (raw) and reports it, so one odd line never fails the file.
+SHAPE_ERRORS = (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError)
+
+
+def odd_shape(error: BaseException, outcome: str = "kept as it was, raw") -> str:
+    """The report of a line `SHAPE_ERRORS` came from."""
+    return f"a line of an unexpected shape ({type(error).__name__}: {error}): {outcome}"
+
+
 def object_lines(handle, result: "FileResult", ticker: "ProgressTicker",
                  start_offset: int = 0, start_number: int = 1) -> Iterator[tuple[RawLine, dict[str, Any]]]:
     """The lines of a log read as JSON objects; a line that is not one is reported as skipped."""
@@ -280,7 +295,28 @@ def parse_line(raw: RawLine) -> dict[str, Any]:
         raise LineError(f"not valid JSON ({_short_json_error(error)})") from None
     if not isinstance(value, dict):
         raise LineError(f"a JSON {type(value).__name__}, not an object")
+    if nested_too_deeply(raw.data, value):
+        raise LineError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep")
     return value
+
+
+def nested_too_deeply(data: bytes, value: Any) -> bool:
+    """Whether the parsed line `value` (read from `data`) nests containers more than
+    MAX_JSON_DEPTH deep. A line with fewer brackets than that cannot, so the common line
+    costs two byte counts and no walk."""
+    if data.count(b"[") + data.count(b"{") <= MAX_JSON_DEPTH:
+        return False
+    stack = [(value, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        current, depth = pop()
+        if depth > MAX_JSON_DEPTH:
+            return True
+        children = current.values() if type(current) is dict else current
+        for child in children:
+            if type(child) is dict or type(child) is list:
+                push((child, depth + 1))
+    return False
 
 
 def _short_json_error(error: ValueError) -> str:

@@ -48,9 +48,10 @@ from array import array
 from pathlib import Path
 from typing import Any
 
-from ..entries import COMPACTION, MESSAGE, SESSION_INFO, content_text
-from .base import (READ_BUFFER, Clockwork, FileResult, LineError, ProgressTicker, RawLine,
-                   file_mtime, iter_lines, parse_line, short_hash, title_from_text)
+from ..entries import COMPACTION, MESSAGE, SESSION_INFO, block_type, content_text
+from .base import (READ_BUFFER, SHAPE_ERRORS, Clockwork, FileResult, LineError, ProgressTicker,
+                   RawLine, file_mtime, iter_lines, nested_too_deeply, odd_shape, parse_line,
+                   short_hash, title_from_text)
 from ..fastjson import loads_common
 from .session import SessionTarget, StoredIds, first_text_title
 from .state import Pacer
@@ -98,7 +99,7 @@ def _kind(d: dict[str, Any]) -> int:
         if isinstance(content, str):
             return PROMPT
         if isinstance(content, list):
-            kinds = {b.get("type") for b in content if isinstance(b, dict)}
+            kinds = {block_type(b) for b in content if isinstance(b, dict)}
             if "tool_result" in kinds:
                 return USER_OTHER
             if kinds & {"text", "image", "document"}:
@@ -184,7 +185,7 @@ class _Import:
                 data = raw.data
                 try:
                     d = loads_common(data)     # the common case, without the checks below
-                    if type(d) is not dict:
+                    if type(d) is not dict or nested_too_deeply(data, d):
                         raise ValueError
                 except Exception:  # noqa: BLE001 - parse_line says what is wrong
                     try:
@@ -438,7 +439,11 @@ class _Import:
             entry_id = f"{uuid}~L{number}"
             self.result.skip(number, f"duplicate uuid {uuid} (first kept as it was); this line "
                              f"kept as entry {entry_id}")
-        k = _kind(d)
+        try:
+            k = _kind(d)
+        except SHAPE_ERRORS as error:
+            self.result.skip(number, odd_shape(error))
+            k = OTHER
         parent = get("parentUuid")
         preserved = None
         if k == BOUNDARY:
@@ -464,7 +469,11 @@ class _Import:
                 else:
                     self.dangling += 1
         side = bool(get("isSidechain"))
-        self._facts(d, k, side, parent, get)
+        try:
+            self._facts(d, k, side, parent, get)
+        except SHAPE_ERRORS as error:
+            self.result.skip(number, odd_shape(error, "imported; the session's facts (name, "
+                                                      "model, folder) not read from it"))
         node = self._emit(entry_id, k, side, p, d, number, ts, offset)
         self.offsets[node] = offset
         if entry_id == uuid:
@@ -667,7 +676,13 @@ class _Import:
                 next_d.get("parentUuid") == d.get("uuid"):
             nm = next_d.get("message")
             summary = content_text(nm.get("content")) if isinstance(nm, dict) else None
-        entry_type, payload, usage = self._convert(d, node, k, timestamp, counted, summary)
+        try:
+            entry_type, payload, usage = self._convert(d, node, k, timestamp, counted, summary)
+        except SHAPE_ERRORS as error:
+            self.result.skip(number, odd_shape(error))
+            t = d.get("type")
+            entry_type, payload, usage = f"claude:{t if isinstance(t, str) else 'unknown'}", \
+                dict(d), None
         seq, written = target.add(entry_id, parent_seq, entry_type, payload, timestamp)
         self.seq[node] = seq
         if written:

@@ -39,8 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from ..entries import COMPACTION, MESSAGE, MODEL_CHANGE, content_text
-from .base import (Clockwork, FileResult, LineError, ProgressTicker, epoch_ms, file_mtime,
-                   iter_lines, object_lines, parse_line, short_hash, title_from_text)
+from .base import (SHAPE_ERRORS, Clockwork, FileResult, LineError, ProgressTicker, epoch_ms,
+                   file_mtime, iter_lines, object_lines, odd_shape, parse_line, short_hash,
+                   title_from_text)
 from .session import SessionTarget, first_text_title
 from .tree import sync_branches
 
@@ -369,7 +370,12 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
             return
         d = item.line
         timestamp = clock.take(d.get("timestamp"))
-        entry_type, data = converter.entry(item, timestamp)
+        try:
+            entry_type, data = converter.entry(item, timestamp)
+        except SHAPE_ERRORS as error:
+            result.skip(item.lineno, odd_shape(error))
+            t = d.get("type")
+            entry_type, data = f"codex:{t if isinstance(t, str) else 'unknown'}", dict(d)
         fp = fingerprint(d)
         if matching:
             seq = children.get(cursor, {}).get(fp)
@@ -453,8 +459,11 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
                 continue
             if t == "session_meta" and matching:
                 continue  # the parent's own header, repeated in a fork
-            if t == "event_msg" and payload is not None and payload.get("type") in _EVENT_TWINS:
-                role = _EVENT_TWINS[payload["type"]]
+            ptype = payload.get("type") if payload is not None else None
+            if type(ptype) is not str:
+                ptype = None
+            if t == "event_msg" and ptype in _EVENT_TWINS:
+                role = _EVENT_TWINS[ptype]
                 text = str(payload.get("message", payload.get("text", "")) or "")
                 twin = _find_twin(pending, role, text, from_event=False)
                 if twin is not None:
@@ -553,7 +562,7 @@ def _spawn_points(d: dict[str, Any], seq: int, spawn_calls: dict[str, int], targ
     if ptype == "function_call" and payload.get("name") == "spawn_agent" and isinstance(call, str):
         spawn_calls[call] = seq
         return
-    if ptype == "function_call_output" and call in spawn_calls:
+    if ptype == "function_call_output" and isinstance(call, str) and call in spawn_calls:
         output = payload.get("output")
         if isinstance(output, dict):
             output = output.get("content", output.get("output"))

@@ -14,13 +14,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..entries import LABEL, MESSAGE
+from ..entries import COMPACTION, LABEL, MESSAGE
 from .base import (Clockwork, FileResult, ProgressTicker, RawLine, file_mtime, object_lines,
                    parse_line, short_hash, title_from_text)
 from .session import SessionTarget, first_text_title
 from .tree import processing_order, sync_branches
 
 FORMAT = "pi"
+NO_ENTRY, NEXT_ENTRY = -1, -2
 _BASE_KEYS = ("type", "id", "parentId", "timestamp")
 SHADOW_KEY = "arbor:shadowed"
 
@@ -38,16 +39,26 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
     first_user = ""
     model = ""
     previous: str | None = None
+    # pi's v1 -> v2 migration resolves a compaction's firstKeptEntryIndex as an index into
+    # the file's parsed lines, the session header at index 0: each slot is the entry index
+    # of that line, NO_ENTRY (the header, another session line) or NEXT_ENTRY (a line arbor
+    # does not keep as an entry; pi keeps from it, which is keeping from the next entry).
+    slots: list[int] = []
     with open(path, "rb") as handle:
         for raw, d in object_lines(handle, result, ticker):
             t = d.get("type")
             if t == "session" and header is None and not ids:
                 header = d
+                slots.append(NO_ENTRY)
                 clock.take(d.get("timestamp"))
                 continue
+            if not slots:
+                slots.append(NO_ENTRY)  # the header line was lost: its index is still 0
             if not isinstance(t, str) or not t:
+                slots.append(NEXT_ENTRY)
                 result.skip(raw.number, "no entry type")
                 continue
+            slots.append(NO_ENTRY if t == "session" else len(ids))
             clock.take(d.get("timestamp"))
             entry_id = d.get("id")
             if isinstance(entry_id, str) and entry_id:
@@ -156,10 +167,8 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
                 message = payload.get("message")
                 if isinstance(message, dict) and message.get("role") == "hookMessage":
                     payload["message"] = dict(message, role="custom")
-            if "firstKeptEntryIndex" in payload and "firstKeptEntryId" not in payload:
-                kept = payload.get("firstKeptEntryIndex")
-                if isinstance(kept, int) and 0 <= kept < count:
-                    payload["firstKeptEntryId"] = ids[kept]
+            if entry_type == COMPACTION:
+                _check_kept(payload, i, ids, index, parents, slots, linenos[i], result)
             seq, written = target.add(ids[i], parent_seq, entry_type, payload, timestamp)
             seq_of[i] = seq
             if written and entry_type == LABEL:
@@ -184,3 +193,50 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
     sync = sync_branches(store, target.id, key_prefix=f"{FORMAT}:{uid}", name_for=name_for)
     target.result.branches_added = sync.added
     result.sessions.append(target.finish(name=name))
+
+
+def _check_kept(payload: dict[str, Any], i: int, ids: list[str], index: dict[str, int],
+                parents: list[int | None], slots: list[int], line: int, result: FileResult) -> None:
+    """A compaction's first kept entry, as pi resolves it: a v1 `firstKeptEntryIndex`
+    becomes the id of that line's entry; a kept id that is not an entry before the
+    compaction on its path (or not an id at all) keeps nothing before it, as in pi, and
+    is reported; what the log said stays beside it (`arbor:firstKeptEntryId`)."""
+    if "firstKeptEntryIndex" in payload and "firstKeptEntryId" not in payload:
+        kept_index = _kept_by_index(payload.get("firstKeptEntryIndex"), slots)
+        # (the header, or a line not before the compaction: pi finds no entry id there)
+        payload["firstKeptEntryId"] = ids[kept_index] if kept_index is not None and \
+            _is_ancestor(kept_index, i, parents) else None
+        return
+    kept = payload.get("firstKeptEntryId")
+    if kept is None or kept == "":
+        return
+    if isinstance(kept, str) and kept in index and _is_ancestor(index[kept], i, parents):
+        return
+    what = f"entry {kept}, which is not before it on its path" if isinstance(kept, str) \
+        else f"a {type(kept).__name__}, not an entry id"
+    result.skip(line, f"compaction {ids[i]} keeps {what}: imported keeping nothing before it, "
+                "as pi does")
+    payload["arbor:firstKeptEntryId"] = kept
+    payload["firstKeptEntryId"] = None
+
+
+def _is_ancestor(j: int, i: int, parents: list[int | None]) -> bool:
+    """Whether entry j lies on the path from the root to entry i, before it."""
+    current = parents[i]
+    steps = 0
+    while current is not None and steps <= len(parents):
+        if current == j:
+            return True
+        current = parents[current]
+        steps += 1
+    return False
+
+
+def _kept_by_index(kept: Any, slots: list[int]) -> int | None:
+    """The entry a v1 `firstKeptEntryIndex` names (see `slots` in import_file), or None."""
+    if type(kept) is not int or not 0 <= kept < len(slots):
+        return None
+    for slot in slots[kept:]:
+        if slot != NEXT_ENTRY:
+            return slot if slot >= 0 else None
+    return None
