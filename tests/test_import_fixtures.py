@@ -97,8 +97,9 @@ def test_claude_code_compact_after_rewind(store):
     assert rewind.parent_session_id == main.id and rewind.fork_id == "a1"
     # The newest leaf (p1a, last line) is current.
     assert current(store, ext.id).id == rewind.id
-    # No preserved segment: replay starts after the compaction.
-    assert store.replay(rewind.head_seq).entry_ids == ["cb", "cs", "p1u", "p1a"]
+    # No preserved segment: replay starts after the compaction; the summary message cs
+    # repeats the compaction's summary and is shown once, as the compaction's.
+    assert store.replay(rewind.head_seq).entry_ids == ["cb", "p1u", "p1a"]
     # Usage once per request: five assistant lines, five distinct message ids.
     assert len(store.usage(ext.id)) == 5
     assert ext.created_at.isoformat().startswith("2025-07-01T10:00:00")
@@ -119,8 +120,7 @@ def test_claude_code_compact_with_preserved_segment(store):
                                        "p1u", "p1a"]
     compaction = store.find_entry(ext.id, "cb")
     assert compaction.data["firstKeptEntryId"] == "b2a"   # preservedSegment.headUuid
-    assert store.replay(rewind.head_seq).entry_ids == ["cb", "b2a", "b2u2", "cs", "b2a2", "p1u",
-                                                       "p1a"]
+    assert store.replay(rewind.head_seq).entry_ids == ["cb", "b2a", "b2u2", "b2a2", "p1u", "p1a"]
     assert current(store, ext.id).id == rewind.id
 
 
