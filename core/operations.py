@@ -163,7 +163,9 @@ class CompactionPlan:
 
 def _cut_point(path: list[Entry], keep_recent_tokens: int) -> int:
     """The index of the first kept entry: the newest turns within the budget, starting at a
-    user message when one is in range, so that no tool result is kept without its call."""
+    user message when one is in range, else at an assistant message (never at a tool result,
+    so that no result is kept without its call); len(path) when not even the newest
+    message fits."""
     budget = 0
     index = len(path)
     for position in range(len(path) - 1, -1, -1):
@@ -172,10 +174,11 @@ def _cut_point(path: list[Entry], keep_recent_tokens: int) -> int:
             break
         budget += cost
         index = position
-    for position in range(index, len(path)):
-        message = path[position].message
-        if message is not None and message.get("role") == "user":
-            return position
+    for wanted in ("user", "assistant"):
+        for position in range(index, len(path)):
+            message = path[position].message
+            if message is not None and message.get("role") == wanted:
+                return position
     return len(path)
 
 

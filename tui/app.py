@@ -17,7 +17,6 @@ from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import Footer
 
 from core.clock import utc_now
 from core.models import InternalSession
@@ -26,6 +25,7 @@ from core.store import SessionSummary, Store, open_store
 from .palette import ArborCommands
 from .components.branches_pane import BranchesPane, branch_title, flatten
 from .components.empty_state import EmptyState, empty_text
+from .components.key_footer import KeyFooter
 from .components.messages_pane import MessagesPane
 from .components.sessions_pane import SessionsPane
 from .components.status_line import StatusLine, status_text
@@ -99,7 +99,7 @@ class ArborApp(App[int]):
             yield MessagesPane(now, id="messages", classes="pane")
         yield EmptyState(id="empty")
         yield StatusLine(id="status")
-        yield Footer(compact=True)
+        yield KeyFooter()
 
     @property
     def sessions_pane(self) -> SessionsPane:
@@ -395,8 +395,10 @@ class ArborApp(App[int]):
                           at_end=True)
 
     def reload(self, *, session_id: int | None = None, branch_id: int | None = None,
-               keep_seq: int | None = None, at_end: bool = True) -> None:
-        """After one of our own changes: re-read everything shown, synchronously."""
+               keep_seq: int | None = None, at_end: bool = True, keep_order: bool = True) -> None:
+        """After one of our own changes: re-read everything shown, synchronously. The
+        sessions stay in the order shown (`keep_order`): the change made one of them the
+        newest, and the list must not move under the cursor."""
         try:
             rows = self.store.list_sessions(include_archived=self.show_archived)
         except self.store.errors as error:
@@ -409,7 +411,7 @@ class ArborApp(App[int]):
             self._sessions_loaded(rows, 0, None, False)
             return
         self._show_panes(True)
-        self.sessions_pane.set_sessions(rows, keep, notify=False)
+        self.sessions_pane.set_sessions(rows, keep, notify=False, keep_order=keep_order)
         highlighted = self.sessions_pane.highlighted
         if highlighted is not None:
             same = highlighted.id == keep
@@ -763,7 +765,7 @@ class ArborApp(App[int]):
 
     def action_toggle_archived(self) -> None:
         self.show_archived = not self.show_archived
-        self.reload()
+        self.reload(keep_order=False)
 
     def action_help(self) -> None:
         from .components.help_screen import HelpScreen
@@ -783,7 +785,7 @@ class ArborApp(App[int]):
         if session is None:
             if not self.show_archived:
                 self.show_archived = True
-                self.reload(session_id=result.session_id)
+                self.reload(session_id=result.session_id, keep_order=False)
                 session = self._session(result.session_id)
             if session is None:
                 self.say("That session is no longer in the store.", severity="warning")
@@ -851,4 +853,4 @@ class ArborApp(App[int]):
         summary = getattr(report, "summary", None)
         text = clean(summary() if callable(summary) else str(report))
         self.call_from_thread(self.notify, text[:600], title="Import", markup=False, timeout=10)
-        self.call_from_thread(self.reload)
+        self.call_from_thread(self.reload, keep_order=False)

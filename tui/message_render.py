@@ -54,23 +54,11 @@ def _render(console: Console, renderable: RenderableType, width: int) -> list[li
     return console.render_lines(renderable, options, pad=True, new_lines=False)
 
 
-def _summary(text: Any) -> Text:
-    """A summary (markdown from a summariser) as compact text: '## Goal' lines become bold
-    headings, without the blank lines and rules full markdown would add."""
-    source, more = safe_markdown_source(text)
-    out = Text(end="")
-    lines = [line for line in source.splitlines() if line.strip()]
-    for number, line in enumerate(lines):
-        if number:
-            out.append("\n")
-        stripped = line.lstrip()
-        if stripped.startswith("#"):
-            out.append(stripped.lstrip("#").strip(), "bold #d7afd7")
-        else:
-            out.append(line, "#c8b8d8")
-    if more:
-        out.append("\n" + more, DIM)
-    return out
+def _summary(text: Any) -> RenderableType:
+    """A summary (markdown from a summariser), compact: see tui.summary_markdown."""
+    from .summary_markdown import SummaryMarkdown
+
+    return SummaryMarkdown(text)
 
 
 def _markdown(text: Any) -> tuple[RenderableType, str]:

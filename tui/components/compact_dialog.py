@@ -117,10 +117,16 @@ class CompactDialog(ActionDialog[CompactChoice | None]):
             info.append(short_id(plan.summarised[0].id), DIM)
             info.append(" … ", DIM)
             info.append(short_id(plan.summarised[-1].id), DIM)
-            info.append("); keeps ", DIM)
-            info.append(f"{plan.kept_count:,} entries", "bold")
-            if plan.first_kept is not None:
-                info.append(f" from {short_id(plan.first_kept.id)}", DIM)
+            if plan.kept_count:
+                info.append("); keeps ", DIM)
+                info.append(f"{plan.kept_count:,} {'entry' if plan.kept_count == 1 else 'entries'}",
+                            "bold")
+                if plan.first_kept is not None:
+                    info.append(f" from {short_id(plan.first_kept.id)}", DIM)
+            else:
+                info.append("); ", DIM)
+                info.append("keeps nothing verbatim", "bold #d7af5f")
+                info.append(f": no user or assistant message fits in the newest {keep:,} tokens", DIM)
             info.append("\nTokens (estimate): ", DIM)
             info.append(f"{plan.tokens_before:,}", "bold")
             info.append(" → ", DIM)

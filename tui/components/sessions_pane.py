@@ -22,6 +22,19 @@ _CHILD_GLYPHS = {"subagent": "↳", "subgraph": "↳", "fork": "↱"}
 _CHILD_NAMES = {"subagent": "sub-agent", "subgraph": "sub-graph", "fork": "fork"}
 
 
+def in_previous_order(rows: list[FamilyRow], previous: list[FamilyRow]) -> list[FamilyRow]:
+    """`rows` with each family (a top row and the rows under it) where it was in `previous`;
+    families not listed before come first, in their own order."""
+    where = {row.session.id: index for index, row in enumerate(previous) if not row.depth}
+    families: list[list[FamilyRow]] = []
+    for row in rows:
+        if not row.depth or not families:
+            families.append([])
+        families[-1].append(row)
+    families.sort(key=lambda family: where.get(family[0].session.id, -1))  # stable
+    return [row for family in families for row in family]
+
+
 class SessionsPane(RowList):
     """Rows: name and age; source, branch count and message count, aligned in columns."""
 
@@ -56,11 +69,16 @@ class SessionsPane(RowList):
         return [row.session for row in self.rows]
 
     def set_sessions(self, sessions: list[SessionSummary], keep_id: int | None = None,
-                     *, notify: bool = True) -> None:
+                     *, notify: bool = True, keep_order: bool = False) -> None:
+        """Show these sessions, the cursor on `keep_id`. With `keep_order`, the families
+        listed before stay where they were (after the user's own change to one of them,
+        which makes it the newest: the list must not move under the cursor)."""
         self.all_sessions = sessions
         if keep_id is not None:
             self.opened.update(ancestors(sessions, keep_id))   # a child stays in sight
         rows = family_rows(sessions, self.opened)
+        if keep_order and self.rows:
+            rows = in_previous_order(rows, self.rows)
         cursor = None
         if keep_id is not None:
             cursor = next((i for i, r in enumerate(rows) if r.session.id == keep_id), None)
