@@ -155,6 +155,36 @@ def test_claude_codes_reader_across_compactions(tmp_path):
     assert got[1:] == [seen(m) for m in replay[1:]]
 
 
+@needs("@anthropic-ai/claude-code")
+def test_claude_code_itself_resumes_the_file_on_the_branch(tmp_path):
+    """`claude --resume <id> -p …` with no login: Claude Code loads the session, stops at the
+    API call ("Not logged in") and records its turn below the leaf it resumed from, which
+    must be the branch's last line (here the interrupted result of the branch's last tool
+    call, so the call was kept)."""
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    env = {"HOME": str(tmp_path / "home"), "CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}
+    log = claude_session(str(cwd))
+    store = open_store(tmp_path / "arbor.db")
+    import_paths(store, [log.write(tmp_path / "source")])
+    session = store.get_external_session_by_uid(log.session_id)
+    branch = store.current_internal_session(session.id)
+    plan = prepare_resume(store, session, branch, env=env, now=NOW, ids=IDS)
+    ours = [json.loads(line) for line in plan.file.read_text().splitlines()]
+    leaf = [line for line in ours if "uuid" in line][-1]
+    assert leaf["message"]["content"][0]["content"] == "[Request interrupted by user for tool use]"
+    child_env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    child_env.update(env)
+    done = subprocess.run([str(MODULES / ".bin" / "claude"), "--resume", plan.native_id, "-p", "hello",
+                           "--output-format", "json"], cwd=cwd, env=child_env, capture_output=True,
+                          text=True, timeout=120)
+    assert plan.native_id in done.stdout, done.stdout + done.stderr   # found and resumed
+    after = [json.loads(line) for line in plan.file.read_text().splitlines()][len(ours):]
+    added = [line for line in after if line.get("uuid")]
+    assert added and added[0]["parentUuid"] == leaf["uuid"]
+    assert all(line.get("sessionId") in (None, plan.native_id) for line in after)
+
+
 # -------------------------------------------------------------------------- pi
 @needs("@mariozechner/pi-coding-agent")
 def test_pis_loader_lands_on_the_branch_with_its_labels(tmp_path):

@@ -265,3 +265,15 @@ def test_claude_config_dir_and_home(tmp_path, env):
     assert plan.file.parent == tmp_path / "claude" / "projects" / "-tmp-p"
     plan = resume(store, session, None, {"HOME": env["HOME"], "CLAUDE_CONFIG_DIR": "~/cc"})
     assert plan.file.parent == Path(env["HOME"]) / "cc" / "projects" / "-tmp-p"
+
+
+def test_text_utf8_cannot_hold_is_written_escaped(tmp_path):
+    """A lone surrogate (from undecodable input) is written as a JSON escape: the file
+    stays valid UTF-8 and nothing is lost. Other lines keep their text as it is."""
+    target = tmp_path / "s.jsonl"
+    write_new_file(target, [{"text": "bad \ud800 end"}, {"ok": "é ✓ 🚀"}])
+    raw = target.read_bytes()
+    raw.decode("utf-8")
+    assert b"\\ud800" in raw and "é ✓ 🚀".encode() in raw
+    assert [json.loads(line) for line in raw.splitlines()] == [{"text": "bad \ud800 end"},
+                                                              {"ok": "é ✓ 🚀"}]

@@ -197,3 +197,26 @@ def test_a_compaction_made_in_arbor_becomes_codexs_compacted_line(tmp_path, env)
     # the summary, then the kept messages as response items
     assert [item["content"][0]["text"] for item in history[1:]] == \
         [m["content"] if isinstance(m["content"], str) else m["content"][0]["text"] for m in kept]
+
+
+def test_a_fork_merged_into_its_parent_resumes_the_forks_own_rollout(tmp_path, env):
+    """A Codex fork (its own rollout, `forked_from_id` naming the parent) is imported as a
+    branch of the parent's session; resuming that branch resumes the fork's rollout."""
+    parent = codex_session(CWD)
+    child = CodexLog("0199a000-0000-7000-8000-00000000f02c", CWD)
+    child.lines[0]["payload"]["forked_from_id"] = parent.session_id
+    child.lines[1:] = [dict(line) for line in parent.lines[1:8]]   # the history it repeats
+    child.user("Use a config file instead.")
+    child.say("Reading deploy.toml now.")
+    store, session, _ = imported(tmp_path, parent, env)
+    report = import_paths(store, [child.write(Path(env["CODEX_HOME"]))])
+    assert report.files[0].status == "imported"
+    session = store.get_external_session(session.id)      # it knows its fork now
+    branches = store.internal_sessions(session.id)
+    assert len(branches) == 2
+    fork = next(b for b in branches if b.head_id.startswith(child.session_id))
+    plan = resume(store, session, fork, env)
+    assert plan.file is None and plan.argv == ["codex", "resume", child.session_id]
+    main = next(b for b in branches if b.id != fork.id)
+    plan = resume(store, session, main, env)
+    assert plan.file is None and plan.argv == ["codex", "resume", parent.session_id]

@@ -283,17 +283,6 @@ class _Lines:
         return self.finish(line, entry)
 
     # ------------------------------------------------------- tool pairing
-    def before(self, line_message: dict[str, Any] | None, kind: str) -> Iterator[dict[str, Any]]:
-        """Results for calls left open, written before a line that cannot carry them."""
-        if not self.pending:
-            return
-        if kind == "user" and tool_results(line_message):
-            return
-        if kind == "assistant" and isinstance(line_message, dict) and \
-                line_message.get("id") == self.last_message_id:
-            return  # the same reply, split over several lines
-        yield from self.close_calls()
-
     def close_calls(self) -> Iterator[dict[str, Any]]:
         """The result Claude Code writes for a call that was interrupted before it ran."""
         if not self.pending:
@@ -348,21 +337,17 @@ class _Lines:
     def message(self, entry: Entry, message: dict[str, Any], uuid: str | None = None
                 ) -> Iterator[dict[str, Any]]:
         role = message.get("role")
-        preview_kind = "assistant" if role == "assistant" else "user"
-        preview: dict[str, Any] | None
         if role == "assistant":
             rest = message.get("claude") if isinstance(message.get("claude"), dict) else {}
-            preview = {"id": self.message_id(rest.get("id") or message.get("responseId"), entry.id)}
-        elif role == "toolResult":
-            preview = {"content": [{"type": "tool_result",
-                                    "tool_use_id": str(message.get("toolCallId", ""))}]}
+            same_reply = self.message_id(rest.get("id") or message.get("responseId"),
+                                         entry.id) == self.last_message_id
+            if not same_reply:      # the calls of an earlier reply stay unanswered
+                yield from self.close_calls()
         else:
-            preview = {"content": _blocks(message.get("content"))}
-        if role == "toolResult" and str(message.get("toolCallId", "")) not in self.pending:
-            # a result whose call is not open: a user message of its own cannot carry it
-            yield from self.close_calls()
-        else:
-            yield from self.before(preview, preview_kind)
+            answers = _answered(message)
+            if not answers or any(call not in self.pending for call in answers):
+                # a line that carries no result (or a result whose call is not open)
+                yield from self.close_calls()
         yield from self.emit(self.message_line(entry, message, uuid))
 
     def compaction(self, entry: Entry, summary_entry: Entry | None) -> Iterator[dict[str, Any]]:
@@ -404,6 +389,17 @@ def _claude(entry: Entry | None) -> dict[str, Any]:
         return {}
     extra = entry.data.get("claude")
     return extra if isinstance(extra, dict) else {}
+
+
+def _answered(message: dict[str, Any]) -> list[str]:
+    """The tool calls a pi-shaped message answers."""
+    if message.get("role") == "toolResult":
+        return [str(message.get("toolCallId", ""))]
+    content = message.get("content")
+    if not isinstance(content, list):
+        return []
+    return [str(b.get("toolCallId", "")) for b in content
+            if isinstance(b, dict) and b.get("type") == "toolResult"]
 
 
 def _is_compact_summary(entry: Entry | None) -> bool:

@@ -8,7 +8,6 @@ no existing file, the agent's own or another, is ever replaced.
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import tempfile
@@ -21,6 +20,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..entries import Entry, content_text
 from ..errors import ArborError
+from ..fastjson import dumps_utf8
 
 PAGE = 2000
 
@@ -75,15 +75,10 @@ def entry_stamp(text: str | None, fallback: datetime) -> str:
     return stamp(fallback)
 
 
-def dumps(value: Any) -> str:
-    """One JSON line as a JavaScript agent writes it: compact, non-ASCII kept. Text that
-    UTF-8 cannot hold (a lone surrogate) is written escaped, as JSON.stringify does."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=str)
-    return text
+def home(env: Mapping[str, str]) -> Path:
+    """The user's home folder as the agents see it ($HOME of the environment given)."""
+    value = (env.get("HOME") or "").strip()
+    return Path(value) if value else Path.home()
 
 
 def expand(path: str, env: Mapping[str, str] | None = None) -> str:
@@ -91,12 +86,6 @@ def expand(path: str, env: Mapping[str, str] | None = None) -> str:
     if path == "~" or path.startswith("~/"):
         return str((home(env) if env is not None else Path.home()) / path[2:])
     return path
-
-
-def home(env: Mapping[str, str]) -> Path:
-    """The user's home folder as the agents see it ($HOME of the environment given)."""
-    value = (env.get("HOME") or "").strip()
-    return Path(value) if value else Path.home()
 
 
 def env_dir(env: Mapping[str, str], name: str) -> Path | None:
@@ -192,10 +181,11 @@ def write_new_file(target: Path, lines: Iterable[dict[str, Any]]) -> int:
         raise ResumeError(f"cannot write in {folder}: {error.strerror or error}") from error
     count = 0
     try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
+        with os.fdopen(handle, "wb") as out:
             for line in lines:
-                out.write(dumps(line))
-                out.write("\n")
+                # compact, non-ASCII as is (as the agents' JSON.stringify writes); text UTF-8
+                # cannot hold (a lone surrogate) escaped, as JSON.stringify does
+                out.write(dumps_utf8(line) + b"\n")
                 count += 1
             out.flush()
             os.fsync(out.fileno())
