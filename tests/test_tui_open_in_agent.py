@@ -88,6 +88,27 @@ async def test_o_on_a_branch_runs_its_agent_and_shows_what_it_added(demo_db, age
         assert len(texts) == len(source) + 2 and any(e.type == "branch_summary" for e in path)
 
 
+async def test_a_second_o_while_the_first_is_under_way_is_refused(demo_db, agents):
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose_session(pilot, LOGIN)
+        import threading
+
+        from tui.agent_handoff import GROUP
+
+        release = threading.Event()
+        app.run_worker(lambda: release.wait(10), thread=True, group=GROUP)   # one under way
+        await pilot.press("tab", "o")
+        assert "Still opening the last one" in said(app)
+        release.set()
+        await settle(pilot)
+        assert agents["calls"]() == []
+        await pilot.press("o")                   # once it is done, o works again
+        await wait_for_return(pilot, agents)
+        assert len(agents["calls"]()) == 1
+
+
 async def test_o_on_a_message_carries_on_from_that_message(demo_db, agents):
     app = make_app(demo_db)
     async with app.run_test(size=SIZE) as pilot:

@@ -119,8 +119,15 @@ def import_again(store_path: Path, handoff: Handoff) -> tuple[int, str]:
 
 
 # ------------------------------------------------------------- with the app
+GROUP = "agent-handoff"
+
+
 def open_in_agent(app, session_id: int, branch_id: int, at_seq: int | None) -> None:
-    """Start the hand-over; the app stays responsive while the file is written."""
+    """Start the hand-over; the app stays responsive while the file is written. One at a
+    time: a second `o` while the first is being prepared or read back is refused."""
+    if any(worker.group == GROUP and not worker.is_finished for worker in app.workers):
+        app.say("Still opening the last one in its agent…", title="Open in agent")
+        return
 
     def work() -> None:
         try:
@@ -131,7 +138,7 @@ def open_in_agent(app, session_id: int, branch_id: int, at_seq: int | None) -> N
             return
         app.call_from_thread(hand_over, app, handoff)
 
-    app.run_worker(work, thread=True, exclusive=True, group="agent-handoff")
+    app.run_worker(work, thread=True, group=GROUP)
 
 
 def hand_over(app, handoff: Handoff) -> None:
@@ -170,7 +177,7 @@ def hand_over(app, handoff: Handoff) -> None:
             text += f" ({plan.executable} exited with status {code}.)"
         app.call_from_thread(_show, app, session_id, text)
 
-    app.run_worker(back, thread=True, exclusive=True, group="agent-handoff")
+    app.run_worker(back, thread=True, group=GROUP)
 
 
 def _show(app, session_id: int, text: str) -> None:
