@@ -162,3 +162,24 @@ def test_subagent_opened_snapshot(snap_compare, lineage_db):
         await settle(pilot)
 
     assert snap_compare(make_app(lineage_db), terminal_size=SIZE, run_before=run)
+
+
+async def test_open_in_agent_is_not_started_from_inside_an_opened_subagent(lineage_db, monkeypatch):
+    calls = []
+    monkeypatch.setattr("tui.agent_handoff.open_in_agent", lambda *args: calls.append(args))
+    app = make_app(lineage_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        pane = app.messages_pane
+        pane.focus()
+        pane.move_cursor(spawn_index(app))
+        await pilot.press("space", "down")
+        await settle(pilot)
+        assert pane.highlighted.nest == 1
+        await pilot.press("o")
+        await settle(pilot)
+        assert calls == []
+        assert any("belongs to a sub-agent" in n.message for n in app._notifications)
+        await pilot.press("up", "up", "o")          # the parent's own message: handed over
+        await settle(pilot)
+        assert len(calls) == 1

@@ -511,6 +511,8 @@ class ArborApp(App[int]):
         if self._focused_pane() is self.messages_pane and self.branch is not None:
             item = self.messages_pane.highlighted
             branch = self.branch
+            if self._in_child_session(item):
+                return
             if item is not None and item.entry.seq != branch.head_seq:
                 at = item.entry.seq
         else:
