@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 
 import pytest
 
@@ -13,7 +14,7 @@ from core import open_store
 from core.importers import claude_code, import_paths
 from core.importers import state as import_state
 
-from test_import_robust import cc_line, only, write_lines
+from test_import_robust import CODEX_FIXTURE, cc_line, only, write_lines
 
 
 @pytest.fixture
@@ -210,21 +211,29 @@ def test_an_unchanged_file_is_not_opened(store, tmp_path, monkeypatch):
     logs = tmp_path / "logs"
     logs.mkdir()
     path = write_lines(logs / "s.jsonl", tricky_lines())
-    only(import_paths(store, [path]))
+    # two Codex rollouts too: their parent-first ordering must not read unchanged files
+    rollouts = [logs / f"rollout-2026-01-02T03-04-0{i}-x.jsonl" for i in (1, 2)]
+    for rollout in rollouts:
+        shutil.copy(CODEX_FIXTURE, rollout)
+    first = import_paths(store, [logs])
+    assert [f.status for f in first.files] == ["imported"] * 3
     opened = []
     real_open = open
+    watched = {str(path), *map(str, rollouts)}
 
     def watching(file, *args, **kwargs):
-        if str(file) == str(path):
+        if str(file) in watched:
             opened.append(file)
         return real_open(file, *args, **kwargs)
 
     monkeypatch.setattr("builtins.open", watching)
-    again = only(import_paths(store, [logs]))
-    assert again.status == "unchanged" and opened == []
+    everything = import_paths(store, [logs])
+    assert [f.status for f in everything.files] == ["unchanged"] * 3 and opened == []
+    again = [f for f in everything.files if f.path == str(path)][0]
     assert again.sessions and again.sessions[0].entries_total > 0
+    again = only(import_paths(store, [path]))
     os.utime(path)                      # touched: checked (head and tail), nothing new
-    touched = only(import_paths(store, [logs]))
+    touched = only(import_paths(store, [path]))
     assert touched.status == "imported" and touched.entries_added == 0 and opened
 
 

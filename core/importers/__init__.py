@@ -282,7 +282,9 @@ def _module(fmt: str):
 def _codex_parents_first(planned):
     """Codex forks become branches of their parent's session, so a parent file is imported
     before the files that name it."""
-    codex = [(i, item) for i, item in enumerate(planned) if item[1] == CODEX]
+    # (files already found unchanged are not read again, not even their first line)
+    codex = [(i, item) for i, item in enumerate(planned)
+             if item[1] == CODEX and not isinstance(item[2], FileResult)]
     if len(codex) < 2:
         return planned
     from .codex import read_meta
