@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -300,3 +301,21 @@ def test_plan_from_stat_and_bytes(tmp_path):
                                  handle.fileno()).action == import_state.FROM_START
     assert import_state.FileState.from_json(record.to_json(), "x") == record
     assert import_state.FileState.from_json('{"head": "old kind"}', "x") is None
+
+
+def test_path_key_is_the_resolved_path(tmp_path, monkeypatch):
+    # what identifies a file's record: every link resolved, as Path.resolve() does, though
+    # folders are resolved once each (a link in the folder, the file a link, ".." after a
+    # link, a relative path)
+    from core.importers.base import path_key
+
+    (tmp_path / "real" / "sub").mkdir(parents=True)
+    (tmp_path / "real" / "sub" / "f.jsonl").write_text("x")
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(tmp_path / "real" / "sub", tmp_path / "folder-link")
+    os.symlink(tmp_path / "real" / "sub" / "f.jsonl", tmp_path / "elsewhere" / "file-link.jsonl")
+    monkeypatch.chdir(tmp_path / "real")
+    for given in (tmp_path / "real" / "sub" / "f.jsonl", tmp_path / "folder-link" / "f.jsonl",
+                  tmp_path / "elsewhere" / "file-link.jsonl",
+                  tmp_path / "folder-link" / ".." / "sub" / "f.jsonl", Path("sub/f.jsonl")):
+        assert path_key(given) == str(given.resolve()) == str(tmp_path / "real" / "sub" / "f.jsonl")

@@ -419,7 +419,10 @@ def path_key(path: Path) -> str:
     The folder part is resolved once per folder (a tree of 3,000 logs has a few dozen
     folders); the file itself costs one lstat, and is resolved whole if it is a link."""
     try:
-        text = os.path.abspath(path)
+        given = os.fspath(path)
+        if ".." in given.split(os.sep):      # ".." after a link is not lexical: resolve it all
+            return str(Path(given).resolve())
+        text = os.path.abspath(given)
         folder, name = os.path.split(text)
         if not name or os.path.islink(text):
             return str(Path(text).resolve())
@@ -430,7 +433,12 @@ def path_key(path: Path) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def _real_folder(folder: str) -> str:
-    return str(Path(folder).resolve())
+    """A folder's real path: its parent's real path and its own name, unless it is itself
+    a link (one lstat a folder, where resolving it whole costs one a path component)."""
+    parent, name = os.path.split(folder)
+    if not name or parent == folder or os.path.islink(folder):
+        return str(Path(folder).resolve())
+    return os.path.join(_real_folder(parent), name)
 
 
 def short_hash(text: str, length: int = 10) -> str:
