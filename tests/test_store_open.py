@@ -27,7 +27,8 @@ def test_new_store_has_schema_and_pragmas(tmp_path):
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 1000
-    assert conn.execute("PRAGMA page_size").fetchone()[0] == 16384
+    assert conn.execute("PRAGMA page_size").fetchone()[0] == 4096
+    assert conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 4096  # 16 MiB of WAL
     versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations")]
     assert versions == list(range(1, CURRENT_VERSION + 1))
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -234,15 +235,65 @@ def test_the_command_line_says_so_before_a_slow_upgrade(tmp_path):
     assert "Traceback" not in done.stderr
 
 
-def test_a_store_made_with_4k_pages_keeps_them(tmp_path):
+def test_a_store_made_with_16k_pages_keeps_them(tmp_path):
     path = tmp_path / "old.db"
     raw = sqlite3.connect(path)
-    raw.execute("PRAGMA page_size = 4096")
+    raw.execute("PRAGMA page_size = 16384")  # as new stores were made from cb66a42 on
     raw.execute("PRAGMA journal_mode = WAL")
     raw.close()
     store = open_store(path)
-    assert store.connection.execute("PRAGMA page_size").fetchone()[0] == 4096
+    assert store.connection.execute("PRAGMA page_size").fetchone()[0] == 16384
     session = store.create_external_session("s")
     assert store.append_entry(session.id, None, "message",
                               {"message": {"role": "user", "content": "hi"}}).msg_index == 1
     store.close()
+
+
+def test_a_schema_3_store_keeps_its_first_user_messages_in_the_session_rows(tmp_path):
+    """Migration 4: the partial index of user entries and the (folder, activity) index go;
+    each session row holds its first user message (the manager's previews read it)."""
+    from core.manager import SessionManager, close_root_dbs
+
+    folder = tmp_path / "sessions"
+    try:
+        first = SessionManager.new("/w", folder)
+        first.init()
+        first.append_message({"role": "assistant", "content": "hello"})
+        first.append_message({"role": "user", "content": "the first question"})
+        first.append_message({"role": "user", "content": "the second"})
+        quiet = SessionManager.new("/w", folder)
+        quiet.init()
+        quiet.append_message({"role": "assistant", "content": "nobody asked"})
+        store = first.store
+        conn = store.connection
+        # back to schema 3, as a store written before this version has it
+        conn.execute("UPDATE external_sessions SET first_user_seq = NULL")
+        conn.execute("DROP INDEX idx_external_sessions_cwd")
+        conn.execute("CREATE INDEX idx_external_sessions_cwd ON external_sessions(cwd, updated_at)")
+        conn.execute("CREATE INDEX idx_entries_first_user ON entries(external_session_id, seq)"
+                     " WHERE role = 'user'")
+        conn.execute("DELETE FROM schema_migrations WHERE version >= 4")
+        close_root_dbs()
+
+        previews = {d.id: d.preview for d in SessionManager.list_all_detailed(folder)}
+        assert previews == {first.session_id: "the first question", quiet.session_id: ""}
+        store = SessionManager.open_by_id_exact(folder, first.session_id).store
+        names = {row[0] for row in store.connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'index'")}
+        assert "idx_entries_first_user" not in names
+        assert store.connection.execute(
+            "SELECT sql FROM sqlite_master WHERE name = 'idx_external_sessions_cwd'"
+        ).fetchone()[0].endswith("(cwd)")
+        assert store.schema_version() == CURRENT_VERSION
+        # appends keep it: a new session's first user message, an old one's stays
+        later = SessionManager.new("/w", folder)
+        later.init()
+        later.append_message({"role": "assistant", "content": "hi"})
+        later.append_message({"role": "user", "content": "new question"})
+        again = SessionManager.open_by_id_exact(folder, first.session_id)
+        again.append_message({"role": "user", "content": "not the first"})
+        previews = {d.id: d.preview for d in SessionManager.list_all_detailed(folder)}
+        assert previews[later.session_id] == "new question"
+        assert previews[first.session_id] == "the first question"
+    finally:
+        close_root_dbs()

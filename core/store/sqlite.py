@@ -23,7 +23,11 @@ from .migrations import sqlite as migrations
 BUSY_TIMEOUT_MS = 10_000
 WRITE_POLL = 0.001      # seconds between tries while another process holds the write lock
 BULK_CACHE_SIZE = -32 * 1024  # KiB, while an import's bulk writer runs
-PAGE_SIZE = 16384  # bytes, for new stores
+PAGE_SIZE = 4096  # bytes, for new stores (SQLite's own default)
+# The WAL is written back into the file when it holds this much (SQLite counts it in pages:
+# its 1000 pages were 16 MiB with the 16 KiB pages stores had; kept at that in bytes, an
+# import of a 4 KiB-page store takes as long as it did, see bench/bench_wal.py).
+CHECKPOINT_BYTES = 16 * 1024 * 1024
 SQLITE_NOTADB = 26  # the result code of a file that is not a SQLite database
 
 _ENTRY_COLUMNS = (
@@ -92,7 +96,8 @@ class Statements:
     EXTERNAL_TOUCH = "UPDATE external_sessions SET updated_at = MAX(updated_at, ?) WHERE id = ?"
     EXTERNAL_COUNT_ENTRIES = (
         "UPDATE external_sessions SET entry_count = entry_count + ?,"
-        " message_count = message_count + ?, updated_at = MAX(updated_at, ?) WHERE id = ?")
+        " message_count = message_count + ?, updated_at = MAX(updated_at, ?),"
+        " first_user_seq = COALESCE(first_user_seq, ?) WHERE id = ?")
     EXTERNAL_COUNT_CHECKPOINT = ("UPDATE external_sessions SET total_checkpoints ="
                                  " total_checkpoints + 1 WHERE id = ?")
     EXTERNAL_UID = "SELECT uid FROM external_sessions WHERE id = ?"
@@ -157,8 +162,8 @@ class Statements:
     def session_listing(*, kind: str, cwd: str | None, preview: bool) -> tuple[str, list[Any]]:
         """(uid, name, cwd, updated_at, message count, first user message's data or NULL)
         of the sessions of a kind (and folder), newest activity first."""
-        first_user = ("(SELECT u.data FROM entries u WHERE u.external_session_id = x.id"
-                      " AND u.role = 'user' ORDER BY u.seq LIMIT 1)" if preview else "NULL")
+        first_user = ("(SELECT u.data FROM entries u WHERE u.seq = x.first_user_seq)"
+                      if preview else "NULL")
         sql = ("SELECT x.uid, x.session_name, x.cwd, x.updated_at, x.message_count, "
                f"{first_user} FROM external_sessions x WHERE x.kind = ?")
         args: list[Any] = [kind]
@@ -492,8 +497,9 @@ class SQLiteBackend:
                     f"{shown} is a SQLite database but not an arbor store; it was not changed")
             migrations.check_version(conn, shown)
             if not tables:
-                # A new file: 16 KiB pages (SQLite's default is 4). Entries of a few KiB fit
-                # a page, and an import writes and checkpoints a quarter as many pages.
+                # A new file: 4 KiB pages. Every append writes each page it touches to the
+                # WAL (about 13): 16 KiB pages made that 213 KB for a 40-byte message, 4
+                # KiB pages a quarter of it, and imports take as long (bench/bench_wal.py).
                 # An existing store keeps the size it has (WAL cannot change it).
                 conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -502,6 +508,8 @@ class SQLiteBackend:
             if str(mode).lower() != "wal":
                 raise StoreUnavailable(f"cannot use {shown} in WAL mode (got {mode})")
             conn.execute("PRAGMA synchronous = NORMAL")
+            page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+            conn.execute(f"PRAGMA wal_autocheckpoint = {max(1000, CHECKPOINT_BYTES // page_size)}")
             migrations.apply_migrations(conn, shown, on_upgrade)
         except sqlite3.DatabaseError as error:
             conn.close()

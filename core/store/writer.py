@@ -56,6 +56,7 @@ class EntryWriter:
         self._uncounted = 0  # rows not in the session's counters yet
         self._messages = 0
         self._latest: str | None = None
+        self._first_user: int | None = None  # the first user message among the uncounted
 
     @property
     def conn(self) -> Any:
@@ -139,6 +140,8 @@ class EntryWriter:
             msg_index = msg_base + 1
             self._messages += 1
             role = role_of(entry_type, data)
+            if role == "user" and self._first_user is None:
+                self._first_user = seq  # the session row keeps its first (COALESCE)
         else:
             msg_index = msg_base
             role = None
@@ -237,7 +240,9 @@ class EntryWriter:
         if not entries:
             return
         self.conn.execute(self._sql.EXTERNAL_COUNT_ENTRIES,
-                          (entries, self._messages, self._latest, self.external_session_id))
+                          (entries, self._messages, self._latest, self._first_user,
+                           self.external_session_id))
         self._uncounted = 0
         self._messages = 0
         self._latest = None
+        self._first_user = None
