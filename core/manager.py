@@ -9,6 +9,7 @@ old head stays a browsable branch. Every session of a session dir lives in one
 from __future__ import annotations
 
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -59,11 +60,18 @@ def apply_migrations(conn) -> int:
     return migrations.apply_migrations(conn)
 
 
+def session_file(db: str | os.PathLike, uid: str) -> str:
+    """The file name of a session: `DB#ID`, with `%` and `#` in the id written as `%25` and
+    `%23`, so the last `#` always ends the store's path (which may hold `#` itself)."""
+    return f"{db}#{uid.replace('%', '%25').replace('#', '%23')}"
+
+
 def _split_file(path: str) -> tuple[str, str]:
+    """(store path, session id) of a `session_file` name."""
     if "#" not in path:
         raise NotFound(f"{path} does not name a session (expected DB#SESSION_ID)")
     db, _, uid = path.rpartition("#")
-    return db, uid
+    return db, re.sub("%2[35]", lambda m: "#" if m.group() == "%23" else "%", uid)
 
 
 class SessionManager:
@@ -253,7 +261,7 @@ class SessionManager:
                       external.parent_session)
 
     def get_file(self) -> str:
-        return f"{self.store.path}#{self.session_id}"
+        return session_file(self.store.path, self.session_id)
 
     # ------------------------------------------------------------------ usage
     def record_usage(self, provider: str, protocol: str, model: str, input_tokens: int,
@@ -302,7 +310,7 @@ class SessionManager:
         out: list[SessionInfo] = []
         for uid, name, session_cwd, updated, count, message in store.session_listing(
                 kind="session", cwd=cwd, preview=detailed):
-            path = f"{store.path}#{uid}"
+            path = session_file(store.path, uid)
             if not detailed:
                 out.append(SessionInfo(path, parse(updated), name, session_cwd))
                 continue
