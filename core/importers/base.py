@@ -8,6 +8,7 @@ with its line number instead of stopping the import.
 from __future__ import annotations
 
 import functools
+import base64
 import hashlib
 import json
 import os
@@ -243,6 +244,30 @@ def iter_lines(handle, start_offset: int = 0, start_number: int = 1) -> Iterator
         yield RawLine(number, line_start, stripped, complete)
 
 
+# A line that is not valid UTF-8 is read with U+FFFD in place of the bytes that are not;
+# its original bytes (base64) go with it under this key, and so into its entry's data (the
+# importers keep a line's fields they do not use). Valid lines never carry it.
+RAW_LINE_KEY = "arbor:rawLine"
+
+
+def raw_lines_of(data: dict[str, Any]) -> list[bytes]:
+    """The original bytes of the lines not valid UTF-8 that an entry's data holds (each
+    importer keeps a line's leftover fields in its own place: at the top, under "claude",
+    under "codex" with the lines folded into it), in the order they are found."""
+    out = []
+    stack: list[Any] = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            raw = value.get(RAW_LINE_KEY)
+            if isinstance(raw, str):
+                out.append(base64.b64decode(raw))
+            stack.extend(reversed([v for v in value.values() if isinstance(v, (dict, list))]))
+        elif isinstance(value, list):
+            stack.extend(reversed([v for v in value if isinstance(v, (dict, list))]))
+    return out
+
+
 class LineError(Exception):
     """A line that cannot be read as a JSON object."""
 
@@ -284,6 +309,8 @@ def parse_line(raw: RawLine) -> dict[str, Any]:
             value = json.loads(raw.data.decode("utf-8", "replace"))
         except ValueError:
             raise LineError("not JSON (binary data)") from None
+        if isinstance(value, dict):
+            value[RAW_LINE_KEY] = base64.b64encode(raw.data).decode("ascii")
     except RecursionError:
         raise LineError("JSON nested too deeply") from None
     except ValueError as error:

@@ -39,9 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from ..entries import COMPACTION, MESSAGE, MODEL_CHANGE, content_text
-from .base import (SHAPE_ERRORS, Clockwork, FileResult, LineError, ProgressTicker, epoch_ms,
-                   file_mtime, iter_lines, object_lines, odd_shape, parse_line, short_hash,
-                   title_from_text)
+from .base import (RAW_LINE_KEY, SHAPE_ERRORS, Clockwork, FileResult, LineError,
+                   ProgressTicker, epoch_ms, file_mtime, iter_lines, object_lines, odd_shape,
+                   parse_line, raw_lines_of, short_hash, title_from_text)
 from .session import SessionTarget, first_text_title
 from .tree import sync_branches
 
@@ -385,6 +385,8 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
                 return
             matching = False
         data["fp"] = fp
+        if RAW_LINE_KEY in d and not raw_lines_of(data):  # (kinds that keep no line fields)
+            data[RAW_LINE_KEY] = d[RAW_LINE_KEY]
         entry_id = f"{prefix}L{item.lineno}"
         if d.get("type") == "event_msg" and isinstance(d.get("payload"), dict) and \
                 d["payload"].get("type") == "thread_rolled_back":
