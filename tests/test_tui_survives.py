@@ -165,3 +165,70 @@ async def test_down_tab_tab_b_in_one_burst_branches_at_the_new_sessions_message(
         assert new.id != head.id
         # the messages pane's b, on the last message of the second session's branch
         assert new.fork_seq == head.head_seq and new.parent_session_id == head.id
+
+
+async def test_a_dialog_draws_the_dimmed_screen_below_it_once(demo_db, monkeypatch):
+    from textual.renderables.background_screen import BackgroundScreen
+
+    drawn = []
+    original = BackgroundScreen.__rich_console__
+
+    def counted(self, console, options):
+        drawn.append(self)
+        return original(self, console, options)
+
+    monkeypatch.setattr(BackgroundScreen, "__rich_console__", counted)
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose_session(pilot, LOGIN)
+        app.set_focus(app.messages_pane)
+        await pilot.press("l")
+        await settle(pilot)
+        for char in "a label typed key by key":
+            await pilot.press("space" if char == " " else char)
+        await settle(pilot)
+        assert app.screen.query_one("#prompt-input").value == "a label typed key by key"
+        assert len(drawn) == 1  # not once per key (each used to redraw all 120x40 cells)
+        await pilot.resize_terminal(100, 30)
+        await settle(pilot)
+        assert len(drawn) == 2  # again at a new size
+        size, lines = app.screen._backdrop
+        assert size == (100, 30) and len(lines.lines) == 30
+
+
+async def test_l_and_the_label_typed_in_one_burst_label_the_branch(demo_db):
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose_session(pilot, LOGIN)
+        app.set_focus(app.sessions_pane)
+        await settle(pilot)
+        branch = app.branches_pane.highlighted
+        # tab to the branches pane, l opens the prompt, the label goes into it, enter saves
+        burst(app, "tab", "l", "ctrl+u", "k", "e", "e", "p", "enter")
+        await settle(pilot)
+        assert app.store.branch_labels(app.session_id)[branch.id] == "keep"
+        assert app.screen is app.screen_stack[0]  # the prompt closed
+
+
+async def test_keys_after_closing_a_dialog_in_one_burst_act_on_the_screen_below(demo_db):
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose_session(pilot, LOGIN)
+        app.set_focus(app.messages_pane)
+        await settle(pilot)
+        head = app.branch
+        last = app.messages_pane.highlighted.entry
+        await pilot.press("c")  # the compaction dialog, with its summary (a text area) focused
+        await settle(pilot)
+        assert app.screen.__class__.__name__ == "CompactDialog"
+        # close it, go up one message, branch there: keys read while the dialog is up, which
+        # its text area would have taken as text
+        burst(app, "escape", "up", "b")
+        await settle(pilot)
+        new = app.store.current_internal_session(app.session_id)
+        assert new.id != head.id and new.parent_session_id == head.id
+        assert new.head_seq == last.parent_seq  # the message above the last
+        assert app.screen is app.screen_stack[0]

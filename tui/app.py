@@ -30,6 +30,7 @@ from .components.messages_pane import MessagesPane
 from .components.sessions_pane import SessionsPane
 from .components.status_line import StatusLine, status_text
 from .formatting import FAINT, short_id
+from .key_order import KeysInOrder
 from .message_source import MessageSource
 from .safe_text import clean, safe_line
 
@@ -45,7 +46,7 @@ def _home_short(path: Path) -> str:
         return str(path)
 
 
-class ArborApp(App[int]):
+class ArborApp(KeysInOrder[int]):
     CSS_PATH = "app.tcss"
     TITLE = "arbor"
     # Focus is given when the first rows arrive (_show_panes), never by Textual at mount:

@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import TypeVar
 
 from textual.binding import Binding
-from textual.screen import ModalScreen
 from textual.widgets import Button
+
+from .backdrop import FrozenBackdrop
 
 ResultT = TypeVar("ResultT")
 
 
-class ActionDialog(ModalScreen[ResultT]):
+class ActionDialog(FrozenBackdrop[ResultT]):
     """escape or the Cancel button dismisses with None; the `confirm` button runs
     `action_confirm`, which each dialog defines (and binds to ctrl+s with its own name)."""
 

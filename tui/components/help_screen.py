@@ -7,8 +7,9 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from .backdrop import FrozenBackdrop
 
 KEYS = [
     ("Move", [
@@ -61,7 +62,7 @@ def help_text() -> Table:
     return table
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(FrozenBackdrop[None]):
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
 
     def compose(self) -> ComposeResult:

@@ -9,13 +9,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
+from .backdrop import FrozenBackdrop
 from ..formatting import DIM, FAINT
 
 
-class ImportDialog(ModalScreen[list[Path] | str | None]):
+class ImportDialog(FrozenBackdrop[list[Path] | str | None]):
     """Returns a list of paths, the string "discover", or None."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]

@@ -10,12 +10,12 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from core.errors import ArborError
 from core.store import SearchHit, SessionSummary, Store
 
+from .backdrop import FrozenBackdrop
 from ..formatting import DIM, FAINT, ROLE_STYLES, SOURCE_STYLES, age, clock_time
 from ..safe_text import safe_line
 from .row_list import RowList
@@ -79,7 +79,7 @@ class ResultList(RowList):
             self.post_message(self.Selected(self, self.cursor))
 
 
-class SearchScreen(ModalScreen[SearchResult | None]):
+class SearchScreen(FrozenBackdrop[SearchResult | None]):
     BINDINGS = [
         Binding("escape", "cancel", "Close"),
         Binding("down", "results", "Results", show=False),

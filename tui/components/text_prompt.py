@@ -6,13 +6,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from .backdrop import FrozenBackdrop
 from ..safe_text import clean
 
 
-class TextPrompt(ModalScreen[str | None]):
+class TextPrompt(FrozenBackdrop[str | None]):
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, title: Text, *, value: str = "", placeholder: str = "",
