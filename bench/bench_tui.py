@@ -13,7 +13,10 @@ by bench/make_big_store.py when it is missing. Measured:
    repaint), and to the last frame of that key (everything it causes, such as loading
    the newly highlighted session), over 40 moves each;
 3. switching to the session with the 100,000-message branch: from the key to the frame
-   that shows its last page.
+   that shows its last page;
+4. the compaction (`c`) and rollback (`r`, to the first message) dialogs on that branch:
+   from the key to the first frame that shows the dialog, and to the first frame that shows
+   it filled (the plan and the summary; for `r`, what is left behind and its summary).
 
 Frames are timed where the compositor hands a finished frame to the driver (`App._display`);
 the apps run headless, so writing to a real terminal (about a millisecond) is not included.
@@ -103,20 +106,33 @@ async def settle(pilot) -> None:
 
 
 class FrameClock:
-    """Records when each frame is rendered, and what the messages pane showed then."""
+    """Records when each frame is rendered, and what the messages pane showed then (and,
+    when `probe` is set, what it says of the screen then)."""
 
     def __init__(self, app) -> None:
         self.frames: list[tuple[float, int | None]] = []
+        self.probe = None
+        self.probed: list[tuple[float, object]] = []
         original = app._display
 
         def display(screen, renderable):
             original(screen, renderable)
             if renderable is not None:
+                now = time.perf_counter()
                 source = app.messages_pane.source
-                self.frames.append((time.perf_counter(),
-                                    source.branch.external_session_id if source else None))
+                self.frames.append((now, source.branch.external_session_id if source else None))
+                if self.probe is not None:
+                    self.probed.append((now, self.probe(app.screen), time.process_time()))
 
         app._display = display
+
+    def first_probed(self, moment: float, wanted, cpu_moment: float | None = None) -> float | None:
+        """Seconds from `moment` to the first frame whose probe is `wanted` (with
+        `cpu_moment`: the process's CPU seconds spent meanwhile, all threads)."""
+        for t, value, cpu in self.probed:
+            if t >= moment and wanted(value):
+                return (cpu - cpu_moment) if cpu_moment is not None else t - moment
+        return None
 
     def after(self, moment: float) -> list[float]:
         return [t - moment for t, _ in self.frames if t >= moment]
@@ -207,6 +223,8 @@ async def interactive(db: Path, moves: int) -> dict[str, list[tuple[float, float
         assert app.messages_pane.cursor == 0
         await measure("messages ↓ (from the start)", "down", moves)
         await measure("messages end (back to 100,000)", "end", 1)
+        # dialogs on the 100,000-message branch, then on a short one: shown, then filled
+        await dialogs_on_both(pilot, app, clock, results)
     app.store.close()
     gc.callbacks.remove(gc_clock)
     for generation in (0, 1, 2):
@@ -216,11 +234,77 @@ async def interactive(db: Path, moves: int) -> dict[str, list[tuple[float, float
     return results
 
 
+async def dialogs_only(db: Path) -> dict[str, list[tuple[float, float]]]:
+    from core import open_store
+    from tui.app import ArborApp
+
+    app = ArborApp(open_store(db, create=False), poll_interval=None)
+    results: dict[str, list[tuple[float, float]]] = {}
+    async with app.run_test(size=(120, 40)) as pilot:
+        clock = FrameClock(app)
+        await settle(pilot)
+        await dialogs_on_both(pilot, app, clock, results)
+    app.store.close()
+    return results
+
+
+async def dialogs_on_both(pilot, app, clock: FrameClock, results) -> None:
+    """The dialogs on the 100,000-message branch and, for comparison, on a short branch."""
+    big = next(i for i, s in enumerate(app.sessions) if s.name.startswith("Big session"))
+    short = next(i for i, s in enumerate(app.sessions) if not s.name.startswith("Big session"))
+    for index, label in ((big, " (100k)"), (short, f" ({app.sessions[short].message_count} msgs)")):
+        app.set_focus(app.sessions_pane)
+        app.sessions_pane.move_cursor(index)
+        await settle(pilot)
+        app.set_focus(app.messages_pane)
+        await measure_dialogs(pilot, app, clock, results, label=label)
+
+
+def _dialog_state(screen) -> str:
+    """What a frame shows: the main screen, a dialog still working, or a dialog filled."""
+    name = screen.__class__.__name__
+    if name == "CompactDialog":
+        filled = screen.plan is not None and bool(screen.query_one("#compact-summary").text)
+    elif name == "RollbackDialog":
+        filled = bool(screen.query_one("#rollback-summary").text)
+    else:
+        return "main"
+    return f"{name} filled" if filled else f"{name} working"
+
+
+async def measure_dialogs(pilot, app, clock: FrameClock, results, runs: int = 5,
+                          label: str = "") -> None:
+    """c at the end of the shown branch, r at its first message: key → first frame with the
+    dialog, key → first frame with the dialog filled (and the CPU time that took)."""
+    clock.probe = _dialog_state
+    for key, name, setup in (("c", "CompactDialog", "end"), ("r", "RollbackDialog", "home")):
+        rows, cpus = [], []
+        for _ in range(runs):
+            await pilot.press(setup)
+            await settle(pilot)
+            moment, cpu_moment = time.perf_counter(), time.process_time()
+            await pilot.press(key)
+            await settle(pilot)
+            shown = clock.first_probed(moment, lambda state: str(state).startswith(name))
+            filled = clock.first_probed(moment, lambda state: state == f"{name} filled")
+            cpu = clock.first_probed(moment, lambda state: state == f"{name} filled", cpu_moment)
+            if shown is not None and filled is not None:
+                rows.append((shown * 1000, filled * 1000))
+                cpus.append((cpu * 1000, cpu * 1000))
+            await pilot.press("escape")
+            await settle(pilot)
+        results[f"{key}{label}: dialog shown → filled"] = rows
+        results[f"{key}{label}: (CPU time to filled)"] = cpus
+    clock.probe = None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", default="/tmp/arbor-big.db")
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--moves", type=int, default=40)
+    parser.add_argument("--dialogs", action="store_true",
+                        help="only the c/r dialogs on the big branch (section 4)")
     args = parser.parse_args()
     db = Path(args.db)
     if not db.exists():
@@ -236,6 +320,9 @@ def main() -> None:
     print(f"store: {db}  ({sessions:,} sessions, {entries:,} entries)")
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, headless 120x40, "
           f"{args.runs} fresh processes per start-up figure\n")
+    if args.dialogs:
+        print_results(asyncio.run(dialogs_only(db)))
+        return
 
     print(f"{'start-up (median of ' + str(args.runs) + ')':<44}{'ms':>8}{'× empty':>10}"
           f"{'ms':>10}{'× empty':>10}")
@@ -257,7 +344,10 @@ def main() -> None:
         print(row)
     print()
 
-    results = asyncio.run(interactive(db, args.moves))
+    print_results(asyncio.run(interactive(db, args.moves)))
+
+
+def print_results(results: dict[str, list[tuple[float, float]]]) -> None:
     print(f"{'interaction':<36}{'n':>4}{'repaint med':>13}{'repaint max':>13}{'settled med':>13}{'settled max':>13}")
     print("-" * 92)
     for name, rows in results.items():
@@ -270,8 +360,10 @@ def main() -> None:
               f"{statistics.median(last):>11.1f}ms{max(last):>11.1f}ms")
     print("\nrepaint: key → next rendered frame; settled: key → last frame the key caused "
           "(e.g. the newly highlighted session's branches and messages).")
+    print("c/r dialogs: 'repaint' is key → the dialog's first frame, 'settled' key → its "
+          "first frame filled (plan and summary).")
     print("targets: first frame ≤ 1.5 × empty app; cursor repaint ≤ 50 ms; "
-          "switch to the 100k session ≤ 200 ms.")
+          "switch to the 100k session ≤ 200 ms; c/r dialogs filled ≤ 300 ms.")
 
 
 if __name__ == "__main__":

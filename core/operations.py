@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .entries import BRANCH_SUMMARY, COMPACTION, MESSAGE, Entry, message_tokens
 from .errors import ArborError, NotFound
 from .models import InternalSession
+from .path_range import PathRange
 from .replay import compaction_summary_message
 from .store import Store
 from .summariser import Summariser, builtin_summary
@@ -60,17 +61,33 @@ def branch(store: Store, internal_session_id: int, at_entry_id: EntryRef | None 
         )
 
 
-def left_behind(store: Store, internal_session_id: int, at_seq: int | None) -> list[Entry]:
-    """The entries of a branch past its common ancestor with `at_seq`: what a rollback leaves."""
+def common_depth(store: Store, a_seq: int, b_seq: int) -> int:
+    """The depth of the deepest entry on the paths to both `a_seq` and `b_seq` (-1: none).
+
+    Compared piece by piece of the two paths (each piece a chain of entries with one entry
+    per depth), never entry by entry."""
+    common = -1
+    for (chain_a, _, high_a), (chain_b, _, high_b) in zip(store.path_segments(a_seq),
+                                                          store.path_segments(b_seq)):
+        if chain_a != chain_b:
+            break
+        common = min(high_a, high_b)
+        if high_a != high_b:
+            break
+    return common
+
+
+def left_behind(store: Store, internal_session_id: int, at_seq: int | None) -> PathRange:
+    """What a rollback to `at_seq` leaves behind: the branch's path past its common ancestor
+    with `at_seq` (all of it when `at_seq` is None). Counted, not read (see PathRange)."""
     source = _branch(store, internal_session_id)
-    if source.head_seq is None:
-        return []
-    if at_seq is None:
-        return store.path_entries(source.head_seq)
-    depth = min(store.get_entry(at_seq).depth, store.path_length(source.head_seq) - 1)
-    while depth >= 0 and store.entry_at_depth(source.head_seq, depth) != store.entry_at_depth(at_seq, depth):
-        depth -= 1
-    return store.path_entries(source.head_seq, depth + 1)
+    head = source.head_seq
+    if head is None:
+        return PathRange(store, None, 0, 0)
+    with store.reading():
+        length = store.path_length(head)
+        start = 0 if at_seq is None else common_depth(store, head, at_seq) + 1
+    return PathRange(store, head, start, length)
 
 
 def _state_at(store: Store, head_seq: int, depth: int) -> dict[str, Any] | None:
@@ -145,69 +162,121 @@ def make_current(store: Store, internal_session_id: int) -> None:
 
 @dataclass
 class CompactionPlan:
-    """What a compaction would do: shown before it is confirmed."""
+    """What a compaction would do: shown before it is confirmed.
+
+    `summarised` is the range of the path that the summary replaces (compaction entries in
+    it are not counted); what is kept starts at `first_kept`. Counts come from SQL, and only
+    the kept part (at most the kept budget, and one window) is read."""
 
     internal_session_id: int
-    summarised: list[Entry] = field(default_factory=list)
+    keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS
+    summarised: PathRange | None = None
+    summarised_count: int = 0  # entries, compactions left out
+    messages_summarised: int = 0
+    first_summarised: Entry | None = None
+    last_summarised: Entry | None = None
+    first_message: Entry | None = None  # the first and last summarised messages (a preview)
+    last_message: Entry | None = None
     first_kept: Entry | None = None
     kept_count: int = 0
     previous: Entry | None = None
     tokens_before: int = 0
-    tokens_after: int = 0
+    kept_tokens: int = 0
+    tokens_after: int = 0  # the summary's and the kept messages'
     summary: str = ""
 
-    @property
-    def messages_summarised(self) -> int:
-        return sum(1 for e in self.summarised if e.type == MESSAGE)
+    def set_summary(self, summary: str) -> None:
+        self.summary = summary
+        self.tokens_after = message_tokens({"content": summary}) + self.kept_tokens
 
 
-def _cut_point(path: list[Entry], keep_recent_tokens: int) -> int:
-    """The index of the first kept entry: the newest turns within the budget, starting at a
-    user message when one is in range, else at an assistant message (never at a tool result,
-    so that no result is kept without its call); len(path) when not even the newest
-    message fits."""
+KEPT_WINDOW = 256  # entries read at a time, from the head back, to find what is kept
+
+
+def _kept_part(store: Store, head_seq: int, start: int, length: int,
+               keep_recent_tokens: int) -> tuple[int, list[Entry]]:
+    """Where the kept part starts: the newest entries within the budget, from a user message
+    when one is in range, else from an assistant message (never from a tool result, so that
+    no result is kept without its call). Reads from the head back, a window at a time, only
+    until the budget is spent.
+
+    Returns the depth of the first kept entry (`length` when nothing is kept) and the
+    entries within the budget, compactions left out, in path order."""
+    within: list[Entry] = []  # newest first
     budget = 0
-    index = len(path)
-    for position in range(len(path) - 1, -1, -1):
-        cost = message_tokens(path[position].message) if path[position].type == MESSAGE else 0
-        if budget + cost > keep_recent_tokens:
-            break
-        budget += cost
-        index = position
+    high = length
+    while high > start:
+        low = max(start, high - KEPT_WINDOW)
+        for entry in reversed(store.path_entries(head_seq, low, high)):
+            if entry.type == COMPACTION:
+                continue
+            cost = message_tokens(entry.message) if entry.type == MESSAGE else 0
+            if budget + cost > keep_recent_tokens:
+                high = start  # spent
+                break
+            budget += cost
+            within.append(entry)
+        else:
+            high = low
+    within.reverse()
     for wanted in ("user", "assistant"):
-        for position in range(index, len(path)):
-            message = path[position].message
+        for entry in within:
+            message = entry.message
             if message is not None and message.get("role") == wanted:
-                return position
-    return len(path)
+                return entry.depth, within
+    return length, within
 
 
 def plan_compaction(store: Store, internal_session_id: int, *,
                     keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS,
                     summariser: Summariser | None = builtin_summary) -> CompactionPlan:
     source = _branch(store, internal_session_id)
-    plan = CompactionPlan(internal_session_id)
-    if source.head_seq is None:
+    plan = CompactionPlan(internal_session_id, keep_recent_tokens)
+    head = source.head_seq
+    if head is None:
         return plan
     with store.reading():
-        previous, start = store.replay_start(source.head_seq)
-        path = store.path_entries(source.head_seq, start)
-    plan.previous = previous
-    context = [e for e in path if e.type != COMPACTION]
-    cut = _cut_point(context, keep_recent_tokens)
-    plan.summarised = context[:cut]
-    plan.first_kept = context[cut] if cut < len(context) else None
-    plan.kept_count = len(context) - cut
+        previous, start = store.replay_start(head)
+        length = store.path_length(head)
+        cut, read = _kept_part(store, head, start, length, keep_recent_tokens)
+        plan.previous = previous
+        summarised = PathRange(store, head, start, cut)
+        counts = summarised.counts()
+        plan.summarised = summarised
+        plan.summarised_count = counts.entries - counts.compactions
+        plan.messages_summarised = counts.messages
+        if plan.summarised_count:
+            plan.first_summarised = summarised.first(not_type=COMPACTION)
+            plan.last_summarised = summarised.last(not_type=COMPACTION)
+            plan.first_message = summarised.first(type=MESSAGE)
+            plan.last_message = summarised.last(type=MESSAGE)
+        # tokens: exact for the entries within the budget (read), counted or estimated
+        # for the rest (see PathRange.estimate_tokens)
+        unread = PathRange(store, head, start, read[0].depth if read else length)
+        unread_messages = unread.counts().messages if unread else 0
+        unread_tokens = unread.estimate_tokens(unread_messages)
+    kept = [e for e in read if e.depth >= cut]
+    plan.first_kept = kept[0] if kept else None
+    plan.kept_count = len(kept)
     previous_tokens = message_tokens(compaction_summary_message(previous)) if previous else 0
-    all_tokens = sum(message_tokens(e.message) for e in context if e.type == MESSAGE)
-    kept_tokens = sum(message_tokens(e.message) for e in context[cut:] if e.type == MESSAGE)
-    plan.tokens_before = previous_tokens + all_tokens
-    if plan.summarised and summariser is not None:
-        messages = [e.message for e in plan.summarised if e.message is not None]
-        previous_summary = str(previous.data.get("summary", "")) if previous else None
-        plan.summary = summariser(messages, previous_summary)
-    plan.tokens_after = message_tokens({"content": plan.summary}) + kept_tokens
+    read_tokens = sum(message_tokens(e.message) for e in read if e.type == MESSAGE)
+    plan.kept_tokens = sum(message_tokens(e.message) for e in kept if e.type == MESSAGE)
+    plan.tokens_before = previous_tokens + unread_tokens + read_tokens
+    summary = ""
+    if plan.summarised_count and summariser is not None:
+        summary = summarise_compaction(plan, summariser)
+    plan.set_summary(summary)
     return plan
+
+
+def summarise_compaction(plan: CompactionPlan, summariser: Summariser = builtin_summary) -> str:
+    """The summary of what a plan summarises (the built-in summariser reads its first and
+    last messages only; a command gets them all)."""
+    if plan.summarised is None or not plan.summarised_count:
+        return ""
+    previous = plan.previous
+    previous_summary = str(previous.data.get("summary", "")) if previous else None
+    return summariser(plan.summarised.messages(plan.messages_summarised), previous_summary)
 
 
 def compact(store: Store, internal_session_id: int, *, summary: str | None = None,
@@ -217,13 +286,13 @@ def compact(store: Store, internal_session_id: int, *, summary: str | None = Non
     with store.transaction():
         plan = plan_compaction(store, internal_session_id, keep_recent_tokens=keep_recent_tokens,
                                summariser=None if summary else summariser)
-        if not plan.summarised:
+        if not plan.summarised_count:
             raise ArborError("nothing to compact: the whole branch fits in the kept budget")
         data = {
             "summary": summary if summary else plan.summary,
             "firstKeptEntryId": plan.first_kept.id if plan.first_kept else "",
             "tokensBefore": plan.tokens_before,
-            "lastSummarizedEntryId": plan.summarised[-1].id,
+            "lastSummarizedEntryId": plan.last_summarised.id,
         }
         if plan.previous is not None:
             data["previousCompactionId"] = plan.previous.id

@@ -3,6 +3,11 @@
 `builtin_summary` works offline and is extractive: the goal (first user request), files and
 tools touched, and the latest state. `CommandSummariser` hands the transcript to any command
 on standard input and takes its standard output.
+
+A summariser gets the messages as a list, or as a `Transcript`: a long range of a branch
+that is read only as far as it is looked at. The built-in one looks at the first
+GOAL_WINDOW messages and the last RECENT_WINDOW, so that summarising 100,000 messages reads
+a few thousand; a command gets them all.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import re
 import shlex
 import subprocess
 from collections import Counter
-from typing import Any, Iterable, Protocol
+from typing import Any, Iterable, Iterator, Protocol, Sequence, runtime_checkable
 
 from .entries import TOOL_CALL_BLOCKS, content_text
 from .errors import ArborError
@@ -22,8 +27,38 @@ _PATH_KEYS = ("path", "file_path", "filePath", "file", "filename", "notebook_pat
 _PATH_IN_TEXT = re.compile(r"(?<![\w/.-])((?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.\w{1,8})(?![\w/])")
 
 
+GOAL_WINDOW = 200     # messages at the start searched for the goal
+RECENT_WINDOW = 1000  # messages at the end searched for files, tools and the latest state
+
+
+@runtime_checkable
+class Transcript(Protocol):
+    """Messages read on demand: their number, the first n, the last n, or all in order."""
+
+    def __len__(self) -> int: ...
+
+    def head(self, n: int) -> list[dict[str, Any]]: ...
+
+    def tail(self, n: int) -> list[dict[str, Any]]: ...
+
+    def __iter__(self) -> Iterator[dict[str, Any]]: ...
+
+
+Messages = Sequence[dict[str, Any]] | Transcript
+
+
 class Summariser(Protocol):
-    def __call__(self, messages: list[dict[str, Any]], previous_summary: str | None = None) -> str: ...
+    def __call__(self, messages: Messages, previous_summary: str | None = None) -> str: ...
+
+
+def _head(messages: Messages, n: int) -> Sequence[dict[str, Any]]:
+    return messages.head(n) if isinstance(messages, Transcript) else messages[:n]
+
+
+def _tail(messages: Messages, n: int) -> Sequence[dict[str, Any]]:
+    if isinstance(messages, Transcript):
+        return messages.tail(n)
+    return messages[-n:] if len(messages) > n else messages
 
 
 def _one_line(text: str, limit: int) -> str:
@@ -49,18 +84,25 @@ def _tool_calls(message: dict[str, Any]) -> Iterable[tuple[str, Any]]:
             yield str(function.get("name", "tool")), function.get("arguments")
 
 
-def builtin_summary(messages: list[dict[str, Any]], previous_summary: str | None = None) -> str:
+def builtin_summary(messages: Messages, previous_summary: str | None = None) -> str:
     goal = ""
     latest = ""
     tools: Counter[str] = Counter()
     files: dict[str, None] = {}
-    for message in messages:
-        role = message.get("role")
+    total = len(messages)
+    for message in _head(messages, GOAL_WINDOW):
         text = content_text(message.get("content"))
-        if role == "user" and not goal and text.strip() and not message.get("kind"):
+        if message.get("role") == "user" and text.strip() and not message.get("kind"):
             goal = text
-        if role == "assistant" and text.strip():
-            latest = text
+            break
+    recent = _tail(messages, RECENT_WINDOW)
+    for message in reversed(recent):
+        if message.get("role") == "assistant":
+            text = content_text(message.get("content"))
+            if text.strip():
+                latest = text
+                break
+    for message in recent:
         for name, args in _tool_calls(message):
             tools[name] += 1
             if isinstance(args, dict):
@@ -74,19 +116,30 @@ def builtin_summary(messages: list[dict[str, Any]], previous_summary: str | None
     parts = []
     if previous_summary:
         parts.append("## Earlier\n" + _one_line(previous_summary, 600))
-    parts.append("## Goal\n" + (_one_line(goal, 400) if goal else "(no user request in this part)"))
+    if goal:
+        parts.append("## Goal\n" + _one_line(goal, 400))
+    elif total > GOAL_WINDOW:
+        parts.append(f"## Goal\n(no user request in the first {GOAL_WINDOW:,} messages)")
+    else:
+        parts.append("## Goal\n(no user request in this part)")
+    recently = f" (in the last {len(recent):,} messages)" if total > len(recent) else ""
     if files:
         listed = list(files)[:20]
         more = f" (+{len(files) - 20} more)" if len(files) > 20 else ""
-        parts.append("## Files touched\n" + ", ".join(listed) + more)
+        parts.append(f"## Files touched{recently}\n" + ", ".join(listed) + more)
     if tools:
-        parts.append("## Tools used\n" + ", ".join(f"{n} ×{c}" for n, c in tools.most_common(12)))
-    parts.append("## Latest state\n" + (_one_line(latest, 500) if latest else "(no assistant reply yet)"))
-    parts.append(f"({len(messages)} messages summarised)")
+        parts.append(f"## Tools used{recently}\n" + ", ".join(f"{n} ×{c}" for n, c in tools.most_common(12)))
+    if latest:
+        parts.append("## Latest state\n" + _one_line(latest, 500))
+    elif recently:
+        parts.append(f"## Latest state\n(no assistant reply in the last {len(recent):,} messages)")
+    else:
+        parts.append("## Latest state\n(no assistant reply yet)")
+    parts.append(f"({total:,} messages summarised)")
     return "\n\n".join(parts)
 
 
-def transcript(messages: list[dict[str, Any]]) -> str:
+def transcript(messages: Iterable[dict[str, Any]]) -> str:
     """Plain text of a conversation, one block per message, for an external summariser."""
     lines = []
     for message in messages:
@@ -103,8 +156,8 @@ class CommandSummariser:
         self.argv = shlex.split(command) if isinstance(command, str) else list(command)
         self.timeout = timeout
 
-    def __call__(self, messages: list[dict[str, Any]], previous_summary: str | None = None) -> str:
-        text = transcript(messages)
+    def __call__(self, messages: Messages, previous_summary: str | None = None) -> str:
+        text = transcript(messages)  # all of them: the command decides what matters
         if previous_summary:
             text = f"### previous summary\n{previous_summary}\n\n{text}"
         try:

@@ -65,8 +65,10 @@ def test_rollback_to_entry_with_summary(store):
     store.create_checkpoint(main.id, "cp2", entry_seq=entries[2].seq, session_state={"v": 2})
     store.create_checkpoint(main.id, "cp6", entry_seq=entries[6].seq, session_state={"v": 6})
     behind = ops.left_behind(store, main.id, entries[4].seq)
-    assert [e.seq for e in behind] == [e.seq for e in entries[5:]]
-    summary = builtin_summary([e.message for e in behind])
+    assert [e.seq for e in behind.entries()] == [e.seq for e in entries[5:]]
+    assert behind.counts().messages == len(entries[5:])
+    summary = builtin_summary(behind.messages())
+    assert summary == builtin_summary([e.message for e in entries[5:]])
     new = ops.rollback(store, main.id, entry_id=entries[4].id, summary=summary)
     assert new.session_state == {"v": 2}, "state of the newest checkpoint at or before the entry"
     head = store.get_entry(new.head_seq)

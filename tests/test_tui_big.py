@@ -7,6 +7,8 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pytest
+
 from conftest import open_fixed, settle
 from core.demo import DEMO_NOW
 from core.models import InternalSession
@@ -17,9 +19,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.make_big_store import BIG_NAME, build  # noqa: E402
 
 
-async def test_100k_branch_opens_at_end_and_scrolls_to_start(tmp_path):
-    path = tmp_path / "big.db"
+@pytest.fixture(scope="module")
+def big_db(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("big") / "big.db"
     build(path, sessions=3, entries=100_400, big=100_000)
+    return path
+
+
+async def test_100k_branch_opens_at_end_and_scrolls_to_start(big_db):
+    path = big_db
     app = ArborApp(open_fixed(path), clock=lambda: DEMO_NOW, poll_interval=None)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -40,6 +48,58 @@ async def test_100k_branch_opens_at_end_and_scrolls_to_start(tmp_path):
         assert len(pane.source._windows) <= 4
         await pilot.press("end")
         assert pane.highlighted.entry.depth == 99_999
+
+
+async def test_c_and_r_on_the_100k_branch_fill_their_dialogs_reading_what_they_keep(big_db):
+    from test_plans import ReadCounter
+
+    from core.summariser import RECENT_WINDOW
+
+    app = ArborApp(open_fixed(big_db), clock=lambda: DEMO_NOW, poll_interval=None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        index = next(i for i, s in enumerate(app.sessions) if s.name == BIG_NAME)
+        app.sessions_pane.move_cursor(index)
+        await settle(pilot)
+        app.set_focus(app.messages_pane)
+        frames = []  # what each frame drawn showed: the dialog, its plan line, its summary
+        display = app._display
+
+        def record(screen, renderable):
+            display(screen, renderable)
+            dialog = app.screen
+            if renderable is not None and dialog.__class__.__name__ == "CompactDialog":
+                frames.append((str(dialog.query_one("#compact-plan").render()),
+                               dialog.query_one("#compact-summary").text))
+
+        app._display = record
+        with pytest.MonkeyPatch.context() as patch:
+            counter = ReadCounter(app.store, patch)
+            await pilot.press("c")
+            await settle(pilot)
+            dialog = app.screen
+            assert dialog.__class__.__name__ == "CompactDialog"
+            # shown at once with its working indicator, filled after
+            assert frames[0] == ("planning…", "")
+            assert frames[-1][0].startswith("Summarises 99,") and "## Goal" in frames[-1][1]
+            plan = dialog.plan
+            assert plan is not None and plan.messages_summarised + plan.kept_count == 100_000
+            text = dialog.query_one("#compact-summary").text
+            assert "Step 0:" in text and "(99," in text  # the goal, and how many it summarises
+            assert "99," in str(dialog.query_one("#compact-plan").render())
+            assert counter.read < 3000  # not the 100,000 entries of the path
+            await pilot.press("escape")
+            await pilot.press("home")
+            await settle(pilot)
+            counter.read = 0
+            await pilot.press("r")
+            await settle(pilot)
+            dialog = app.screen
+            assert dialog.__class__.__name__ == "RollbackDialog"
+            assert "99,999 messages are left behind" in str(dialog.query_one("#rollback-left").render())
+            text = dialog.query_one("#rollback-summary").text
+            assert "(99,999 messages summarised)" in text and "Step 3:" in text
+            assert counter.read < RECENT_WINDOW + 200 + 10
 
 
 def _branch(number: int, parent: int | None) -> InternalSession:

@@ -5,9 +5,9 @@ Callers import from here (`from core.store import Store, open_store`) and never 
 backend they have.
 """
 
-from .api import (SearchHit, SessionSummary, SpawnedSession, Store, UnlinkedChild, _loads,
-                  open_store, snippet)
+from .api import (PathCounts, SearchHit, SessionSummary, SpawnedSession, Store, UnlinkedChild,
+                  _loads, open_store, snippet)
 from .writer import EntryWriter
 
-__all__ = ["EntryWriter", "SearchHit", "SessionSummary", "SpawnedSession", "Store",
+__all__ = ["EntryWriter", "PathCounts", "SearchHit", "SessionSummary", "SpawnedSession", "Store",
            "UnlinkedChild", "open_store", "snippet"]

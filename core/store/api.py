@@ -81,6 +81,15 @@ class UnlinkedChild:
 
 
 @dataclass(frozen=True, slots=True)
+class PathCounts:
+    """What a depth range of a path holds, counted without reading its entries."""
+
+    entries: int
+    messages: int
+    compactions: int
+
+
+@dataclass(frozen=True, slots=True)
 class SearchHit:
     seq: int
     entry_id: str
@@ -988,6 +997,98 @@ class Store:
                     continue
                 rows = self._conn.execute(self._sql.PATH_PIECE, (chain, lo, hi)).fetchall()
                 out.extend(self._entry_from_row(row) for row in rows)
+        return out
+
+    def _path_pieces(self, head_seq: int, start: int, stop: int | None,
+                     newest_first: bool = False) -> list[tuple[int, int, int]]:
+        """(chain, first depth, last depth) of each piece of depths [start, stop) of a path."""
+        segments = self.path_segments(head_seq)
+        last = segments[-1][2]
+        stop = last + 1 if stop is None else min(stop, last + 1)
+        pieces = [(chain, max(low, start), min(high, stop - 1)) for chain, low, high in segments
+                  if max(low, start) <= min(high, stop - 1)]
+        return pieces[::-1] if newest_first else pieces
+
+    def path_counts(self, head_seq: int | None, start: int = 0, stop: int | None = None) -> PathCounts:
+        """How many entries, messages and compactions depths [start, stop) of a path hold,
+        without reading them: depths are contiguous, each entry stores how many messages
+        lead to it (msg_index), and compactions have their own index."""
+        if head_seq is None:
+            return PathCounts(0, 0, 0)
+        pieces = self._path_pieces(head_seq, start, stop)
+        if not pieces:
+            return PathCounts(0, 0, 0)
+        first, last = pieces[0][1], pieces[-1][2]
+        segments = self.path_segments(head_seq)
+
+        def messages_to(depth: int) -> int:
+            if depth < 0:
+                return 0
+            chain = next(c for c, low, high in segments if low <= depth <= high)
+            return self._one(self._sql.PATH_MSG_INDEX, (chain, depth))[0]
+
+        with self._lock:
+            messages = messages_to(last) - messages_to(first - 1)
+            compactions = sum(self._one(self._sql.PATH_COMPACTION_COUNT, piece)[0] for piece in pieces)
+        return PathCounts(last - first + 1, messages, compactions)
+
+    def path_end_entry(self, head_seq: int | None, start: int = 0, stop: int | None = None, *,
+                       type: str | None = None, not_type: str | None = None,
+                       last: bool = False) -> Entry | None:
+        """The first (or last) entry in depths [start, stop) of a path, of a type or not of
+        one (give one of them)."""
+        if (type is None) == (not_type is None):
+            raise ValueError("give exactly one of type or not_type")
+        if head_seq is None:
+            return None
+        if type is not None:
+            sql = self._sql.PATH_LAST_OF_TYPE if last else self._sql.PATH_FIRST_OF_TYPE
+        else:
+            sql = self._sql.PATH_LAST_NOT_OF_TYPE if last else self._sql.PATH_FIRST_NOT_OF_TYPE
+        with self._lock:
+            for chain, lo, hi in self._path_pieces(head_seq, start, stop, newest_first=last):
+                row = self._one(sql, (chain, lo, hi, type if type is not None else not_type))
+                if row:
+                    return self._entry_from_row(row)
+        return None
+
+    def path_messages(self, head_seq: int | None, start: int = 0, stop: int | None = None, *,
+                      limit: int | None = None, newest_first: bool = False) -> list[dict[str, Any]]:
+        """The messages in depths [start, stop) of a path, in path order (or newest first),
+        at most `limit`. Only `message` entries' data is read: no Entry is made."""
+        out: list[dict[str, Any]] = []
+        if head_seq is None:
+            return out
+        sql = self._sql.PATH_MESSAGES_NEWEST if newest_first else self._sql.PATH_MESSAGES
+        with self._lock:
+            for chain, lo, hi in self._path_pieces(head_seq, start, stop, newest_first):
+                remaining = -1 if limit is None else limit - len(out)
+                if remaining == 0:
+                    break
+                for (data,) in self._conn.execute(sql, (chain, lo, hi, remaining)):
+                    message = _loads(data, {}).get("message")
+                    if isinstance(message, dict):
+                        out.append(message)
+        return out
+
+    def path_sample(self, head_seq: int | None, start: int, stop: int, count: int) -> list[dict[str, Any]]:
+        """The messages at `count` depths spread evenly over [start, stop) of a path (an
+        index lookup each): what an estimate over a long range reads."""
+        if head_seq is None or stop <= start or count <= 0:
+            return []
+        step = max(1, (stop - start) // count)
+        depths = range(start, stop, step)
+        out: list[dict[str, Any]] = []
+        with self._lock:
+            for chain, lo, hi in self._path_pieces(head_seq, start, stop):
+                wanted = [d for d in depths if lo <= d <= hi]
+                for at in range(0, len(wanted), 500):
+                    part = wanted[at:at + 500]
+                    rows = self._conn.execute(self._sql.path_messages_at(len(part)), (chain, *part))
+                    for (data,) in rows:
+                        message = _loads(data, {}).get("message")
+                        if isinstance(message, dict):
+                            out.append(message)
         return out
 
     def entry_at_depth(self, head_seq: int, depth: int) -> int | None:

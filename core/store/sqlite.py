@@ -331,6 +331,25 @@ class Statements:
     PATH_PIECE = (f"SELECT {_ENTRY_COLUMNS} FROM {_ENTRY_FROM} WHERE e.chain = ? AND e.depth"
                   " BETWEEN ? AND ? ORDER BY e.depth")
     PATH_SEQ_AT_DEPTH = "SELECT seq FROM entries WHERE chain = ? AND depth = ?"
+    # plans over long paths: counted, or read at their ends, never all of it
+    PATH_MSG_INDEX = "SELECT msg_index FROM entries WHERE chain = ? AND depth = ?"
+    PATH_COMPACTION_COUNT = ("SELECT COUNT(*) FROM entries WHERE chain = ? AND depth BETWEEN ? AND ?"
+                             " AND type = 'compaction'")
+    PATH_FIRST = f"SELECT {_ENTRY_COLUMNS} FROM {_ENTRY_FROM} WHERE e.chain = ? AND e.depth BETWEEN ? AND ?"
+    PATH_FIRST_OF_TYPE = f"{PATH_FIRST} AND e.type = ? ORDER BY e.depth LIMIT 1"
+    PATH_LAST_OF_TYPE = f"{PATH_FIRST} AND e.type = ? ORDER BY e.depth DESC LIMIT 1"
+    PATH_FIRST_NOT_OF_TYPE = f"{PATH_FIRST} AND e.type != ? ORDER BY e.depth LIMIT 1"
+    PATH_LAST_NOT_OF_TYPE = f"{PATH_FIRST} AND e.type != ? ORDER BY e.depth DESC LIMIT 1"
+    PATH_MESSAGES = ("SELECT data FROM entries WHERE chain = ? AND depth BETWEEN ? AND ?"
+                     " AND type = 'message' ORDER BY depth LIMIT ?")
+    PATH_MESSAGES_NEWEST = ("SELECT data FROM entries WHERE chain = ? AND depth BETWEEN ? AND ?"
+                            " AND type = 'message' ORDER BY depth DESC LIMIT ?")
+
+    @staticmethod
+    def path_messages_at(count: int) -> str:
+        """The messages at `count` given depths of one chain (chain, then the depths)."""
+        return ("SELECT data FROM entries WHERE chain = ? AND type = 'message' AND depth IN"
+                f" ({','.join('?' * count)}) ORDER BY depth")
     PATH_NEWEST_COMPACTION = ("SELECT seq FROM entries WHERE chain = ? AND depth BETWEEN ? AND ?"
                               " AND type = 'compaction' ORDER BY depth DESC LIMIT 1")
     PATH_COMPACTIONS = ("SELECT seq FROM entries WHERE chain = ? AND depth BETWEEN ? AND ?"

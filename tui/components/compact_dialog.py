@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
 
 from rich.text import Text
 from textual import on, work
+from textual.worker import get_current_worker
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -16,7 +18,7 @@ from core.entries import content_text
 from core.errors import ArborError
 from core.models import InternalSession
 from core.store import Store
-from core.summariser import get_summariser
+from core.summariser import builtin_summary, get_summariser
 
 from .action_dialog import ActionDialog
 from .branches_pane import branch_title
@@ -46,6 +48,7 @@ class CompactDialog(ActionDialog[CompactChoice | None]):
         self.branch = branch
         self.plan: operations.CompactionPlan | None = None
         self.keep: int | None = None
+        self.summarising = False
 
     def compose(self) -> ComposeResult:
         title = Text("Compact · ", "bold")
@@ -69,54 +72,96 @@ class CompactDialog(ActionDialog[CompactChoice | None]):
     def on_mount(self) -> None:
         self.query_one("#compact-summary", TextArea).cursor_blink = False  # steady cursor (and stable pictures)
         self.query_one("#compact-keep", Input).cursor_blink = False
-        self._plan(None)
+        # after the first frame: the dialog shows at once, its "planning…" too, and the
+        # plan does not compete with drawing it
+        self.call_after_refresh(self._plan, None)
 
     @work(thread=True, exclusive=True, group="compact-plan")
     def _plan(self, keep: int | None) -> None:
+        """The plan first (counted in SQL, only the kept part read: at once even on a long
+        branch), then the summary, which a command summariser may take a while to write."""
+        worker = get_current_worker()
         try:
-            summariser = get_summariser()
+            plan = None
             if keep is None:
                 # the first budget that summarises something and keeps the latest turn
-                plan = operations.plan_compaction(self.store, self.branch.id, summariser=None)
-                fallback = None
-                candidates = keep_candidates(plan.tokens_before)
-                if plan.tokens_before > 3 * operations.DEFAULT_KEEP_RECENT_TOKENS:
-                    candidates = []  # a long branch: the default budget (each trial reads it all)
-                    keep = operations.DEFAULT_KEEP_RECENT_TOKENS
-                for candidate in candidates:
-                    trial = operations.plan_compaction(self.store, self.branch.id,
-                                                       keep_recent_tokens=candidate, summariser=None)
-                    if trial.messages_summarised and fallback is None:
-                        fallback = candidate
-                    if trial.messages_summarised and trial.kept_count:
-                        keep = candidate
-                        break
-                keep = keep if keep is not None else (fallback or operations.DEFAULT_KEEP_RECENT_TOKENS)
-            plan = operations.plan_compaction(self.store, self.branch.id, keep_recent_tokens=keep,
-                                              summariser=summariser)
-        except ArborError as error:
+                keep = operations.DEFAULT_KEEP_RECENT_TOKENS
+                plan = operations.plan_compaction(self.store, self.branch.id, keep_recent_tokens=keep,
+                                                  summariser=None)
+                if plan.tokens_before <= 3 * keep:  # (a long branch: the default budget)
+                    plan = self._first_fitting(plan)
+                    keep = plan.keep_recent_tokens
+            if plan is None:
+                plan = operations.plan_compaction(self.store, self.branch.id, keep_recent_tokens=keep,
+                                                  summariser=None)
+        except (ArborError, sqlite3.Error) as error:
             self.app.call_from_thread(self._failed, str(error))
             return
+        summariser = get_summariser()
+        if summariser is builtin_summary and plan.summarised_count:
+            # it reads a few thousand messages at most: plan and summary in one update
+            plan.set_summary(operations.summarise_compaction(plan, summariser))
+            if not worker.is_cancelled:
+                self.app.call_from_thread(self._show, plan, keep, True)
+            return
+        if worker.is_cancelled:
+            return
         self.app.call_from_thread(self._show, plan, keep)
+        if not plan.summarised_count:
+            return
+        try:
+            summary = operations.summarise_compaction(plan, summariser)
+        except (ArborError, sqlite3.Error) as error:
+            summary, failure = "", str(error)
+        else:
+            failure = None
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._show_summary, plan, summary, failure)
+
+    def _first_fitting(self, default: operations.CompactionPlan) -> operations.CompactionPlan:
+        """Of the budgets keep_candidates offers, the plan of the first one that summarises
+        something and keeps something; else of the first that summarises something."""
+        fallback = None
+        for candidate in keep_candidates(default.tokens_before):
+            trial = default if candidate == default.keep_recent_tokens else operations.plan_compaction(
+                self.store, self.branch.id, keep_recent_tokens=candidate, summariser=None)
+            if trial.messages_summarised and trial.kept_count:
+                return trial
+            if trial.messages_summarised and fallback is None:
+                fallback = trial
+        return fallback or default
 
     def _failed(self, message: str) -> None:
         self.query_one("#compact-plan", Static).update(safe_line(message, 300, style="bold #ff5f5f"))
 
-    def _show(self, plan: operations.CompactionPlan, keep: int) -> None:
-        self.plan, self.keep = plan, keep
-        field = self.query_one("#compact-keep", Input)
-        if field.value != str(keep):
-            field.value = str(keep)
+    def _show(self, plan: operations.CompactionPlan, keep: int, summarised: bool = False) -> None:
+        """The plan, and its summary when it has one already (one repaint for both)."""
+        with self.app.batch_update():
+            self.plan, self.keep = plan, keep
+            field = self.query_one("#compact-keep", Input)
+            if field.value != str(keep):
+                field.value = str(keep)
+            self.summarising = bool(plan.summarised_count) and not summarised
+            self._show_plan(plan)
+            summary = self.query_one("#compact-summary", TextArea)
+            summary.text = clean(plan.summary) if summarised else ""
+            summary.placeholder = (f"summarising {plan.messages_summarised:,} messages…"
+                                   if self.summarising else "")
+            self.query_one("#confirm", Button).disabled = not plan.summarised_count
+            if self.focused is None or not isinstance(self.focused, (Input, TextArea)):
+                summary.focus()
+
+    def _show_plan(self, plan: operations.CompactionPlan) -> None:
         info = Text()
-        if not plan.summarised:
+        if not plan.summarised_count:
             info.append("Nothing to compact: the whole branch fits in the kept budget.", "bold #d7af5f")
         else:
             info.append("Summarises ", DIM)
             info.append(f"{plan.messages_summarised:,} messages", "bold")
-            info.append(f" ({len(plan.summarised):,} entries, ", DIM)
-            info.append(short_id(plan.summarised[0].id), DIM)
+            info.append(f" ({plan.summarised_count:,} entries, ", DIM)
+            info.append(short_id(plan.first_summarised.id), DIM)
             info.append(" … ", DIM)
-            info.append(short_id(plan.summarised[-1].id), DIM)
+            info.append(short_id(plan.last_summarised.id), DIM)
             if plan.kept_count:
                 info.append("); keeps ", DIM)
                 info.append(f"{plan.kept_count:,} {'entry' if plan.kept_count == 1 else 'entries'}",
@@ -126,15 +171,19 @@ class CompactDialog(ActionDialog[CompactChoice | None]):
             else:
                 info.append("); ", DIM)
                 info.append("keeps nothing verbatim", "bold #d7af5f")
-                info.append(f": no user or assistant message fits in the newest {keep:,} tokens", DIM)
+                info.append(f": no user or assistant message fits in the newest {plan.keep_recent_tokens:,} tokens", DIM)
             info.append("\nTokens (estimate): ", DIM)
             info.append(f"{plan.tokens_before:,}", "bold")
             info.append(" → ", DIM)
-            info.append(f"{plan.tokens_after:,}", "bold #87d787")
+            if self.summarising:
+                info.append(f"{plan.kept_tokens:,} kept + the summary", "bold #87d787")
+            else:
+                info.append(f"{plan.tokens_after:,}", "bold #87d787")
             if plan.previous is not None:
                 info.append(f"   (replaces compaction {short_id(plan.previous.id)})", FAINT)
-            said = [e for e in plan.summarised if e.message is not None] or plan.summarised
-            for label, entry in (("first", said[0]), ("last", said[-1])):
+            first = plan.first_message or plan.first_summarised
+            last = plan.last_message or plan.last_summarised
+            for label, entry in (("first", first), ("last", last)):
                 message = entry.message or {}
                 role = str(message.get("role", entry.type))
                 info.append(f"\n  {label:<6}", FAINT)
@@ -142,11 +191,19 @@ class CompactDialog(ActionDialog[CompactChoice | None]):
                 info.append("  ")
                 info.append_text(safe_line(content_text(message.get("content")) or entry.type, 72, style=DIM))
         self.query_one("#compact-plan", Static).update(info)
-        summary = self.query_one("#compact-summary", TextArea)
-        summary.text = clean(plan.summary)
-        self.query_one("#confirm", Button).disabled = not plan.summarised
-        if self.focused is None or not isinstance(self.focused, (Input, TextArea)):
-            summary.focus()
+
+    def _show_summary(self, plan: operations.CompactionPlan, summary: str, failure: str | None) -> None:
+        if plan is not self.plan:
+            return  # re-planned meanwhile
+        with self.app.batch_update():
+            self.summarising = False
+            plan.set_summary(summary)
+            self._show_plan(plan)
+            area = self.query_one("#compact-summary", TextArea)
+            area.placeholder = ("The summariser failed: " + clean(failure)[:200] + " Write one here."
+                                if failure else "")
+            if not area.text:  # never over what the user has begun to write
+                area.text = clean(summary)
 
     @on(Input.Submitted, "#compact-keep")
     def _replan(self, event: Input.Submitted) -> None:
@@ -159,11 +216,13 @@ class CompactDialog(ActionDialog[CompactChoice | None]):
         self._plan(keep)
 
     def action_confirm(self) -> None:
-        if self.plan is None or not self.plan.summarised or self.keep is None:
+        if self.plan is None or not self.plan.summarised_count or self.keep is None:
             return
         summary = self.query_one("#compact-summary", TextArea).text.strip()
         if not summary:
-            self.notify("The summary is empty; write one or cancel.", severity="warning", markup=False)
+            message = ("The summary is still being written; wait for it or write one."
+                       if self.summarising else "The summary is empty; write one or cancel.")
+            self.notify(message, severity="warning", markup=False)
             return
         self.dismiss(CompactChoice(summary, self.keep))
 

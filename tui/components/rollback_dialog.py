@@ -3,10 +3,12 @@ summary of what is left behind into the new branch."""
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
 
 from rich.text import Text
 from textual import on, work
+from textual.worker import get_current_worker
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -17,7 +19,7 @@ from core import operations
 from core.errors import ArborError
 from core.models import InternalSession
 from core.store import Store
-from core.summariser import get_summariser
+from core.summariser import builtin_summary, get_summariser
 
 from .action_dialog import ActionDialog
 from .branches_pane import branch_title
@@ -49,7 +51,7 @@ class RollbackDialog(ActionDialog[RollbackChoice | None]):
         self.branch = branch
         self.targets = targets
         self.initial = initial
-        self._summaries: dict[int, str] = {}
+        self._summaries: dict[int, tuple[str, str]] = {}  # option → (summary, note)
 
     def compose(self) -> ComposeResult:
         title = Text("Roll back · ", "bold")
@@ -78,10 +80,14 @@ class RollbackDialog(ActionDialog[RollbackChoice | None]):
     def _chosen(self, event: OptionList.OptionHighlighted) -> None:
         index = int(event.option.id)
         if index in self._summaries:
-            self._show_summary(index, self._summaries[index], None)
+            summary, note = self._summaries[index]
+            self._show_summary(index, summary, note)
         else:
-            self.query_one("#rollback-left", Static).update(Text("reading what is left behind…", FAINT))
-            self._summarise(index)
+            self.query_one("#rollback-left", Static).update(Text("counting what is left behind…", FAINT))
+            area = self.query_one("#rollback-summary", TextArea)
+            area.text = ""
+            area.placeholder = "summarising what is left behind…"
+            self.call_after_refresh(self._summarise, index)  # (after this is on screen)
 
     @on(OptionList.OptionSelected)
     def _picked(self, event: OptionList.OptionSelected) -> None:
@@ -89,26 +95,46 @@ class RollbackDialog(ActionDialog[RollbackChoice | None]):
 
     @work(thread=True, exclusive=True, group="rollback-summary")
     def _summarise(self, index: int) -> None:
+        """What is left behind is counted first (in SQL: shown at once), then summarised
+        (the built-in summariser reads its first and last messages; a command all)."""
+        worker = get_current_worker()
         target = self.targets[index]
         try:
             left = operations.left_behind(self.store, self.branch.id, target.entry_seq)
-            messages = [e.message for e in left if e.message is not None]
-            summary = get_summariser()(messages) if messages else ""
-            note = f"{len(messages):,} messages are left behind on {self.branch.name or 'the old branch'}"
-        except ArborError as error:
-            summary, note = "", str(error)
-        self.app.call_from_thread(self._store_summary, index, summary, note)
+            messages = left.counts().messages if left else 0
+        except (ArborError, sqlite3.Error) as error:
+            self.app.call_from_thread(self._store_summary, index, "", str(error))
+            return
+        where = self.branch.name or "the old branch"
+        note = f"{messages:,} messages are left behind on {where}"
+        summariser = get_summariser()
+        if summariser is not builtin_summary:  # a command may take a while: the count first
+            if worker.is_cancelled:
+                return
+            self.app.call_from_thread(self._show_note, index, note)
+        try:
+            summary = summariser(left.messages(messages)) if messages else ""
+        except (ArborError, sqlite3.Error) as error:
+            summary, note = "", f"{note}; the summariser failed: {error}"
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._store_summary, index, summary, note)
+
+    def _show_note(self, index: int, note: str) -> None:
+        if self.query_one(OptionList).highlighted == index:
+            self.query_one("#rollback-left", Static).update(safe_line(note, 200, style=FAINT))
 
     def _store_summary(self, index: int, summary: str, note: str) -> None:
-        self._summaries[index] = summary
-        highlighted = self.query_one(OptionList).highlighted
-        if highlighted == index:
+        self._summaries[index] = (summary, note)
+        if self.query_one(OptionList).highlighted == index:
             self._show_summary(index, summary, note)
 
     def _show_summary(self, index: int, summary: str, note: str | None) -> None:
-        self.query_one("#rollback-summary", TextArea).text = clean(summary)
-        if note is not None:
-            self.query_one("#rollback-left", Static).update(safe_line(note, 200, style=FAINT))
+        with self.app.batch_update():
+            area = self.query_one("#rollback-summary", TextArea)
+            area.placeholder = "" if summary else "nothing to summarise"
+            area.text = clean(summary)
+            if note is not None:
+                self.query_one("#rollback-left", Static).update(safe_line(note, 200, style=FAINT))
 
     def action_confirm(self) -> None:
         highlighted = self.query_one(OptionList).highlighted
