@@ -26,14 +26,17 @@ def big_db(tmp_path_factory) -> Path:
     return path
 
 
+async def open_big_session(pilot) -> None:
+    app = pilot.app
+    await settle(pilot)
+    app.sessions_pane.move_cursor(next(i for i, s in enumerate(app.sessions) if s.name == BIG_NAME))
+    await settle(pilot)
+
+
 async def test_100k_branch_opens_at_end_and_scrolls_to_start(big_db):
-    path = big_db
-    app = ArborApp(open_fixed(path), clock=lambda: DEMO_NOW, poll_interval=None)
+    app = ArborApp(open_fixed(big_db), clock=lambda: DEMO_NOW, poll_interval=None)
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        index = next(i for i, s in enumerate(app.sessions) if s.name == BIG_NAME)
-        app.sessions_pane.move_cursor(index)
-        await settle(pilot)
+        await open_big_session(pilot)
         pane = app.messages_pane
         assert pane.count == 100_000 and pane.at_end
         assert pane.highlighted.entry.depth == 99_999
@@ -57,10 +60,7 @@ async def test_c_and_r_on_the_100k_branch_fill_their_dialogs_reading_what_they_k
 
     app = ArborApp(open_fixed(big_db), clock=lambda: DEMO_NOW, poll_interval=None)
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        index = next(i for i, s in enumerate(app.sessions) if s.name == BIG_NAME)
-        app.sessions_pane.move_cursor(index)
-        await settle(pilot)
+        await open_big_session(pilot)
         app.set_focus(app.messages_pane)
         frames = []  # what each frame drawn showed: the dialog, its plan line, its summary
         display = app._display

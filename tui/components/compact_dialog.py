@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -15,7 +14,6 @@ from textual.widgets import Button, Input, Static, TextArea
 
 from core import operations
 from core.entries import content_text
-from core.errors import ArborError
 from core.models import InternalSession
 from core.store import Store
 from core.summariser import builtin_summary, get_summariser
@@ -94,7 +92,7 @@ class CompactDialog(ActionDialog[CompactChoice | None]):
             if plan is None:
                 plan = operations.plan_compaction(self.store, self.branch.id, keep_recent_tokens=keep,
                                                   summariser=None)
-        except (ArborError, sqlite3.Error) as error:
+        except self.store.errors as error:
             self.app.call_from_thread(self._failed, str(error))
             return
         summariser = get_summariser()
@@ -111,7 +109,7 @@ class CompactDialog(ActionDialog[CompactChoice | None]):
             return
         try:
             summary = operations.summarise_compaction(plan, summariser)
-        except (ArborError, sqlite3.Error) as error:
+        except self.store.errors as error:
             summary, failure = "", str(error)
         else:
             failure = None

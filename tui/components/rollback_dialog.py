@@ -3,7 +3,6 @@ summary of what is left behind into the new branch."""
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -16,7 +15,6 @@ from textual.widgets import Button, Checkbox, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from core import operations
-from core.errors import ArborError
 from core.models import InternalSession
 from core.store import Store
 from core.summariser import builtin_summary, get_summariser
@@ -102,7 +100,7 @@ class RollbackDialog(ActionDialog[RollbackChoice | None]):
         try:
             left = operations.left_behind(self.store, self.branch.id, target.entry_seq)
             messages = left.counts().messages if left else 0
-        except (ArborError, sqlite3.Error) as error:
+        except self.store.errors as error:
             self.app.call_from_thread(self._store_summary, index, "", str(error))
             return
         where = self.branch.name or "the old branch"
@@ -114,7 +112,7 @@ class RollbackDialog(ActionDialog[RollbackChoice | None]):
             self.app.call_from_thread(self._show_note, index, note)
         try:
             summary = summariser(left.messages(messages)) if messages else ""
-        except (ArborError, sqlite3.Error) as error:
+        except self.store.errors as error:
             summary, note = "", f"{note}; the summariser failed: {error}"
         if not worker.is_cancelled:
             self.app.call_from_thread(self._store_summary, index, summary, note)
