@@ -75,8 +75,8 @@ def reference_plan(store, branch, keep):
             break
         budget += cost
         index = position
-    cut = next((p for p in range(index, len(context))
-                if context[p].message is not None and context[p].message.get("role") == "user"),
+    cut = next((p for wanted in ("user", "assistant") for p in range(index, len(context))
+                if context[p].message is not None and context[p].message.get("role") == wanted),
                len(context))
     previous_tokens = message_tokens(compaction_summary_message(previous)) if previous else 0
     tokens = previous_tokens + sum(message_tokens(e.message) for e in context if e.type == MESSAGE)

@@ -78,7 +78,7 @@ def test_compaction_keeps_the_newest_reply_when_no_user_message_fits(demo_db):
     plan = operations.plan_compaction(store, branch.id, keep_recent_tokens=66, summariser=None)
     assert plan.kept_count == 1
     assert plan.first_kept.message["role"] == "assistant"
-    assert plan.summarised and plan.summarised[-1].message["role"] == "toolResult"
+    assert plan.summarised_count and plan.last_summarised.message["role"] == "toolResult"
     # a budget smaller than the newest message keeps nothing, and says so (below)
     plan = operations.plan_compaction(store, branch.id, keep_recent_tokens=10, summariser=None)
     assert plan.kept_count == 0
