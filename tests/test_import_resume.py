@@ -319,3 +319,52 @@ def test_path_key_is_the_resolved_path(tmp_path, monkeypatch):
                   tmp_path / "elsewhere" / "file-link.jsonl",
                   tmp_path / "folder-link" / ".." / "sub" / "f.jsonl", Path("sub/f.jsonl")):
         assert path_key(given) == str(given.resolve()) == str(tmp_path / "real" / "sub" / "f.jsonl")
+
+
+@pytest.mark.parametrize("fixture", ["pi/pi_v3_generated.jsonl",
+                                     "pi/specstory_full_format_v3_synthetic.jsonl",
+                                     "codex/rollout-2026-01-02T03-04-05-11111111-1111-4111-8111-"
+                                     "111111111111.jsonl"])
+def test_formats_read_from_the_start_commit_as_they_go_and_recover(tmp_path, monkeypatch,
+                                                                   fixture):
+    # Codex and pi files are not resumed from an offset: their entries are committed as
+    # they are written (here before every entry), and an import cut anywhere is read again
+    # from the start next time, to the same store as a clean import.
+    from core.importers import session as import_session
+    from test_import_robust import FIXTURES
+
+    path = tmp_path / Path(fixture).name
+    shutil.copy(FIXTURES / fixture, path)
+    with open_store(tmp_path / "clean.db") as clean:
+        result = only(import_paths(clean, [path]))
+        assert result.status == "imported"
+        expected = {s.uid: picture(clean, s.uid) for s in result.sessions}
+        total = sum(len(p["entries"]) for p in expected.values())
+    monkeypatch.setattr("core.importers.COMMIT_EVERY", 0.0)
+    with open_store(tmp_path / "paced.db") as store:
+        commits = []
+        real = store.commit_and_continue
+        monkeypatch.setattr(store, "commit_and_continue", lambda: commits.append(1) or real())
+        paced = only(import_paths(store, [path]))
+        assert len(commits) >= total - 1
+        assert {s.uid: picture(store, s.uid) for s in paced.sessions} == expected
+    add = import_session.SessionTarget.add
+    for cut in range(2, total + 1):
+        calls = {"n": 0}
+
+        def interrupted(self, *args, **kwargs):
+            calls["n"] += 1
+            if calls["n"] == cut:
+                raise KeyboardInterrupt
+            return add(self, *args, **kwargs)
+
+        with open_store(tmp_path / f"cut{cut}.db") as store:
+            monkeypatch.setattr(import_session.SessionTarget, "add", interrupted)
+            with pytest.raises(KeyboardInterrupt):
+                import_paths(store, [path])
+            monkeypatch.setattr(import_session.SessionTarget, "add", add)
+            assert store.integrity_check() == "ok"
+            again = only(import_paths(store, [path]))
+            assert again.status == "imported", again.error
+            got = {s.uid: picture(store, s.uid) for s in again.sessions}
+            assert got == expected, f"cut at entry {cut}"

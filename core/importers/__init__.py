@@ -24,6 +24,7 @@ from .base import (FileResult, ImportReport, Progress, ProgressCallback, Progres
                    SessionResult, Skipped, file_size, path_key)
 from .detect import CLAUDE_CODE, CODEX, FORMATS, LANGGRAPH, PI, NotALog, detect_format
 from .files import discover, expand_paths
+from .session import PACING
 from .state import (FROM_START, HEAD_BYTES, RESUME, UNCHANGED, FileState, Pacer, Plan,
                     head_hash, plan, tail_hash)
 
@@ -195,7 +196,12 @@ def import_file(store, path: Path, fmt: str | None = None, *,
                         store, path, result, ticker, start=(decided.offset, decided.line),
                         resume=resume, pacer=pacer)
                 else:
-                    module.import_file(store, path, result, ticker)
+                    pacing = PACING.set(Pacer(store, state, fd, save, budget=COMMIT_EVERY
+                                              if budget is None else budget))
+                    try:
+                        module.import_file(store, path, result, ticker)
+                    finally:
+                        PACING.reset(pacing)
                     offset, line, reader = st.st_size, result.lines, None
                 if result.status == "imported" and result.sessions:
                     state.offset, state.line, state.reader = offset, line, reader

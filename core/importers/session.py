@@ -7,11 +7,19 @@ and a file that grew gets only its new lines.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from datetime import datetime
 from typing import Any
 
 from ..entries import MESSAGE, tool_call_count
 from .base import SessionResult, title_from_text
+
+
+# Set by the import driver for formats that cannot resume from an offset (Codex, pi): their
+# entries are committed about every 0.1 s as they are written, so agents are not locked
+# out; an interrupted import of such a file is read again from its start next time, where
+# the entries' ids make it add only what is missing.
+PACING: ContextVar[Any] = ContextVar("arbor_import_pacing", default=None)
 
 
 class StoredIds:
@@ -114,6 +122,9 @@ class SessionTarget:
         """Write the entry unless its id is already there. Returns (seq, written).
 
         `tool_calls`: how many tool calls the message holds, when the caller knows."""
+        pacer = PACING.get()
+        if pacer is not None and pacer.due():
+            pacer.commit_written()
         seq = self.known.get(entry_id)
         if seq is not None:
             return seq, False

@@ -43,6 +43,12 @@ What the next import does (`plan`), from `os.stat` alone where it can:
 
 Reading from 0 never duplicates anything: entries are identified by the log's own ids (or
 `L<line>`), so lines already in the store are recognised and skipped.
+
+Formats that cannot go on from an offset (Codex, pi) still commit about every 0.1 s, as
+their entries are written (`Pacer.commit_written`, through `session.PACING`), without an
+offset: an interrupted import of such a file is read again from 0. LangGraph databases are
+never opened with plain file I/O: what changed is asked through SQLite, and a database is
+read whole, in one transaction.
 """
 
 from __future__ import annotations
@@ -193,6 +199,13 @@ class Pacer:
 
     def due(self) -> bool:
         return time.monotonic() - self.since >= self.budget
+
+    def commit_written(self) -> None:
+        """Commit what is written, with no record of an offset: for formats read again
+        from their start after an interruption (their ids make that add only the rest)."""
+        self.store.commit_and_continue()
+        self.commits += 1
+        self.since = time.monotonic()
 
     def commit(self, offset: int, line: int, reader: dict[str, Any] | None, uid: str | None) -> None:
         state = self.state
