@@ -72,8 +72,12 @@ class ArborApp(KeysInOrder[int]):
     ]
 
     def __init__(self, store: Store, *, show_archived: bool = False, clock: Clock | None = None,
-                 poll_interval: float | None = 0.5, store_label: str | None = None) -> None:
+                 poll_interval: float | None = 0.5, store_label: str | None = None,
+                 follow: bool | dict = False) -> None:
         super().__init__()
+        # follow running agents (core.follow): True, or the Follower's options as a dict
+        self.follow = follow
+        self.live_follow = None
         self.store = store
         self.store_label = store_label or _home_short(store.path)
         self.show_archived = show_archived
@@ -122,6 +126,17 @@ class ArborApp(KeysInOrder[int]):
         self.load_sessions()
         if self.poll_interval:
             self.set_interval(self.poll_interval, self._poll)
+        if self.follow:
+            from .live_follow import LiveFollow
+
+            options = self.follow if isinstance(self.follow, dict) else {}
+            self.live_follow = LiveFollow(self.store, lambda: self.call_from_thread(self._poll),
+                                          **options)
+            self.live_follow.start()
+
+    def on_unmount(self) -> None:
+        if self.live_follow is not None:
+            self.live_follow.stop()
 
     # ----------------------------------------------------------------- loading
     @work(thread=True, exclusive=True, group="sessions")
@@ -190,7 +205,8 @@ class ArborApp(KeysInOrder[int]):
             self.set_focus(self.sessions_pane)
 
     def show_session(self, session_id: int, *, keep_branch: int | None = None,
-                     keep_seq: int | None = None, at_end: bool = True) -> None:
+                     keep_seq: int | None = None, at_end: bool = True,
+                     keep_view: bool = False) -> None:
         """Load a session's branch tree, then the highlighted (by default current) branch."""
         try:
             with self.store.reading():
@@ -216,10 +232,11 @@ class ArborApp(KeysInOrder[int]):
             self.messages_pane.set_source(None, empty_text=Text("This session has no branches.", FAINT))
             self._update_messages_title()
             return
-        self.show_branch(branch, keep_seq=keep_seq, at_end=at_end)
+        self.show_branch(branch, keep_seq=keep_seq, at_end=at_end, keep_view=keep_view)
 
     def show_branch(self, branch: InternalSession, *, keep_seq: int | None = None,
-                    keep_depth: int | None = None, at_end: bool = True) -> None:
+                    keep_depth: int | None = None, at_end: bool = True,
+                    keep_view: bool = False) -> None:
         try:
             with self.store.reading():
                 source = MessageSource(self.store, branch, raw=self.raw,
@@ -233,7 +250,7 @@ class ArborApp(KeysInOrder[int]):
             self._warned.add(source.warning)
             self.say(source.warning, title="Replay", severity="warning", markup=False)
         self.messages_pane.set_source(source, labels=labels, keep_seq=keep_seq, keep_depth=keep_depth,
-                                      at_end=at_end,
+                                      at_end=at_end, keep_view=keep_view,
                                       empty_text=Text("This branch has no entries yet.", FAINT))
         self._update_messages_title()
         self._update_status()
@@ -393,7 +410,7 @@ class ArborApp(KeysInOrder[int]):
         follow = self.messages_pane.at_end
         self.show_session(self.session_id, keep_branch=branch.id if branch else None,
                           keep_seq=None if follow or item is None else item.entry.seq,
-                          at_end=True)
+                          at_end=True, keep_view=True)
 
     def reload(self, *, session_id: int | None = None, branch_id: int | None = None,
                keep_seq: int | None = None, at_end: bool = True, keep_order: bool = True) -> None:

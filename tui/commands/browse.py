@@ -18,6 +18,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="build the deterministic demo store (in the user data dir unless "
                              "--db) and open it")
     parser.add_argument("--archived", action="store_true", help="show archived sessions too")
+    parser.add_argument("--no-follow", action="store_true",
+                        help="do not follow running agents (by default what they append to the "
+                             "logs this store imported, and to the agents' usual folders, is "
+                             "imported and shown as it is written; never for --demo)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -26,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_STORE
     from ..app import ArborApp
 
-    app = ArborApp(store, show_archived=args.archived)
+    app = ArborApp(store, show_archived=args.archived, follow=not (args.demo or args.no_follow))
     app.run()
     store.close()
     return app.return_code or 0

@@ -90,9 +90,15 @@ class MessagesPane(Widget, can_focus=True):
 
     def set_source(self, source: MessageSource | None, *, labels: dict[int, str] | None = None,
                    keep_seq: int | None = None, keep_depth: int | None = None,
-                   at_end: bool = True, empty_text: Text | None = None) -> None:
-        """Show a branch; the cursor goes to `keep_seq` if it is there, else to the end."""
+                   at_end: bool = True, empty_text: Text | None = None,
+                   keep_view: bool = False) -> None:
+        """Show a branch; the cursor goes to `keep_seq` if it is there, else to the end.
+
+        `keep_view` (the same branch read again because it grew): the rows on screen stay
+        where they are; a cursor at the end moves on to the new end."""
         previous = self.highlighted if keep_seq is not None else None
+        old_source, old_top, old_top_line = self.source, self.top, self.top_line
+        top_item = old_source.item(old_top) if keep_view and old_source is not None else None
         self.source = source
         self.labels = labels or {}
         if empty_text is not None:
@@ -109,12 +115,35 @@ class MessagesPane(Widget, can_focus=True):
         if target is None:
             target = count - 1 if at_end else 0
         self.cursor = max(0, min(target, count - 1))
+        if top_item is not None and source is not None and \
+                source.branch.id == old_source.branch.id and self._keep_top(top_item, old_top_line):
+            self._layout = None
+            self.scroll_cursor_visible()
+            self._update_subtitle()
+            self.refresh()
+            return
         self.top, self.top_line = self.cursor, 0
         self._layout = None
         self._bottom_pending = self.size.height <= 0
         self.scroll_cursor_visible(bottom=True)
         self._update_subtitle()
         self.refresh()
+
+    def _keep_top(self, item: Item, top_line: int) -> bool:
+        """Put `item` (the row that was at the top) back at the top, as far scrolled."""
+        source = self.source
+        if item.kind == "summary":
+            index = 0 if source.compaction is not None and \
+                source.compaction.seq == item.entry.seq and not source.raw else None
+        elif item.kind == "spawn":
+            index = source.index_of_key(item.key)
+        else:
+            index = source.index_of_seq(item.entry.seq, None if item.nest else item.entry.depth)
+        if index is None or index > self.cursor:
+            return False
+        self.top = index
+        self.top_line = min(top_line, max(0, len(self.item_strips(index)) - 1))
+        return True
 
     def set_labels(self, labels: dict[int, str]) -> None:
         self.labels = labels

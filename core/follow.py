@@ -1,0 +1,335 @@
+"""Following running agents: the store kept in step with the logs it imported from.
+
+What is followed: the agents' usual folders (`importers.discover()`, recursively) and the
+folder of every file the store imported (recursively when it is a small tree such as a
+Claude Code project with its sessions' `subagents/` folders, else that folder alone). A
+log file that changes there (a line appended, a file created) is imported at once through
+the importers' own incremental import (`import_paths`): it reads a file from the offset
+its import record holds, leaves a torn last line for the next time, reads a truncated or
+rewritten file again from the start, and never writes an entry twice. That is also why a
+follower may be killed at any moment and started again: the record only moves forward in
+the same transaction as the entries it describes.
+
+When following starts, the files that have an import record are checked once (one
+`stat` each, nothing opened unless it changed) and what they gained while nobody was
+following is imported. Files never imported are left alone until they change.
+
+The watcher is watchfiles (the Rust `notify` crate: inotify on Linux, FSEvents on macOS,
+ReadDirectoryChangesW on Windows), imported when following starts, never before. Where
+the kernel's notifications cannot be had (inotify watches used up, a file system without
+them) it polls with `stat` instead; `ARBOR_FOLLOW_POLL=1` asks for that (network file
+systems: inotify does not see another machine's writes). Nothing is read while nothing
+changes.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from .errors import ArborError
+
+# A folder the store imported from (not an agent's own folder) is watched with its
+# sub-folders when it has at most this many; a bigger tree (a home folder) only itself.
+SMALL_TREE_DIRS = 64
+DEBOUNCE_MS = 150         # at most this long between a change and its import
+STEP_MS = 40              # ... or this long after the last change of a burst
+POLL_DELAY_MS = 500       # polling: the interval between two stat passes
+ROOTS_EVERY = 5.0         # seconds between checks for folders to follow newly imported
+LOG_SUFFIX = ".jsonl"
+SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+
+
+@dataclass(frozen=True)
+class Root:
+    path: Path
+    recursive: bool
+
+
+@dataclass
+class FollowStats:
+    """What the follower did so far (for `arbor watch`, the status line and tests)."""
+
+    mode: str = "starting"          # "notify" | "polling" | "stopped"
+    roots: int = 0
+    imports: int = 0                # import passes that wrote something
+    entries: int = 0
+    sessions: set[str] = field(default_factory=set)
+    last_error: str | None = None
+
+
+def poll_wanted() -> bool:
+    value = os.environ.get("ARBOR_FOLLOW_POLL", "")
+    return value.lower() not in ("", "0", "false", "no")
+
+
+class Follower:
+    """Watches the followed folders and imports what changes; see the module doc.
+
+    `run(stop)` blocks until `stop` is set (run it in a thread); `on_import(report)` is
+    called (in that thread) after each import that wrote something."""
+
+    def __init__(self, store, *, places: Iterable[str | os.PathLike] = (),
+                 discover: bool = True, home: Path | None = None,
+                 on_import: Callable[[object], None] | None = None,
+                 poll: bool | None = None, debounce_ms: int = DEBOUNCE_MS,
+                 step_ms: int = STEP_MS, poll_delay_ms: int = POLL_DELAY_MS):
+        self.store = store
+        self.places = [Path(p).expanduser() for p in places]
+        self.discover = discover
+        self.home = home
+        self.on_import = on_import
+        self.poll = poll_wanted() if poll is None else poll
+        self.debounce_ms, self.step_ms, self.poll_delay_ms = debounce_ms, step_ms, poll_delay_ms
+        self.stats = FollowStats()
+        self._own = _store_files(store)
+        self._catch_up_now = threading.Event()
+
+    # ------------------------------------------------------------------ what
+    def followed_files(self) -> dict[Path, str]:
+        """The files the store imported from, with their format."""
+        return {Path(path): fmt for path, fmt in self.store.import_source_paths() if path}
+
+    def roots(self) -> list[Root]:
+        """The folders to watch: the agents' own (recursively) and those imported from."""
+        from .importers import discover as agent_places
+
+        deep: list[Path] = []
+        if self.discover:
+            deep.extend(agent_places(self.home) if self.home is not None else agent_places())
+        deep.extend(p for p in self.places if p.is_dir())
+        deep = _outermost(deep)
+        shallow: list[Path] = []
+        for path in sorted({f.parent for f in self.followed_files()}):
+            if any(_inside(path, d) for d in deep) or not path.is_dir():
+                continue
+            if _small_tree(path):
+                deep.append(path)
+            else:
+                shallow.append(path)
+        deep = _outermost(deep)
+        shallow = [p for p in shallow if not any(_inside(p, d) for d in deep)]
+        return [Root(p, True) for p in deep] + [Root(p, False) for p in shallow]
+
+    def relevant(self, paths: Iterable[str | os.PathLike]) -> list[Path]:
+        """Of changed paths, the log files to import: JSONL logs, and a LangGraph database
+        the store imported whose file or -wal changed; never the store itself."""
+        known_db: set[Path] | None = None
+        out: dict[Path, None] = {}
+        for raw in paths:
+            path = Path(raw)
+            name = path.name
+            if path in self._own:
+                continue
+            if name.endswith(LOG_SUFFIX):
+                out[path] = None
+                continue
+            base = path
+            if name.endswith("-wal"):
+                base = path.with_name(name[:-4])
+            if base.name.endswith(SQLITE_SUFFIXES) and base not in self._own:
+                if known_db is None:
+                    known_db = {p for p, fmt in self.followed_files().items() if fmt == "langgraph"}
+                if base in known_db:
+                    out[base] = None
+        return list(out)
+
+    # ----------------------------------------------------------------- import
+    def catch_up(self):
+        """Import what the files with an import record gained while nobody followed them
+        (one stat each when nothing did)."""
+        files = [p for p in self.followed_files() if p not in self._own]
+        return self._import(files) if files else None
+
+    def request_catch_up(self) -> None:
+        """Check every followed file soon, in the following thread (for example after an
+        agent ran in the foreground: its appends were seen as they came, this is a check)."""
+        self._catch_up_now.set()
+
+    def handle(self, changed: Iterable[str | os.PathLike]):
+        files = self.relevant(changed)
+        return self._import(files) if files else None
+
+    def _import(self, files: list[Path]):
+        from .importers import import_paths
+
+        existing = [p for p in files if p.exists()]
+        if not existing:
+            return None
+        try:
+            report = import_paths(self.store, existing)
+        except ArborError as error:
+            self.stats.last_error = str(error)
+            return None
+        except Exception as error:  # noqa: BLE001 - a follower must outlive one bad pass
+            self.stats.last_error = f"{type(error).__name__}: {error}"
+            return None
+        if report.entries_added or report.sessions_added or report.branches_added:
+            self.stats.imports += 1
+            self.stats.entries += report.entries_added
+            for item in report.files:
+                self.stats.sessions.update(s.uid for s in item.sessions
+                                           if s.entries_added or s.created)
+            if self.on_import is not None:
+                self.on_import(report)
+        return report
+
+    # -------------------------------------------------------------------- run
+    def run(self, stop: threading.Event) -> None:
+        """Catch up, then import every change until `stop` is set."""
+        try:
+            self.catch_up()
+            while not stop.is_set():
+                roots = self.roots()
+                self.stats.roots = len(roots)
+                if not roots:
+                    self.stats.mode = "idle"
+                    if stop.wait(ROOTS_EVERY):
+                        break
+                    continue
+                self._watch(roots, stop)
+        finally:
+            self.stats.mode = "stopped"
+
+    def _watch(self, roots: list[Root], stop: threading.Event) -> None:
+        """Watch these roots until `stop`, or until the roots to follow change."""
+        changes: queue.Queue = queue.Queue()
+        done = threading.Event()
+        watchers = self._start(roots, changes, done)
+        if not watchers:
+            stop.wait(ROOTS_EVERY)
+            return
+        next_roots_check = time.monotonic() + ROOTS_EVERY
+        try:
+            while not stop.is_set():
+                try:
+                    batch = changes.get(timeout=0.25)
+                except queue.Empty:
+                    batch = None
+                if isinstance(batch, BaseException):
+                    self.stats.last_error = f"watcher: {batch}"
+                    return
+                if batch:
+                    more = set(batch)
+                    while True:           # whatever else is queued, in the same pass
+                        try:
+                            extra = changes.get_nowait()
+                        except queue.Empty:
+                            break
+                        if isinstance(extra, BaseException):
+                            continue
+                        more |= set(extra)
+                    report = self.handle(more)
+                    if report is not None and report.sessions_added:
+                        next_roots_check = 0.0        # a new file: perhaps a new folder
+                if self._catch_up_now.is_set():
+                    self._catch_up_now.clear()
+                    self.catch_up()
+                if time.monotonic() >= next_roots_check:
+                    next_roots_check = time.monotonic() + ROOTS_EVERY
+                    if self.roots() != roots:
+                        return
+        finally:
+            done.set()
+            for thread in watchers:
+                thread.join(timeout=2)
+
+    def _start(self, roots: list[Root], changes: queue.Queue,
+               done: threading.Event) -> list[threading.Thread]:
+        """One watching thread per kind of root (recursive or not); each puts batches of
+        changed paths on `changes`. Falls back to polling where notifications fail."""
+        threads = []
+        for recursive in (True, False):
+            paths = [str(r.path) for r in roots if r.recursive == recursive]
+            if not paths:
+                continue
+            notifier = self._notifier(paths, recursive)
+            if notifier is None:
+                continue
+            thread = threading.Thread(target=self._pump, args=(notifier, changes, done),
+                                      name=f"arbor-follow-{'deep' if recursive else 'flat'}",
+                                      daemon=True)
+            thread.start()
+            threads.append(thread)
+        return threads
+
+    def _notifier(self, paths: list[str], recursive: bool):
+        try:
+            from watchfiles._rust_notify import RustNotify
+        except ImportError as error:
+            self.stats.last_error = f"watchfiles is not installed ({error}): cannot follow"
+            return None
+        existing = [p for p in paths if os.path.exists(p)]
+        if not existing:
+            return None
+        for polling in ((True,) if self.poll else (False, True)):
+            try:
+                notifier = RustNotify(existing, False, polling, self.poll_delay_ms, recursive, True)
+            except (OSError, RuntimeError) as error:
+                # out of inotify watches, or a file system without notifications
+                self.stats.last_error = f"notifications unavailable ({error}); polling"
+                continue
+            self.stats.mode = "polling" if polling else "notify"
+            return notifier
+        return None
+
+    def _pump(self, notifier, changes: queue.Queue, done: threading.Event) -> None:
+        try:
+            with notifier:
+                while not done.is_set():
+                    result = notifier.watch(self.debounce_ms, self.step_ms, 500, done)
+                    if result == "stop":
+                        return
+                    if isinstance(result, set) and result:
+                        # (event kind 3 is "deleted": nothing to import)
+                        paths = [path for kind, path in result if kind != 3]
+                        if paths:
+                            changes.put(paths)
+        except Exception as error:  # noqa: BLE001 - told to the follower, which restarts
+            changes.put(error)
+
+
+# ---------------------------------------------------------------------- helpers
+def _store_files(store) -> set[Path]:
+    path = getattr(store, "path", None)
+    if not path:
+        return set()
+    base = Path(path)
+    names = [base] + [base.with_name(base.name + suffix) for suffix in ("-wal", "-shm", "-journal")]
+    out = set(names)
+    try:
+        resolved = base.resolve()
+        out |= {resolved} | {resolved.with_name(resolved.name + s) for s in ("-wal", "-shm", "-journal")}
+    except OSError:
+        pass
+    return out
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def _outermost(folders: list[Path]) -> list[Path]:
+    out: list[Path] = []
+    for folder in sorted(set(folders), key=lambda p: len(p.parts)):
+        if not any(_inside(folder, kept) for kept in out):
+            out.append(folder)
+    return out
+
+
+def _small_tree(folder: Path, limit: int = SMALL_TREE_DIRS) -> bool:
+    """Whether a folder has at most `limit` sub-folders (counted without following links)."""
+    seen = 0
+    try:
+        for _root, dirs, _files in os.walk(folder):
+            seen += len(dirs)
+            if seen > limit:
+                return False
+    except OSError:
+        return False
+    return True
