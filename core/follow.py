@@ -17,9 +17,11 @@ following is imported. Files never imported are left alone until they change.
 The watcher is watchfiles (the Rust `notify` crate: inotify on Linux, FSEvents on macOS,
 ReadDirectoryChangesW on Windows), imported when following starts, never before. Where
 the kernel's notifications cannot be had (inotify watches used up, a file system without
-them) it polls with `stat` instead; `ARBOR_FOLLOW_POLL=1` asks for that (network file
-systems: inotify does not see another machine's writes). Nothing is read while nothing
-changes.
+them, watchfiles missing) a `StatPoller` looks instead: every half second one `stat` per
+log file, compared by size, mtime in nanoseconds and inode (watchfiles' own polling
+compares whole-second mtimes and misses a second line written in the same second).
+`ARBOR_FOLLOW_POLL=1` asks for polling (network file systems: inotify does not see
+another machine's writes). Nothing is read while nothing changes.
 """
 
 from __future__ import annotations
@@ -204,6 +206,11 @@ class Follower:
         if not watchers:
             stop.wait(ROOTS_EVERY)
             return
+        # What changed between the last check and the moment the watchers saw the files
+        # (a polling watcher takes its first look in its own time): checked once more.
+        if self.stats.mode == "polling":
+            stop.wait(self.poll_delay_ms / 1000 * 2)
+        self.catch_up()
         next_roots_check = time.monotonic() + ROOTS_EVERY
         try:
             while not stop.is_set():
@@ -259,24 +266,29 @@ class Follower:
         return threads
 
     def _notifier(self, paths: list[str], recursive: bool):
-        try:
-            from watchfiles._rust_notify import RustNotify
-        except ImportError as error:
-            self.stats.last_error = f"watchfiles is not installed ({error}): cannot follow"
-            return None
         existing = [p for p in paths if os.path.exists(p)]
         if not existing:
             return None
-        for polling in ((True,) if self.poll else (False, True)):
+        if not self.poll:
             try:
-                notifier = RustNotify(existing, False, polling, self.poll_delay_ms, recursive, True)
+                from watchfiles._rust_notify import RustNotify
+
+                notifier = RustNotify(existing, False, False, self.poll_delay_ms, recursive, True)
+            except ImportError as error:
+                self.stats.last_error = f"watchfiles cannot be loaded ({error}); polling"
             except (OSError, RuntimeError) as error:
                 # out of inotify watches, or a file system without notifications
-                self.stats.last_error = f"notifications unavailable ({error}); polling"
-                continue
-            self.stats.mode = "polling" if polling else "notify"
-            return notifier
-        return None
+                self.stats.last_error = f"file system notifications unavailable ({error}); polling"
+            else:
+                self.stats.mode = "notify"
+                return notifier
+        self.stats.mode = "polling"
+        return StatPoller([Path(p) for p in existing], recursive, self.poll_delay_ms,
+                          self._is_log)
+
+    def _is_log(self, name: str) -> bool:
+        return name.endswith(LOG_SUFFIX) or name.endswith(SQLITE_SUFFIXES) or \
+            name.endswith(tuple(s + "-wal" for s in SQLITE_SUFFIXES))
 
     def _pump(self, notifier, changes: queue.Queue, done: threading.Event) -> None:
         try:
@@ -292,6 +304,66 @@ class Follower:
                             changes.put(paths)
         except Exception as error:  # noqa: BLE001 - told to the follower, which restarts
             changes.put(error)
+
+
+class StatPoller:
+    """Polling where notifications cannot be had: every `delay_ms`, one `stat` per log
+    file under the roots (the roots' folders listed, nothing read), compared by size,
+    mtime in nanoseconds and inode. Same interface as watchfiles' RustNotify."""
+
+    def __init__(self, roots: list[Path], recursive: bool, delay_ms: int,
+                 wanted: Callable[[str], bool]):
+        self.roots, self.recursive, self.delay = roots, recursive, delay_ms / 1000
+        self.wanted = wanted
+        self.seen = self.snapshot()
+
+    def snapshot(self) -> dict[str, tuple[int, int, int]]:
+        out: dict[str, tuple[int, int, int]] = {}
+        for root in self.roots:
+            folders = os.walk(root) if self.recursive else [(str(root), (), _names(root))]
+            for folder, _dirs, names in folders:
+                for name in names:
+                    if not self.wanted(name):
+                        continue
+                    path = os.path.join(folder, name)
+                    try:
+                        st = os.stat(path)
+                    except OSError:
+                        continue
+                    out[path] = (st.st_size, st.st_mtime_ns, st.st_ino)
+        return out
+
+    def watch(self, debounce_ms: int, step_ms: int, timeout_ms: int, stop_event):
+        waited = 0.0
+        while True:
+            if stop_event is not None and stop_event.is_set():
+                return "stop"
+            now = self.snapshot()
+            changed = {(2 if path in self.seen else 1, path) for path, sig in now.items()
+                       if self.seen.get(path) != sig}
+            self.seen = now
+            if changed:
+                return changed
+            if timeout_ms and waited * 1000 >= timeout_ms:
+                return "timeout"
+            if stop_event is not None:
+                stop_event.wait(self.delay)
+            else:
+                time.sleep(self.delay)
+            waited += self.delay
+
+    def __enter__(self) -> "StatPoller":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+
+def _names(folder: Path) -> list[str]:
+    try:
+        return [entry.name for entry in os.scandir(folder) if entry.is_file()]
+    except OSError:
+        return []
 
 
 # ---------------------------------------------------------------------- helpers

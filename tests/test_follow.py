@@ -1,0 +1,191 @@
+"""Following running agents (core.follow): what an agent appends is imported as it is
+written, once, from the files' stored offsets; a torn line waits for its end."""
+
+from __future__ import annotations
+
+import builtins
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from agent_writers import agent_home
+from core import open_store
+from core.follow import Follower, Root
+from core.importers import import_paths
+
+DEADLINE = 30.0     # generous: the machine is shared; the speed is measured in bench/
+
+
+def wait_until(condition, deadline: float = DEADLINE, step: float = 0.05) -> float:
+    """Seconds until `condition()` held (raises after `deadline`)."""
+    started = time.monotonic()
+    while not condition():
+        if time.monotonic() - started > deadline:
+            raise AssertionError("the condition did not hold in time")
+        time.sleep(step)
+    return time.monotonic() - started
+
+
+def texts(store) -> list[str]:
+    from core.entries import content_text
+
+    out = []
+    for session in store.list_sessions(include_archived=True):
+        for entry in store.session_entries(session.id):
+            if entry.message:
+                out.append(content_text(entry.message.get("content")))
+    return out
+
+
+@pytest.fixture
+def home(tmp_path) -> Path:
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = open_store(tmp_path / "s.db")
+    yield s
+    s.close()
+
+
+class Running:
+    """A follower in a thread, stopped at the end of the test."""
+
+    def __init__(self, follower: Follower):
+        self.follower = follower
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=follower.run, args=(self.stop,), daemon=True)
+
+    def __enter__(self) -> Follower:
+        self.thread.start()
+        wait_until(lambda: self.follower.stats.mode in ("notify", "polling", "idle"))
+        return self.follower
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.thread.join(10)
+        assert not self.thread.is_alive()
+
+
+@pytest.mark.parametrize("poll", [False, True], ids=["notify", "polling"])
+def test_appended_lines_of_every_agent_are_imported_once(store, home, poll):
+    writers = agent_home(home)
+    for name, writer in writers.items():
+        writer.start(f"{name} starts")
+    import_paths(store, [w.path for w in writers.values()])
+    with Running(Follower(store, home=home, poll=poll, poll_delay_ms=100)) as follower:
+        assert follower.stats.mode == ("polling" if poll else "notify")
+        for name, writer in writers.items():
+            writer.append("assistant", f"{name} answers")
+            wait_until(lambda: f"{name} answers" in texts(store))
+        # a torn line (the agent is still writing it) waits for its end
+        claude = writers["claude_code"]
+        rest = claude.torn("user", "a line written in two parts", cut=40)
+        time.sleep(1.0)
+        assert "a line written in two parts" not in texts(store)
+        claude.finish(rest)
+        wait_until(lambda: "a line written in two parts" in texts(store))
+    all_texts = texts(store)
+    assert len(all_texts) == len(set(all_texts)) == 7
+    # the same as importing the finished files afresh
+    fresh = open_store(store.path.parent / "fresh.db")
+    import_paths(fresh, [w.path for w in writers.values()])
+    assert sorted(texts(fresh)) == sorted(all_texts)
+    fresh.close()
+
+
+def test_a_new_file_in_a_followed_folder_is_imported(store, home):
+    writers = agent_home(home)
+    writers["pi"].start("the first pi session")
+    import_paths(store, [writers["pi"].path])
+    with Running(Follower(store, home=home)):
+        from agent_writers import PiWriter
+
+        other = PiWriter(writers["pi"].path.with_name("2026-12-01T10-00-00-000Z_dddd.jsonl"),
+                         "dddddddd-4444-4444-8444-444444444444")
+        other.start("a session started while following")
+        wait_until(lambda: "a session started while following" in texts(store))
+
+
+def test_files_never_imported_are_left_alone_until_they_change(store, home):
+    writers = agent_home(home)
+    for writer in writers.values():
+        writer.start("old work, never imported")
+    with Running(Follower(store, home=home)):
+        time.sleep(1.0)
+        assert store.list_sessions() == []
+        writers["codex"].append("user", "the agent goes on")
+        wait_until(lambda: "the agent goes on" in texts(store))
+    assert len(store.list_sessions()) == 1
+
+
+def test_what_changed_while_nobody_followed_is_caught_up_at_start(store, home):
+    writers = agent_home(home)
+    writers["claude_code"].start("before")
+    import_paths(store, [writers["claude_code"].path])
+    writers["claude_code"].append("assistant", "while the app was closed")
+    follower = Follower(store, home=home)
+    follower.catch_up()
+    assert "while the app was closed" in texts(store)
+
+
+def test_checking_unchanged_files_opens_none_of_them(store, home, monkeypatch):
+    writers = agent_home(home)
+    for writer in writers.values():
+        writer.start("imported once")
+    import_paths(store, [w.path for w in writers.values()])
+    follower = Follower(store, home=home)
+    logs = {str(w.path) for w in writers.values()}
+    opened: list[str] = []
+    real_open, real_os_open = builtins.open, os.open
+
+    def spy_open(file, *args, **kwargs):
+        if str(file) in logs:
+            opened.append(str(file))
+        return real_open(file, *args, **kwargs)
+
+    def spy_os_open(file, *args, **kwargs):
+        if str(file) in logs:
+            opened.append(str(file))
+        return real_os_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", spy_open)
+    monkeypatch.setattr(os, "open", spy_os_open)
+    report = follower.catch_up()
+    assert opened == []
+    assert report is not None and {f.status for f in report.files} == {"unchanged"}
+
+
+def test_the_store_and_unknown_files_are_not_imported(store, home, tmp_path):
+    follower = Follower(store, home=home)
+    store_path = Path(store.path)
+    changed = [store_path, store_path.with_name(store_path.name + "-wal"),
+               tmp_path / "notes.txt", tmp_path / "other.db-wal", tmp_path / "x.jsonl"]
+    assert follower.relevant(changed) == [tmp_path / "x.jsonl"]
+
+
+def test_roots_agents_folders_deep_imported_folders_by_size(store, home, tmp_path):
+    writers = agent_home(home)
+    writers["pi"].start("x")
+    small = tmp_path / "small"
+    (small / "s1" / "subagents").mkdir(parents=True)
+    big = tmp_path / "big"
+    for i in range(70):
+        (big / f"d{i}").mkdir(parents=True)
+    from agent_writers import ClaudeWriter
+
+    for folder in (small, big):
+        w = ClaudeWriter(folder / "eeeeeeee-5555-4555-8555-555555555555.jsonl",
+                         "eeeeeeee-5555-4555-8555-555555555555" if folder is small else
+                         "ffffffff-6666-4666-8666-666666666666")
+        w.start("imported from elsewhere")
+        import_paths(store, [w.path])
+    import_paths(store, [writers["pi"].path])
+    roots = Follower(store, home=home).roots()
+    assert Root(home / ".pi" / "agent" / "sessions", True) in roots
+    assert Root(small, True) in roots and Root(big, False) in roots
+    assert not any(r.path == writers["pi"].path.parent for r in roots)   # inside an agent folder
