@@ -129,7 +129,8 @@ class Follower:
             if path in self._own:
                 continue
             if name.endswith(LOG_SUFFIX):
-                out[path] = None
+                if _agents_own(path):
+                    out[path] = None
                 continue
             base = path
             if name.endswith("-wal"):
@@ -380,6 +381,17 @@ def _store_files(store) -> set[Path]:
     except OSError:
         pass
     return out
+
+
+def _agents_own(path: Path) -> bool:
+    """Inside an agent's folder, only that agent's own files (a Codex rollout, not another
+    tool's JSONL); anywhere else any log."""
+    try:
+        from .importers.files import agent_rule
+    except ImportError:
+        return True
+    rule = agent_rule(path.parent)
+    return rule is None or bool(rule(path.name))
 
 
 def _inside(path: Path, folder: Path) -> bool:
