@@ -273,7 +273,11 @@ class ArborApp(KeysInOrder[int]):
         width = max(40, width or self.size.width)
         messages = sum(s.message_count for s in self.sessions)
         view = "raw entries (v)" if self.raw else "replayed context (v)"
-        extra = "archived shown" if self.show_archived else ""
+        extras = ["archived shown" if self.show_archived else ""]
+        if self.live_follow is not None:
+            extras.append("following (polling)" if self.live_follow.mode == "polling"
+                          else "following")
+        extra = " · ".join(e for e in extras if e)
         status.update(status_text(self.store_label, len(self.sessions), messages, view, width, extra,
                                   partial=self._partial))
 
