@@ -96,7 +96,7 @@ class _Script:
         self.branch = branch
 
 
-def _login_session(store: Store, clock: DemoClock) -> None:
+def _login_session(store: Store, clock: DemoClock) -> tuple[_Script, datetime]:
     s = _Script(store, clock, "Fix flaky login test", "claude_code", "~/src/webapp",
                 {"model": "claude-sonnet-4-5"})
     s.entry("model_change", {"provider": "anthropic", "modelId": "claude-sonnet-4-5"})
@@ -148,6 +148,49 @@ def _login_session(store: Store, clock: DemoClock) -> None:
                            "Both fixes work; `waitForURL` states the intent more plainly."))
     operations.set_branch_label(store, other.id, "waitForURL variant")
     operations.set_label(store, last.seq, "compare")
+    return s, clock.now
+
+
+def _login_subagent(store: Store, clock: DemoClock, s: _Script, at: datetime) -> None:
+    """The login session goes on with a sub-agent (Claude Code's Agent tool) that looks for
+    the same race in other tests. Written last, on a clock set back to where the login
+    session ended, so that every other session keeps its times."""
+    saved = clock.now
+    clock.now = at
+    s.say(user("Are other tests racing the same way?"))
+    call = s.say(assistant("I'll have a sub-agent search the suite while we wait.",
+                           ("toolu_demo_explore", "Agent",
+                            {"description": "Find tests that check the title right after a click",
+                             "prompt": "Search tests/ for expect(await page.title()) right after "
+                                       "a click or a fill, without a wait. List file and line.",
+                             "subagent_type": "Explore"})))
+    child = store.create_external_session(
+        "Find tests that check the title right after a click", source="claude_code",
+        cwd="~/src/webapp", kind="subagent", parent_session=s.session.uid,
+        metadata={"demo": True, "agentType": "Explore", "toolUseId": "toolu_demo_explore",
+                  "description": "Find tests that check the title right after a click"})
+    agent = _Script.__new__(_Script)
+    agent.store, agent.clock, agent.session, agent.entries = store, clock, child, []
+    agent.branch = store.create_internal_session(child.id, name="main")
+    agent.say(user("Search tests/ for expect(await page.title()) right after a click or a fill, "
+                   "without a wait. List file and line."),
+              assistant("", ("call_g1", "grep", {"pattern": "expect\\(await page\\.title\\(\\)\\)",
+                                                "path": "tests/"}), model="claude-haiku-4-5"),
+              tool_result("call_g1", "grep",
+                          "tests/auth/login.spec.ts:4\ntests/account/settings.spec.ts:12\n"
+                          "tests/cart/checkout.spec.ts:31"),
+              assistant("Two more tests race the same way:\n\n- `tests/account/settings.spec.ts:12`\n"
+                        "- `tests/cart/checkout.spec.ts:31`\n\n(`login.spec.ts` is the one being fixed.)",
+                        model="claude-haiku-4-5"))
+    store.add_spawn_point(s.session.id, "claude:toolu_demo_explore", call.seq)
+    store.set_lineage(child.id, spawn_ref="key:claude:toolu_demo_explore")
+    store.link_child(child.id, s.session.id, call.seq)
+    s.say(tool_result("toolu_demo_explore", "Agent",
+                      "Two more tests race the same way: tests/account/settings.spec.ts:12 and "
+                      "tests/cart/checkout.spec.ts:31."))
+    s.say(assistant("The sub-agent found **two more** tests with the same race; the same "
+                    "one-line fix applies to both."))
+    clock.now = saved
 
 
 def _payments_session(store: Store, clock: DemoClock) -> None:
@@ -308,12 +351,13 @@ def _write_demo(path: Path, page_size: int | None = None) -> None:
     try:
         with store.transaction():
             store.set_meta(DEMO_MARK, DEMO_VERSION)
-            _login_session(store, clock)
+            login, login_end = _login_session(store, clock)
             _payments_session(store, clock)
             _long_session(store, clock)
             _release_notes_session(store, clock)
             _langgraph_session(store, clock)
             _archived_session(store, clock)
+            _login_subagent(store, clock, login, login_end)
         store.checkpoint_log()
     finally:
         store.close()

@@ -39,6 +39,8 @@ STATES: list[tuple[str, str | None, list[str], str]] = [
      "the replayed context of a compacted 3,000-message branch"),
     ("07-search", None, ["slash", "w", "e", "b", "h", "o", "o", "k"], "search across all messages"),
     ("08-help", None, ["question_mark"], "every key"),
+    ("09-subagent", "Fix flaky login test", ["space", "tab", "tab", "up", "up", "space"],
+     "a sub-agent listed under its session, its thread opened under the tool call"),
 ]
 
 

@@ -30,7 +30,10 @@ def test_demo_is_deterministic(tmp_path):
 def test_demo_has_what_pictures_need(tmp_path):
     store = open_store(build_demo(tmp_path / "d.db"))
     sessions = store.list_sessions(include_archived=True)
-    assert len(sessions) == 6 and sum(not s.is_active for s in sessions) == 1
+    assert len(sessions) == 7 and sum(not s.is_active for s in sessions) == 1
+    sub = [s for s in sessions if s.kind == "subagent"]          # under the login session
+    assert len(sub) == 1 and sub[0].parent_id == next(s.id for s in sessions
+                                                        if s.name == "Fix flaky login test")
     assert {s.source for s in sessions} == {"claude_code", "codex", "pi", "langgraph", "arbor"}
     assert max(s.message_count for s in sessions) == LONG_SESSION_MESSAGES
     types = {r[0] for r in store.connection.execute("SELECT DISTINCT type FROM entries")}
@@ -91,7 +94,7 @@ def demo_cli(path, monkeypatch) -> int:
     class NoApp:
         return_code = 0
 
-        def __init__(self, store, show_archived=False):
+        def __init__(self, store, show_archived=False, **_options):
             pass
 
         def run(self):
@@ -114,13 +117,13 @@ def check_demo_refused_while_held(tmp_path, monkeypatch, capsys, *how: str):
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path), *how],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
-        assert holder.stdout.readline().strip() == "6"
+        assert holder.stdout.readline().strip() == "7"
         assert demo_cli(path, monkeypatch) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "is open in another program" in err[0]
         holder.stdin.write("\n")
         holder.stdin.flush()
-        assert holder.stdout.readline().strip() == "7"
+        assert holder.stdout.readline().strip() == "8"
         # the holder's writes went to the store everyone uses, not to a WAL unlinked under it
         assert "written by the holder" in sessions_seen_elsewhere(path)
         holder.stdin.write("\n")

@@ -78,7 +78,7 @@ def test_demo_builds_then_opens(tmp_path, monkeypatch):
     opened = {}
 
     class FakeApp:
-        def __init__(self, store, show_archived=False):
+        def __init__(self, store, show_archived=False, **_options):
             opened["sessions"] = len(store.list_sessions())
             opened["archived"] = show_archived
             self.return_code = 0
@@ -90,7 +90,7 @@ def test_demo_builds_then_opens(tmp_path, monkeypatch):
 
     monkeypatch.setattr(tui.app, "ArborApp", FakeApp)
     assert cli.main(["--demo", "--db", str(tmp_path / "d.db"), "--archived"]) == 0
-    assert opened == {"sessions": 5, "archived": True}
+    assert opened == {"sessions": 6, "archived": True}
     # a second --demo on the same file rebuilds it (it is a demo store)
     assert cli.main(["--demo", "--db", str(tmp_path / "d.db")]) == 0
 

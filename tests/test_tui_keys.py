@@ -47,13 +47,14 @@ async def test_start_lists_sessions_newest_first_without_archived(demo_db):
     app = make_app(demo_db)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        names = [s.name for s in app.sessions]
+        listed = app.sessions_pane.sessions          # (the demo's sub-agent is folded away)
+        names = [s.name for s in listed]
         assert "Old experiment: prompt caching" not in names
         assert len(names) == 5
-        stamps = [s.updated_at for s in app.sessions]
+        stamps = [s.updated_at for s in listed]
         assert stamps == sorted(stamps, reverse=True)
         # the first session is shown, with its current branch, at its end
-        first = app.sessions[0]
+        first = listed[0]
         assert app.session_id == first.id
         assert app.branch.is_current
         assert app.messages_pane.at_end

@@ -272,13 +272,16 @@ class ArborApp(KeysInOrder[int]):
         status = self.query_one(StatusLine)
         width = max(40, width or self.size.width)
         messages = sum(s.message_count for s in self.sessions)
+        # sessions as listed: a sub-agent or fork under its parent is part of that session
+        listed = {s.id for s in self.sessions}
+        families = sum(1 for s in self.sessions if s.parent_id is None or s.parent_id not in listed)
         view = "raw entries (v)" if self.raw else "replayed context (v)"
         extras = ["archived shown" if self.show_archived else ""]
         if self.live_follow is not None:
             extras.append("following (polling)" if self.live_follow.mode == "polling"
                           else "following")
         extra = " · ".join(e for e in extras if e)
-        status.update(status_text(self.store_label, len(self.sessions), messages, view, width, extra,
+        status.update(status_text(self.store_label, families, messages, view, width, extra,
                                   partial=self._partial))
 
     def on_resize(self, event: events.Resize) -> None:
