@@ -127,16 +127,20 @@ class ArborApp(KeysInOrder[int]):
         if self.poll_interval:
             self.set_interval(self.poll_interval, self._poll)
         if self.follow:
-            from .live_follow import LiveFollow
+            from .live_follow import LiveFollow, StoreGrew
 
             options = self.follow if isinstance(self.follow, dict) else {}
-            self.live_follow = LiveFollow(self.store, lambda: self.call_from_thread(self._poll),
+            self.live_follow = LiveFollow(self.store, lambda: self.post_message(StoreGrew()),
                                           **options)
             self.live_follow.start()
 
     def on_unmount(self) -> None:
         if self.live_follow is not None:
             self.live_follow.stop()
+
+    def on_store_grew(self, _message) -> None:
+        """The following thread imported what an agent wrote: look at the store now."""
+        self._poll()
 
     # ----------------------------------------------------------------- loading
     @work(thread=True, exclusive=True, group="sessions")

@@ -2,14 +2,22 @@
 
 A plain thread, not a Textual worker: it runs for the app's whole life, and workers are
 what tests and benchmarks wait for. It imports through the app's own store (one store per
-file per process) in short transactions, then asks the app to look at the store at once
-instead of at its next poll, so an agent's new line shows within a fraction of a second.
+file per process) in short transactions, then posts the app a `StoreGrew` so that it looks at
+the store at once instead of at its next poll: an agent's new line shows within a fraction
+of a second. Posting never waits for the app (while `o` runs an agent in the terminal the
+app is suspended, and the follower goes on importing what that agent writes).
 """
 
 from __future__ import annotations
 
 import threading
 from typing import Callable
+
+from textual.message import Message
+
+
+class StoreGrew(Message):
+    """Posted (thread-safe, without waiting) after the follower imported something."""
 
 
 class LiveFollow:
