@@ -1,12 +1,13 @@
-"""Fuzz: every value of every line of every JSONL fixture, replaced by values of the other
-JSON types (and by deeply nested ones). Import, replay, every export and the rendering of
+"""Fuzz: every value of every line of every fixture (JSONL lines; the LangGraph database's
+rows, their msgpack blobs and JSON metadata), replaced by values of the other JSON (or
+SQLite) types, and by deeply nested ones. Import, replay, every export and the rendering of
 every entry must never raise, and the import must never fail a file, or report a line as
 an unexpected error, because of a value of the wrong type (issue 8, item 3).
 
 Exhaustive and deterministic: every (value, replacement) pair of every line is tried.
 Variant k of a fixture changes, in every line at once, the pairs k, k + V, k + 2V, ... of
 that line (V = VARIANTS), so a fixture needs about V imports; pairs that would touch one
-another (one value inside the other) go to variants of their own. ARBOR_FUZZ=full makes
+another (one value inside the other) go to later variants. ARBOR_FUZZ=full makes
 V as large as the richest line's pair count: then each variant changes one value per line
 (slower: about 1,300 imports; run it by hand).
 """
@@ -96,17 +97,19 @@ def mutations(line: dict) -> list[tuple[tuple, Any]]:
 
 
 def batches(pairs: list, count: int) -> list[list]:
-    """`pairs` in `count` batches (pair j in batch j mod count); a pair inside or around
-    another of its batch (one path a prefix of the other) is moved to a batch of its own."""
+    """`pairs` in about `count` batches (pair j in batch j mod count); pairs that would touch
+    another of their batch (one path a prefix of the other) are batched again, after."""
+    if not pairs:
+        return []
     out: list[list] = [[] for _ in range(min(count, len(pairs)))]
-    extra: list[list] = []
+    left: list = []
     for j, pair in enumerate(pairs):
         batch = out[j % len(out)]
         if any(_nested_paths(pair[0], other[0]) for other in batch):
-            extra.append([pair])
+            left.append(pair)
         else:
             batch.append(pair)
-    return out + extra
+    return out + batches(left, count)
 
 
 def _nested_paths(a: tuple, b: tuple) -> bool:
@@ -262,6 +265,177 @@ def test_every_value_replaced_by_every_other_type(fixture, tmp_path):
                 # resort for shapes nobody foresaw (which would keep the line raw)
                 problems.extend((k, f"line {s.line}: {s.reason}") for s in result.skipped
                                 if "unexpected shape" in s.reason)
+                for session in result.sessions:
+                    check_session(store, session.uid, console, drawn)
+    finally:
+        store.close()
+    assert problems == []
+
+
+# ------------------------------------------------------------------------ LangGraph
+# The LangGraph fixture is a SQLite database: its "lines" are the rows of `checkpoints` and
+# `writes`. Every column value is replaced by values of the other SQLite types, and every
+# value inside a checkpoint's msgpack blob (LangChain messages are msgpack extensions,
+# decoded and packed again) and its JSON metadata by values of the other JSON types.
+LG_FIXTURE = FIXTURES / "langgraph" / "langgraph_checkpoints.sqlite"
+SQL_REPLACEMENTS = [None, 7, 2.5, "text", b"\x00\xffblob"]
+
+
+class Ext:
+    """A msgpack extension value, decoded (LangGraph packs LangChain objects so)."""
+
+    def __init__(self, code: int, value: Any):
+        self.code, self.value = code, value
+
+
+def _unpack(blob: bytes) -> Any:
+    import msgpack
+
+    return msgpack.unpackb(blob, ext_hook=lambda code, data: Ext(code, _unpack(data)),
+                           strict_map_key=False, raw=False)
+
+
+def _pack(value: Any) -> bytes:
+    import msgpack
+
+    def default(obj: Any) -> Any:
+        if isinstance(obj, Ext):
+            return msgpack.ExtType(obj.code, _pack(obj.value))
+        raise TypeError(type(obj).__name__)
+
+    return msgpack.packb(value, default=default, use_bin_type=True)
+
+
+def _blob_paths(value: Any, prefix: tuple = ()):
+    if isinstance(value, Ext):
+        yield from _blob_paths(value.value, prefix + (".value",))
+        return
+    items = value.items() if isinstance(value, dict) else \
+        enumerate(value) if isinstance(value, list) else ()
+    for key, child in items:
+        yield prefix + (key,), child
+        yield from _blob_paths(child, prefix + (key,))
+
+
+def _blob_replaced(value: Any, changes: list) -> Any:
+    import copy
+
+    out = copy.deepcopy(value)
+    for path, new in changes:
+        holder = out
+        for key in path[:-1]:
+            holder = holder.value if key == ".value" else holder[key]
+        if path[-1] == ".value":
+            holder.value = new
+        else:
+            holder[path[-1]] = new
+    return out
+
+
+def _value_mutations(value: Any, paths) -> list:
+    out = []
+    deepest: tuple = ()
+    for path, old in paths(value):
+        kind = "object" if isinstance(old, Ext) else json_type(old)
+        out.extend((path, v) for other, v in REPLACEMENTS.items() if other != kind)
+        if len(path) > len(deepest):
+            deepest = path
+    if deepest:  # as deep as a line may be, and far deeper
+        out.append((deepest, nested(MAX_JSON_DEPTH - len(deepest))))
+        out.append((deepest[:1], TOO_DEEP))
+    return out
+
+
+def langgraph_variants(tmp_path: Path):
+    import shutil
+    import sqlite3
+
+    source = sqlite3.connect(f"{LG_FIXTURE.as_uri()}?mode=ro", uri=True)
+    try:
+        rows = {table: source.execute(f"SELECT rowid, * FROM {table}").fetchall()
+                for table in ("checkpoints", "writes")}
+        columns = {table: [r[1] for r in source.execute(f"PRAGMA table_info({table})")]
+                   for table in rows}
+    finally:
+        source.close()
+    # per row: its changes, each (column, path inside the value or () for the value itself,
+    # new value), in batches like a JSONL line's
+    plans = []
+    for table, table_rows in rows.items():
+        for row in table_rows:
+            rowid, values = row[0], dict(zip(columns[table], row[1:]))
+            changes = []
+            for column, value in values.items():
+                changes.extend((column, (), v) for v in SQL_REPLACEMENTS
+                               if type(v) is not type(value))
+                if column in ("checkpoint", "value") and values.get("type") == "msgpack":
+                    changes.extend((column, path, v)
+                                   for path, v in _value_mutations(_unpack(value), _blob_paths))
+                elif column == "metadata":
+                    changes.extend((column, path, v) for path, v in
+                                   _value_mutations(json.loads(value), value_paths))
+            plans.append((table, rowid, values, _batches_of(changes)))
+    for k in range(max(len(plan[3]) for plan in plans)):
+        path = tmp_path / f"lg-v{k}.sqlite"
+        shutil.copy(LG_FIXTURE, path)
+        conn = sqlite3.connect(path)
+        try:
+            for table, rowid, values, row_batches in plans:
+                if k >= len(row_batches):
+                    continue
+                for column, new in _apply(values, row_batches[k]).items():
+                    try:
+                        conn.execute(f"UPDATE {table} SET {column} = ? WHERE rowid = ?",
+                                     (new, rowid))
+                    except sqlite3.IntegrityError:
+                        pass  # (NOT NULL: not a state a database can be in)
+            conn.commit()
+        finally:
+            conn.close()
+        yield k, path
+
+
+def _batches_of(changes: list) -> list[list]:
+    """`batches` of (column, path, value) changes: a column's own change and changes inside
+    it never share a batch (nor two changes of one path)."""
+    pairs = [((column, *path), (column, path, v)) for column, path, v in changes]
+    return [[change for _key, change in batch] for batch in batches(pairs, VARIANTS)]
+
+
+def _apply(values: dict, changes: list) -> dict:
+    """The new value of each column the changes touch."""
+    out = {}
+    for column, path, new in changes:
+        if path == ():
+            out[column] = new
+            continue
+        if column == "metadata":
+            current = json.loads(values[column]) if column not in out else out[column]
+            out[column] = replaced(current, [(path, new)])
+        else:
+            current = _unpack(values[column]) if column not in out else out[column]
+            out[column] = _blob_replaced(current, [(path, new)])
+    for column, value in out.items():
+        if column == "metadata" and not isinstance(value, (bytes, str, int, float, type(None))):
+            out[column] = _dumps_any_depth(value).encode()
+        elif column in ("checkpoint", "value") and not isinstance(
+                value, (bytes, str, int, float, type(None))):
+            out[column] = _pack(value)
+    return out
+
+
+def test_langgraph_every_value_replaced_by_every_other_type(tmp_path):
+    store = open_store(tmp_path / "arbor.db")
+    console = Console(width=80, color_system=None, force_terminal=False)
+    problems = []
+    drawn: set = set()
+    try:
+        for k, path in langgraph_variants(tmp_path):
+            report = import_paths(store, [path])
+            for result in report.files:
+                error = result.error or ""
+                if error.startswith(("unexpected", "database error")):
+                    problems.append((k, result.error))
                 for session in result.sessions:
                     check_session(store, session.uid, console, drawn)
     finally:

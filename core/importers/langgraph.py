@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import reprlib
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -80,7 +81,7 @@ def decode_blob(kind: str | None, blob: Any) -> Any:
         try:
             text = blob.decode("utf-8") if isinstance(blob, (bytes, bytearray)) else str(blob)
             return _revive_json(json.loads(text))
-        except (ValueError, UnicodeDecodeError) as error:
+        except (ValueError, UnicodeDecodeError, RecursionError) as error:
             raise UndecodableBlob(f"JSON blob cannot be decoded ({error})") from None
     if kind in ("bytes", "bytearray"):
         return {"_bytes": base64.b64encode(bytes(blob)).decode("ascii")}
@@ -101,10 +102,14 @@ def _revive_json(value: Any) -> Any:
     return value
 
 
+_SHORT_REPR = reprlib.Repr()
+_SHORT_REPR.maxlevel = 4
+
+
 def plain(value: Any, depth: int = 0) -> Any:
     """JSON-safe data for session_state and metadata."""
     if depth > 64:
-        return repr(value)[:200]
+        return _SHORT_REPR.repr(value)[:200]  # (repr() itself recurses: deep data overflows)
     if isinstance(value, LcObject):
         inner = plain(value.value, depth + 1)
         out = {"_type": f"{value.module}.{value.name}"}
@@ -347,7 +352,11 @@ def _import_thread(store, source: sqlite3.Connection, path: Path, result: FileRe
         if r[4] is not None:
             try:
                 raw_meta = r[4].decode("utf-8") if isinstance(r[4], (bytes, bytearray)) else str(r[4])
-                meta = json.loads(raw_meta)
+                meta = plain(json.loads(raw_meta))   # (plain: no deeper than it keeps)
+            except RecursionError:
+                meta = {"_unreadable": "metadata nested too deeply to read"}
+                result.skip(None, f"{where_label} checkpoint {r[0]}: its metadata is nested too "
+                                  "deeply to read (the checkpoint is imported without it)")
             except (ValueError, UnicodeDecodeError):
                 try:
                     meta = plain(decode_blob("msgpack", r[4]))
