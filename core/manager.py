@@ -18,7 +18,7 @@ from . import operations
 from .clock import parse
 from .entries import (BRANCH_SUMMARY, COMPACTION, CUSTOM, CUSTOM_MESSAGE, LABEL, MESSAGE,
                       MODEL_CHANGE, SESSION_INFO, THINKING_LEVEL_CHANGE, Entry, content_text)
-from .errors import AmbiguousId, ArborError, NotFound, OutsideSessionDir
+from .errors import AmbiguousId, ArborError, NotFound, OutsideSessionDir, ReplayError
 from .ids import generate_id
 from .models import InternalSession
 from .replay import ReplayState
@@ -345,7 +345,10 @@ class SessionManager:
         head = manager.current_branch().head_seq
         store = manager.store
         with store.reading():
-            compaction, start = store.replay_start(head)
+            try:
+                compaction, start = store.replay_start(head)
+            except ReplayError:  # a stored compaction off the path: the whole path, as replay
+                compaction, start = None, 0
             out = []
             if compaction is not None:
                 from .replay import compaction_summary_message

@@ -202,8 +202,6 @@ def store_with_bad_compaction(store, kept):
     return store.get_internal_session(branch.id)
 
 
-@pytest.mark.xfail(strict=True, reason="Store.replay adopts core.replay's fallback in the "
-                                       "store helper's commit (posted in coord/status.md)")
 @pytest.mark.parametrize("kept", [["e1"], {"x": 1}, "elsewhere"])
 def test_store_replay_of_a_bad_stored_compaction_falls_back_and_says_so(store, kept):
     branch = store_with_bad_compaction(store, kept)

@@ -102,3 +102,30 @@ def test_a_compaction_keeping_an_entry_off_the_branch_is_refused(tmp_path):
         assert [m["content"] for m in manager.get_messages()] == ["all of it"]
     finally:
         close_root_dbs()
+
+
+def test_a_stored_compaction_off_the_branch_never_breaks_a_replay(tmp_path):
+    """As an import or an older arbor may have stored it: replay and the manager's listing
+    show the whole path and say why, instead of raising."""
+    from core.entries import COMPACTION
+
+    session_dir = tmp_path / "sessions"
+    try:
+        manager = SessionManager.new("/p", session_dir)
+        manager.init()
+        for n in range(2):
+            manager.append_message({"role": "user", "content": f"m{n}"})
+        store = manager.store
+        branch = manager.current_branch()
+        for kept in ("elsewhere", ["a", "list"]):
+            bad = store.append_entry(manager.external_session_id, branch.head_seq, COMPACTION,
+                                     {"summary": "S", "firstKeptEntryId": kept})
+            store.move_head(branch.id, bad.seq)
+            state = store.replay(bad.seq)
+            assert [m["content"] for m in state.messages] == ["m0", "m1"]
+            assert "compaction" in state.warning
+            listed = SessionManager.list_session_messages_with_seq(session_dir, manager.session_id)
+            assert [m.message["content"] for m in listed] == ["m0", "m1"]
+            assert [m["content"] for m in manager.get_messages()] == ["m0", "m1"]
+    finally:
+        close_root_dbs()

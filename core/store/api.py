@@ -24,7 +24,7 @@ from ..fastjson import dumps
 from ..ids import generate_id
 from ..models import Checkpoint, ExternalSession, InternalSession, LazyHistory
 from ..paths import default_db_path
-from ..replay import ReplayState, replay_kept
+from ..replay import ReplayState, first_kept_id, off_path, replay_fallback, replay_kept
 from ..session_types import (SequencedSessionCapabilityEvent, SequencedSessionRunEvent,
                              SessionCapabilities, SessionCapabilityEvent, SessionRunEvent)
 from . import registry
@@ -1122,29 +1122,35 @@ class Store:
         return out
 
     def replay_start(self, head_seq: int | None) -> tuple[Entry | None, int]:
-        """The newest compaction on the path and the depth its kept entries start at."""
+        """The newest compaction on the path and the depth its kept entries start at.
+        ReplayError when the stored compaction keeps something that is not an entry of this
+        path (an old store or an imported log may hold one): see `replay`."""
         if head_seq is None:
             return None, 0
         compaction = self.newest_compaction(head_seq)
         if compaction is None:
             return None, 0
-        kept_id = compaction.data.get("firstKeptEntryId")
-        if not kept_id:
+        kept_id = first_kept_id(compaction)
+        if kept_id is None:
             return compaction, compaction.depth + 1
         kept = self.find_entry(compaction.external_session_id, kept_id)
         if kept is None or kept.depth > compaction.depth or \
                 self.entry_at_depth(head_seq, kept.depth) != kept.seq:
-            raise ReplayError(
-                f"compaction {compaction.id} keeps entry {kept_id}, which is not on this branch's "
-                "path; showing the raw entries instead")
+            raise off_path(compaction, kept_id)
         return compaction, kept.depth
 
     def replay(self, head_seq: int | None) -> ReplayState:
-        """The context an agent resumes with at this head (newest compaction applied)."""
+        """The context an agent resumes with at this head (newest compaction applied).
+
+        Never raises on stored data: a compaction whose kept entry is not on the path
+        gives every message of the path instead, with `warning` saying why."""
         if head_seq is None:
             return ReplayState()
         with self.reading():
-            compaction, start = self.replay_start(head_seq)
+            try:
+                compaction, start = self.replay_start(head_seq)
+            except ReplayError as error:
+                return replay_fallback(self.path_entries(head_seq), error)
             return replay_kept(compaction, self.path_entries(head_seq, start))
 
     # ------------------------------------------------------------------- labels
