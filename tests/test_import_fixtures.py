@@ -311,8 +311,9 @@ def test_all_fixtures_twice_same_counts(store, tmp_path):
     counts = totals(store)
     # 8 files, 9 sessions (the LangGraph file holds two threads);
     # entries: 12+12+11+1+19+18+26+11+3 = 113; branches: 2+2+1+1+2+3+1+3+1 = 16;
-    # checkpoints: 14+3; labels: 1+2; usage rows: 5+5 (Claude Code requests).
-    assert counts == (9, 113, 16, 17, 3, 10)
+    # checkpoints: 14+3; labels: 1+2; usage rows, one per response: 5+5 (Claude Code),
+    # 8+5+3 (the three pi files' assistant replies).
+    assert counts == (9, 113, 16, 17, 3, 26)
     # Same files again: unchanged, nothing added.
     second = import_paths(store, [folder])
     assert [f.status for f in second.files] == ["unchanged"] * 8

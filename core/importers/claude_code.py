@@ -676,6 +676,7 @@ class _Import:
                 next_d.get("parentUuid") == d.get("uuid"):
             nm = next_d.get("message")
             summary = content_text(nm.get("content")) if isinstance(nm, dict) else None
+        # (the store reads each response's usage from the entry: core/store/usage_rows.py)
         try:
             entry_type, payload, usage = self._convert(d, node, k, timestamp, counted, summary)
         except SHAPE_ERRORS as error:
@@ -690,12 +691,6 @@ class _Import:
                 self._spawns(message, seq, target)
             elif k == USER_OTHER and d.get("toolUseResult") is not None:
                 self._spawned_agent(d, message, target)
-        if written and usage is not None:
-            target.record_usage(provider="anthropic", protocol="anthropic-messages",
-                                model=payload["message"].get("model", ""),
-                                input_tokens=usage["input"] + usage["cacheRead"] + usage["cacheWrite"],
-                                output_tokens=usage["output"], total_tokens=usage["totalTokens"],
-                                timestamp=timestamp)
 
     def _spawns(self, message: Any, seq: int, target: SessionTarget, record: bool = True) -> None:
         """Agent/Task tool calls in this reply: spawn points for the sub-agents they start."""

@@ -360,7 +360,6 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
     title = ""
     thread_name = ""
     pending: deque[Item] = deque()
-    written_usage = 0
     seen_meta = False
     spawn_calls: dict[str, int] = {}   # spawn_agent call id -> the call's entry seq
 
@@ -409,8 +408,6 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
         cursor = seq
         if d.get("type") in ("response_item", "event_msg"):
             _spawn_points(d, seq, spawn_calls, target)
-        if written and entry_type == "codex:event_msg.token_count":
-            _record_tokens(d, timestamp)
 
     def _entry_id_of(seq: int | None) -> str | None:
         if seq is None:
@@ -429,21 +426,6 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
                 turns.append(parent)
                 if not title:
                     title = title_from_text(text)
-
-    def _record_tokens(d: dict[str, Any], timestamp) -> None:
-        nonlocal written_usage
-        info = d.get("payload", {}).get("info")
-        last = info.get("last_token_usage") if isinstance(info, dict) else None
-        if isinstance(last, dict):
-            def num(key: str) -> int:
-                value = last.get(key)
-                return int(value) if isinstance(value, (int, float)) else 0
-
-            target.record_usage(provider=converter.provider or "openai", protocol="openai-responses",
-                                model=converter.model, input_tokens=num("input_tokens"),
-                                output_tokens=num("output_tokens"),
-                                total_tokens=num("total_tokens"), timestamp=timestamp)
-            written_usage += 1
 
     def push(item: Item) -> None:
         pending.append(item)

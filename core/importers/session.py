@@ -157,12 +157,6 @@ class SessionTarget:
             self.store.add_spawn_point(self.id, key, seq)
         self.spawns.clear()
 
-    def record_usage(self, *, provider: str, protocol: str, model: str, input_tokens: int,
-                     output_tokens: int, total_tokens: int, timestamp: Any) -> None:
-        """One usage row per model request (never one per line of a split reply)."""
-        self.writer.add_usage(provider, protocol, model or "", int(input_tokens or 0),
-                              int(output_tokens or 0), int(total_tokens or 0), 0, timestamp)
-
     def finish(self, *, name: str | None = None) -> SessionResult:
         self.writer.flush()
         self._write_spawns()

@@ -597,9 +597,13 @@ class Store:
         with self.transaction() as conn:
             self._backend.unindex_session(conn, external_session_id)
             uid = conn.execute(sql.EXTERNAL_UID, (external_session_id,)).fetchone()
+            # responses this session held first: a copy in another session counts instead
+            held = [r[0] for r in conn.execute(sql.USAGE_RECOUNT_KEYS_OF, (external_session_id,))]
             conn.execute(sql.EXTERNAL_DETACH_BRANCHES, (external_session_id,))
             conn.execute(sql.EXTERNAL_DELETE_ENTRIES, (external_session_id,))
             deleted = conn.execute(sql.EXTERNAL_DELETE, (external_session_id,)).rowcount
+            if held:
+                conn.executemany(sql.USAGE_RECOUNT_KEY, [(key, key) for key in held])
             if uid:
                 for statement in sql.EXTERNAL_DELETE_EVENTS:
                     conn.execute(statement, (uid[0],))
@@ -1309,11 +1313,74 @@ class Store:
     def record_usage(self, external_session_id: int, provider: str, protocol: str, model: str,
                      input_tokens: int, output_tokens: int, total_tokens: int, duration_ms: int,
                      timestamp: Any = None) -> None:
+        """A model request an agent reports itself (the seed API's usage log): priced and
+        counted in the session's totals like a response read from an entry. (An agent that
+        appends its replies with `usage` in them need not call this: those are counted.)"""
+        from ..usage import UsageRecord
+        from .usage_rows import UsageRows
+
+        record = UsageRecord(model=model or "", provider=provider or "", protocol=protocol or "",
+                             input_tokens=max(0, int(input_tokens)), output_tokens=max(0, int(output_tokens)),
+                             duration_ms=int(duration_ms))
+        stamp = to_text(timestamp if timestamp is not None else self.clock())
         with self.transaction() as conn:
-            conn.execute(self._sql.USAGE_INSERT,
-                         (external_session_id, provider, protocol, model, input_tokens,
-                          output_tokens, total_tokens, duration_ms,
-                          to_text(timestamp if timestamp is not None else self.clock())))
+            rows = UsageRows.reading(external_session_id)
+            rows.unkeyed.append((record, (None, None, None), stamp))
+            rows.write(conn, self._sql, self._backend)
+
+    # ------------------------------------------------------------------ usage
+    def usage_report(self, by: str = "day", *, since: Any = None, until: Any = None,
+                     source: str | None = None, timezone: str | None = None) -> Any:
+        """`arbor usage`: a `core.usage.Report` (rows per group, and totals)."""
+        from . import usage_queries
+
+        return usage_queries.report(self, by, since=since, until=until, source=source,
+                                    zone_name=timezone)
+
+    def session_usage(self) -> dict[int, Any]:
+        """Every session's usage figure (`core.usage.Figure`), its sub-agents' included, from
+        the totals kept as entries are written: as cheap as listing the sessions."""
+        from . import usage_queries
+
+        return usage_queries.session_figures(self)
+
+    def response_usage(self, seqs: list[int]) -> dict[int, Any]:
+        """The usage of the responses these entries hold, by entry seq."""
+        from . import usage_queries
+
+        return usage_queries.responses(self, seqs)
+
+    def path_usage(self, head_seq: int | None, *, after_seq: int | None = None,
+                   before_seq: int | None = None) -> Any:
+        """The usage on the path root -> head after the entry `after_seq` (a branch's own
+        part, from its fork point) and before `before_seq`: a `core.usage.Figure`."""
+        from . import usage_queries
+
+        after = before = None
+        if after_seq is not None:
+            entry = self.get_entry(after_seq)
+            after = entry.depth if entry is not None else None
+        if before_seq is not None:
+            entry = self.get_entry(before_seq)
+            before = entry.depth if entry is not None else None
+        return usage_queries.path_figure(self, head_seq,
+                                         after_depth=-1 if after is None else after,
+                                         before_depth=before)
+
+    def usage_prices_stale(self) -> bool:
+        """Whether some cost was computed with other prices than today's."""
+        from .usage_rows import prices_stale
+
+        with self.reading() as conn:
+            return prices_stale(conn, self._sql)
+
+    def reprice_usage(self) -> int:
+        """Price again what was priced with other prices (an upgraded table, a changed
+        ARBOR_PRICES); returns how many responses changed."""
+        from .usage_rows import reprice
+
+        with self.transaction() as conn:
+            return reprice(conn, self._sql)
 
     def usage(self, external_session_id: int) -> list[dict[str, Any]]:
         with self._lock:

@@ -9,6 +9,8 @@ from ..clock import to_text
 from ..entries import MESSAGE, Entry, role_of, search_text
 from ..errors import ArborError, NotFound
 from ..fastjson import dumps_utf8
+from ..usage import USAGE_TYPES
+from .usage_rows import UsageRows
 
 if TYPE_CHECKING:
     from .api import Store
@@ -50,7 +52,8 @@ class EntryWriter:
         self._older: dict[int, list] = {}  # parents written before: [depth, chain, msg, has_child]
         self._rows: list[tuple] = []
         self._fts: list[tuple] = []
-        self._usage: list[tuple] = []
+        self._usage: list[tuple] = []   # the bulk writer's old usage path: stays empty
+        self._usage_rows: UsageRows | None = None   # responses of the entries written here
         self._generated: set[str] = set()
         self._last_data: dict[str, Any] = {}
         self._uncounted = 0  # rows not in the session's counters yet
@@ -149,9 +152,17 @@ class EntryWriter:
         if stamped is not data:  # filed under now, with the log's unreadable time beside it
             self._last_data = data = stamped
         rows = self._rows
-        rows.append((seq, self.external_session_id,
-                     self._new_id() if entry_id is None else str(entry_id), parent_seq,
+        entry_id = self._new_id() if entry_id is None else str(entry_id)
+        rows.append((seq, self.external_session_id, entry_id, parent_seq,
                      entry_type, stamp, depth, chain, msg_index, role, dumps_utf8(data)))
+        if entry_type in USAGE_TYPES:
+            usage = self._usage_rows
+            if usage is None:
+                usage = self._usage_rows = UsageRows(self)
+            usage.take(seq, chain, depth, entry_id, entry_type, stamp, data)
+            if usage.pending() >= usage.HOLD:
+                self.flush_rows()
+                usage.flush()
         self._depth.append(depth)
         self._parent.append(-1 if parent_seq is None else parent_seq)
         self._chain.append(chain)
@@ -207,13 +218,6 @@ class EntryWriter:
         found = self.conn.execute(self._sql.ENTRY_ID_OF, (seq,)).fetchone()
         return found[0] if found else None
 
-    def add_usage(self, provider: str, protocol: str, model: str, input_tokens: int,
-                  output_tokens: int, total_tokens: int, duration_ms: int, timestamp: Any) -> None:
-        """A usage row (one model request), written with the next batch."""
-        self._usage.append((self.external_session_id, provider, protocol, model, int(input_tokens),
-                            int(output_tokens), int(total_tokens), int(duration_ms),
-                            to_text(timestamp)))
-
     def flush_rows(self) -> None:
         if self._bulk is not None:
             self._bulk.write(self._rows, self._fts, self._usage)
@@ -236,6 +240,8 @@ class EntryWriter:
     def flush(self) -> None:
         """Write what is buffered and bring the session's counters and activity up to date."""
         self.flush_rows()
+        if self._usage_rows is not None:
+            self._usage_rows.flush()
         entries = self._uncounted
         if not entries:
             return

@@ -275,6 +275,64 @@ def _v4(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+# Usage: one row per API response per session (`response_key` unique within a session),
+# tied to the entry that holds it (`entry_seq`, and its `chain`/`depth`, so a branch's
+# figures are a range scan of the path's pieces), priced when written (`cost_usd` NULL: no
+# price; `price_basis` says which prices, 0 for a cost the agent logged), and `counted` 0
+# for a copy of a response another session holds first (totals count a response once).
+# `session_usage` holds each session's totals per model, moved as rows are written.
+_V5_COLUMNS = (
+    ("entry_seq", "INTEGER REFERENCES entries(seq) ON DELETE CASCADE"),
+    ("chain", "INTEGER"),
+    ("depth", "INTEGER"),
+    ("response_key", "TEXT"),
+    ("cache_creation_tokens", "INTEGER NOT NULL DEFAULT 0"),
+    ("cache_creation_1h_tokens", "INTEGER NOT NULL DEFAULT 0"),
+    ("cache_read_tokens", "INTEGER NOT NULL DEFAULT 0"),
+    ("reasoning_tokens", "INTEGER NOT NULL DEFAULT 0"),
+    ("cost_usd", "REAL"),
+    ("cost_logged", "INTEGER NOT NULL DEFAULT 0"),
+    ("price_basis", "INTEGER NOT NULL DEFAULT 0"),
+    ("fast", "INTEGER NOT NULL DEFAULT 0"),
+    ("subagent", "INTEGER NOT NULL DEFAULT 0"),
+    ("counted", "INTEGER NOT NULL DEFAULT 1"),
+)
+_V5 = """
+CREATE UNIQUE INDEX IF NOT EXISTS idx_usage_response ON usage(external_session_id, response_key)
+    WHERE response_key IS NOT NULL;
+CREATE INDEX IF NOT EXISTS idx_usage_key ON usage(response_key) WHERE response_key IS NOT NULL;
+CREATE INDEX IF NOT EXISTS idx_usage_entry ON usage(entry_seq) WHERE entry_seq IS NOT NULL;
+CREATE INDEX IF NOT EXISTS idx_usage_path ON usage(chain, depth) WHERE chain IS NOT NULL;
+CREATE TABLE IF NOT EXISTS session_usage (
+    external_session_id INTEGER NOT NULL REFERENCES external_sessions(id) ON DELETE CASCADE,
+    model TEXT NOT NULL,
+    responses INTEGER NOT NULL DEFAULT 0,
+    input_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    cache_creation_tokens INTEGER NOT NULL DEFAULT 0,
+    cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+    reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+    cost_usd REAL NOT NULL DEFAULT 0,
+    unpriced INTEGER NOT NULL DEFAULT 0,
+    subagent_cost_usd REAL NOT NULL DEFAULT 0,
+    subagent_tokens INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (external_session_id, model)
+) WITHOUT ROWID;
+"""
+
+
+def _v5(conn: sqlite3.Connection) -> None:
+    have = {row[1] for row in conn.execute("PRAGMA table_info(usage)")}
+    for column, declaration in _V5_COLUMNS:
+        if column not in have:
+            conn.execute(f"ALTER TABLE usage ADD COLUMN {column} {declaration}")
+    for statement in _statements(_V5):
+        conn.execute(statement)
+    from ..usage_rows import rebuild_from_entries  # only needed when migrating
+
+    rebuild_from_entries(conn)
+
+
 # (version, name, SQL or a function of the connection). Append only; never edit a
 # released migration.
 MIGRATIONS: list[tuple[int, str, str | Callable[[sqlite3.Connection], None]]] = [
@@ -284,6 +342,8 @@ MIGRATIONS: list[tuple[int, str, str | Callable[[sqlite3.Connection], None]]] = 
     (3, "sessions know the session and entry they came from (sub-agents, forks)", _v3),
     (4, "an append touches fewer index pages (first user message kept in the session row)",
      _v4),
+    (5, "tokens and cost of every response, and each session's totals (read from its entries)",
+     _v5),
 ]
 
 CURRENT_VERSION = MIGRATIONS[-1][0]
