@@ -279,10 +279,12 @@ class Store:
                 self._stop_bulk()  # everything queued is written (or its error raised) first
             except BaseException:
                 self._depth = 0
+                self._writers.clear()   # a writer lives and dies with its transaction
                 self._stop_bulk(discard=True)
                 backend.rollback(self._db)
                 raise
             self._depth = 0
+            self._writers.clear()
             backend.commit(self._db)
 
     def commit_and_continue(self) -> bool:
