@@ -144,10 +144,31 @@ class Follower:
 
     # ----------------------------------------------------------------- import
     def catch_up(self):
-        """Import what the files with an import record gained while nobody followed them
-        (one stat each when nothing did)."""
-        files = [p for p in self.followed_files() if p not in self._own]
-        return self._import(files) if files else None
+        """Import what the files with an import record gained while nobody followed them.
+        Decided from one `stat` per file against its record (the importers' own `plan`):
+        a file that did not change is not opened, and the importer is not even called."""
+        return self._import(self.changed_files())
+
+    def changed_files(self) -> list[Path]:
+        """The followed files whose stat differs from their import record (or whose record
+        is incomplete): what a catch-up imports."""
+        from .importers.state import UNCHANGED, FileState, plan
+
+        out: list[Path] = []
+        for key, text in self.store.import_records().items():
+            fmt, _sep, name = key.partition(":")
+            if not name:
+                continue
+            try:
+                st = os.stat(name)
+            except OSError:
+                continue                  # gone: nothing to import
+            state = FileState.from_json(text, fmt)
+            if state is None or plan(state, st).action != UNCHANGED:
+                path = Path(name)
+                if path not in self._own:
+                    out.append(path)
+        return out
 
     def request_catch_up(self) -> None:
         """Check every followed file soon, in the following thread (for example after an

@@ -155,9 +155,12 @@ def test_checking_unchanged_files_opens_none_of_them(store, home, monkeypatch):
 
     monkeypatch.setattr(builtins, "open", spy_open)
     monkeypatch.setattr(os, "open", spy_os_open)
-    report = follower.catch_up()
+    assert follower.catch_up() is None                 # nothing to import: the importer not called
     assert opened == []
-    assert report is not None and {f.status for f in report.files} == {"unchanged"}
+    writers["pi"].append("user", "one more")
+    report = follower.catch_up()                       # the changed one alone is read
+    assert [Path(f.path).name for f in report.files] == [writers["pi"].path.name]
+    assert opened == [str(writers["pi"].path)] * len(opened) and opened
 
 
 def test_the_store_and_unknown_files_are_not_imported(store, home, tmp_path):
