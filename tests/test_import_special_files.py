@@ -298,3 +298,31 @@ def test_report_table_says_unreadable_and_left_alone(tmp_path):
     print_report(report, console)
     text = console.export_text()
     assert "unreadable" in text and "left alone" in text and "not a log" not in text
+
+
+def test_discover_honours_the_agents_folder_variables(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    claude = tmp_path / "claude-config"
+    (claude / "projects" / "-w").mkdir(parents=True)
+    shutil.copy(CC_FIXTURE, claude / "projects" / "-w" / "s.jsonl")
+    sqlite3.connect(claude / "projects" / "claude-code-log-cache.db").execute(
+        "CREATE TABLE cached(x)").connection.close()
+    codex = tmp_path / "codex-home"
+    (codex / "sessions").mkdir(parents=True)
+    (codex / "sessions" / "history.jsonl").write_text('{"not": "a rollout"}\n')
+    pi = tmp_path / "pi-agent"
+    (pi / "sessions").mkdir(parents=True)
+    shutil.copy(PI_FIXTURE, pi / "sessions" / "p.jsonl")
+    (home / ".claude" / "projects").mkdir(parents=True)     # not used: the variable moves it
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    monkeypatch.setenv("CODEX_HOME", str(codex))
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(pi))
+    places = discover(home)
+    assert places == [claude / "projects", codex / "sessions", pi / "sessions"]
+    store = open_store(tmp_path / "arbor.db")
+    try:
+        report = import_paths(store, places)
+    finally:
+        store.close()
+    assert sorted((Path(f.path).name, f.status) for f in report.files) == [
+        ("p.jsonl", "imported"), ("s.jsonl", "imported")]

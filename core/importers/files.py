@@ -14,8 +14,9 @@ is never opened here with plain file I/O:
   through SQLite itself (`core.sqlite_probe`), and read as a log only when SQLite says
   it is not a database;
 * in the agents' own folders (`~/.claude/projects`, `~/.codex/sessions`,
-  `~/.pi/agent/sessions`) only what the agent writes there is considered, so other tools'
-  files kept beside them (claude-code-log's `claude-code-log-cache.db`) are left alone.
+  `~/.pi/agent/sessions`, or where `CLAUDE_CONFIG_DIR`, `CODEX_HOME` and
+  `PI_CODING_AGENT_DIR` put them) only what the agent writes there is considered, so other
+  tools' files kept beside them (claude-code-log's `claude-code-log-cache.db`) are left alone.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Mapping
 
 from .base import FileResult, ImportReport, path_key
 
@@ -43,31 +44,51 @@ def _codex_rollout(name: str) -> bool:
     return name.startswith("rollout-") and name.endswith(LOG_SUFFIX)
 
 
-# The folders agents write their logs to (relative to the home folder), and which of the
-# files there are the agent's own.
-AGENT_FOLDERS: tuple[tuple[tuple[str, ...], Callable[[str], bool]], ...] = (
-    ((".claude", "projects"), _any_jsonl),
-    ((".codex", "sessions"), _codex_rollout),
-    ((".pi", "agent", "sessions"), _any_jsonl),
+# The folders agents write their logs to: the environment variable that moves the agent's
+# folder, its default place in the home folder, the logs' folder inside it, and which of
+# the files there are the agent's own.
+AGENT_FOLDERS: tuple[tuple[str, tuple[str, ...], str, Callable[[str], bool]], ...] = (
+    ("CLAUDE_CONFIG_DIR", (".claude",), "projects", _any_jsonl),
+    ("CODEX_HOME", (".codex",), "sessions", _codex_rollout),
+    ("PI_CODING_AGENT_DIR", (".pi", "agent"), "sessions", _any_jsonl),
 )
 
 
-def discover(home: Path | None = None) -> list[Path]:
-    """The usual places agents write their logs, those that exist."""
+def agent_places(home: Path | None = None, env: Mapping[str, str] | None = None
+                 ) -> list[tuple[Path, Callable[[str], bool]]]:
+    """Where each agent writes its logs (the folder its environment variable names, else its
+    default in the home folder), with its rule for file names."""
+    env = os.environ if env is None else env
     home = Path(home) if home is not None else Path.home()
-    places = [home.joinpath(*parts) for parts, _rule in AGENT_FOLDERS]
-    return [p for p in places if p.is_dir()]
+    out = []
+    for variable, default, logs, rule in AGENT_FOLDERS:
+        value = (env.get(variable) or "").strip()
+        base = Path(value).expanduser() if value else home.joinpath(*default)
+        out.append((base / logs, rule))
+    return out
 
 
-def agent_rule(folder: Path) -> Callable[[str], bool] | None:
+def discover(home: Path | None = None, env: Mapping[str, str] | None = None) -> list[Path]:
+    """The places agents write their logs (see `agent_places`), those that exist."""
+    return [place for place, _rule in agent_places(home, env) if place.is_dir()]
+
+
+def agent_rule(folder: Path, places: list[tuple[Path, Callable[[str], bool]]] | None = None
+               ) -> Callable[[str], bool] | None:
     """For a folder that is (or lies inside) an agent's log folder, which file names are
-    the agent's own; None for any other folder."""
+    the agent's own; None for any other folder. An agent's folder is known by its default
+    name (`.claude/projects`, ... anywhere in the path) or as one of `places` (by default
+    `agent_places()`, which honours the agents' environment variables)."""
     parts = folder.parts
-    for tail, rule in AGENT_FOLDERS:
+    for _variable, default, logs, rule in AGENT_FOLDERS:
+        tail = (*default, logs)
         n = len(tail)
         for start in range(len(parts) - n + 1):
             if parts[start:start + n] == tail:
                 return rule
+    for place, rule in agent_places() if places is None else places:
+        if folder == place or place in folder.parents:
+            return rule
     return None
 
 
@@ -111,6 +132,7 @@ def expand_paths(paths: Iterable[str | os.PathLike], report: ImportReport) -> li
     left alone gets its line in `report` (see the module doc)."""
     out: list[Path] = []
     seen: set[str] = set()
+    places = agent_places()
 
     def add(path: Path) -> None:
         problem = not_a_file(path)
@@ -138,7 +160,7 @@ def expand_paths(paths: Iterable[str | os.PathLike], report: ImportReport) -> li
 
             for root, dirs, files in os.walk(path, onerror=onerror):
                 dirs.sort()
-                rule = agent_rule(Path(root))
+                rule = agent_rule(Path(root), places)
                 for name in sorted(files):
                     if rule(name) if rule is not None else name.endswith(FOLDER_SUFFIXES):
                         found.append(Path(root) / name)
