@@ -378,8 +378,15 @@ def fmt_cost(figure: Figure, *, digits: int = 2) -> str:
     """'$1.23', '$1.23+' when some of it has no price, '—' when none of it has."""
     if figure.unpriced and figure.cost_usd == 0 and figure.responses:
         return "no price"
-    text = f"${figure.cost_usd:,.{digits}f}"
+    text = fmt_usd(figure.cost_usd, digits)
     return text + "+" if figure.unpriced else text
+
+
+def fmt_usd(value: float, digits: int = 2) -> str:
+    """Dollars, with more digits for amounts below a cent (never "$0.00" for a real cost)."""
+    if 0 < value < 0.01:
+        return f"${value:.4f}"
+    return f"${value:,.{digits}f}"
 
 
 def fmt_tokens(count: int) -> str:

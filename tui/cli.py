@@ -22,6 +22,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("import", "import_logs", "read Claude Code, Codex, pi and LangGraph logs into the store"),
     Command("export", "export_session", "write one session out as pi JSONL, Markdown or JSON"),
     Command("resume", "resume_branch", "carry on from a branch in the agent that wrote it"),
+    Command("usage", "usage_report", "tokens and cost per day, week, month, session, model or project"),
     Command("watch", "watch", "follow running agents: import what they append as it is written"),
 )
 

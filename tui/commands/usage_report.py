@@ -1,0 +1,139 @@
+"""`arbor usage [--by session|day|week|month|model|project] [--since D] [--until D]
+[--source S] [--json] [--timezone TZ] [--db PATH]`: tokens and cost, one row per group.
+
+Days are the user's local days (`--timezone` names another zone). The figures come from the
+totals the store keeps as entries are written; a response counts once in any total. A group
+holding a response of a model without a price is "incomplete": its cost is what could be
+priced, marked "+", and the models without a price are named below the table.
+Exit status: 0 shown, 1 a bad overrides file (ARBOR_PRICES) or time zone, 2 the store cannot
+be opened (or the command line is wrong).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .shared import EXIT_FAILED, EXIT_OK, EXIT_STORE, add_db_argument, open_store_or_explain
+
+GROUPINGS = ("session", "day", "week", "month", "model", "project")
+SOURCES = ("claude_code", "codex", "pi", "langgraph", "arbor")
+
+
+def _day(text: str):
+    from datetime import date
+
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a day (YYYY-MM-DD)") from None
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.description = ("Tokens and cost of the agents' responses in the store, one row per "
+                     "group and a total (each response counted once).")
+    p.add_argument("--by", choices=GROUPINGS, default="day", help="one row per … (default: day)")
+    p.add_argument("--since", type=_day, metavar="YYYY-MM-DD", help="from this local day on")
+    p.add_argument("--until", type=_day, metavar="YYYY-MM-DD",
+                   help="up to this local day (included)")
+    p.add_argument("--source", choices=SOURCES, help="only sessions from this agent")
+    p.add_argument("--json", action="store_true",
+                   help='print {"rows": [...], "totals": {...}} instead of a table')
+    p.add_argument("--timezone", metavar="TZ",
+                   help="days in this zone (an IANA name such as Europe/Paris; default: local)")
+    add_db_argument(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    from core.pricing import PricesError
+    from core.usage import local_zone
+
+    try:
+        local_zone(args.timezone)
+    except ValueError as error:
+        print(f"arbor usage: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    store = open_store_or_explain(args.db, create=False)
+    if store is None:
+        return EXIT_STORE
+    try:
+        if store.usage_prices_stale():
+            store.reprice_usage()
+        report = store.usage_report(args.by, since=args.since, until=args.until,
+                                    source=args.source, timezone=args.timezone)
+    except PricesError as error:
+        print(f"arbor usage: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    finally:
+        store.close()
+    if args.json:
+        sys.stdout.write(json.dumps(report.as_json(), ensure_ascii=False) + "\n")
+        return EXIT_OK
+    _print_table(report, args)
+    return EXIT_OK
+
+
+_TITLES = {"session": "Session", "day": "Day", "week": "Week of", "month": "Month",
+           "model": "Model", "project": "Project"}
+
+
+def _print_table(report, args) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from core.usage import fmt_cost, fmt_usd
+
+    from .shared import stdout_console
+
+    out = stdout_console()
+    if not report.rows:
+        out.print(Text("No usage recorded" + (" in that range." if args.since or args.until
+                                               else " in this store yet."), style="dim"))
+        return
+    table = Table(show_footer=True, box=None, pad_edge=False, header_style="bold",
+                  footer_style="bold")
+    total = report.totals
+    table.add_column(_TITLES[report.by], footer="Total", overflow="fold")
+    if report.by not in ("model",):
+        table.add_column("Models", overflow="fold", style="dim")
+    for name, value in (("Input", total.input_tokens), ("Output", total.output_tokens),
+                        ("Cache write", total.cache_creation_tokens),
+                        ("Cache read", total.cache_read_tokens), ("Total", total.total_tokens)):
+        table.add_column(name, justify="right", footer=f"{value:,}")
+    table.add_column("Cost", justify="right", footer=fmt_cost(total))
+    for key, label, figure in report.rows:
+        first = Text(str(key))
+        if report.by == "session":
+            first = Text(f"{label or '(unnamed)'}  ", style="bold")
+            first.append(str(key)[:8], style="dim")
+            if figure.subagent_cost_usd or figure.subagent_tokens:
+                first.append(f"\n  sub-agents {fmt_usd(figure.subagent_cost_usd)}", style="dim")
+        cells = [first]
+        if report.by not in ("model",):
+            cells.append(Text(", ".join(_short(m) for m in sorted(figure.models))))
+        cells += [f"{figure.input_tokens:,}", f"{figure.output_tokens:,}",
+                  f"{figure.cache_creation_tokens:,}", f"{figure.cache_read_tokens:,}",
+                  f"{figure.total_tokens:,}"]
+        cost = Text(fmt_cost(figure), style="yellow" if figure.incomplete else "")
+        cells.append(cost)
+        table.add_row(*cells)
+    out.print(table)
+    if total.incomplete:
+        out.print(Text(f"+ incomplete: no price for {', '.join(sorted(total.unpriced))} "
+                       "(tokens counted, cost not; ARBOR_PRICES can name a file of prices)",
+                       style="yellow"))
+    if total.reasoning_tokens:
+        out.print(Text(f"reasoning (part of output): {total.reasoning_tokens:,} tokens", style="dim"))
+    if report.by == "session":
+        shown = sum(f.responses for _k, _l, f in report.rows)
+        if shown != total.responses:
+            out.print(Text(f"{shown - total.responses:,} responses appear in more than one session "
+                           "(resumed or forked copies): counted in each, once in the total.",
+                           style="dim"))
+
+
+def _short(model: str) -> str:
+    """A model name without its date suffix (claude-sonnet-4-5-20250929 -> claude-sonnet-4-5)."""
+    head, _, tail = model.rpartition("-")
+    return head if len(tail) == 8 and tail.isdigit() and head else model
