@@ -232,3 +232,42 @@ async def test_keys_after_closing_a_dialog_in_one_burst_act_on_the_screen_below(
         assert new.id != head.id and new.parent_session_id == head.id
         assert new.head_seq == last.parent_seq  # the message above the last
         assert app.screen is app.screen_stack[0]
+
+
+async def test_c_and_r_show_their_dialog_at_once_and_fill_it_when_the_plan_is_ready(demo_db, monkeypatch):
+    """However long a plan takes, its dialog is up at once, saying it is working."""
+    import threading
+
+    from core import operations
+
+    release = threading.Event()
+    for name in ("plan_compaction", "left_behind"):
+        original = getattr(operations, name)
+
+        def slow(*args, _original=original, **kwargs):
+            release.wait(30)
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(operations, name, slow)
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose_session(pilot, LOGIN)
+        app.set_focus(app.messages_pane)
+        await pilot.press("up")
+        for key, busy, filled in (("c", "#compact-plan", "#compact-summary"),
+                                  ("r", "#rollback-left", "#rollback-summary")):
+            release.clear()
+            await pilot.press(key)
+            for _ in range(5):
+                await pilot.pause()
+            dialog = app.screen
+            assert dialog is not app.screen_stack[0]  # the dialog is up while the plan runs
+            working = str(dialog.query_one(busy).render()) + dialog.query_one(filled).placeholder
+            assert "planning…" in working or "summarising" in working or "counting" in working
+            assert dialog.query_one(filled).text == ""
+            release.set()
+            await settle(pilot)
+            assert "## Goal" in dialog.query_one(filled).text
+            await pilot.press("escape")
+            await settle(pilot)

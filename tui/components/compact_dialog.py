@@ -70,9 +70,9 @@ class CompactDialog(ActionDialog[CompactChoice | None]):
     def on_mount(self) -> None:
         self.query_one("#compact-summary", TextArea).cursor_blink = False  # steady cursor (and stable pictures)
         self.query_one("#compact-keep", Input).cursor_blink = False
-        # after the first frame: the dialog shows at once, its "planning…" too, and the
-        # plan does not compete with drawing it
-        self.call_after_refresh(self._plan, None)
+        # at once, in a thread: a short branch's plan is often ready for the first frame
+        # (waiting for that frame cost one more), a long one's shows "planning…" meanwhile
+        self._plan(None)
 
     @work(thread=True, exclusive=True, group="compact-plan")
     def _plan(self, keep: int | None) -> None:

@@ -85,7 +85,7 @@ class RollbackDialog(ActionDialog[RollbackChoice | None]):
             area = self.query_one("#rollback-summary", TextArea)
             area.text = ""
             area.placeholder = "summarising what is left behind…"
-            self.call_after_refresh(self._summarise, index)  # (after this is on screen)
+            self._summarise(index)
 
     @on(OptionList.OptionSelected)
     def _picked(self, event: OptionList.OptionSelected) -> None:
