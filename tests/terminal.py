@@ -76,11 +76,14 @@ class Terminal:
         env_args = [arg for key, value in self.env.items() for arg in ("-e", f"{key}={value}")]
         self._tmux("new-session", "-d", "-s", self.target, "-x", str(width), "-y", str(height),
                    *(["-c", str(self.cwd)] if self.cwd else []), *env_args, "--", *self.argv)
+        self._socket_path = self._tmux("display-message", "-p", "#{socket_path}").strip()
         return self
 
     def close(self) -> None:
         self._tmux("kill-server", check=False)
         self._config.unlink(missing_ok=True)
+        if getattr(self, "_socket_path", ""):  # tmux 3.3 may leave it behind
+            Path(self._socket_path).unlink(missing_ok=True)
 
     def __enter__(self) -> "Terminal":
         return self.start()
