@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import threading
-from pathlib import Path
 from typing import Any
 
 from .entries import MESSAGE
@@ -23,9 +22,9 @@ _shared_lock = threading.Lock()
 
 def shared_store(db_path: str | os.PathLike | None = None) -> Store:
     """The process's one open store for a path (repositories opened on it share it)."""
-    from .paths import default_db_path
+    from .paths import sqlite_path
 
-    key = str(Path(db_path or default_db_path()).resolve())
+    key = str(sqlite_path(db_path).resolve())
     with _shared_lock:
         store = _shared.get(key)
         if store is None or store.closed:

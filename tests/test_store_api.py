@@ -190,3 +190,18 @@ def test_import_sources(store):
     assert store.import_source("pi:/a") == (ext.id, "pi", 12, 2.5, {"head": "i", "lines": 3})
     store.forget_import_sources(ext.id)
     assert store.import_source("pi:/a") is None
+
+
+def test_a_url_is_never_taken_for_a_path(tmp_path, monkeypatch):
+    from core.errors import StoreUnavailable
+    from core.repositories import shared_store
+
+    monkeypatch.chdir(tmp_path)
+    for opening in (open_store, shared_store):
+        with pytest.raises(StoreUnavailable, match="PostgreSQL store"):
+            opening("postgresql://user@/db?host=/tmp")
+    assert list(tmp_path.iterdir()) == []   # no folder named "postgresql:"
+    monkeypatch.setenv("ARBOR_DB", str(tmp_path / "from-env.db"))
+    store = open_store()
+    assert store.path == tmp_path / "from-env.db"
+    store.close()

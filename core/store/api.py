@@ -14,7 +14,6 @@ import time
 import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ..clock import Clock, parse, to_text, utc_now
@@ -23,7 +22,7 @@ from ..errors import ArborError, NotFound, ReplayError
 from ..fastjson import dumps
 from ..ids import generate_id
 from ..models import Checkpoint, ExternalSession, InternalSession, LazyHistory
-from ..paths import default_db_path
+from ..paths import sqlite_path
 from ..replay import ReplayState, first_kept_id, off_path, replay_fallback, replay_kept
 from ..session_types import (SequencedSessionCapabilityEvent, SequencedSessionRunEvent,
                              SessionCapabilities, SessionCapabilityEvent, SessionRunEvent)
@@ -123,7 +122,9 @@ class Store:
     def __init__(self, path: str | os.PathLike | None = None, *, clock: Clock | None = None,
                  id_factory: Callable[[], str] | None = None, create: bool = True,
                  on_upgrade: Callable[[str], None] | None = None, _role: str = registry.MAIN):
-        self.path = Path(path).expanduser() if path is not None else default_db_path()
+        # a path, or None for ARBOR_DB or the default file; a PostgreSQL URL is refused in
+        # one sentence (never taken for a folder named "postgresql:")
+        self.path = sqlite_path(path)
         self.clock: Clock = clock or utc_now
         self.id_factory = id_factory or generate_id
         self._role = _role
