@@ -326,3 +326,28 @@ def test_discover_honours_the_agents_folder_variables(tmp_path, monkeypatch):
         store.close()
     assert sorted((Path(f.path).name, f.status) for f in report.files) == [
         ("p.jsonl", "imported"), ("s.jsonl", "imported")]
+
+
+def test_import_file_named_directly_never_opens_a_pipe(tmp_path):
+    """`import_file` (what a caller with one path uses) screens the path as `import_paths`
+    does: a FIFO is reported, not opened (opening one blocks until a writer comes)."""
+    os.mkfifo(tmp_path / "pipe.jsonl")
+    os.symlink("loop.jsonl", tmp_path / "loop.jsonl")
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(REPO)!r})
+        from pathlib import Path
+        from core import open_store
+        from core.importers import import_file
+        store = open_store(sys.argv[1])
+        for name in ("pipe.jsonl", "loop.jsonl"):
+            result = import_file(store, Path(sys.argv[2]) / name)
+            print(result.status, result.error)
+        store.close()
+    """)
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "arbor.db"),
+                           str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    pipe, loop = done.stdout.splitlines()
+    assert pipe.startswith("skipped a named pipe")
+    assert loop.startswith("unreadable a symbolic link that loops")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..sqlite_probe import ARBOR, EMPTY, NOT_SQLITE, SQLITE, UNREADABLE, probe
 from .base import LineError, iter_lines, parse_line
-from .files import LOG_SUFFIX, side_file_of
+from .files import LOG_SUFFIX, not_a_file, side_file_of
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 CLAUDE_CODE, CODEX, PI, LANGGRAPH = "claude_code", "codex", "pi", "langgraph"
@@ -40,6 +40,11 @@ def detect_format(path: Path) -> str:
     side = side_file_of(path.name)
     if side is not None:
         raise LeftAlone(f"{side}: never read by arbor")
+    problem = not_a_file(path)   # a pipe would block the reader: judged by stat alone
+    if problem is not None:
+        error = NotALog(problem[1])
+        error.status = problem[0]
+        raise error
     if os.stat(path).st_size == 0:
         raise NotALog("empty file")
     if not path.name.endswith(LOG_SUFFIX):
