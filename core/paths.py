@@ -49,6 +49,8 @@ def store_location(value: str | os.PathLike | None = None) -> Path | PostgresURL
         value = os.environ.get("ARBOR_DB") or None
         if value is None:
             return _user_data() / STORE_FILENAME
+    if isinstance(value, PostgresURL):
+        return value
     if isinstance(value, os.PathLike):
         return Path(value).expanduser()
     match = _URL_START.match(value)
@@ -62,15 +64,13 @@ def store_location(value: str | os.PathLike | None = None) -> Path | PostgresURL
 
 
 def sqlite_path(value: str | os.PathLike | None = None) -> Path:
-    """The store file `value` names; a PostgreSQL URL is refused with one sentence.
-
-    (Until the PostgreSQL backend exists, every store is a SQLite file.)
-    """
+    """The store file `value` names, for what only a file can be (the demo store, a
+    session directory's root); a PostgreSQL URL is refused with one sentence."""
     location = store_location(value)
     if isinstance(location, PostgresURL):
         raise StoreUnavailable(
-            f"{location.shown()} names a PostgreSQL store, which this version of arbor cannot "
-            "open yet; give a file path with --db or ARBOR_DB")
+            f"{location.shown()} names a PostgreSQL store; this needs a store file "
+            "(give a file path with --db or ARBOR_DB)")
     return location
 
 

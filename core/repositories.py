@@ -21,14 +21,15 @@ _shared_lock = threading.Lock()
 
 
 def shared_store(db_path: str | os.PathLike | None = None) -> Store:
-    """The process's one open store for a path (repositories opened on it share it)."""
-    from .paths import sqlite_path
+    """The process's one open store for a path or URL (repositories opened on it share it)."""
+    from .paths import PostgresURL, store_location
 
-    key = str(sqlite_path(db_path).resolve())
+    location = store_location(db_path)
+    key = location.url if isinstance(location, PostgresURL) else str(location.resolve())
     with _shared_lock:
         store = _shared.get(key)
         if store is None or store.closed:
-            store = _shared[key] = open_store(key)
+            store = _shared[key] = open_store(location)
         return store
 
 

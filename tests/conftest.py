@@ -132,3 +132,58 @@ def index_terms(store) -> list[tuple[int, str]]:
     conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_terms"
                  " USING fts5vocab(main, entries_fts, instance)")
     return conn.execute("SELECT doc, term FROM temp.fts_terms ORDER BY doc, term").fetchall()
+
+
+# ---------------------------------------------------------------- both backends
+# Tests that take `store_location` run twice: on a SQLite file and on a PostgreSQL store
+# (a schema of its own in one server started for the whole test session). Where no
+# PostgreSQL binaries or no psycopg exist, the PostgreSQL runs are skipped with the reason.
+@pytest.fixture(scope="session")
+def postgres_server():
+    from pg_server import PostgresServer, find_binaries
+
+    binaries, why = find_binaries()
+    if binaries is None:
+        pytest.skip(f"PostgreSQL backend not tested: {why}")
+    try:
+        import psycopg  # noqa: F401
+        import psycopg_pool  # noqa: F401
+    except ImportError:
+        pytest.skip("PostgreSQL backend not tested: psycopg is not installed "
+                    "(pip install 'arbor[postgres]')")
+    server = PostgresServer(binaries)
+    try:
+        server.start()
+    except BaseException:
+        server.stop()
+        raise
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_location(request, tmp_path):
+    """A new, empty store's name: a file path, or a postgresql:// URL."""
+    if request.param == "sqlite":
+        return tmp_path / "store.db"
+    return request.getfixturevalue("postgres_server").new_store_url()
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "sqlite_only: about SQLite's own file (WAL, pages, locks); not run on PostgreSQL")
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test marked sqlite_only runs on its SQLite store alone."""
+    kept, dropped = [], []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and callspec.params.get("store_location") == "postgresql" \
+                and item.get_closest_marker("sqlite_only"):
+            dropped.append(item)
+        else:
+            kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept

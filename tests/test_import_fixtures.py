@@ -13,6 +13,7 @@ import pytest
 
 from core import open_store
 from core.importers import import_paths
+from store_sql import query
 
 FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"
 CC = FIXTURES / "claude_code"
@@ -29,8 +30,8 @@ def test_fixture_folder_is_there():
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = open_store(tmp_path / "arbor.db")
+def store(store_location):
+    s = open_store(store_location)
     yield s
     s.close()
 
@@ -47,7 +48,7 @@ def session_of(store, result, index=0):
 
 
 def count_type(store, ext_id, entry_type):
-    return store.connection.execute(
+    return query(store, 
         "SELECT COUNT(*) FROM entries WHERE external_session_id = ? AND type = ?",
         (ext_id, entry_type)).fetchone()[0]
 
@@ -294,7 +295,7 @@ def test_langgraph_sqlite_saver(store, tmp_path):
 
 # ---------------------------------------------------------------------- everything
 def totals(store):
-    return store.connection.execute(
+    return query(store, 
         "SELECT (SELECT COUNT(*) FROM external_sessions), (SELECT COUNT(*) FROM entries),"
         " (SELECT COUNT(*) FROM internal_sessions), (SELECT COUNT(*) FROM checkpoints),"
         " (SELECT COUNT(*) FROM labels), (SELECT COUNT(*) FROM usage)").fetchone()

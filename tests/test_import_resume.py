@@ -16,11 +16,12 @@ from core.importers import claude_code, import_paths
 from core.importers import state as import_state
 
 from test_import_robust import CODEX_FIXTURE, cc_line, only, write_lines
+from store_sql import query
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = open_store(tmp_path / "arbor.db")
+def store(store_location):
+    s = open_store(store_location)
     yield s
     s.close()
 
@@ -87,12 +88,11 @@ def picture(store, uid: str) -> dict:
     """What a session holds, independent of seqs: entries by id (parent, type, data),
     branches, usage, name and counters."""
     ext = store.get_external_session_by_uid(uid)
-    conn = store.connection
     entries = {}
-    for seq, entry_id, parent_seq, entry_type, data in conn.execute(
-            "SELECT seq, id, parent_seq, type, data FROM entries WHERE external_session_id = ?",
-            (ext.id,)):
-        parent = conn.execute("SELECT id FROM entries WHERE seq = ?", (parent_seq,)).fetchone()
+    for seq, entry_id, parent_seq, entry_type, data in query(
+            store, "SELECT seq, id, parent_seq, type, data FROM entries WHERE external_session_id = ?",
+            (ext.id,)).fetchall():
+        parent = query(store, "SELECT id FROM entries WHERE seq = ?", (parent_seq,)).fetchone()
         entries[entry_id] = (parent[0] if parent else None, entry_type, json.loads(data))
     branches = sorted((b.head_id or "", b.fork_id or "", b.name, b.is_current)
                       for b in store.internal_sessions(ext.id))
@@ -101,8 +101,8 @@ def picture(store, uid: str) -> dict:
     meta.pop("path", None)
     return {"entries": entries, "branches": branches, "usage": usage, "name": ext.session_name,
             "metadata": meta, "counts": (ext.message_count,)
-            + conn.execute("SELECT entry_count FROM external_sessions WHERE id = ?",
-                           (ext.id,)).fetchone()}
+            + tuple(query(store, "SELECT entry_count FROM external_sessions WHERE id = ?",
+                          (ext.id,)).fetchone())}
 
 
 def interrupt_at(monkeypatch, call: int) -> dict:
@@ -139,7 +139,7 @@ def test_an_interrupted_import_resumes_to_the_same_store_as_a_clean_one(tmp_path
             interrupt_at(monkeypatch, call)
             with pytest.raises(KeyboardInterrupt):
                 import_paths(store, [path])
-            kept = store.connection.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+            kept = query(store, "SELECT COUNT(*) FROM entries").fetchone()[0]
             assert store.integrity_check() == "ok"
             if not every_line:
                 assert kept == 0         # one transaction: rolled back whole

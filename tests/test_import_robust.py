@@ -13,6 +13,7 @@ import pytest
 
 from core import open_store
 from core.importers import discover, import_paths
+from store_sql import query
 
 FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"
 CC_FIXTURE = FIXTURES / "claude_code" / "dag_compact_after_rewind.jsonl"
@@ -23,8 +24,8 @@ LG_FIXTURE = FIXTURES / "langgraph" / "langgraph_checkpoints.sqlite"
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = open_store(tmp_path / "arbor.db")
+def store(store_location):
+    s = open_store(store_location)
     yield s
     s.close()
 
@@ -124,6 +125,7 @@ def test_empty_file(store, tmp_path):
     assert store.list_sessions() == []
 
 
+@pytest.mark.sqlite_only
 def test_missing_path_and_store_file_are_reported(store, tmp_path):
     report = import_paths(store, [tmp_path / "nope.jsonl", store.path])
     assert [(f.status, f.error) for f in report.files] == [
@@ -559,7 +561,7 @@ def test_ctrl_c_in_the_middle_of_a_file_keeps_what_was_committed_and_goes_on(sto
 
     first = only(import_paths(store, [CC_FIXTURE]))
     assert first.status == "imported"
-    before = store.connection.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+    before = query(store, "SELECT COUNT(*) FROM entries").fetchone()[0]
     lines = [cc_line("u0", None, text="start")]
     for n in range(1, 7000):
         lines.append(cc_line(f"u{n}", f"u{n - 1}", kind="assistant" if n % 2 else "user",
@@ -581,7 +583,7 @@ def test_ctrl_c_in_the_middle_of_a_file_keeps_what_was_committed_and_goes_on(sto
     assert calls["n"] == 5000
     assert not [t for t in threading.enumerate() if t.name == "arbor-bulk-writer"]
     assert store.integrity_check() == "ok"
-    kept = store.connection.execute("SELECT COUNT(*) FROM entries").fetchone()[0] - before
+    kept = query(store, "SELECT COUNT(*) FROM entries").fetchone()[0] - before
     assert 0 < kept < 5000
     record = store.import_source(f"claude_code:{big.resolve()}")[4]
     assert record["complete"] is False and 0 < record["offset"] < big.stat().st_size

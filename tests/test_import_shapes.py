@@ -15,6 +15,7 @@ from core.entries import COMPACTION, MESSAGE, Entry
 from core.importers import import_paths
 from core.importers.base import MAX_JSON_DEPTH
 from core.replay import replay_entries
+from store_sql import is_postgres, query
 
 FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"
 CC_FIXTURE = FIXTURES / "claude_code" / "dag_compact_after_rewind.jsonl"
@@ -24,8 +25,8 @@ CODEX_FIXTURE = FIXTURES / "codex" / \
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = open_store(tmp_path / "arbor.db")
+def store(store_location):
+    s = open_store(store_location)
     yield s
     s.close()
 
@@ -196,9 +197,10 @@ def store_with_bad_compaction(store, kept):
     store.append_to_branch(branch.id, COMPACTION, {"summary": "S", "firstKeptEntryId": None})
     store.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": "two"}})
     # as an older arbor (or a log imported before validation) left it
-    store.connection.execute(
-        "UPDATE entries SET data = json_set(data, '$.firstKeptEntryId', json(?))"
-        " WHERE type = 'compaction'", (json.dumps(kept),))
+    edit = ("UPDATE entries SET data = jsonb_set(data::jsonb, '{firstKeptEntryId}', ?::jsonb)::text"
+            if is_postgres(store) else
+            "UPDATE entries SET data = json_set(data, '$.firstKeptEntryId', json(?))")
+    query(store, edit + " WHERE type = 'compaction'", (json.dumps(kept),))
     return store.get_internal_session(branch.id)
 
 

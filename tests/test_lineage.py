@@ -12,6 +12,7 @@ import pytest
 from core import open_store
 from core.importers import import_paths
 from core.lineage import family_rows
+from store_sql import query
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "lineage"
 CLAUDE_PROJECT = FIXTURES / "claude_code" / "-tmp-follow-fake-proj"
@@ -26,8 +27,8 @@ PI_FORK = "2026-12-01T01-17-37-258Z_01a22f2d-c06a-71c6-8a1e-5fd3204a27e0.jsonl"
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = open_store(tmp_path / "s.db")
+def store(store_location):
+    s = open_store(store_location)
     yield s
     s.close()
 
@@ -54,7 +55,7 @@ def _check_claude(store, meta: bool = True) -> None:
     parent = store.get_external_session_by_uid(CLAUDE_SESSION)
     child = store.get_external_session_by_uid(f"{CLAUDE_SESSION}:agent-{CLAUDE_AGENT}")
     assert child.kind == "subagent"
-    row = store.connection.execute("SELECT parent_id, spawn_seq FROM external_sessions"
+    row = query(store, "SELECT parent_id, spawn_seq FROM external_sessions"
                                    " WHERE id = ?", (child.id,)).fetchone()
     assert row[0] == parent.id
     assert row[1] == _entry_with_tool_call(store, parent.id, "toolu_main0002")
@@ -104,10 +105,10 @@ def test_a_subagents_messages_count_in_its_parent_and_it_is_listed_only_under_it
 def test_a_second_import_adds_no_spawn_point_twice(store, tmp_path):
     main, _agent = _claude_copy(tmp_path)
     import_paths(store, [main.parent])
-    before = store.connection.execute("SELECT * FROM spawn_points ORDER BY spawn_key").fetchall()
+    before = query(store, "SELECT * FROM spawn_points ORDER BY spawn_key").fetchall()
     main.touch()
     import_paths(store, [main.parent])
-    assert store.connection.execute("SELECT * FROM spawn_points ORDER BY spawn_key").fetchall() \
+    assert query(store, "SELECT * FROM spawn_points ORDER BY spawn_key").fetchall() \
         == before
     assert {row[0] for row in before} == {"claude:toolu_main0002", f"claude-agent:{CLAUDE_AGENT}"}
 
@@ -133,7 +134,7 @@ def test_nested_subagent_goes_under_the_subagent_that_spawned_it(store, tmp_path
     import_paths(store, [main.parent])
     outer = store.get_external_session_by_uid(f"{CLAUDE_SESSION}:agent-{CLAUDE_AGENT}")
     nested = store.get_external_session_by_uid(f"{CLAUDE_SESSION}:agent-bbbbbbbbbbbbbbbbb")
-    row = store.connection.execute("SELECT parent_id, spawn_seq FROM external_sessions"
+    row = query(store, "SELECT parent_id, spawn_seq FROM external_sessions"
                                    " WHERE id = ?", (nested.id,)).fetchone()
     assert row == (outer.id, _entry_with_tool_call(store, outer.id, "toolu_sub0004"))
     parent = store.get_external_session_by_uid(CLAUDE_SESSION)
@@ -154,7 +155,7 @@ def test_codex_subagent_is_attached_to_its_spawn_agent_call(store, tmp_path, chi
     parent = store.get_external_session_by_uid(CODEX_PARENT)
     child = store.get_external_session_by_uid(CODEX_CHILD)
     assert child.kind == "subagent" and len(store.internal_sessions(parent.id)) == 1
-    row = store.connection.execute("SELECT parent_id, spawn_seq FROM external_sessions"
+    row = query(store, "SELECT parent_id, spawn_seq FROM external_sessions"
                                    " WHERE id = ?", (child.id,)).fetchone()
     spawn = store.get_entry(row[1])
     assert row[0] == parent.id
@@ -180,7 +181,7 @@ def test_pi_fork_shows_where_it_came_from(store, tmp_path, fork_first):
     parent = store.get_external_session_by_uid("01a22f2d-c05f-7026-a5cd-ade08305162e")
     fork = store.get_external_session_by_uid("01a22f2d-c06a-71c6-8a1e-5fd3204a27e0")
     assert fork.kind == "fork"
-    row = store.connection.execute("SELECT parent_id, spawn_seq FROM external_sessions"
+    row = query(store, "SELECT parent_id, spawn_seq FROM external_sessions"
                                    " WHERE id = ?", (fork.id,)).fetchone()
     assert row[0] == parent.id
     assert store.get_entry(row[1]).id == "5d71e22b"    # the reply it was forked at
@@ -212,7 +213,7 @@ def test_claude_code_fork_session_goes_under_its_source(store, tmp_path):
     import_paths(store, [main])
     source_session = store.get_external_session_by_uid(CLAUDE_SESSION)
     fork_session = store.get_external_session_by_uid(fork_id)
-    row = store.connection.execute("SELECT parent_id, spawn_seq, kind FROM external_sessions"
+    row = query(store, "SELECT parent_id, spawn_seq, kind FROM external_sessions"
                                    " WHERE id = ?", (fork_session.id,)).fetchone()
     assert row[0] == source_session.id and row[2] == "fork"
     assert store.get_entry(row[1]).id == copied[-1]["uuid"]

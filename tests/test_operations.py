@@ -5,11 +5,12 @@ import pytest
 from core import ArborError, NotFound, open_store
 from core import operations as ops
 from core.summariser import CommandSummariser, builtin_summary, get_summariser
+from store_sql import query
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = open_store(tmp_path / "o.db")
+def store(store_location):
+    s = open_store(store_location)
     yield s
     s.close()
 
@@ -26,7 +27,7 @@ def make_branch(store, n=10, text="x" * 40):
 
 
 def count(store, table):
-    return store.connection.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+    return query(store, f"SELECT COUNT(*) FROM {table}").fetchone()[0]
 
 
 def test_branch_at_entry_and_head(store):

@@ -21,8 +21,8 @@ from bench.make_big_store import BIG_NAME, build  # noqa: E402
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = open_store(tmp_path / "plans.db")
+def store(store_location):
+    s = open_store(store_location)
     yield s
     s.close()
 

@@ -7,8 +7,8 @@ from core import (Checkpoint, CheckpointRepository, ExternalSession, ExternalSes
 
 
 @pytest.fixture
-def repos(tmp_path):
-    store = open_store(tmp_path / "r.db")
+def repos(store_location):
+    store = open_store(store_location)
     yield (ExternalSessionRepository(store=store), InternalSessionRepository(store=store),
            CheckpointRepository(store=store), store)
     store.close()
@@ -50,7 +50,7 @@ def test_history_is_derived_and_update_appends_only_new(repos):
     assert internals.update(loaded) is True
     assert store.connection.execute("SELECT COUNT(*) FROM entries").fetchone()[0] == 3
     # no JSON copy of the history is stored anywhere
-    columns = [r[1] for r in store.connection.execute("PRAGMA table_info(internal_sessions)")]
+    columns = [r[0] for r in store.connection.execute("SELECT * FROM internal_sessions").description]
     assert "conversation_history" not in columns
     # a diverging history forks from the last common message and keeps the old entries
     diverged = internals.get_by_id(session.id)

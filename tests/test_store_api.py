@@ -56,8 +56,8 @@ def test_only_known_modules_import_sqlite3():
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = open_store(tmp_path / "a.db")
+def store(store_location):
+    s = open_store(store_location)
     yield s
     s.close()
 
@@ -121,6 +121,7 @@ def test_events_and_capabilities(store):
     assert (caps.mode, caps.browser, caps.web_search) == ("act", False, True)
 
 
+@pytest.mark.sqlite_only
 def test_checkpoint_log_empties_the_wal(store):
     ext = store.create_external_session("s")
     store.append_entry(ext.id, None, "message", {"message": {"role": "user", "content": "x"}})
@@ -131,7 +132,12 @@ def test_checkpoint_log_empties_the_wal(store):
 
 
 def test_store_errors_cover_the_driver(store):
-    assert sqlite3.Error in store.database_errors
+    if store.path.__class__.__name__ == "PostgresURL":
+        import psycopg
+
+        assert psycopg.Error in store.database_errors
+    else:
+        assert sqlite3.Error in store.database_errors
     assert set(store.database_errors) < set(store.errors)
     assert not store.closed
     store.close()

@@ -4,11 +4,12 @@ import pytest
 
 from core import open_store
 from core.errors import ArborError
+from store_sql import query
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = open_store(tmp_path / "e.db")
+def store(store_location):
+    s = open_store(store_location)
     yield s
     s.close()
 
@@ -105,7 +106,7 @@ def test_delete_session_removes_its_search_rows(store):
     assert store.search("unique")
     assert store.delete_external_session(ext.id)
     assert store.search("unique") == []
-    assert store.connection.execute("SELECT COUNT(*) FROM entries").fetchone()[0] == 0
+    assert query(store, "SELECT COUNT(*) FROM entries").fetchone()[0] == 0
 
 
 def test_write_inside_read_snapshot_is_a_programming_error(store):

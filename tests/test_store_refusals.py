@@ -11,9 +11,9 @@ from core.manager import close_root_dbs
 
 
 @pytest.fixture
-def two(tmp_path):
+def two(store_location):
     """Two sessions of two messages each: (store, (session, branch, entries) x 2)."""
-    store = open_store(tmp_path / "s.db")
+    store = open_store(store_location)
     made = []
     for name in ("mine", "other"):
         session = store.create_external_session(name)

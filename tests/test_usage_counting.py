@@ -43,10 +43,10 @@ SUB_COST = _price(uf.SONNET, "2025-10-01T10:00:11.000Z", SUB["input"], SUB["outp
 
 
 @pytest.fixture
-def claude_store(tmp_path):
+def claude_store(tmp_path, store_location):
     folder = tmp_path / "projects" / "-work-usage-demo"
     uf.claude_session(folder)
-    store = open_store(tmp_path / "s.db")
+    store = open_store(store_location)
     import_paths(store, [folder])
     yield store
     store.close()
@@ -130,7 +130,7 @@ def test_a_second_import_and_a_rebuilt_store_count_the_same(claude_store, tmp_pa
     from core.store.usage_rows import rebuild_from_entries
 
     with store.transaction() as conn:
-        rebuild_from_entries(conn)
+        rebuild_from_entries(conn, store._sql, store._backend)
     assert store.usage_report("session").as_json() == before
 
 

@@ -94,7 +94,7 @@ def link_lineage(store) -> int:
     try:
         with store.transaction():
             return link_sessions(store)
-    except (ArborError, sqlite3.Error):
+    except store.errors:
         return 0
 
 
@@ -223,7 +223,7 @@ def import_file(store, path: Path, fmt: str | None = None, *,
     except ArborError as error:
         result.status, result.error = "failed", str(error)
         result.sessions.clear()
-    except sqlite3.Error as error:
+    except (sqlite3.Error, *store.database_errors) as error:   # (a LangGraph file is SQLite too)
         result.status, result.error = "failed", f"database error: {error}"
         result.sessions.clear()
     except MemoryError:

@@ -22,12 +22,11 @@ from ..errors import ArborError, NotFound, ReplayError
 from ..fastjson import dumps
 from ..ids import generate_id
 from ..models import Checkpoint, ExternalSession, InternalSession, LazyHistory
-from ..paths import sqlite_path
 from ..replay import ReplayState, first_kept_id, off_path, replay_fallback, replay_kept
 from ..session_types import (SequencedSessionCapabilityEvent, SequencedSessionRunEvent,
                              SessionCapabilities, SessionCapabilityEvent, SessionRunEvent)
 from . import registry
-from .sqlite import SQLiteBackend
+from .backends import backend_for
 from .writer import EntryWriter
 
 COMMIT_PAUSE = 0.002   # seconds a long write leaves the store free between its transactions
@@ -119,18 +118,18 @@ class Store:
     transaction (see `registry`); a handle has its own clock and id factory, and closing
     it leaves the connection to the process's other handles."""
 
-    def __init__(self, path: str | os.PathLike | None = None, *, clock: Clock | None = None,
+    def __init__(self, path: Any = None, *, clock: Clock | None = None,
                  id_factory: Callable[[], str] | None = None, create: bool = True,
                  on_upgrade: Callable[[str], None] | None = None, _role: str = registry.MAIN):
-        # a path, or None for ARBOR_DB or the default file; a PostgreSQL URL is refused in
-        # one sentence (never taken for a folder named "postgresql:")
-        self.path = sqlite_path(path)
+        backend = backend_for(path)
+        # the store's name: a file's Path, or a PostgreSQL URL (core.paths.PostgresURL)
+        self.path = backend.path
         self.clock: Clock = clock or utc_now
         self.id_factory = id_factory or generate_id
         self._role = _role
         self._reader: Store | None = None
         self._closed = False
-        link = self._link = registry.acquire(SQLiteBackend(self.path), _role, create=create,
+        link = self._link = registry.acquire(backend, _role, create=create,
                                              on_upgrade=on_upgrade)
         self._backend = link.backend
         self._sql = link.backend.sql
@@ -326,7 +325,9 @@ class Store:
             finally:
                 self._depth = 0
                 self._read_only = False
-                self._backend.commit(self._conn)
+                # (a snapshot wrote nothing: rolled back, also after an error, which on
+                # PostgreSQL leaves the transaction unable to commit)
+                self._backend.rollback(self._conn)
 
     def _one(self, sql: str, args: tuple = ()) -> Any:
         """The first row of a query, read under the store's lock (None: no row)."""
@@ -374,17 +375,14 @@ class Store:
         with self.transaction() as conn:
             for _attempt in range(16):
                 new_uid = uid or self.id_factory()
-                try:
-                    new_id = self._backend.inserted_id(conn.execute(
-                        self._sql.EXTERNAL_INSERT,
-                        (new_uid, user_id, session_name, stamp, stamp, _dumps(metadata or {}), cwd,
-                         source, kind, parent_session, header_version)))
+                new_id = self._backend.insert_unless_taken(
+                    conn, self._sql.EXTERNAL_INSERT,
+                    (new_uid, user_id, session_name, stamp, stamp, _dumps(metadata or {}), cwd,
+                     source, kind, parent_session, header_version), "uid")
+                if new_id is not None:
                     break
-                except self._backend.errors as error:
-                    if not self._backend.is_unique_violation(error):
-                        raise
-                    if uid:
-                        raise ArborError(f"a session with id {uid!r} already exists") from None
+                if uid:
+                    raise ArborError(f"a session with id {uid!r} already exists")
             return self.get_external_session(new_id)
 
     def _external_from_row(self, row) -> ExternalSession:
@@ -598,7 +596,7 @@ class Store:
         """Delete a session and everything in it. Explicit, never implied by another operation."""
         sql = self._sql
         with self.transaction() as conn:
-            self._backend.unindex_session(conn, external_session_id)
+            self._backend.forget_session_entries(conn, external_session_id)
             uid = conn.execute(sql.EXTERNAL_UID, (external_session_id,)).fetchone()
             # responses this session held first: a copy in another session counts instead
             held = [r[0] for r in conn.execute(sql.USAGE_RECOUNT_KEYS_OF, (external_session_id,))]
@@ -657,17 +655,18 @@ class Store:
             for _attempt in range(16):
                 lg = langgraph_session_id or f"{self.id_factory()}{self.id_factory()}"
                 try:
-                    new_id = self._backend.inserted_id(conn.execute(
-                        sql.INTERNAL_INSERT,
+                    new_id = self._backend.insert_unless_taken(
+                        conn, sql.INTERNAL_INSERT,
                         (external_session_id, lg, name, _dumps(session_state or {}), stamp, stamp,
                          1 if is_current else 0, checkpoint_count, parent_session_id,
                          branch_point_checkpoint_id, fork_seq, head_seq, tool_invocation_count,
-                         _dumps(metadata or {}))))
-                    break
+                         _dumps(metadata or {})), "langgraph_session_id")
                 except self._backend.errors as error:
-                    if langgraph_session_id or \
-                            not self._backend.is_unique_violation(error, "langgraph_session_id"):
-                        raise ArborError(f"cannot create branch: {error}") from None
+                    raise ArborError(f"cannot create branch: {error}") from None
+                if new_id is not None:
+                    break
+                if langgraph_session_id:
+                    raise ArborError(f"cannot create branch: the branch key {lg!r} is taken")
             conn.execute(sql.EXTERNAL_TOUCH, (stamp, external_session_id))
             return self.get_internal_session(new_id)
 

@@ -592,7 +592,7 @@ class SQLiteBackend:
     errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
 
     def __init__(self, path: Path):
-        self.path = path
+        self.path = path   # what `Store.path` gives back: the store's name
         self.location = str(path)
         self._bulk_supported: bool | None = None
         self._bulk_cache = -2000
@@ -734,6 +734,18 @@ class SQLiteBackend:
         uses it takes twice as long here: its rows go through a temporary table.)"""
         return cursor.lastrowid
 
+    @classmethod
+    def insert_unless_taken(cls, conn: sqlite3.Connection, sql: str, args: Sequence[Any],
+                            column: str) -> int | None:
+        """Run an INSERT: the new row's id, or None when `column`'s value is taken (the
+        transaction goes on). Any other failure raises."""
+        try:
+            return conn.execute(sql, args).lastrowid
+        except sqlite3.IntegrityError as error:
+            if cls.is_unique_violation(error, column):
+                return None
+            raise
+
     @staticmethod
     def is_unique_violation(error: BaseException, column: str | None = None) -> bool:
         """Whether `error` is a UNIQUE constraint failing (on `column`, when given)."""
@@ -753,8 +765,9 @@ class SQLiteBackend:
         return int(row[0] or 0) + 1
 
     @staticmethod
-    def unindex_session(conn: sqlite3.Connection, external_session_id: int) -> None:
-        """Take a session's entries out of the search index (before they are deleted)."""
+    def forget_session_entries(conn: sqlite3.Connection, external_session_id: int) -> None:
+        """Before a session's entries are deleted: take them out of the search index (the
+        FTS5 index is contentless: it is told each text to remove)."""
         sqlite_search.unindex_entries(conn, "WHERE external_session_id = ?", (external_session_id,))
 
     # ------------------------------------------------------------ bulk writes

@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _open(args: argparse.Namespace):
     from core import open_store
-    from core.paths import demo_db_path, sqlite_path
+    from core.paths import demo_db_path, sqlite_path, store_location
 
     if args.demo:
         from core.demo import build_demo
@@ -46,4 +46,4 @@ def _open(args: argparse.Namespace):
         path = sqlite_path(args.db) if args.db else demo_db_path()
         build_demo(path)
         return open_store(path, create=False, on_upgrade=announce_upgrade)
-    return open_store(sqlite_path(args.db), on_upgrade=announce_upgrade)
+    return open_store(store_location(args.db), on_upgrade=announce_upgrade)

@@ -19,7 +19,8 @@ EXIT_FAILED = 1  # nothing was done: nothing imported, no such session, cannot w
 EXIT_STORE = 2  # the store cannot be opened (or the command line is wrong, as argparse says)
 EXIT_INTERRUPTED = 130  # as a shell reports a process stopped by Ctrl-C
 
-DB_HELP = "the store: a file (default: $ARBOR_DB, else arbor.db in the user data dir)"
+DB_HELP = ("the store: a file or a postgresql:// URL (default: $ARBOR_DB, else arbor.db in the"
+           " user data dir)")
 
 
 def fail(message: str) -> int:
@@ -29,7 +30,7 @@ def fail(message: str) -> int:
 
 
 def add_db_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", metavar="PATH", help=DB_HELP)
+    parser.add_argument("--db", metavar="PATH|URL", help=DB_HELP)
 
 
 def announce_upgrade(name: str) -> None:
@@ -58,9 +59,9 @@ def open_store_or_explain(db: str | None, *, create: bool = True):
 
     def open_it():
         from core import open_store
-        from core.paths import sqlite_path
+        from core.paths import store_location
 
-        return open_store(sqlite_path(db), create=create, on_upgrade=announce_upgrade)
+        return open_store(store_location(db), create=create, on_upgrade=announce_upgrade)
 
     return open_or_explain(open_it)
 

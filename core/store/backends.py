@@ -1,0 +1,29 @@
+"""Which backend a store name opens: a file path is SQLite, a `postgresql://` URL is
+PostgreSQL (`core.paths.store_location` tells them apart). The one place that chooses;
+everything after it asks the backend object."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import StoreUnavailable
+from ..paths import PostgresURL, store_location
+
+
+def backend_for(value: Any) -> Any:
+    """The backend for a store name (None: `ARBOR_DB`, else the default file)."""
+    location = store_location(value)
+    if isinstance(location, PostgresURL):
+        try:
+            import psycopg  # noqa: F401 - only a PostgreSQL store needs it
+            import psycopg_pool  # noqa: F401
+        except ImportError:
+            raise StoreUnavailable(
+                f"{location.shown()} is a PostgreSQL store, and this arbor was installed"
+                " without PostgreSQL support: pip install 'arbor[postgres]'") from None
+        from .postgres import PostgresBackend
+
+        return PostgresBackend(location)
+    from .sqlite import SQLiteBackend
+
+    return SQLiteBackend(location)

@@ -1,0 +1,1031 @@
+"""The PostgreSQL backend: every SQL statement the store runs on PostgreSQL, and how it
+connects to a server.
+
+`Statements` has the names of `sqlite.Statements`, each the same statement in PostgreSQL's
+terms (`%s` for `?`, `GREATEST` for the two-argument `MAX`, `ON CONFLICT DO NOTHING` for
+`INSERT OR IGNORE`, `RETURNING id` for `lastrowid`, `->>` for `json_extract`, a `tsvector`
+for FTS5, `FOR UPDATE` where a branch head is read to be moved), so the two read side by
+side. `PostgresBackend` holds what is not one statement: connecting (psycopg 3 and its
+pool, imported only when a store is a URL), transactions under the store's write lock,
+COPY for imports, LISTEN/NOTIFY for "something changed".
+
+Writers take the store's write lock (a transaction-level advisory lock) when they begin,
+as SQLite's BEGIN IMMEDIATE does: an entry writer gives seqs to the rows it buffers
+before they are written, and seq order is what "newest" means everywhere (labels, search,
+a branch's newest child). Reads never wait for it. Appends to one branch also lock the
+branch's row (`INTERNAL_TARGET_FOR_UPDATE`), so each reads the head the one before left.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from typing import Any, Callable, Sequence
+
+from ..errors import StoreDamaged, StoreNotFound, StoreUnavailable
+from ..paths import PostgresURL
+from .migrations import postgres as migrations
+
+CONNECT_TIMEOUT = 10      # seconds to reach the server
+POOL_TIMEOUT = 30         # seconds to wait for a connection of the pool
+LOCK_TIMEOUT_MS = 60_000  # a writer waits this long for the store's write lock
+CHANNEL = "arbor_changes"  # NOTIFY channel; the payload is the store's schema
+# The store's write lock: one advisory lock per schema (two stores in one database do not
+# wait on each other). 0x4152_424f is "ARBO".
+WRITE_LOCK = "SELECT pg_advisory_xact_lock(1095910991, hashtext(current_schema()))"
+
+_ENTRY_COLUMNS = (
+    "e.seq, e.id, e.external_session_id, e.parent_seq, e.type, e.timestamp, e.depth, "
+    "e.chain, e.msg_index, e.role, e.data, p.id"
+)
+_ENTRY_FROM = "entries e LEFT JOIN entries p ON p.seq = e.parent_seq"
+
+_INTERNAL_COLUMNS = (
+    "i.id, i.external_session_id, i.langgraph_session_id, i.name, i.state_data, i.created_at, "
+    "i.updated_at, i.is_current, i.checkpoint_count, i.parent_session_id, "
+    "i.branch_point_checkpoint_id, i.fork_seq, i.head_seq, i.tool_invocation_count, i.metadata, "
+    "h.id, h.msg_index, f.id"
+)
+_INTERNAL_SELECT = (
+    f"SELECT {_INTERNAL_COLUMNS} FROM internal_sessions i LEFT JOIN entries h ON h.seq = i.head_seq "
+    "LEFT JOIN entries f ON f.seq = i.fork_seq"
+)
+
+_EXTERNAL_SELECT = (
+    "SELECT x.id, x.uid, x.user_id, x.session_name, x.created_at, x.updated_at, x.is_active,"
+    " x.metadata, x.total_checkpoints, x.cwd, x.source, x.kind, x.parent_session, x.message_count, "
+    "(SELECT COUNT(*) FROM internal_sessions i WHERE i.external_session_id = x.id"
+    " AND i.parent_session_id IS NOT NULL), "
+    "(SELECT i.langgraph_session_id FROM internal_sessions i "
+    " WHERE i.external_session_id = x.id AND i.is_current = 1) FROM external_sessions x"
+)
+
+_CHECKPOINT_SELECT = (
+    "SELECT c.id, c.external_session_id, c.internal_session_id, c.entry_seq, c.checkpoint_name,"
+    " c.session_state, c.is_auto, c.created_at, c.metadata, c.tool_invocations, e.id"
+    " FROM checkpoints c LEFT JOIN entries e ON e.seq = c.entry_seq"
+)
+_CHECKPOINT_ORDER = " ORDER BY c.created_at DESC, c.id DESC"
+
+_SUMMARY_SELECT = (
+    "SELECT x.id, x.uid, x.session_name, x.source, x.cwd, x.kind, x.created_at, x.updated_at,"
+    " x.is_active, x.message_count, x.entry_count,"
+    " (SELECT COUNT(*) FROM internal_sessions i WHERE i.external_session_id = x.id),"
+    " x.parent_id FROM external_sessions x"
+)
+
+
+class Statements:
+    """Every statement of the store API, by name (the same names as `sqlite.Statements`).
+    Parameters are positional (`%s`)."""
+
+    # ------------------------------------------------------------------ meta
+    META_GET = "SELECT value FROM store_meta WHERE key = %s"
+    META_SET = ("INSERT INTO store_meta(key, value) VALUES (%s, %s) ON CONFLICT(key)"
+                " DO UPDATE SET value = excluded.value")
+
+    # ----------------------------------------------------- external sessions
+    EXTERNAL_INSERT = (
+        "INSERT INTO external_sessions(uid, user_id, session_name, created_at, updated_at,"
+        " metadata, cwd, source, kind, parent_session, header_version)"
+        " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) ON CONFLICT (uid) DO NOTHING RETURNING id")
+    EXTERNAL_BY_ID = f"{_EXTERNAL_SELECT} WHERE x.id = %s"
+    EXTERNAL_BY_UID = f"{_EXTERNAL_SELECT} WHERE x.uid = %s"
+    EXTERNAL_BRANCH_IDS = ("SELECT langgraph_session_id FROM internal_sessions"
+                           " WHERE external_session_id = %s ORDER BY id")
+    EXTERNAL_UPDATE = (
+        "UPDATE external_sessions SET session_name = %s, is_active = %s, metadata = %s,"
+        " total_checkpoints = %s, user_id = %s, cwd = %s, updated_at = %s WHERE id = %s")
+    EXTERNAL_RENAME = "UPDATE external_sessions SET session_name = %s WHERE id = %s"
+    EXTERNAL_SET_ACTIVE = "UPDATE external_sessions SET is_active = %s WHERE id = %s"
+    EXTERNAL_TOUCH = "UPDATE external_sessions SET updated_at = GREATEST(updated_at, %s) WHERE id = %s"
+    EXTERNAL_COUNT_ENTRIES = (
+        "UPDATE external_sessions SET entry_count = entry_count + %s,"
+        " message_count = message_count + %s, updated_at = GREATEST(updated_at, %s),"
+        " first_user_seq = COALESCE(first_user_seq, %s) WHERE id = %s")
+    EXTERNAL_COUNT_CHECKPOINT = ("UPDATE external_sessions SET total_checkpoints ="
+                                 " total_checkpoints + 1 WHERE id = %s")
+    EXTERNAL_UID = "SELECT uid FROM external_sessions WHERE id = %s"
+    EXTERNAL_NAME = "SELECT session_name FROM external_sessions WHERE id = %s"
+    EXTERNAL_METADATA = "SELECT metadata FROM external_sessions WHERE id = %s"
+    EXTERNAL_SET_METADATA = "UPDATE external_sessions SET metadata = %s WHERE id = %s"
+    EXTERNAL_SET_CWD_IF_EMPTY = "UPDATE external_sessions SET cwd = %s WHERE id = %s AND cwd = ''"
+    EXTERNAL_TOTALS = (
+        "SELECT (SELECT COUNT(*) FROM entries WHERE external_session_id = %s),"
+        " (SELECT COUNT(*) FROM internal_sessions WHERE external_session_id = %s)")
+    EXTERNAL_COUNT = "SELECT COUNT(*) FROM external_sessions"
+    EXTERNAL_COUNT_OF_USER = "SELECT COUNT(*) FROM external_sessions WHERE user_id = %s"
+    EXTERNAL_COUNT_ARCHIVED = "SELECT COUNT(*) FROM external_sessions WHERE is_active = 0"
+    EXTERNAL_DELETE = "DELETE FROM external_sessions WHERE id = %s"
+    EXTERNAL_DETACH_BRANCHES = ("UPDATE internal_sessions SET head_seq = NULL, fork_seq = NULL"
+                                " WHERE external_session_id = %s")
+    EXTERNAL_DELETE_ENTRIES = "DELETE FROM entries WHERE external_session_id = %s"
+    EXTERNAL_DELETE_EVENTS = (
+        "DELETE FROM session_run_events WHERE session_id = %s",
+        "DELETE FROM session_capability_events WHERE session_id = %s",
+        "DELETE FROM session_capabilities WHERE session_id = %s",
+    )
+
+    @staticmethod
+    def find_external_sessions(*, uid_prefix: str | None, cwd: str | None, kind: str | None,
+                               active: bool | None, user_id: int | None, limit: int | None
+                               ) -> tuple[str, list[Any]]:
+        """Sessions matching the filters given (None: any), newest activity first."""
+        where, args = [], []
+        if uid_prefix is not None:
+            where.append("x.uid >= %s AND x.uid < %s")
+            args += [uid_prefix, uid_prefix + "\U0010ffff"]
+        if cwd is not None:
+            where.append("x.cwd = %s")
+            args.append(cwd)
+        if kind is not None:
+            where.append("x.kind = %s")
+            args.append(kind)
+        if active is not None:
+            where.append("x.is_active = %s")
+            args.append(1 if active else 0)
+        if user_id is not None:
+            where.append("x.user_id = %s")
+            args.append(user_id)
+        sql = _EXTERNAL_SELECT
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY x.updated_at DESC, x.id DESC"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return sql, args
+
+    @staticmethod
+    def sessions_by_metadata(count: int) -> str:
+        """Sessions of a source whose metadata has `count` keys equal to values and one key
+        unset (parameters: source, then key and value `count` times, then the unset key)."""
+        equal = "".join(" AND (x.metadata::json ->> %s) = %s::text" for _ in range(count))
+        return (f"{_EXTERNAL_SELECT} WHERE x.source = %s{equal}"
+                " AND (x.metadata::json -> %s) IS NULL ORDER BY x.id")
+
+    @staticmethod
+    def session_listing(*, kind: str, cwd: str | None, preview: bool) -> tuple[str, list[Any]]:
+        """(uid, name, cwd, updated_at, message count, first user message's data or NULL)
+        of the sessions of a kind (and folder), newest activity first."""
+        first_user = ("(SELECT u.data FROM entries u WHERE u.seq = x.first_user_seq)"
+                      if preview else "NULL")
+        sql = ("SELECT x.uid, x.session_name, x.cwd, x.updated_at, x.message_count, "
+               f"{first_user} FROM external_sessions x WHERE x.kind = %s")
+        args: list[Any] = [kind]
+        if cwd is not None:
+            sql += " AND x.cwd = %s"
+            args.append(cwd)
+        return sql + " ORDER BY x.updated_at DESC, x.id DESC", args
+
+    @staticmethod
+    def list_sessions(*, include_archived: bool, limit: int | None) -> str:
+        sql = _SUMMARY_SELECT
+        if not include_archived:
+            sql += " WHERE x.is_active = 1"
+        sql += " ORDER BY x.updated_at DESC, x.id DESC"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return sql
+
+    # --------------------------------------------------------------- lineage
+    # (core.lineage: sub-agents and forks under the session and entry they came from)
+    SPAWN_POINT_ADD = ("INSERT INTO spawn_points(spawn_key, external_session_id, seq)"
+                       " VALUES (%s,%s,%s) ON CONFLICT DO NOTHING")
+    # (a key may be in several sessions: a fork copies its source's tool calls; the one in
+    # the session the child names, or in a sub-agent of it, comes first)
+    SPAWN_POINT = ("SELECT sp.external_session_id, sp.seq FROM spawn_points sp"
+                   " JOIN external_sessions x ON x.id = sp.external_session_id"
+                   " WHERE sp.spawn_key = %s"
+                   " ORDER BY COALESCE(x.uid = %s OR x.parent_session = %s, FALSE) DESC,"
+                   " sp.external_session_id"
+                   " LIMIT 1")
+    LINEAGE_SET = ("UPDATE external_sessions SET kind = COALESCE(%s, kind),"
+                   " parent_session = COALESCE(%s, parent_session),"
+                   " spawn_ref = COALESCE(%s, spawn_ref) WHERE id = %s")
+    LINEAGE_UNLINKED = ("SELECT id, kind, parent_session, spawn_ref, parent_id FROM external_sessions"
+                        " WHERE parent_session IS NOT NULL AND (parent_id IS NULL"
+                        " OR (spawn_ref IS NOT NULL AND spawn_seq IS NULL))")
+    LINEAGE_PARENT_OF = "SELECT parent_id FROM external_sessions WHERE id = %s"
+    LINEAGE_LINK = ("UPDATE external_sessions SET parent_id = %s, spawn_seq = COALESCE(%s, spawn_seq)"
+                    " WHERE id = %s")
+    LINEAGE_LAST_SHARED = (
+        "SELECT p.seq FROM entries c JOIN entries p ON p.external_session_id = %s AND p.id = c.id"
+        " WHERE c.external_session_id = %s ORDER BY c.depth DESC, c.seq DESC LIMIT 1")
+    LINEAGE_CHILDREN = (
+        "SELECT x.id, x.kind, x.session_name, x.spawn_seq, e.depth, x.message_count,"
+        " x.updated_at, x.is_active, x.metadata FROM external_sessions x"
+        " LEFT JOIN entries e ON e.seq = x.spawn_seq"
+        " WHERE x.parent_id = %s ORDER BY x.created_at, x.id")
+    SESSION_ID_BY_UID = "SELECT id FROM external_sessions WHERE uid = %s"
+    SESSION_ID_BY_SOURCE_KEY = "SELECT external_session_id FROM import_sources WHERE source_key = %s"
+    IMPORT_SOURCE_KEYS = "SELECT source_key, format FROM import_sources"
+
+    # ----------------------------------------------------- internal sessions
+    INTERNAL_BY_ID = f"{_INTERNAL_SELECT} WHERE i.id = %s"
+    INTERNAL_BY_LANGGRAPH_ID = f"{_INTERNAL_SELECT} WHERE i.langgraph_session_id = %s"
+    INTERNAL_OF_SESSION_NEWEST_FIRST = (f"{_INTERNAL_SELECT} WHERE i.external_session_id = %s"
+                                        " ORDER BY i.created_at DESC, i.id DESC")
+    INTERNAL_OF_SESSION = f"{_INTERNAL_SELECT} WHERE i.external_session_id = %s ORDER BY i.id"
+    INTERNAL_CHILDREN = (f"{_INTERNAL_SELECT} WHERE i.parent_session_id = %s"
+                         " ORDER BY i.created_at DESC, i.id DESC")
+    INTERNAL_CURRENT = f"{_INTERNAL_SELECT} WHERE i.external_session_id = %s AND i.is_current = 1"
+    INTERNAL_INSERT = (
+        "INSERT INTO internal_sessions(external_session_id, langgraph_session_id, name, state_data,"
+        " created_at, updated_at, is_current, checkpoint_count, parent_session_id,"
+        " branch_point_checkpoint_id, fork_seq, head_seq, tool_invocation_count, metadata)"
+        " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"
+        " ON CONFLICT (langgraph_session_id) DO NOTHING RETURNING id")
+    INTERNAL_BY_LANGGRAPH_IN_SESSION = ("SELECT id FROM internal_sessions WHERE langgraph_session_id"
+                                        " = %s AND external_session_id = %s")
+    INTERNAL_COUNT = "SELECT COUNT(*) FROM internal_sessions WHERE external_session_id = %s"
+    INTERNAL_SESSION_OF = "SELECT external_session_id FROM internal_sessions WHERE id = %s"
+    INTERNAL_CLEAR_CURRENT = ("UPDATE internal_sessions SET is_current = 0"
+                              " WHERE external_session_id = %s AND is_current = 1")
+    INTERNAL_CLEAR_OTHER_CURRENT = ("UPDATE internal_sessions SET is_current = 0"
+                                    " WHERE external_session_id = %s AND is_current = 1 AND id != %s")
+    INTERNAL_SET_CURRENT = "UPDATE internal_sessions SET is_current = 1 WHERE id = %s"
+    INTERNAL_UNSET_CURRENT = "UPDATE internal_sessions SET is_current = 0 WHERE id = %s"
+    INTERNAL_HEADS = ("SELECT id, head_seq FROM internal_sessions WHERE external_session_id = %s"
+                      " ORDER BY id")
+    INTERNAL_KEY_TAKEN = "SELECT 1 FROM internal_sessions WHERE langgraph_session_id = %s"
+    INTERNAL_ADD_TOOL_CALLS_TO_CURRENT = (
+        "UPDATE internal_sessions SET tool_invocation_count = tool_invocation_count + %s"
+        " WHERE external_session_id = %s AND is_current = 1")
+    INTERNAL_CURRENT_ID = ("SELECT id FROM internal_sessions WHERE external_session_id = %s"
+                           " AND is_current = 1")
+    INTERNAL_DELETE = "DELETE FROM internal_sessions WHERE id = %s"
+    # The head of a branch about to be moved, locked: appends to one branch from many
+    # connections and hosts queue on this row and each reads the head the one before it left.
+    INTERNAL_TARGET_FOR_UPDATE = ("SELECT external_session_id, head_seq FROM internal_sessions"
+                                  " WHERE id = %s FOR UPDATE")
+    INTERNAL_FOR_CHECKPOINT = ("SELECT external_session_id, head_seq, state_data FROM"
+                               " internal_sessions WHERE id = %s")
+    INTERNAL_MOVE_HEAD = "UPDATE internal_sessions SET head_seq = %s, updated_at = %s WHERE id = %s"
+    INTERNAL_ADVANCE_HEAD = ("UPDATE internal_sessions SET head_seq = %s, updated_at = %s,"
+                             " tool_invocation_count = tool_invocation_count + %s WHERE id = %s")
+    INTERNAL_COUNT_CHECKPOINT = ("UPDATE internal_sessions SET checkpoint_count ="
+                                 " checkpoint_count + 1 WHERE id = %s")
+    _INTERNAL_FIELDS = {
+        "session_state": "state_data", "metadata": "metadata", "checkpoint_count": "checkpoint_count",
+        "name": "name", "tool_invocation_count": "tool_invocation_count", "updated_at": "updated_at",
+    }
+
+    @staticmethod
+    def update_internal_fields(fields: Sequence[str]) -> str:
+        """An UPDATE of these fields of a branch (parameters: their values, then the id)."""
+        sets = ", ".join(f"{Statements._INTERNAL_FIELDS[name]} = %s" for name in fields)
+        return f"UPDATE internal_sessions SET {sets} WHERE id = %s"
+
+    REFLOG_INSERT = ("INSERT INTO reflog(internal_session_id, old_head_seq, new_head_seq, reason,"
+                     " created_at) VALUES (%s,%s,%s,%s,%s)")
+    REFLOG_OF_BRANCH = ("SELECT old_head_seq, new_head_seq, reason, created_at FROM reflog"
+                        " WHERE internal_session_id = %s ORDER BY seq")
+
+    # --------------------------------------------------------------- entries
+    ENTRY_INSERT = ("INSERT INTO entries(seq, external_session_id, id, parent_seq, type, timestamp,"
+                    " depth, chain, msg_index, role, data) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)")
+    ENTRY_BY_SEQ = f"SELECT {_ENTRY_COLUMNS} FROM {_ENTRY_FROM} WHERE e.seq = %s"
+    ENTRY_BY_ID = (f"SELECT {_ENTRY_COLUMNS} FROM {_ENTRY_FROM} WHERE e.external_session_id = %s"
+                   " AND e.id = %s")
+    ENTRY_ID_OF = "SELECT id FROM entries WHERE seq = %s"
+    ENTRY_SESSION_OF = "SELECT external_session_id FROM entries WHERE seq = %s"
+    ENTRY_PARENT_OF = "SELECT parent_seq FROM entries WHERE seq = %s"
+    ENTRY_TIMESTAMP_OF = "SELECT timestamp FROM entries WHERE seq = %s"
+    ENTRY_SPAN_OF_SESSION = ("SELECT MIN(seq), MAX(seq), COUNT(*) FROM entries"
+                             " WHERE external_session_id = %s")
+    # a session's (seq, parent seq) in seq order (the planner picks the index itself)
+    ENTRY_PARENTS_IN_SPAN = ("SELECT seq, parent_seq FROM entries WHERE seq BETWEEN %s AND %s"
+                             " AND external_session_id = %s ORDER BY seq")
+    ENTRY_PARENTS_OF_SESSION = ("SELECT seq, parent_seq FROM entries WHERE external_session_id = %s"
+                                " ORDER BY seq")
+    ENTRY_DATA_FIELD_OF_SESSION = ("SELECT seq, parent_seq, data::json -> %s"
+                                   " FROM entries WHERE external_session_id = %s ORDER BY seq")
+    ENTRY_ID_TAKEN = "SELECT 1 FROM entries WHERE external_session_id = %s AND id = %s"
+    ENTRY_PARENT_FACTS = (
+        "SELECT depth, chain, msg_index, external_session_id,"
+        " EXISTS(SELECT 1 FROM entries c WHERE c.parent_seq = entries.seq)"
+        " FROM entries WHERE seq = %s")
+    ENTRY_SEQS_WITH_ID = "SELECT seq FROM entries WHERE id = %s ORDER BY seq LIMIT %s"
+    ENTRY_SEQS_OF_SESSION = "SELECT id, seq FROM entries WHERE external_session_id = %s"
+    ENTRY_SEQ_OF_ID = "SELECT seq FROM entries WHERE external_session_id = %s AND id = %s"
+    ENTRY_LINK = "SELECT id, parent_seq FROM entries WHERE seq = %s"
+    ENTRY_NEWEST_CHILD = "SELECT MAX(seq) FROM entries WHERE parent_seq = %s"
+
+    # ------------------------------------------------------- import records
+    IMPORT_RECORDS = "SELECT source_key, state FROM import_sources"
+
+    @staticmethod
+    def session_summaries(count: int) -> str:
+        """uid, name, source, entries and branches of `count` sessions given by uid."""
+        marks = ",".join(["%s"] * count)
+        return ("SELECT x.uid, x.session_name, x.source, x.entry_count, (SELECT COUNT(*) FROM"
+                " internal_sessions i WHERE i.external_session_id = x.id) FROM external_sessions"
+                f" x WHERE x.uid IN ({marks})")
+    ENTRIES_OF_SESSION = (f"SELECT {_ENTRY_COLUMNS} FROM {_ENTRY_FROM} WHERE e.external_session_id"
+                          " = %s AND e.seq > %s ORDER BY e.seq")
+    ENTRIES_OF_SESSION_LIMIT = ENTRIES_OF_SESSION + " LIMIT %s"
+    ENTRY_CHILDREN = (f"SELECT {_ENTRY_COLUMNS} FROM {_ENTRY_FROM} WHERE e.parent_seq = %s"
+                      " ORDER BY e.seq")
+    ENTRY_LEAVES = (f"SELECT {_ENTRY_COLUMNS} FROM {_ENTRY_FROM} WHERE e.external_session_id = %s"
+                    " AND NOT EXISTS (SELECT 1 FROM entries c WHERE c.parent_seq = e.seq)"
+                    " ORDER BY e.seq")
+
+    # ----------------------------------------------------------------- paths
+    PATH_DEPTH_CHAIN = "SELECT depth, chain FROM entries WHERE seq = %s"
+    PATH_CHAIN_START = "SELECT depth, parent_seq FROM entries WHERE seq = %s"
+    PATH_PIECE = (f"SELECT {_ENTRY_COLUMNS} FROM {_ENTRY_FROM} WHERE e.chain = %s AND e.depth"
+                  " BETWEEN %s AND %s ORDER BY e.depth")
+    PATH_SEQ_AT_DEPTH = "SELECT seq FROM entries WHERE chain = %s AND depth = %s"
+    # plans over long paths: counted, or read at their ends, never all of it
+    PATH_MSG_INDEX = "SELECT msg_index FROM entries WHERE chain = %s AND depth = %s"
+    PATH_COMPACTION_COUNT = ("SELECT COUNT(*) FROM entries WHERE chain = %s AND depth BETWEEN %s AND %s"
+                             " AND type = 'compaction'")
+    PATH_FIRST = f"SELECT {_ENTRY_COLUMNS} FROM {_ENTRY_FROM} WHERE e.chain = %s AND e.depth BETWEEN %s AND %s"
+    PATH_FIRST_OF_TYPE = f"{PATH_FIRST} AND e.type = %s ORDER BY e.depth LIMIT 1"
+    PATH_LAST_OF_TYPE = f"{PATH_FIRST} AND e.type = %s ORDER BY e.depth DESC LIMIT 1"
+    PATH_FIRST_NOT_OF_TYPE = f"{PATH_FIRST} AND e.type != %s ORDER BY e.depth LIMIT 1"
+    PATH_LAST_NOT_OF_TYPE = f"{PATH_FIRST} AND e.type != %s ORDER BY e.depth DESC LIMIT 1"
+    # (a negative limit is none, as on SQLite)
+    PATH_MESSAGES = ("SELECT data FROM entries WHERE chain = %s AND depth BETWEEN %s AND %s"
+                     " AND type = 'message' ORDER BY depth LIMIT NULLIF(GREATEST(%s, -1), -1)")
+    PATH_MESSAGES_NEWEST = ("SELECT data FROM entries WHERE chain = %s AND depth BETWEEN %s AND %s"
+                            " AND type = 'message' ORDER BY depth DESC"
+                            " LIMIT NULLIF(GREATEST(%s, -1), -1)")
+
+    @staticmethod
+    def path_messages_at(count: int) -> str:
+        """The messages at `count` given depths of one chain (chain, then the depths)."""
+        return ("SELECT data FROM entries WHERE chain = %s AND type = 'message' AND depth IN"
+                f" ({','.join(['%s'] * count)}) ORDER BY depth")
+    PATH_NEWEST_COMPACTION = ("SELECT seq FROM entries WHERE chain = %s AND depth BETWEEN %s AND %s"
+                              " AND type = 'compaction' ORDER BY depth DESC LIMIT 1")
+    PATH_COMPACTIONS = ("SELECT seq FROM entries WHERE chain = %s AND depth BETWEEN %s AND %s"
+                        " AND type = 'compaction' ORDER BY depth")
+
+    # ---------------------------------------------------------------- labels
+    LABEL_INSERT = ("INSERT INTO labels(external_session_id, target_seq, target_branch, label,"
+                    " entry_seq, created_at) VALUES (%s,%s,%s,%s,%s,%s)")
+    LABEL_LOG = (
+        "SELECT l.label, l.created_at, t.id, l.target_branch, e.id FROM labels l"
+        " LEFT JOIN entries t ON t.seq = l.target_seq LEFT JOIN entries e ON e.seq = l.entry_seq"
+        " WHERE l.external_session_id = %s ORDER BY l.seq")
+    LABELS_OF_ENTRIES = ("SELECT target_seq, label FROM labels WHERE external_session_id = %s"
+                         " AND target_seq IS NOT NULL ORDER BY seq")
+    LABELS_OF_BRANCHES = ("SELECT target_branch, label FROM labels WHERE external_session_id = %s"
+                          " AND target_branch IS NOT NULL ORDER BY seq")
+
+    # ----------------------------------------------------------- checkpoints
+    CHECKPOINT_INSERT = (
+        "INSERT INTO checkpoints(external_session_id, internal_session_id, entry_seq,"
+        " checkpoint_name, session_state, is_auto, created_at, metadata, tool_invocations)"
+        " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s) RETURNING id")
+    CHECKPOINT_BY_ID = f"{_CHECKPOINT_SELECT} WHERE c.id = %s{_CHECKPOINT_ORDER}"
+    CHECKPOINTS_OF_BRANCH = f"{_CHECKPOINT_SELECT} WHERE c.internal_session_id = %s{_CHECKPOINT_ORDER}"
+    CHECKPOINTS_OF_SESSION = f"{_CHECKPOINT_SELECT} WHERE c.external_session_id = %s{_CHECKPOINT_ORDER}"
+    CHECKPOINT_DELETE = "DELETE FROM checkpoints WHERE id = %s"
+    CHECKPOINT_SESSION_OF = "SELECT external_session_id FROM checkpoints WHERE id = %s"
+    CHECKPOINT_METADATA_FIELD_OF_SESSION = (
+        "SELECT metadata::json -> %s FROM checkpoints WHERE external_session_id = %s")
+
+    # --------------------------------------------------------- import sources
+    IMPORT_SOURCE_GET = ("SELECT external_session_id, format, size, mtime, state FROM import_sources"
+                         " WHERE source_key = %s")
+    IMPORT_SOURCE_SET = (
+        "INSERT INTO import_sources(path, source_key, external_session_id, format, size, mtime,"
+        " state, imported_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s) ON CONFLICT(source_key) DO UPDATE SET"
+        " path = excluded.path, external_session_id = excluded.external_session_id,"
+        " format = excluded.format, size = excluded.size, mtime = excluded.mtime,"
+        " state = excluded.state, imported_at = excluded.imported_at")
+    IMPORT_SOURCES_FORGET = "DELETE FROM import_sources WHERE external_session_id = %s"
+
+    # ---------------------------------------------------------------- search
+    # An entry's search text as lexemes: ASCII punctuation splits words (as SQLite's
+    # unicode61 tokenizer does), the parser and the 'simple' dictionary lower-case them, and
+    # positions are dropped (`strip`, as FTS5's detail=none). Only the first 250,000
+    # characters are indexed: a tsvector holds at most 1 MB.
+    SEARCH_INSERT = ("INSERT INTO entries_search(seq, words) VALUES (%s, strip(to_tsvector('simple',"
+                     " regexp_replace(left(%s, 250000), '[[:punct:]]+', ' ', 'g'))))")
+    # the same for many rows in one statement (the bulk writer of imports)
+    SEARCH_INSERT_MANY = (
+        "INSERT INTO entries_search(seq, words) SELECT r.seq, strip(to_tsvector('simple',"
+        " regexp_replace(left(r.text, 250000), '[[:punct:]]+', ' ', 'g')))"
+        " FROM unnest(%s::bigint[], %s::text[]) AS r(seq, text)")
+    _PUNCTUATION = re.compile(r"[\s!-/:-@\[-`{-~]+")
+
+    @staticmethod
+    def search(words: list[str], *, external_session_id: int | None, limit: int
+               ) -> tuple[str, list[Any]]:
+        """Entries whose text has every word (as a prefix), newest first (as on SQLite: the
+        latest mention is usually the one looked for)."""
+        tokens = [t for w in words for t in Statements._PUNCTUATION.split(w) if t]
+        sql = ("SELECT e.seq, e.id, e.external_session_id, x.session_name, e.type, e.role,"
+               " e.timestamp, e.data FROM entries_search s JOIN entries e ON e.seq = s.seq"
+               " JOIN external_sessions x ON x.id = e.external_session_id"
+               " WHERE s.words @@ to_tsquery('simple', %s)")
+        args: list[Any] = [" & ".join(f"'{t}':*" for t in tokens)]
+        if not tokens:   # only punctuation: SQLite matches nothing for it either
+            sql, args = sql.replace("s.words @@ to_tsquery('simple', %s)", "FALSE"), []
+        if external_session_id is not None:
+            sql += " AND e.external_session_id = %s"
+            args.append(external_session_id)
+        sql += f" ORDER BY s.seq DESC LIMIT {int(limit)}"
+        return sql, args
+
+    # ----------------------------------------------------------------- usage
+    USAGE_INSERT = (
+        "INSERT INTO usage(external_session_id, provider, protocol, model, input_tokens,"
+        " output_tokens, total_tokens, duration_ms, timestamp) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s)")
+    USAGE_OF_SESSION = (
+        "SELECT provider, protocol, model, input_tokens, output_tokens, total_tokens,"
+        " duration_ms, timestamp FROM usage WHERE external_session_id = %s ORDER BY seq")
+    # one row per response (core/store/usage_rows.py); the order of usage_rows._row
+    USAGE_INSERT_RESPONSE = (
+        "INSERT INTO usage(external_session_id, provider, protocol, model, input_tokens,"
+        " output_tokens, total_tokens, duration_ms, timestamp, entry_seq, chain, depth,"
+        " response_key, cache_creation_tokens, cache_creation_1h_tokens, cache_read_tokens,"
+        " reasoning_tokens, cost_usd, cost_logged, price_basis, fast, subagent, counted)"
+        " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)")
+    USAGE_UPDATE_COPY = (
+        "UPDATE usage SET input_tokens = %s, output_tokens = %s, cache_creation_tokens = %s,"
+        " cache_creation_1h_tokens = %s, cache_read_tokens = %s, reasoning_tokens = %s,"
+        " total_tokens = %s, cost_usd = %s, cost_logged = %s, price_basis = %s WHERE seq = %s")
+    USAGE_SESSION_HAS_ROWS = "SELECT 1 FROM usage WHERE external_session_id = %s LIMIT 1"
+    ENTRY_OF_SESSION_BEFORE = ("SELECT 1 FROM entries WHERE external_session_id = %s AND seq < %s"
+                               " LIMIT 1")
+    USAGE_CODEX_STATE = (
+        "SELECT type, data FROM entries WHERE external_session_id = %s AND seq < %s AND type IN"
+        " ('model_change', 'codex:turn_context', 'codex:event_msg.token_count') ORDER BY seq")
+    USAGE_SOURCE_ENTRIES = (
+        "SELECT seq, external_session_id, id, type, timestamp, data, chain, depth FROM entries"
+        " WHERE type IN ('message', 'model_change', 'codex:turn_context',"
+        " 'codex:event_msg.token_count') ORDER BY external_session_id, seq")
+    USAGE_DROP_DERIVED = (
+        "DELETE FROM usage WHERE entry_seq IS NOT NULL OR external_session_id IN"
+        " (SELECT id FROM external_sessions WHERE source != 'arbor')")
+    SESSION_USAGE_ADD = (
+        "INSERT INTO session_usage(external_session_id, model, responses, input_tokens,"
+        " output_tokens, cache_creation_tokens, cache_read_tokens, reasoning_tokens, cost_usd,"
+        " unpriced, subagent_cost_usd, subagent_tokens) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)"
+        " ON CONFLICT(external_session_id, model) DO UPDATE SET"
+        " responses = session_usage.responses + excluded.responses,"
+        " input_tokens = session_usage.input_tokens + excluded.input_tokens,"
+        " output_tokens = session_usage.output_tokens + excluded.output_tokens,"
+        " cache_creation_tokens = session_usage.cache_creation_tokens + excluded.cache_creation_tokens,"
+        " cache_read_tokens = session_usage.cache_read_tokens + excluded.cache_read_tokens,"
+        " reasoning_tokens = session_usage.reasoning_tokens + excluded.reasoning_tokens,"
+        " cost_usd = session_usage.cost_usd + excluded.cost_usd, unpriced = session_usage.unpriced + excluded.unpriced,"
+        " subagent_cost_usd = session_usage.subagent_cost_usd + excluded.subagent_cost_usd,"
+        " subagent_tokens = session_usage.subagent_tokens + excluded.subagent_tokens")
+    # Rebuilt from the rows (after a migration, a repricing, a deletion of a session).
+    SESSION_USAGE_CLEAR = "DELETE FROM session_usage"
+    SESSION_USAGE_REBUILD = (
+        "INSERT INTO session_usage(external_session_id, model, responses, input_tokens,"
+        " output_tokens, cache_creation_tokens, cache_read_tokens, reasoning_tokens, cost_usd,"
+        " unpriced, subagent_cost_usd, subagent_tokens)"
+        " SELECT external_session_id, model, COUNT(*), SUM(input_tokens), SUM(output_tokens),"
+        " SUM(cache_creation_tokens), SUM(cache_read_tokens), SUM(reasoning_tokens),"
+        " COALESCE(SUM(cost_usd), 0), SUM((cost_usd IS NULL)::int),"
+        " COALESCE(SUM(CASE WHEN subagent = 1 THEN cost_usd END), 0),"
+        " COALESCE(SUM(CASE WHEN subagent = 1 THEN input_tokens + output_tokens"
+        " + cache_creation_tokens + cache_read_tokens END), 0)"
+        " FROM usage GROUP BY external_session_id, model")
+    # the first row of each response across sessions is the one that counts in totals
+    USAGE_RECOUNT = (
+        "UPDATE usage SET counted = CASE WHEN response_key IS NULL OR seq = (SELECT MIN(u.seq)"
+        " FROM usage u WHERE u.response_key = usage.response_key) THEN 1 ELSE 0 END")
+    USAGE_RECOUNT_KEYS_OF = (
+        "SELECT DISTINCT response_key FROM usage WHERE external_session_id = %s AND counted = 1"
+        " AND response_key IS NOT NULL")
+    USAGE_RECOUNT_KEY = (
+        "UPDATE usage SET counted = 1 WHERE seq = (SELECT MIN(seq) FROM usage WHERE"
+        " response_key = %s) AND NOT EXISTS (SELECT 1 FROM usage WHERE response_key = %s"
+        " AND counted = 1)")
+    USAGE_TO_PRICE = (
+        "SELECT seq, model, provider, timestamp, input_tokens, cache_creation_tokens,"
+        " cache_creation_1h_tokens, cache_read_tokens, output_tokens, reasoning_tokens, fast"
+        " FROM usage WHERE cost_logged = 0 AND price_basis != %s")
+    USAGE_SET_PRICE = "UPDATE usage SET cost_usd = %s, price_basis = %s WHERE seq = %s"
+    USAGE_STALE_PRICES = "SELECT 1 FROM usage WHERE cost_logged = 0 AND price_basis != %s LIMIT 1"
+    SESSION_USAGE_ALL = (
+        "SELECT external_session_id, model, responses, input_tokens, output_tokens,"
+        " cache_creation_tokens, cache_read_tokens, reasoning_tokens, cost_usd, unpriced,"
+        " subagent_cost_usd, subagent_tokens FROM session_usage")
+    USAGE_SUBAGENT_PARENTS = (
+        "SELECT x.id, COALESCE(x.parent_id, (SELECT p.id FROM external_sessions p"
+        " WHERE p.uid = x.parent_session)) FROM external_sessions x"
+        " WHERE x.kind = 'subagent'")
+    USAGE_SESSION_NAMES = "SELECT id, uid, session_name FROM external_sessions"
+    _USAGE_SUMS = (
+        "COUNT(*), SUM(u.input_tokens), SUM(u.output_tokens), SUM(u.cache_creation_tokens),"
+        " SUM(u.cache_read_tokens), SUM(u.reasoning_tokens), COALESCE(SUM(u.cost_usd), 0),"
+        " SUM((u.cost_usd IS NULL)::int), COALESCE(SUM(CASE WHEN u.subagent = 1 THEN u.cost_usd END), 0),"
+        " COALESCE(SUM(CASE WHEN u.subagent = 1 THEN u.input_tokens + u.output_tokens"
+        " + u.cache_creation_tokens + u.cache_read_tokens END), 0)")
+    USAGE_OF_PATH_PIECE = (
+        f"SELECT u.model, {_USAGE_SUMS} FROM usage u WHERE u.chain = %s AND u.depth BETWEEN %s AND %s"
+        " GROUP BY u.model")
+
+    @staticmethod
+    def usage_copies_in_session(count: int) -> str:
+        marks = ",".join(["%s"] * count)
+        return ("SELECT response_key, seq, model, input_tokens, output_tokens, cache_creation_tokens,"
+                " cache_read_tokens, reasoning_tokens, cost_usd, subagent FROM usage"
+                f" WHERE external_session_id = %s AND response_key IN ({marks})")
+
+    @staticmethod
+    def usage_keys_elsewhere(count: int) -> str:
+        marks = ",".join(["%s"] * count)
+        return (f"SELECT DISTINCT response_key FROM usage WHERE response_key IN ({marks})"
+                " AND external_session_id != %s")
+
+    @staticmethod
+    def usage_of_entries(count: int) -> str:
+        marks = ",".join(["%s"] * count)
+        return ("SELECT entry_seq, model, input_tokens, output_tokens, cache_creation_tokens,"
+                " cache_read_tokens, reasoning_tokens, cost_usd, cost_logged FROM usage"
+                f" WHERE entry_seq IN ({marks})")
+
+    @staticmethod
+    def usage_report(grain: str, *, counted_only: bool, since: str | None, until: str | None,
+                     source: str | None) -> tuple[str, list[Any]]:
+        """Usage summed per (group, model): grain 'hour' and 'minute' group by the UTC hour or
+        minute (the caller makes local days of them), 'model', 'project' (the session's cwd),
+        'session', or 'all' (one group)."""
+        group = {"hour": "substr(u.timestamp, 1, 13)", "minute": "substr(u.timestamp, 1, 16)",
+                 "model": "''", "project": "x.cwd", "session": "u.external_session_id",
+                 "all": "''"}[grain]
+        where, args = [], []
+        if counted_only:
+            where.append("u.counted = 1")
+        if since:
+            where.append("u.timestamp >= %s")
+            args.append(since)
+        if until:
+            where.append("u.timestamp < %s")
+            args.append(until)
+        join = ""
+        if source or grain == "project":
+            join = " JOIN external_sessions x ON x.id = u.external_session_id"
+        if source:
+            where.append("x.source = %s")
+            args.append(source)
+        sql = (f"SELECT {group}, u.model, {Statements._USAGE_SUMS} FROM usage u{join}"
+               + (" WHERE " + " AND ".join(where) if where else "") + " GROUP BY 1, 2")
+        return sql, args
+
+    # ------------------------------------------------ run and capability events
+    RUN_EVENT_INSERT = (
+        "INSERT INTO session_run_events(id, session_id, run_id, event_type, source, status, model,"
+        " mode, timestamp, data) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)")
+    RUN_EVENTS_AFTER = (
+        "SELECT seq, id, session_id, run_id, event_type, source, status, model, mode, timestamp,"
+        " data FROM session_run_events WHERE session_id = %s AND seq > %s ORDER BY seq")
+    RUN_EVENTS_AFTER_LIMIT = RUN_EVENTS_AFTER + " LIMIT %s"
+    CAPABILITY_EVENT_INSERT = (
+        "INSERT INTO session_capability_events(id, session_id, run_id, event_type, source, actor,"
+        " capability, old_value, new_value, timestamp, data) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)")
+    CAPABILITY_EVENTS_AFTER = (
+        "SELECT seq, id, session_id, run_id, event_type, source, actor, capability, old_value,"
+        " new_value, timestamp, data FROM session_capability_events WHERE session_id = %s"
+        " AND seq > %s ORDER BY seq")
+    CAPABILITY_EVENTS_AFTER_LIMIT = CAPABILITY_EVENTS_AFTER + " LIMIT %s"
+    CAPABILITIES_SET = (
+        "INSERT INTO session_capabilities(session_id, mode, delegate_mode, multi_agent, workflows,"
+        " web_search, browser, a2a_master, updated_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s)"
+        " ON CONFLICT(session_id) DO UPDATE SET mode = excluded.mode,"
+        " delegate_mode = excluded.delegate_mode, multi_agent = excluded.multi_agent,"
+        " workflows = excluded.workflows, web_search = excluded.web_search,"
+        " browser = excluded.browser, a2a_master = excluded.a2a_master,"
+        " updated_at = excluded.updated_at")
+    CAPABILITIES_GET = (
+        "SELECT session_id, mode, delegate_mode, multi_agent, workflows, web_search, browser,"
+        " a2a_master, updated_at FROM session_capabilities WHERE session_id = %s")
+
+
+class Connection:
+    """A pooled psycopg connection with the part of sqlite3's connection interface the
+    store uses: `execute(sql, args)` giving a cursor (`fetchone`, `fetchall`, iteration,
+    `rowcount`), `executemany`, `close` (back to the pool)."""
+
+    def __init__(self, pool: Any, conn: Any):
+        self._pool = pool
+        self.raw = conn
+
+    def _live(self) -> Any:
+        conn = self.raw
+        if conn.broken:   # the server went away: a fresh connection for what follows
+            self._pool.putconn(conn)
+            conn = self.raw = self._pool.getconn()
+        return conn
+
+    def execute(self, sql: str, args: Sequence[Any] | None = None) -> Any:
+        return self._live().execute(sql, args or None)
+
+    def executemany(self, sql: str, rows: Any) -> None:
+        with self._live().cursor() as cursor:
+            cursor.executemany(sql, rows)
+
+    @property
+    def backend_pid(self) -> int:
+        return self.raw.info.backend_pid
+
+    def close(self) -> None:
+        conn, self.raw = self.raw, None
+        if conn is not None:
+            _release_pool(self._pool, conn)
+
+
+class CopyWriter:
+    """Entry batches of an import written with COPY (the bulk path of PostgreSQL), search
+    rows and usage in one statement each. Synchronous: the server does the work in its own
+    process while this one goes on reading the next lines."""
+
+    def __init__(self, conn: Connection, explain: Callable[[BaseException], BaseException]):
+        self._conn = conn
+        self._explain = explain
+
+    def write(self, entries: list[tuple], texts: list[tuple], usage: list[tuple]) -> None:
+        import psycopg
+
+        conn = self._conn._live()
+        try:
+            if entries:
+                with conn.cursor() as cursor:
+                    with cursor.copy(_COPY_ENTRIES) as copy:
+                        for row in entries:
+                            copy.write_row((*row[:-1], row[-1].decode("utf-8")))
+                entries.clear()
+            if texts:
+                seqs = [row[0] for row in texts]
+                words = [_search_text(row[1]) for row in texts]
+                conn.execute(Statements.SEARCH_INSERT_MANY, (seqs, words))
+                texts.clear()
+            if usage:
+                with conn.cursor() as cursor:
+                    cursor.executemany(Statements.USAGE_INSERT, usage)
+                usage.clear()
+        except psycopg.IntegrityError as error:
+            raise self._explain(error) from None
+
+    def drain(self) -> None:
+        """Everything is written when `write` returns."""
+
+    def stop(self, *, discard: bool = False) -> None:
+        """Nothing runs in the background."""
+
+
+_COPY_ENTRIES = ("COPY entries (seq, external_session_id, id, parent_seq, type, timestamp, depth,"
+                 " chain, msg_index, role, data) FROM STDIN")
+
+
+def _search_text(text: bytes | str) -> str:
+    """Search text as PostgreSQL takes it: text cannot hold NUL."""
+    if type(text) is bytes:
+        text = text.decode("utf-8")
+    return text.replace("\x00", " ") if "\x00" in text else text
+
+
+# ------------------------------------------------------------------- the pools
+_pools: dict[str, list] = {}   # conninfo -> [pool, users]
+_pools_lock = threading.Lock()
+
+
+def _configure(conn: Any) -> None:
+    """Every connection: integer flags for booleans, numbers for sums (not Decimal)."""
+    _adapt(conn)
+
+
+def _adapt(conn: Any) -> None:
+    from psycopg.adapt import Dumper, Loader
+    from psycopg.pq import Format
+
+    class IntFlag(Dumper):   # a Python bool goes into the INTEGER 0/1 columns SQLite has
+        oid = conn.adapters.types["int4"].oid
+        format = Format.TEXT
+
+        def dump(self, obj: bool) -> bytes:
+            return b"1" if obj else b"0"
+
+    class Number(Loader):    # SUM of BIGINT is NUMERIC: an int when whole, as on SQLite
+        format = Format.TEXT
+
+        def load(self, data: Any) -> Any:
+            text = bytes(data)
+            if b"." in text or b"e" in text or b"N" in text:
+                return float(text)
+            return int(text)
+
+    conn.adapters.register_dumper(bool, IntFlag)
+    conn.adapters.register_loader("numeric", Number)
+
+
+def _acquire_pool(conninfo: str) -> Any:
+    from psycopg_pool import ConnectionPool
+
+    with _pools_lock:
+        held = _pools.get(conninfo)
+        if held is None:
+            pool = ConnectionPool(conninfo, min_size=0, max_size=8, open=True,
+                                  timeout=POOL_TIMEOUT, configure=_configure,
+                                  check=ConnectionPool.check_connection,
+                                  kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT},
+                                  name="arbor")
+            held = _pools[conninfo] = [pool, 0]
+        held[1] += 1
+        return held[0]
+
+
+def _release_pool(pool: Any, conn: Any) -> None:
+    """A connection back to its pool (None: one that never came); the pool closes with its
+    last connection out."""
+    if conn is not None:
+        pool.putconn(conn)
+    with _pools_lock:
+        for conninfo, held in list(_pools.items()):
+            if held[0] is pool:
+                held[1] -= 1
+                if held[1] <= 0:
+                    del _pools[conninfo]
+                    pool.close(timeout=1)
+                break
+
+
+def _forget_in_child() -> None:
+    # A forked child must not use its parent's pools (their threads are not in the child).
+    global _pools_lock
+    _pools.clear()
+    _pools_lock = threading.Lock()
+    _listeners.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
+
+
+# ----------------------------------------------------------------- LISTEN/NOTIFY
+class Listener:
+    """One connection per store and process that LISTENs for the store's commits and
+    counts them per committing server process; a store asks how many came from others."""
+
+    def __init__(self, conninfo: str, schema: str):
+        self.conninfo = conninfo
+        self.schema = schema
+        self.total = 0
+        self.by_pid: dict[int, int] = {}
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="arbor-listen", daemon=True)
+        self._thread.start()
+        self._ready.wait(CONNECT_TIMEOUT + 1)
+
+    def count_from_others(self, own_pid: int) -> int:
+        return self.total - self.by_pid.get(own_pid, 0)
+
+    def _run(self) -> None:
+        import psycopg
+
+        try:
+            conn = psycopg.connect(self.conninfo, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+            conn.execute(f"LISTEN {CHANNEL}")
+        except psycopg.Error as error:
+            self._error = error
+            self._ready.set()
+            return
+        self._ready.set()
+        try:
+            for note in conn.notifies():
+                if note.payload == self.schema:
+                    self.by_pid[note.pid] = self.by_pid.get(note.pid, 0) + 1
+                    self.total += 1
+        except psycopg.Error:
+            pass   # the server went away; data_version stops moving until the next process
+        finally:
+            conn.close()
+
+
+_listeners: dict[tuple[str, str], Listener] = {}
+_listeners_lock = threading.Lock()
+
+
+def _listener(conninfo: str, schema: str) -> Listener:
+    with _listeners_lock:
+        found = _listeners.get((conninfo, schema))
+        if found is None or found._error is not None:
+            found = _listeners[(conninfo, schema)] = Listener(conninfo, schema)
+        return found
+
+
+# ---------------------------------------------------------------------- backend
+class PostgresBackend:
+    """One arbor store on a PostgreSQL server (a database, or a schema of one named by the
+    URL's search_path): connecting, its transactions, and what is not a plain statement."""
+
+    name = "postgresql"
+    sql = Statements
+
+    def __init__(self, location: PostgresURL):
+        import psycopg
+
+        self.url = location
+        self.path = location          # what `Store.path` gives back: the store's name
+        self.location = location.shown()
+        self.errors: tuple[type[BaseException], ...] = (psycopg.Error,)
+        self._schema: str | None = None
+
+    # ---------------------------------------------------------------- opening
+    def identity(self) -> tuple:
+        """The URL as given (two spellings of one server are two connections, which on
+        PostgreSQL is harmless)."""
+        return ("postgresql", self.url.url)
+
+    def connect(self, *, create: bool, on_upgrade: Callable[[str], None] | None = None
+                ) -> Connection:
+        """A pooled connection to the store, checked to be an arbor store and migrated.
+        A server that cannot be reached is one sentence: where, and what failed."""
+        import psycopg
+
+        conninfo = self.url.url
+        try:
+            first = psycopg.connect(conninfo, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+        except psycopg.Error as error:
+            raise StoreUnavailable(self._cannot_connect(error)) from None
+        except (ValueError, UnicodeError) as error:   # a URL libpq cannot read
+            raise StoreUnavailable(f"cannot read the PostgreSQL URL {self.location}: "
+                                   f"{_first_line(error)}") from None
+        try:
+            _adapt(first)
+            self._check_and_migrate(first, create=create, on_upgrade=on_upgrade)
+        except psycopg.Error as error:
+            raise StoreUnavailable(f"cannot use the PostgreSQL store {self.location}: "
+                                   f"{_first_line(error)}") from None
+        finally:
+            first.close()
+        pool = _acquire_pool(conninfo)
+        try:
+            return Connection(pool, pool.getconn())
+        except psycopg.Error as error:
+            _release_pool(pool, None)
+            raise StoreUnavailable(self._cannot_connect(error)) from None
+
+    def _cannot_connect(self, error: BaseException) -> str:
+        where = _server_of(self.url.url)
+        return f"cannot connect to PostgreSQL at {where}: {_reason(error)}"
+
+    def _check_and_migrate(self, conn: Any, *, create: bool,
+                           on_upgrade: Callable[[str], None] | None) -> None:
+        shown = self.location
+        schema = conn.execute("SELECT current_schema()").fetchone()[0]
+        if schema is None:
+            path = conn.execute("SHOW search_path").fetchone()[0]
+            raise StoreUnavailable(
+                f"{shown}: no schema of the search path ({path}) exists in that database;"
+                " create it first")
+        self._schema = schema
+        tables = {row[0] for row in conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = %s",
+            (schema,))}
+        if tables and "schema_migrations" not in tables:
+            raise StoreDamaged(
+                f"{shown}: the schema {schema} holds tables that are not an arbor store; they"
+                " were not changed (give an empty database, or a schema of its own with"
+                " ?options=-csearch_path%3Darbor)")
+        if not tables and not create:
+            raise StoreNotFound(f"there is no arbor store at {shown}")
+        migrations.check_version(conn, shown)
+        migrations.apply_migrations(conn, shown, WRITE_LOCK, on_upgrade)
+
+    # ----------------------------------------------------------- transactions
+    @staticmethod
+    def begin_write(conn: Connection) -> None:
+        """Begin and take the store's write lock (one round trip)."""
+        conn.execute(f"BEGIN; SET LOCAL lock_timeout = {LOCK_TIMEOUT_MS}; {WRITE_LOCK}")
+
+    @staticmethod
+    def begin_read(conn: Connection) -> None:
+        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+
+    @staticmethod
+    def commit(conn: Connection) -> None:
+        """Commit, telling listeners of the store when the transaction wrote something."""
+        conn.execute(_COMMIT)
+
+    @staticmethod
+    def rollback(conn: Connection) -> None:
+        conn.execute("ROLLBACK")
+
+    # ---------------------------------------------------------------- writing
+    @staticmethod
+    def executemany(conn: Connection, sql: str, rows: Any) -> None:
+        conn.executemany(sql, rows)
+
+    @staticmethod
+    def executemany_text(conn: Connection, sql: str, rows: list[tuple]) -> None:
+        """Rows whose last field is UTF-8 bytes, written as text."""
+        conn.executemany(sql, [(*row[:-1], _search_text(row[-1])) for row in rows])
+
+    @staticmethod
+    def inserted_id(cursor: Any) -> int:
+        """The id the INSERT … RETURNING id just run gave its row."""
+        return cursor.fetchone()[0]
+
+    @staticmethod
+    def insert_unless_taken(conn: Connection, sql: str, args: Sequence[Any], column: str
+                            ) -> int | None:
+        """Run an INSERT … ON CONFLICT (column) DO NOTHING RETURNING id: the new row's id,
+        or None when `column`'s value is taken (the transaction goes on, as on SQLite)."""
+        row = conn.execute(sql, args).fetchone()
+        return None if row is None else row[0]
+
+    def is_unique_violation(self, error: BaseException, column: str | None = None) -> bool:
+        import psycopg
+
+        if not isinstance(error, psycopg.errors.UniqueViolation):
+            return False
+        return column is None or column in str(error)
+
+    @staticmethod
+    def first_free_entry_seq(conn: Connection) -> int:
+        """The seq the next entry written in this transaction gets; the write lock is held."""
+        row = conn.execute(_FIRST_FREE_SEQ).fetchone()
+        return int(row[0]) + 1
+
+    @staticmethod
+    def forget_session_entries(conn: Connection, external_session_id: int) -> None:
+        """Before a session's entries are deleted: keep the highest seq ever given (their
+        search rows go with them, ON DELETE CASCADE)."""
+        conn.execute(_KEEP_HIGH_SEQ)
+
+    # ------------------------------------------------------------ bulk writes
+    def start_bulk(self, conn: Connection, explain: Callable[[BaseException], BaseException]
+                   ) -> CopyWriter:
+        return CopyWriter(conn, explain)
+
+    @staticmethod
+    def stop_bulk(conn: Connection, bulk: CopyWriter, *, discard: bool = False) -> None:
+        bulk.stop(discard=discard)
+
+    # ---------------------------------------------------------------- reading
+    def data_version(self, conn: Connection) -> int:
+        """Changes whenever another connection commits to the store: the commits NOTIFY
+        the store's channel, and a listening connection of this process counts them."""
+        if self._schema is None:
+            self._schema = conn.execute("SELECT current_schema()").fetchone()[0]
+        listener = _listener(self.url.url, self._schema)
+        if listener._error is not None:
+            raise StoreUnavailable(self._cannot_connect(listener._error))
+        return listener.count_from_others(conn.backend_pid)
+
+    @staticmethod
+    def integrity_check(conn: Connection) -> str:
+        """PostgreSQL keeps its own pages whole; what arbor checks is that the store's
+        tables are readable."""
+        conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()
+        return "ok"
+
+    @staticmethod
+    def checkpoint_log(conn: Connection) -> None:
+        """Nothing to do: the server owns its write-ahead log."""
+
+    @staticmethod
+    def schema_version(conn: Connection) -> int:
+        return migrations.recorded_version(conn)
+
+
+_COMMIT = ("SELECT pg_notify('" + CHANNEL + "', current_schema())"
+           " WHERE pg_current_xact_id_if_assigned() IS NOT NULL; COMMIT")
+_FIRST_FREE_SEQ = ("SELECT GREATEST(COALESCE((SELECT MAX(seq) FROM entries), 0),"
+                   " (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM entries_seq_high))")
+_KEEP_HIGH_SEQ = ("SELECT setval('entries_seq_high', GREATEST((SELECT CASE WHEN is_called THEN"
+                  " last_value ELSE 0 END FROM entries_seq_high), COALESCE((SELECT MAX(seq)"
+                  " FROM entries), 0), 1), true)")
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0].strip() if text else type(error).__name__
+
+
+def _reason(error: BaseException) -> str:
+    """What libpq said, without its "connection to server … failed:" preamble and hints."""
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    reason = lines[0] if lines else type(error).__name__
+    reason = re.sub(r'^connection failed:\s*', "", reason)
+    reason = re.sub(r'^connection to server (at|on) .*? failed:\s*', "", reason)
+    reason = re.sub(r'^connection is bad:\s*', "", reason)
+    return reason.rstrip(".") or type(error).__name__
+
+
+def _server_of(conninfo: str) -> str:
+    """host:port/dbname of a URL, as libpq reads it (no user, no password)."""
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+
+        parts = conninfo_to_dict(conninfo)
+    except Exception:  # noqa: BLE001 - only for a message
+        return "the server the URL names"
+    host = str(parts.get("host") or os.environ.get("PGHOST") or "localhost")
+    port = str(parts.get("port") or os.environ.get("PGPORT") or "5432")
+    dbname = parts.get("dbname") or os.environ.get("PGDATABASE")
+    where = f"{host}:{port}" if not host.startswith("/") else f"{host} (port {port})"
+    return f"{where}, database {dbname}" if dbname else where

@@ -1,0 +1,104 @@
+"""A throw-away PostgreSQL server for the tests and benchmarks: initdb and pg_ctl on a
+temporary folder, listening only on a Unix socket in it (no TCP port), with durability
+off (the data lives as long as the test session).
+
+PostgreSQL refuses to run as root; as root (tests and CI run so), the server runs as the
+`postgres` user through `runuser`, and its folder is made theirs.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import tempfile
+import uuid
+from pathlib import Path
+from urllib.parse import quote
+
+DATABASE = "arbor_test"
+
+
+def find_binaries() -> tuple[Path | None, str]:
+    """The folder with initdb and pg_ctl (ARBOR_PG_BIN, PostgreSQL 15's, any other
+    version's, or the PATH), or None and why not."""
+    candidates = []
+    if os.environ.get("ARBOR_PG_BIN"):
+        candidates.append(os.environ["ARBOR_PG_BIN"])
+    candidates.append("/usr/lib/postgresql/15/bin")
+    candidates += sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)
+    on_path = shutil.which("pg_ctl")
+    if on_path:
+        candidates.append(os.path.dirname(on_path))
+    for folder in candidates:
+        if all(os.access(os.path.join(folder, name), os.X_OK) for name in ("initdb", "pg_ctl")):
+            return Path(folder), ""
+    return None, ("no PostgreSQL server binaries (initdb, pg_ctl) in /usr/lib/postgresql/*/bin,"
+                  " ARBOR_PG_BIN or the PATH")
+
+
+class PostgresServer:
+    """Start with `start()`, stop with `stop()`; `url(schema)` names a store in it."""
+
+    def __init__(self, binaries: Path):
+        self.binaries = binaries
+        self.root = Path(tempfile.mkdtemp(prefix="arbor-pg-"))
+        self.data = self.root / "data"
+        self.socket = self.root / "socket"
+        self.log = self.root / "server.log"
+        self._as: list[str] = []
+        if os.geteuid() == 0:
+            self._as = ["runuser", "-u", "postgres", "--"]
+        self.started = False
+
+    def _run(self, *args: str, timeout: float = 120) -> None:
+        result = subprocess.run([*self._as, *args], capture_output=True, text=True,
+                                timeout=timeout, cwd=self.root)
+        if result.returncode != 0:
+            raise RuntimeError(f"{' '.join(args[:1])} failed ({result.returncode}): "
+                               f"{result.stderr.strip() or result.stdout.strip()}")
+
+    def start(self) -> "PostgresServer":
+        self.socket.mkdir()
+        if self._as:
+            shutil.chown(self.root, "postgres", "postgres")
+            shutil.chown(self.socket, "postgres", "postgres")
+        os.chmod(self.root, 0o755)
+        self._run(str(self.binaries / "initdb"), "-D", str(self.data), "-U", "postgres",
+                  "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync")
+        options = (f"-k {self.socket} -c listen_addresses='' -c fsync=off"
+                   " -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+                   " -c shared_buffers=128MB")
+        self._run(str(self.binaries / "pg_ctl"), "-D", str(self.data), "-l", str(self.log),
+                  "-o", options, "-w", "-t", "60", "start")
+        self.started = True
+        import psycopg
+
+        with psycopg.connect(self.url_of("postgres"), autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {DATABASE}")
+        return self
+
+    def url_of(self, database: str = DATABASE, schema: str | None = None) -> str:
+        url = f"postgresql://postgres@/{database}?host={quote(str(self.socket), safe='')}"
+        if schema:
+            url += "&options=" + quote(f"-csearch_path={schema}", safe="")
+        return url
+
+    def new_store_url(self, prefix: str = "t") -> str:
+        """A URL naming a new, empty schema of the test database: a store of its own."""
+        import psycopg
+
+        schema = f"{prefix}_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(self.url_of(), autocommit=True) as conn:
+            conn.execute(f"CREATE SCHEMA {schema}")
+        return self.url_of(schema=schema)
+
+    def stop(self) -> None:
+        if self.started:
+            try:
+                self._run(str(self.binaries / "pg_ctl"), "-D", str(self.data), "-m", "immediate",
+                          "-w", "stop", timeout=60)
+            finally:
+                self.started = False
+        shutil.rmtree(self.root, ignore_errors=True)
