@@ -187,3 +187,20 @@ def pytest_collection_modifyitems(config, items):
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def demo_location(request, tmp_path):
+    """The demo store as a file, or copied into a PostgreSQL store with `arbor push`'s code."""
+    from core import open_store
+    from core.demo import build_demo
+    from core.push import push_sessions
+
+    path = build_demo(tmp_path / "demo.db")
+    if request.param == "sqlite":
+        return path
+    url = request.getfixturevalue("postgres_server").new_store_url("demo")
+    with open_store(path, create=False) as source, open_store(url) as target:
+        sessions = source.list_sessions(include_archived=True)
+        push_sessions(source, target, [s.id for s in reversed(sessions)])
+    return url

@@ -19,9 +19,10 @@ REPO = Path(__file__).resolve().parent.parent
 SIZE = (120, 40)
 
 
-def make_app(path: Path, **options) -> ArborApp:
+def make_app(path, **options) -> ArborApp:
     options.setdefault("poll_interval", None)
-    return ArborApp(open_fixed(path), clock=lambda: DEMO_NOW, store_label=path.name, **options)
+    return ArborApp(open_fixed(path), clock=lambda: DEMO_NOW,
+                    store_label=getattr(path, "name", "team store"), **options)
 
 
 async def choose_session(pilot, name: str) -> None:
@@ -313,7 +314,8 @@ async def test_search_finds_session_by_name(demo_db):
         assert app.sessions_pane.highlighted.name == "Refactor payment module"
 
 
-async def test_second_process_writes_show_up(demo_db):
+async def test_second_process_writes_show_up(demo_location):
+    demo_db = demo_location   # a file, or a PostgreSQL store (its commits come by NOTIFY)
     app = make_app(demo_db, poll_interval=0.1)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -342,7 +344,8 @@ async def test_second_process_writes_show_up(demo_db):
         assert app.sessions_pane.highlighted.id == branch.external_session_id
 
 
-async def test_live_refresh_keeps_cursor_not_at_end(demo_db):
+async def test_live_refresh_keeps_cursor_not_at_end(demo_location):
+    demo_db = demo_location
     app = make_app(demo_db, poll_interval=0.1)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

@@ -24,6 +24,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("resume", "resume_branch", "carry on from a branch in the agent that wrote it"),
     Command("usage", "usage_report", "tokens and cost per day, week, month, session, model or project"),
     Command("watch", "watch", "follow running agents: import what they append as it is written"),
+    Command("push", "push", "copy sessions to a team store (PostgreSQL): only what is new"),
 )
 
 

@@ -96,8 +96,8 @@ def _refusal(target: Path, store_path: Path) -> str | None:
     try:
         if os.path.samefile(target, store_path):
             return f"{target} is the store being exported from; {keep}"
-    except OSError:
-        pass  # the target does not exist (yet)
+    except (OSError, TypeError):
+        pass  # the target does not exist (yet), or the store is on a server
     found = sqlite_probe.probe(target)
     if found.kind == sqlite_probe.ARBOR:
         return f"{target} is an arbor store; {keep}"

@@ -1,0 +1,172 @@
+"""What is PostgreSQL's own: the two backends' statements and migrations side by side, a
+server that cannot be reached, a store from a newer arbor, commits told by NOTIFY, and
+many processes appending to one branch at once."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from core import open_store
+from core.errors import StoreDamaged, StoreNotFound, StoreTooNew
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _names(cls) -> set[str]:
+    return {name for name in vars(cls) if not name.startswith("_")
+            and (name.isupper() or callable(getattr(cls, name)))}
+
+
+def test_every_statement_has_its_twin():
+    from core.store import postgres, sqlite
+
+    sqlite_names = _names(sqlite.Statements)
+    postgres_names = _names(postgres.Statements) - {"SEARCH_INSERT_MANY"}
+    assert sqlite_names == postgres_names, (
+        f"only on SQLite: {sorted(sqlite_names - postgres_names)}; "
+        f"only on PostgreSQL: {sorted(postgres_names - sqlite_names)}")
+
+
+def test_every_migration_has_its_twin():
+    from core.store.migrations import postgres, sqlite
+
+    assert [(n, name) for n, name, _ in postgres.MIGRATIONS] == \
+        [(n, name) for n, name, _ in sqlite.MIGRATIONS]
+
+
+def test_a_url_is_never_a_path_and_the_backend_follows_it(postgres_server):
+    url = postgres_server.new_store_url()
+    with open_store(url) as store:
+        assert store._backend.name == "postgresql"
+        assert str(store.path).startswith("postgresql://")
+    assert not Path("postgresql:").exists()
+
+
+def _arbor(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([str(Path(sys.executable).parent / "arbor"), *args], capture_output=True,
+                          text=True, timeout=60, cwd=ROOT, env={**os.environ, **(env or {})})
+
+
+def test_a_server_that_cannot_be_reached_is_one_sentence_and_exit_2(tmp_path):
+    pytest.importorskip("psycopg")
+    missing = tmp_path / "nosuchsocket"
+    result = _arbor("export", "x", "--db", f"postgresql://someone:hunter2@/teamdb?host={missing}")
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"arbor: cannot connect to PostgreSQL at {missing}")
+    assert "teamdb" in lines[0] and "Traceback" not in result.stderr
+    assert "hunter2" not in result.stderr + result.stdout
+    # a refused TCP port says so too, and names host and port
+    result = _arbor("export", "x", env={"ARBOR_DB": "postgresql://u@127.0.0.1:1/db",
+                                  "PGPASSWORD": "hunter2", "PGCONNECT_TIMEOUT": "5"})
+    assert result.returncode == 2
+    assert result.stderr.startswith("arbor: cannot connect to PostgreSQL at 127.0.0.1:1, database db")
+    assert "hunter2" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_store_written_by_a_newer_arbor_is_refused_and_left_alone(postgres_server):
+    import psycopg
+
+    url = postgres_server.new_store_url()
+    with open_store(url) as store:
+        store.create_external_session("kept")
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("INSERT INTO schema_migrations VALUES (99, 'from the future', 'x')")
+        before = conn.execute("SELECT COUNT(*) FROM external_sessions").fetchone()
+    with pytest.raises(StoreTooNew, match="newer arbor"):
+        open_store(url)
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone() == (99,)
+        assert conn.execute("SELECT COUNT(*) FROM external_sessions").fetchone() == before
+
+
+def test_other_tables_are_not_taken_for_a_store_and_a_missing_store_is_not_made(postgres_server):
+    import psycopg
+
+    url = postgres_server.new_store_url()
+    with pytest.raises(StoreNotFound):
+        open_store(url, create=False)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE invoices (n int)")
+    with pytest.raises(StoreDamaged, match="not an arbor store"):
+        open_store(url)
+    with psycopg.connect(url, autocommit=True) as conn:
+        tables = conn.execute("SELECT table_name FROM information_schema.tables"
+                              " WHERE table_schema = current_schema()").fetchall()
+    assert tables == [("invoices",)]
+
+
+def test_commits_of_other_connections_move_the_data_version_through_notify(postgres_server):
+    url = postgres_server.new_store_url()
+    app = open_store(url)
+    reader = app.reader()
+    start = reader.data_version()
+    session = app.create_external_session("mine")   # the app's own connection: the reader sees it
+    deadline = time.monotonic() + 10
+    while reader.data_version() == start and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert reader.data_version() > start
+    # another process writes: the app's main connection is told too
+    own = app.data_version()
+    script = (f"from core import open_store\ns = open_store({url!r})\n"
+              f"s.append_entry({session.id}, None, 'message', {{'message': {{'role': 'user',"
+              f" 'content': 'from afar'}}}})\n")
+    subprocess.run([sys.executable, "-c", script], check=True, cwd=ROOT, timeout=60)
+    deadline = time.monotonic() + 10
+    while app.data_version() == own and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert app.data_version() > own
+    # reads and an empty write transaction tell nobody
+    settled = app.data_version()
+    app.list_sessions()
+    with app.transaction():
+        pass
+    time.sleep(0.3)
+    assert reader.data_version() == reader.data_version() and app.data_version() == settled
+    app.close()
+
+
+WRITER = textwrap.dedent("""
+    import sys
+    from core import open_store
+    url, branch, writer, count = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+    store = open_store(url)
+    for i in range(count):
+        store.append_to_branch(branch, "message",
+                               {"message": {"role": "user", "content": f"{writer}:{i}"}})
+    store.close()
+""")
+
+
+def test_eight_processes_append_to_one_branch_and_none_is_lost(postgres_server, tmp_path):
+    url = postgres_server.new_store_url()
+    store = open_store(url)
+    session = store.create_external_session("busy")
+    branch = store.create_internal_session(session.id, name="main")
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER)
+    writers = [subprocess.Popen([sys.executable, str(script), url, str(branch.id), f"w{n}", "100"],
+                                cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                                stderr=subprocess.PIPE, text=True) for n in range(8)]
+    for writer in writers:
+        _, err = writer.communicate(timeout=300)
+        assert writer.returncode == 0, err
+    head = store.get_internal_session(branch.id).head_seq
+    path = store.path_entries(head)
+    assert len(path) == 800
+    texts = [entry.data["message"]["content"] for entry in path]
+    for n in range(8):
+        mine = [int(text.split(":")[1]) for text in texts if text.startswith(f"w{n}:")]
+        assert mine == list(range(100)), f"writer w{n} lost or reordered appends"
+    assert store.get_external_session(session.id).message_count == 800
+    # a single chain: every append continued the head the one before it left
+    assert len(store.path_segments(head)) == 1
+    store.close()
