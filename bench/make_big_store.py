@@ -64,8 +64,9 @@ def _branches(store, session_id: int, main, rng: random.Random) -> None:
 
 
 def build(path: Path, sessions: int = SESSIONS, entries: int = ENTRIES, big: int = BIG_BRANCH) -> None:
-    for suffix in ("", "-wal", "-shm"):
-        Path(str(path) + suffix).unlink(missing_ok=True)
+    if not str(path).startswith(("postgresql://", "postgres://")):   # (a URL: a new, empty store)
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(path) + suffix).unlink(missing_ok=True)
     rng = random.Random(7)
     counter = [0]
 
@@ -100,8 +101,8 @@ def build(path: Path, sessions: int = SESSIONS, entries: int = ENTRIES, big: int
                 _branches(store, session.id, main, rng)
             if number % 1000 == 0:
                 print(f"  {number:>6} sessions  {time.perf_counter() - started:6.1f} s", flush=True)
-    store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    total = store.connection.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+    store.checkpoint_log()
+    total = sum(s.entry_count for s in store.list_sessions(include_archived=True))
     store.close()
     print(f"{path}: {sessions} sessions, {total} entries, one branch of {big} messages "
           f"({time.perf_counter() - started:.0f} s)")

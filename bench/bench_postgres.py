@@ -1,0 +1,188 @@
+"""arbor on PostgreSQL, in one run: branch and roll back at depth 100,000 vs 100, import
+throughput as a ratio to SQLite's, and the app's first frame on a 1M-entry store as a
+ratio to an empty Textual app.
+
+    python bench/bench_postgres.py [--url postgresql://…] [--mb 20] [--skip-big]
+
+Without --url it starts a throw-away PostgreSQL server (tests/pg_server.py: initdb and
+pg_ctl on a Unix socket, fsync off) and each part uses a schema of its own in it. With
+--url, each part makes a schema in that database (it must allow CREATE SCHEMA).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import quote
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))
+
+from core import open_store  # noqa: E402
+from core import operations as ops  # noqa: E402
+
+
+def new_schema(url: str, prefix: str) -> str:
+    import psycopg
+
+    schema = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    joiner = "&" if "?" in url else "?"
+    return f"{url}{joiner}options=" + quote(f"-csearch_path={schema}", safe="")
+
+
+def timed(fn, repeat: int) -> float:
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def message(i: int) -> dict:
+    role = "user" if i % 2 == 0 else "assistant"
+    return {"role": role, "content": f"message {i}: " + "lorem ipsum dolor sit amet " * 4}
+
+
+def branch_and_rollback(url: str, deep: int, repeat: int) -> list[tuple]:
+    store = open_store(new_schema(url, "depth"))
+    history = [message(i) for i in range(deep)]
+    rows = []
+    ext = store.create_external_session("deep")
+    main_branch = store.create_internal_session(ext.id, name="main")
+    start = time.perf_counter()
+    store.append_messages(main_branch.id, history)
+    rows.append(("append, one transaction", f"{deep / (time.perf_counter() - start):,.0f} msg/s", ""))
+    small_ext = store.create_external_session("shallow")
+    small = store.create_internal_session(small_ext.id)
+    store.append_messages(small.id, history[:100])
+    other = store.create_internal_session(store.create_external_session("each").id)
+    start = time.perf_counter()
+    for i in range(500):
+        store.append_to_branch(other.id, "message", {"message": message(i)})
+    rows.append(("append, a transaction each", f"{500 / (time.perf_counter() - start):,.0f} msg/s", ""))
+    deep_head = store.get_internal_session(main_branch.id).head_seq
+    small_head = store.get_internal_session(small.id).head_seq
+    deep_to = store.entry_at_depth(deep_head, deep - 10)
+    small_to = store.entry_at_depth(small_head, 90)
+    b_deep = timed(lambda: ops.branch(store, main_branch.id), repeat)
+    b_small = timed(lambda: ops.branch(store, small.id), repeat)
+    r_deep = timed(lambda: ops.rollback(store, main_branch.id, entry_id=deep_to), repeat)
+    r_small = timed(lambda: ops.rollback(store, small.id, entry_id=small_to), repeat)
+    rows += [
+        (f"branch at depth {deep:,}", f"{b_deep:.2f} ms", "<= 10 ms"),
+        ("branch at depth 100", f"{b_small:.2f} ms", ""),
+        (f"  ratio {deep:,} / 100", f"{b_deep / b_small:.2f} x", "<= 2 x"),
+        (f"roll back at depth {deep:,}", f"{r_deep:.2f} ms", "<= 10 ms"),
+        ("roll back at depth 100", f"{r_small:.2f} ms", ""),
+        (f"  ratio {deep:,} / 100", f"{r_deep / r_small:.2f} x", "<= 2 x"),
+    ]
+
+    def window():
+        store._segments_cache.clear()
+        return store.path_entries(deep_head, deep - 200, deep)
+    rows.append(("last 200 messages of the deep branch", f"{timed(window, repeat):.2f} ms", ""))
+    store.close()
+    return rows
+
+
+def import_ratio(url: str, mb: float, work: Path, repeat: int) -> list[tuple]:
+    from bench.claude_tree import generate
+    from core.importers import import_paths
+
+    tree = work / "logs"
+    made = generate(tree, mb=mb)
+    size = sum(p.stat().st_size for p in tree.rglob("*") if p.is_file()) / 1e6
+    times: dict[str, list[float]] = {"sqlite": [], "postgresql": []}
+    entries = {}
+    for attempt in range(repeat):
+        for kind in ("sqlite", "postgresql"):
+            location = work / f"import-{attempt}.db" if kind == "sqlite" else new_schema(url, "import")
+            store = open_store(location)
+            start = time.perf_counter()
+            report = import_paths(store, [tree])
+            times[kind].append(time.perf_counter() - start)
+            entries[kind] = report.entries_added
+            store.close()
+    assert entries["sqlite"] == entries["postgresql"], entries
+    s, p = statistics.median(times["sqlite"]), statistics.median(times["postgresql"])
+    del made
+    return [
+        (f"import {size:.1f} MB of Claude Code logs ({entries['sqlite']:,} entries), SQLite",
+         f"{size / s:.1f} MB/s", ""),
+        ("  the same into PostgreSQL", f"{size / p:.1f} MB/s", ""),
+        ("  PostgreSQL / SQLite throughput", f"{s / p:.2f} x", ">= 0.5 x"),
+    ]
+
+
+def first_frame(url: str, runs: int) -> list[tuple]:
+    from bench.bench_tui import first_frames
+    from bench.make_big_store import build
+
+    big = new_schema(url, "big")
+    print("building a 1M-entry PostgreSQL store (10,000 sessions) …", flush=True)
+    build(big)
+    rows = []
+    empty = first_frames("empty", big, runs, True)
+    arbor = first_frames("arbor", big, runs, True)
+    e = statistics.median(r[0] for r in empty)
+    a = statistics.median(r[0] for r in arbor)
+    shown = statistics.median(r[-1] for r in arbor)
+    rows += [("empty Textual app: first frame", f"{e:.0f} ms", ""),
+             ("arbor on 1M entries in PostgreSQL: first frame", f"{a:.0f} ms", ""),
+             ("  ratio to the empty app", f"{a / e:.2f} x", "<= 2 x"),
+             ("  sessions + messages on screen", f"{shown:.0f} ms", "")]
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--url", help="a PostgreSQL database to make schemas in")
+    parser.add_argument("--depth", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--mb", type=float, default=20)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--skip-big", action="store_true", help="leave out the 1M-entry first frame")
+    args = parser.parse_args()
+    server = None
+    url = args.url
+    if url is None:
+        from pg_server import PostgresServer, find_binaries
+
+        binaries, why = find_binaries()
+        if binaries is None:
+            raise SystemExit(f"bench_postgres: {why}; give --url")
+        server = PostgresServer(binaries).start()
+        url = server.url_of()
+    work = Path(tempfile.mkdtemp(prefix="arbor-bench-pg-"))
+    try:
+        rows = branch_and_rollback(url, args.depth, args.repeat)
+        rows += import_ratio(url, args.mb, work, 3)
+        if not args.skip_big:
+            rows += first_frame(url, args.runs)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        if server is not None:
+            server.stop()
+    import psycopg
+
+    print(f"\nPostgreSQL {psycopg.__version__} client, python {sys.version.split()[0]},"
+          f" server {'given by --url' if args.url else 'local, Unix socket, fsync off'}")
+    print(f"{'':<58}{'measured':>14}  target")
+    print("-" * 84)
+    for label, value, target in rows:
+        print(f"{label:<58}{value:>14}  {target}")
+
+
+if __name__ == "__main__":
+    main()
