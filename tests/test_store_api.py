@@ -204,7 +204,8 @@ def test_a_url_is_never_taken_for_a_path(tmp_path, monkeypatch):
 
     monkeypatch.chdir(tmp_path)
     for opening in (open_store, shared_store):
-        with pytest.raises(StoreUnavailable, match="PostgreSQL store"):
+        # opened as PostgreSQL (no server there: one sentence naming it), never as a path
+        with pytest.raises(StoreUnavailable, match="PostgreSQL at /tmp"):
             opening("postgresql://user@/db?host=/tmp")
     assert list(tmp_path.iterdir()) == []   # no folder named "postgresql:"
     monkeypatch.setenv("ARBOR_DB", str(tmp_path / "from-env.db"))
