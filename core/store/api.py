@@ -1059,19 +1059,26 @@ class Store:
         return None
 
     def path_messages(self, head_seq: int | None, start: int = 0, stop: int | None = None, *,
-                      limit: int | None = None, newest_first: bool = False) -> list[dict[str, Any]]:
+                      limit: int | None = None, newest_first: bool = False,
+                      role: str | None = None) -> list[dict[str, Any]]:
         """The messages in depths [start, stop) of a path, in path order (or newest first),
-        at most `limit`. Only `message` entries' data is read: no Entry is made."""
+        at most `limit`, of one `role` if given. Only `message` entries' data is read: no
+        Entry is made."""
         out: list[dict[str, Any]] = []
         if head_seq is None:
             return out
-        sql = self._sql.PATH_MESSAGES_NEWEST if newest_first else self._sql.PATH_MESSAGES
+        sql = self._sql
+        if role is None:
+            query = sql.PATH_MESSAGES_NEWEST if newest_first else sql.PATH_MESSAGES
+        else:
+            query = sql.PATH_ROLE_MESSAGES_NEWEST if newest_first else sql.PATH_ROLE_MESSAGES
         with self._lock:
             for chain, lo, hi in self._path_pieces(head_seq, start, stop, newest_first):
                 remaining = -1 if limit is None else limit - len(out)
                 if remaining == 0:
                     break
-                for (data,) in self._conn.execute(sql, (chain, lo, hi, remaining)):
+                args = (chain, lo, hi, remaining) if role is None else (chain, lo, hi, role, remaining)
+                for (data,) in self._conn.execute(query, args):
                     message = _loads(data, {}).get("message")
                     if isinstance(message, dict):
                         out.append(message)

@@ -344,6 +344,11 @@ class Statements:
                      " AND type = 'message' ORDER BY depth LIMIT ?")
     PATH_MESSAGES_NEWEST = ("SELECT data FROM entries WHERE chain = ? AND depth BETWEEN ? AND ?"
                             " AND type = 'message' ORDER BY depth DESC LIMIT ?")
+    # the same, of one role only (a comparison reads only the assistant's replies)
+    PATH_ROLE_MESSAGES = ("SELECT data FROM entries WHERE chain = ? AND depth BETWEEN ? AND ?"
+                          " AND type = 'message' AND role = ? ORDER BY depth LIMIT ?")
+    PATH_ROLE_MESSAGES_NEWEST = ("SELECT data FROM entries WHERE chain = ? AND depth BETWEEN ? AND ?"
+                                 " AND type = 'message' AND role = ? ORDER BY depth DESC LIMIT ?")
 
     @staticmethod
     def path_messages_at(count: int) -> str:
