@@ -41,6 +41,8 @@ STATES: list[tuple[str, str | None, list[str], str]] = [
     ("08-help", None, ["question_mark"], "every key"),
     ("09-subagent", "Fix flaky login test", ["space", "tab", "tab", "up", "up", "space"],
      "a sub-agent listed under its session, its thread opened under the tool call"),
+    ("10-compare", "Fix flaky login test", ["tab", "d", "enter"],
+     "two attempts at one fix compared from where they parted"),
 ]
 
 
@@ -62,11 +64,14 @@ async def shoot(db: Path, name: str, session: str | None, keys: list[str]) -> st
     return svg
 
 
-def main() -> None:
+def main(only: list[str]) -> None:
+    """Every picture, or those whose names are given (`make_screenshots.py 10-compare`)."""
     import cairosvg
 
     with tempfile.TemporaryDirectory() as folder:
         for name, session, keys, description in STATES:
+            if only and name not in only:
+                continue
             db = build_demo(Path(folder) / f"{name}.db")  # a fresh demo for each picture
             svg = asyncio.run(shoot(db, name, session, keys))
             (HERE / f"{name}.svg").write_text(svg, encoding="utf-8")
@@ -75,4 +80,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -287,3 +287,4 @@ def test_said_is_the_words_of_a_message_without_calls_or_thinking():
     assert said({"content": [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "yes"},
                              {"type": "toolCall", "name": "x"}]}) == "yes"
     assert said({"content": [{"type": "text", "text": 5}]}) == "" and said({}) == ""
+

@@ -69,6 +69,7 @@ class ArborApp(KeysInOrder[int]):
         Binding("R", "rename", "Rename", show=False, id="rename"),
         Binding("v", "toggle_view", "Raw/context", show=False, id="toggle-view"),
         Binding("o", "open_in_agent", "Open in agent", show=False, id="open-in-agent"),
+        Binding("d", "compare", "Compare", show=False, id="compare"),
     ]
 
     def __init__(self, store: Store, *, show_archived: bool = False, clock: Clock | None = None,
@@ -709,6 +710,38 @@ class ArborApp(KeysInOrder[int]):
             self.reload(branch_id=branch.id, keep_seq=entry.seq if entry else None)
 
         self.push_screen(CompactDialog(self.store, branch), done)
+
+    def action_compare(self) -> None:
+        """d: the highlighted branch (or the one shown) against another of its session."""
+        from .components.branch_picker import BranchPicker
+        from .components.compare_screen import CompareScreen
+
+        self._catch_up()
+        branch = self._target_branch() if self._focused_pane() is self.branches_pane else self.branch
+        if branch is None:
+            return
+        rows = self.branches_pane.rows
+        if not any(row.branch.id != branch.id for row in rows):
+            self.say("This session has one branch: there is nothing to compare it with.", markup=False)
+            return
+        labels = {row.branch.id: row.label for row in rows if row.label}
+        session = self._session(branch.external_session_id)
+
+        def chosen(other_id: int | None) -> None:
+            if other_id is None:
+                return
+            try:
+                mine, other = self._fresh_branch(branch.id), self._fresh_branch(other_id)
+            except self.store.errors as error:
+                self._error(error)
+                return
+            if mine is None or other is None:
+                self.say("That branch is no longer in the store.", severity="warning", markup=False)
+                return
+            self.push_screen(CompareScreen(self.store, mine, other, labels=labels, now=self.clock(),
+                                           session_name=session.name if session else ""))
+
+        self.push_screen(BranchPicker(branch, rows), chosen)
 
     def action_make_current(self) -> None:
         from core import operations

@@ -59,11 +59,14 @@ class _Insert:
 class MessageSource:
     def __init__(self, store: Store, branch: InternalSession, raw: bool = False, *,
                  opened: set[int] | None = None, nest: int = 0,
-                 within: frozenset[int] = frozenset()):
+                 within: frozenset[int] = frozenset(), from_depth: int = 0):
+        """`from_depth`: only the entries at that depth and deeper, raw (a branch's own
+        part after where it parted from another, as a comparison shows it)."""
         self.store = store
         self.branch = branch
         self.head = branch.head_seq
-        self.raw = raw
+        self.floor = max(0, from_depth)
+        self.raw = raw or self.floor > 0
         self.nest = nest
         # the ids of the child sessions shown open (shared with the pane and nested sources)
         self.opened: set[int] = opened if opened is not None else set()
@@ -77,7 +80,7 @@ class MessageSource:
         self._extra = 0
         with store.reading():
             self.length = store.path_length(self.head)
-            if not raw and self.head is not None:
+            if not self.raw and self.head is not None:
                 try:
                     compaction, start = store.replay_start(self.head)
                 except ReplayError as error:
@@ -157,7 +160,7 @@ class MessageSource:
     @property
     def _base_count(self) -> int:
         if self.raw:
-            return self.length
+            return max(0, self.length - self.floor)
         return self.offset + max(0, self.length - self.start - len(self.skips))
 
     def _to_base(self, index: int) -> tuple[int | None, Item | None]:
@@ -208,7 +211,7 @@ class MessageSource:
 
     def _base_depth_of(self, index: int) -> int | None:
         if self.raw:
-            return index
+            return index + self.floor
         position = index - self.offset
         if position < 0:
             return None
@@ -226,7 +229,7 @@ class MessageSource:
 
     def _base_index_of_depth(self, depth: int) -> int | None:
         if self.raw:
-            return depth if 0 <= depth < self.length else None
+            return depth - self.floor if self.floor <= depth < self.length else None
         if depth < self.start or depth >= self.length:
             return None
         position = bisect.bisect_left(self.skips, depth)

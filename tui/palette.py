@@ -12,6 +12,8 @@ COMMANDS: list[tuple[str, str, str, str]] = [
     ("Roll back", "r", "rollback", "New current branch at a checkpoint or the highlighted message"),
     ("Label", "l", "label", "Label the highlighted message or branch (empty clears)"),
     ("Compact branch", "c", "compact", "Preview and compact the shown branch"),
+    ("Compare branches", "d", "compare", "The highlighted branch against another of the session, side by "
+     "side from where they parted: messages, tool calls, files changed, tokens and cost"),
     ("Make current", "enter", "make_current", "Make the highlighted branch current"),
     ("Open in agent", "o", "open_in_agent", "Carry on from the highlighted branch (or the branch up to the "
      "highlighted message) in the agent that wrote it"),

@@ -101,6 +101,8 @@ class BranchesPane(RowList):
         Binding("c", "app.compact", "Compact", tooltip="Compact the highlighted branch"),
         Binding("o", "app.open_in_agent", "Open in agent",
                 tooltip="Carry on from this branch in the agent that wrote the session"),
+        Binding("d", "app.compare", "Compare",
+                tooltip="Compare this branch with another of the session, side by side"),
     ]
 
     def __init__(self, **kwargs) -> None:
