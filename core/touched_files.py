@@ -229,9 +229,16 @@ def _operands(words: list[str]) -> list[str]:
     return [w for w in words if not w.startswith("-")]
 
 
+# a command without any of these writes no file the way shell_changes reads it (most
+# commands an agent runs: tests, ls, grep, cat): not split into words at all
+_MAY_WRITE = re.compile(r">|\b(?:tee|rm|mv|cp|touch|sed|perl|truncate)\b")
+
+
 def shell_changes(command: str) -> list[FileChange]:
     """The files a shell command line writes, moves or deletes, as far as its words say."""
     out: list[FileChange] = []
+    if not _MAY_WRITE.search(command):
+        return out
     for line in _command_lines(command):
         words = _shell_words(line)
         if not words:
