@@ -7,9 +7,9 @@ Callers import from here (`from core.store import Store, open_store`) and never 
 backend they have.
 """
 
-from .api import (PathCounts, SearchHit, SessionSummary, SpawnedSession, Store, UnlinkedChild,
+from .api import (LangGraphCheckpoint, PathCounts, SearchHit, SessionSummary, SpawnedSession, Store, UnlinkedChild,
                   _loads, open_store, snippet)
 from .writer import EntryWriter
 
-__all__ = ["EntryWriter", "PathCounts", "SearchHit", "SessionSummary", "SpawnedSession", "Store",
+__all__ = ["EntryWriter", "LangGraphCheckpoint", "PathCounts", "SearchHit", "SessionSummary", "SpawnedSession", "Store",
            "UnlinkedChild", "open_store", "snippet"]

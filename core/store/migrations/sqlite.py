@@ -333,6 +333,50 @@ def _v5(conn: sqlite3.Connection) -> None:
     rebuild_from_entries(conn)
 
 
+# LangGraph's own records of the checkpoints its agents write through arbor's checkpointer
+# (core.langgraph.ArborSaver). A thread's namespace is a session (`langgraph_threads`);
+# each checkpoint is an entry and an arbor checkpoint of that session (`entry_seq`,
+# `checkpoint_ref`) and keeps here what LangGraph needs back exactly: the checkpoint as
+# the saver's serializer wrote it (`type`, `checkpoint`), its metadata (JSON) and where it
+# came from; `messages`/`messages_digest` say which messages of its `messages` channel are
+# already entries. `langgraph_writes` are the pending writes kept with their checkpoint.
+_V6 = """
+CREATE TABLE IF NOT EXISTS langgraph_threads (
+    thread_id TEXT NOT NULL,
+    checkpoint_ns TEXT NOT NULL,
+    external_session_id INTEGER NOT NULL UNIQUE REFERENCES external_sessions(id) ON DELETE CASCADE,
+    PRIMARY KEY (thread_id, checkpoint_ns)
+);
+CREATE TABLE IF NOT EXISTS langgraph_checkpoints (
+    id INTEGER PRIMARY KEY,
+    external_session_id INTEGER NOT NULL REFERENCES external_sessions(id) ON DELETE CASCADE,
+    checkpoint_id TEXT NOT NULL,
+    parent_checkpoint_id TEXT,
+    checkpoint_ref INTEGER REFERENCES checkpoints(id) ON DELETE SET NULL,
+    entry_seq INTEGER REFERENCES entries(seq) ON DELETE SET NULL,
+    type TEXT NOT NULL,
+    checkpoint BLOB NOT NULL,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    messages INTEGER NOT NULL DEFAULT 0,
+    messages_digest TEXT NOT NULL DEFAULT '',
+    UNIQUE (external_session_id, checkpoint_id)
+);
+CREATE INDEX IF NOT EXISTS idx_langgraph_checkpoints_entry ON langgraph_checkpoints(entry_seq);
+CREATE INDEX IF NOT EXISTS idx_langgraph_checkpoints_ref ON langgraph_checkpoints(checkpoint_ref);
+CREATE TABLE IF NOT EXISTS langgraph_writes (
+    external_session_id INTEGER NOT NULL REFERENCES external_sessions(id) ON DELETE CASCADE,
+    checkpoint_id TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    task_path TEXT NOT NULL DEFAULT '',
+    channel TEXT NOT NULL,
+    type TEXT,
+    value BLOB,
+    PRIMARY KEY (external_session_id, checkpoint_id, task_id, idx)
+);
+"""
+
+
 # (version, name, SQL or a function of the connection). Append only; never edit a
 # released migration.
 MIGRATIONS: list[tuple[int, str, str | Callable[[sqlite3.Connection], None]]] = [
@@ -344,6 +388,7 @@ MIGRATIONS: list[tuple[int, str, str | Callable[[sqlite3.Connection], None]]] = 
      _v4),
     (5, "tokens and cost of every response, and each session's totals (read from its entries)",
      _v5),
+    (6, "LangGraph checkpoints and pending writes of agents that write through arbor", _V6),
 ]
 
 CURRENT_VERSION = MIGRATIONS[-1][0]
