@@ -101,7 +101,7 @@ class ArborSaver(BaseCheckpointSaver[int]):
         return self.serde.loads_typed((kind, data))
 
     # -------------------------------------------------------------- reading
-    def _tuple(self, row: LangGraphCheckpoint) -> CheckpointTuple:
+    def _tuple(self, row: LangGraphCheckpoint, *, writes: bool = True) -> CheckpointTuple:
         config: RunnableConfig = {"configurable": {
             "thread_id": row.thread_id, "checkpoint_ns": row.checkpoint_ns,
             "checkpoint_id": row.checkpoint_id}}
@@ -110,14 +110,21 @@ class ArborSaver(BaseCheckpointSaver[int]):
             parent = {"configurable": {"thread_id": row.thread_id,
                                        "checkpoint_ns": row.checkpoint_ns,
                                        "checkpoint_id": row.parent_checkpoint_id}}
-        writes = [(task_id, channel, self._loads(kind, value)) for task_id, channel, kind, value
-                  in self.store.langgraph_writes(row.external_session_id, row.checkpoint_id)]
+        pending = [(task_id, channel, self._loads(kind, value)) for task_id, channel, kind, value
+                   in self.store.langgraph_writes(row.external_session_id, row.checkpoint_id)
+                   ] if writes else []
         return CheckpointTuple(config, self._loads(row.type, row.blob), json.loads(row.metadata),
-                               parent, writes)
+                               parent, pending)
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint the config names; without a `checkpoint_id`, the one the thread
-        resumes from: its current branch's (a roll back in the app moves it)."""
+        resumes from: its current branch's (a roll back in the app moves it).
+
+        Resumed from, a checkpoint that another checkpoint already continued (the current
+        branch was rolled back to it) comes without its pending writes: they are what the
+        branch left behind was made of, and the tasks due after it run again. A checkpoint
+        nothing continued yet keeps them (the tasks that finished before a crash are not
+        run again)."""
         conf = config["configurable"]
         thread_id, ns = str(conf["thread_id"]), conf.get("checkpoint_ns", "") or ""
         store = self.store
@@ -128,9 +135,12 @@ class ArborSaver(BaseCheckpointSaver[int]):
             checkpoint_id = get_checkpoint_id(config)
             if checkpoint_id:
                 row = store.langgraph_checkpoint(thread.session_id, str(checkpoint_id))
-            else:
-                row = threads.resume_point(store, thread)
-            return self._tuple(row) if row is not None else None
+                return self._tuple(row) if row is not None else None
+            row = threads.resume_point(store, thread)
+            if row is None:
+                return None
+            return self._tuple(row, writes=not store.langgraph_checkpoint_continued(
+                row.external_session_id, row.checkpoint_id))
 
     def list(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
              before: RunnableConfig | None = None, limit: int | None = None
@@ -208,15 +218,16 @@ class ArborSaver(BaseCheckpointSaver[int]):
             parent = store.langgraph_checkpoint(thread.session_id, str(parent_id)) \
                 if parent_id else None
             step, source = meta.get("step"), meta.get("source")
-            branch_id = threads.branch_for(
-                store, thread, parent,
-                name=f"{source or 'fork'} at step {step}" if step is not None else "fork")
             new, count, digest, dropped = self._new_messages(parent, messages, keys)
             stamp = checkpoint.get("ts")
-            if new:
-                store.append_messages(branch_id, [as_arbor_message(m, stamp) for m in new])
+            converted = [as_arbor_message(m, stamp) for m in new]
+            branch_id, held = threads.branch_for(
+                store, thread, parent, converted,
+                name=f"{source or 'fork'} at step {step}" if step is not None else "fork")
+            if converted[held:]:
+                store.append_messages(branch_id, converted[held:])
                 if not ns:
-                    self._name_thread(thread, thread_id, new, stamp)
+                    self._name_thread(thread, thread_id, converted)
             info = {"checkpoint_id": checkpoint["id"], "parent_checkpoint_id": parent_id,
                     "step": step, "source": source}
             if dropped:
@@ -305,19 +316,17 @@ class ArborSaver(BaseCheckpointSaver[int]):
         same = common_prefix(old, keys)
         return list(messages[same:]), len(keys), digest, len(old) - same
 
-    def _name_thread(self, thread: threads.Thread, thread_id: str, new: list[Any],
-                     stamp: Any) -> None:
+    def _name_thread(self, thread: threads.Thread, thread_id: str,
+                     messages: list[dict[str, Any]]) -> None:
         """Name the session from its first human message (unless it has another name)."""
         store = self.store
-        if store.session_name(thread.session_id) != threads.placeholder_name(thread_id):
+        first = next((m for m in messages if m.get("role") == "user"), None)
+        if first is None or store.session_name(thread.session_id) != \
+                threads.placeholder_name(thread_id):
             return
-        for value in new:
-            message = as_arbor_message(value, stamp)
-            if message.get("role") == "user":
-                text = title_from_text(content_text(message.get("content")))
-                if text:
-                    store.rename_session(thread.session_id, text)
-                return
+        text = title_from_text(content_text(first.get("content")))
+        if text:
+            store.rename_session(thread.session_id, text)
 
     @staticmethod
     def _state_view(values: dict[str, Any]) -> dict[str, Any]:

@@ -4,15 +4,18 @@ A thread's namespace is an external session (the root namespace a session of its
 sub-graph's namespace a `subgraph` session under it). The session starts with one entry
 (`thread`, a session_info) and a branch `main` at it. A checkpoint is appended to:
 
-* the current branch, when its head is the parent checkpoint's entry, or comes after it
-  with no message in between (a roll back with a summary leaves a `branch_summary` there);
+* the current branch, when it resumes from the parent checkpoint (below);
 * else a branch whose head is the parent's entry (which then becomes current);
 * else a new current branch forked at the parent's entry: LangGraph went back to an
   earlier checkpoint (`update_state` on it, or a replay from it).
 
-A thread resumes from the checkpoint of the current branch: the one at its head, or the
-nearest one before its head on its path. So a roll back or "make current" in the app is
-what `graph.invoke(None, {"configurable": {"thread_id": ...}})` continues from.
+A thread resumes from the checkpoint of the current branch: the one at its head; for a
+message head, the checkpoint right after it when the message is the last one that
+checkpoint added (its state ends with the message); else the nearest checkpoint before
+the head on its path (a roll back with a summary leaves a `branch_summary` at the head).
+So a roll back or "make current" in the app is what
+`graph.invoke(None, {"configurable": {"thread_id": ...}})` continues from, and the agent
+writes on on that branch.
 
 Only the public Store API is used here (no SQL), so this works on every backend.
 """
@@ -21,8 +24,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
-from ..entries import CUSTOM, SESSION_INFO
+from ..entries import CUSTOM, MESSAGE, SESSION_INFO
 from ..store import LangGraphCheckpoint, Store
 
 ROOT_ENTRY = "thread"
@@ -116,32 +120,82 @@ def checkpoint_on_path(store: Store, head_seq: int | None) -> LangGraphCheckpoin
     return None
 
 
+def checkpoint_for_head(store: Store, head_seq: int | None) -> LangGraphCheckpoint | None:
+    """The checkpoint a branch whose head is `head_seq` resumes from: the one at the head;
+    for a message that is the last one a checkpoint added, that checkpoint (its state
+    holds the message: a roll back to the message resumes just after it); else the nearest
+    checkpoint before the head."""
+    if head_seq is None:
+        return None
+    found = store.langgraph_checkpoint_at(head_seq)
+    if found is not None:
+        return found
+    entry = store.get_entry(head_seq)
+    if entry is not None and entry.type == MESSAGE:
+        for child in store.children(head_seq):
+            found = store.langgraph_checkpoint_at(child.seq)
+            if found is not None:
+                return found
+    return checkpoint_on_path(store, head_seq)
+
+
 def resume_point(store: Store, thread: Thread) -> LangGraphCheckpoint | None:
     """The checkpoint the thread goes on from: its current branch's (see the module doc).
     A session left with no current branch goes on from its newest checkpoint."""
     branch = store.current_internal_session(thread.session_id)
     if branch is None:
         return store.newest_langgraph_checkpoint(thread.session_id)
-    return checkpoint_on_path(store, branch.head_seq)
+    return checkpoint_for_head(store, branch.head_seq)
 
 
-def branch_for(store: Store, thread: Thread, parent: LangGraphCheckpoint | None, *,
-               name: str) -> int:
-    """The branch a checkpoint whose parent is `parent` is appended to (made current; a new
-    one named `name` when LangGraph went back to an earlier checkpoint). Call inside a
-    write transaction."""
+def _same(a: LangGraphCheckpoint | None, b: LangGraphCheckpoint | None) -> bool:
+    return a is not None and b is not None and a.external_session_id == b.external_session_id \
+        and a.checkpoint_id == b.checkpoint_id
+
+
+def _same_message(stored: dict[str, Any], new: dict[str, Any]) -> bool:
+    if stored.get("role") != new.get("role") or stored.get("content") != new.get("content"):
+        return False
+    left = (stored.get("langchain") or {}).get("id")
+    right = (new.get("langchain") or {}).get("id")
+    return left == right or not left or not right
+
+
+def branch_for(store: Store, thread: Thread, parent: LangGraphCheckpoint | None,
+               messages: list[dict[str, Any]], *, name: str) -> tuple[int, int]:
+    """(branch, how many of `messages` it already holds) for a checkpoint whose parent is
+    `parent` and whose new messages are `messages`. The branch is made current. Call
+    inside a write transaction.
+
+    The current branch when it resumes from `parent` (its head moved up to the parent's
+    entry when the head is a message just before it; back to it, logged, when the head
+    holds messages the agent's state does not); else a branch whose head is the parent's
+    entry; else a new branch forked there, named `name` (LangGraph went back to an
+    earlier checkpoint)."""
     at = parent.entry_seq if parent is not None and parent.entry_seq is not None \
         else thread.root_seq
     current = store.current_internal_session(thread.session_id)
     if current is not None and current.head_seq is not None:
-        if current.head_seq == at:
-            return current.id
-        if parent is not None and _goes_on_from(store, current.head_seq, parent, at):
-            return current.id
+        head = current.head_seq
+        if head == at:
+            return current.id, 0
+        if parent is not None and _same(checkpoint_for_head(store, head), parent):
+            if store.is_ancestor(head, at):   # a message just before the parent's entry
+                store.move_head(current.id, at)
+                return current.id, 0
+            if store.is_ancestor(at, head):
+                start = store.get_entry(at).depth + 1
+                between = store.path_messages(head, start)
+                if len(between) <= len(messages) and all(
+                        _same_message(old, new) for old, new in zip(between, messages)):
+                    return current.id, len(between)
+                store.move_head(current.id, at,
+                                reason="langgraph: resumed from the checkpoint before the head")
+                return current.id, 0
     for branch_id, head in store.branch_heads(thread.session_id):
         if head == at:
             store.set_current(branch_id)
-            return branch_id
+            return branch_id, 0
     source = store.branch_containing(at)
     new = store.create_internal_session(
         thread.session_id, head_seq=at, fork_seq=at,
@@ -149,17 +203,4 @@ def branch_for(store: Store, thread: Thread, parent: LangGraphCheckpoint | None,
         branch_point_checkpoint_id=parent.checkpoint_ref if parent is not None else None,
         name=name, is_current=True,
         metadata={"langgraph_fork_of": parent.checkpoint_id if parent is not None else None})
-    return new.id
-
-
-def _goes_on_from(store: Store, head_seq: int, parent: LangGraphCheckpoint, at: int) -> bool:
-    """Whether a head that is not the parent's entry still continues it: the parent is the
-    head's checkpoint and no message lies between them (the agent's state has them all)."""
-    found = checkpoint_on_path(store, head_seq)
-    if found is None or found.external_session_id != parent.external_session_id or \
-            found.checkpoint_id != parent.checkpoint_id:
-        return False
-    entry = store.get_entry(at)
-    if entry is None:
-        return False
-    return store.path_counts(head_seq, entry.depth + 1).messages == 0
+    return new.id, 0

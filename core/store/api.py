@@ -1340,6 +1340,11 @@ class Store:
         row = self._one(self._sql.LANGGRAPH_CHECKPOINT_AT_ENTRY, (entry_seq,))
         return self._langgraph_row(row) if row else None
 
+    def langgraph_checkpoint_continued(self, external_session_id: int, checkpoint_id: str) -> bool:
+        """Whether another checkpoint of the session has this one as its parent."""
+        return self._one(self._sql.LANGGRAPH_CHECKPOINT_HAS_CHILD,
+                         (external_session_id, checkpoint_id)) is not None
+
     def newest_langgraph_checkpoint(self, external_session_id: int) -> LangGraphCheckpoint | None:
         """The checkpoint of a session with the highest id (LangGraph's ids grow with time)."""
         row = self._one(self._sql.LANGGRAPH_CHECKPOINT_NEWEST, (external_session_id,))

@@ -411,6 +411,9 @@ class Statements:
     LANGGRAPH_CHECKPOINT_AT_ENTRY = f"{_LANGGRAPH_SELECT} WHERE c.entry_seq = ?"
     LANGGRAPH_CHECKPOINT_NEWEST = (f"{_LANGGRAPH_SELECT} WHERE c.external_session_id = ?"
                                    " ORDER BY c.checkpoint_id DESC LIMIT 1")
+    LANGGRAPH_CHECKPOINT_HAS_CHILD = ("SELECT 1 FROM langgraph_checkpoints"
+                                      " WHERE external_session_id = ? AND parent_checkpoint_id = ?"
+                                      " LIMIT 1")
     LANGGRAPH_CHECKPOINTS_IN_ORDER = (f"{_LANGGRAPH_SELECT} WHERE c.external_session_id = ?"
                                       " ORDER BY c.id")
 

@@ -363,6 +363,8 @@ CREATE TABLE IF NOT EXISTS langgraph_checkpoints (
 );
 CREATE INDEX IF NOT EXISTS idx_langgraph_checkpoints_entry ON langgraph_checkpoints(entry_seq);
 CREATE INDEX IF NOT EXISTS idx_langgraph_checkpoints_ref ON langgraph_checkpoints(checkpoint_ref);
+CREATE INDEX IF NOT EXISTS idx_langgraph_checkpoints_parent
+    ON langgraph_checkpoints(external_session_id, parent_checkpoint_id);
 CREATE TABLE IF NOT EXISTS langgraph_writes (
     external_session_id INTEGER NOT NULL REFERENCES external_sessions(id) ON DELETE CASCADE,
     checkpoint_id TEXT NOT NULL,
