@@ -17,6 +17,9 @@ CUSTOM = "custom"
 CUSTOM_MESSAGE = "custom_message"
 LABEL = "label"
 SESSION_INFO = "session_info"
+# A `custom` entry standing for a LangGraph checkpoint (written by core.langgraph's
+# checkpointer, and by the LangGraph importer for a checkpoint that added no message).
+LANGGRAPH_CHECKPOINT = "langgraph:checkpoint"
 
 KNOWN_TYPES = frozenset(
     {MESSAGE, MODEL_CHANGE, THINKING_LEVEL_CHANGE, COMPACTION, BRANCH_SUMMARY, CUSTOM,
@@ -186,3 +189,17 @@ def message_tokens(message: dict[str, Any] | None) -> int:
     if not message:
         return 0
     return estimate_tokens(content_text(message.get("content"))) + 4
+
+
+def langgraph_checkpoint(entry_type: str, data: dict[str, Any]) -> dict[str, Any] | None:
+    """What a LangGraph checkpoint entry says of its checkpoint (id, step, source), or None
+    when the entry is not one."""
+    if entry_type != CUSTOM or data.get("customType") != LANGGRAPH_CHECKPOINT:
+        return None
+    inner = data.get("data")
+    if not isinstance(inner, dict):
+        return {}
+    meta = inner.get("metadata") if isinstance(inner.get("metadata"), dict) else {}
+    return {"checkpoint_id": inner.get("checkpoint_id"),
+            "step": inner.get("step", meta.get("step")),
+            "source": inner.get("source", meta.get("source"))}

@@ -20,7 +20,7 @@ from textual.strip import Strip
 
 from core.entries import (BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, LABEL, MESSAGE,
                           MODEL_CHANGE, SESSION_INFO, THINKING_LEVEL_CHANGE, TOOL_CALL_BLOCKS,
-                          TOOL_RESULT_BLOCKS, block_type, content_text)
+                          TOOL_RESULT_BLOCKS, block_type, content_text, langgraph_checkpoint)
 
 from .formatting import (DIM, ERROR_STYLE, FAINT, LABEL_STYLE, MARKER_STYLE, ROLE_STYLES,
                          clock_time, short_id)
@@ -31,6 +31,7 @@ FOLDED_LINES = 14        # an unopened long body shows this many lines
 ARGS_PREVIEW = 160
 
 ROLE_NAMES = {"toolResult": "tool result"}
+CHECKPOINT_STYLE = "#af87d7"   # (LangGraph's colour in the sessions pane)
 
 
 def _json(value: Any, indent: int | None = None) -> str:
@@ -215,6 +216,13 @@ def header(item: Item, label: str | None, now: datetime, width: int) -> Text:
         tokens = entry.data.get("tokensBefore")
         if isinstance(tokens, int):
             line.append(f"  {tokens:,} tokens before", DIM)
+    elif (checkpoint := langgraph_checkpoint(entry.type, entry.data)) is not None:
+        line.append("◆ checkpoint", CHECKPOINT_STYLE)
+        step, source = checkpoint.get("step"), checkpoint.get("source")
+        if isinstance(step, int):
+            line.append(f"  step {step}", FAINT)
+        if isinstance(source, str) and source:
+            line.append_text(safe_line(f" · {source}", 20, style=FAINT))
     elif entry.type == BRANCH_SUMMARY:
         line.append("◇ branch summary", MARKER_STYLE)
         from_id = entry.data.get("fromId")
@@ -290,6 +298,9 @@ def body(item: Item, expanded: bool, width: int) -> Body:
         return out
     if entry.type == CUSTOM_MESSAGE and isinstance(data.get("message"), dict):
         _message_body(data["message"], expanded, width, out)
+        return out
+    if not expanded and langgraph_checkpoint(entry.type, data) is not None:
+        out.foldable = True   # a marker line; opened, its data
         return out
     # custom and unknown types: raw, one line until opened
     if expanded:
