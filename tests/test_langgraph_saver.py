@@ -187,6 +187,19 @@ def test_channel_values_are_on_the_arbor_checkpoint(store, saver):
     assert tag.is_auto
 
 
+def test_a_message_in_another_channel_is_kept_by_its_fields(store, saver):
+    """A LangChain message (a pydantic model) outside `messages` is on the arbor checkpoint
+    as its fields, not as its repr; LangGraph still gets the message itself back."""
+    from langchain_core.messages import AIMessage
+
+    config = _put(saver, "s", values={"last": AIMessage("done", id="m1"), "n": 3})
+    [tag] = store.checkpoints_for_session(store.langgraph_session("s"))
+    assert tag.session_state["n"] == 3
+    last = tag.session_state["last"]
+    assert last["_type"] == "AIMessage" and last["content"] == "done" and last["id"] == "m1"
+    assert saver.get_tuple(config).checkpoint["channel_values"]["last"] == AIMessage("done", id="m1")
+
+
 def test_rewritten_messages_are_not_written_twice(store, saver):
     """update_state removing a message: the new checkpoint's messages are compared with its
     parent's one by one; only what is new becomes an entry, and the entry says how many

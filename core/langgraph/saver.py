@@ -48,6 +48,26 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=repr)
 
 
+def _plain_value(value: Any, depth: int = 0) -> Any:
+    """A channel value as JSON-safe data: pydantic models (LangChain messages among them)
+    by their fields, not their repr (slow, and unreadable in the app)."""
+    if depth > 32:
+        return plain(value)
+    dump = getattr(value, "model_dump", None)
+    if callable(dump) and not isinstance(value, type):
+        try:
+            fields = dump()
+        except Exception:  # noqa: BLE001 - a model that cannot dump itself is shown as text
+            return plain(value)
+        if isinstance(fields, dict):
+            return {"_type": type(value).__name__, **plain(fields)}
+    if isinstance(value, dict):
+        return {str(k): _plain_value(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain_value(v, depth + 1) for v in value]
+    return plain(value)
+
+
 class ArborSaver(BaseCheckpointSaver[int]):
     """Checkpoints of LangGraph agents as arbor sessions, branches and checkpoints.
 
@@ -333,7 +353,7 @@ class ArborSaver(BaseCheckpointSaver[int]):
         """The channel values as plain data for the app and for a roll back's restored state
         (messages are entries; LangGraph's own trigger channels are left out; the exact
         values are in the stored checkpoint)."""
-        return {str(k): plain(v) for k, v in values.items()
+        return {str(k): _plain_value(v) for k, v in values.items()
                 if k != "messages" and not str(k).startswith(("branch:", "__"))}
 
     # ----------------------------------------------------------------- async
