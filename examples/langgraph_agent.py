@@ -1,6 +1,6 @@
 """A small LangGraph agent that keeps its threads in an arbor store, runnable offline.
 
-    pip install 'arbor[langgraph]'
+    pip install 'arbor[langgraph]' langgraph    # the saver; the example's graph needs langgraph
     python examples/langgraph_agent.py --db /tmp/agent.db "Plan a day in Lisbon" "Add a museum"
     arbor --db /tmp/agent.db          # the thread, its checkpoints and branches, live
 
