@@ -18,8 +18,9 @@ THREAD = {"configurable": {"thread_id": "agent-1"}}
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = open_store(tmp_path / "agents.db")
+def store(store_location):
+    """An arbor store on each backend (SQLite file; PostgreSQL where a server can be run)."""
+    s = open_store(store_location)
     yield s
     s.close()
 

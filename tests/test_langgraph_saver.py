@@ -25,8 +25,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = open_store(tmp_path / "agents.db")
+def store(store_location):
+    """An arbor store on each backend (SQLite file; PostgreSQL where a server can be run)."""
+    s = open_store(store_location)
     yield s
     s.close()
 
@@ -36,14 +37,17 @@ def saver(store):
     return ArborSaver(store)
 
 
-def test_conformance_suite_passes(tmp_path):
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_conformance_suite_passes(tmp_path, request, backend):
     """langgraph-checkpoint-conformance: every base capability and copy_thread, each on a
-    fresh store."""
+    fresh store, on each backend."""
     made = []
+    server = request.getfixturevalue("postgres_server") if backend == "postgresql" else None
 
     @checkpointer_test(name="ArborSaver")
     async def arbor_saver():
-        store = open_store(tmp_path / f"conformance-{len(made)}.db")
+        store = open_store(server.new_store_url("lg") if server is not None
+                           else tmp_path / f"conformance-{len(made)}.db")
         made.append(store)
         yield ArborSaver(store)
         store.close()
