@@ -123,6 +123,15 @@ def test_from_conn_string_opens_and_closes_the_store(tmp_path):
         again.close()
 
 
+def test_from_conn_string_takes_a_postgresql_url(postgres_server):
+    url = postgres_server.new_store_url("lg")
+    with ArborSaver.from_conn_string(url) as saver:
+        config = _put(saver, "t", values={"x": "y"})
+        assert saver.store._backend.name == "postgresql"
+    with ArborSaver.from_conn_string(url) as saver:
+        assert saver.get_tuple({"configurable": {"thread_id": "t"}}).config == config
+
+
 def test_pickle_is_never_written_nor_read(store, saver):
     with pytest.raises(PickleRefused):
         ArborSaver(store, serde=JsonPlusSerializer(pickle_fallback=True))
