@@ -18,6 +18,7 @@ import json
 import re
 import shlex
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Iterator
 
 from .entries import TOOL_CALL_BLOCKS, block_type
@@ -236,9 +237,15 @@ _MAY_WRITE = re.compile(r">|\b(?:tee|rm|mv|cp|touch|sed|perl|truncate)\b")
 
 def shell_changes(command: str) -> list[FileChange]:
     """The files a shell command line writes, moves or deletes, as far as its words say."""
-    out: list[FileChange] = []
     if not _MAY_WRITE.search(command):
-        return out
+        return []
+    return list(_shell_changes(command))
+
+
+@lru_cache(maxsize=4096)
+def _shell_changes(command: str) -> tuple[FileChange, ...]:
+    """(Agents run the same commands again and again: shlex reads a character at a time.)"""
+    out: list[FileChange] = []
     for line in _command_lines(command):
         words = _shell_words(line)
         if not words:
@@ -256,7 +263,7 @@ def shell_changes(command: str) -> list[FileChange]:
         if (change.path, change.action) not in seen:
             seen.add((change.path, change.action))
             unique.append(change)
-    return unique
+    return tuple(unique)
 
 
 def _simple_changes(words: list[str]) -> list[FileChange]:
