@@ -204,3 +204,24 @@ def test_files_of_both_sides_are_listed_both_first(tmp_path):
     rows = [(path, a and a.last_action, b and b.last_action) for path, a, b in file_rows(found)]
     assert rows == [("z_both.py", "written", "edited"), ("a_only.txt", "deleted", None),
                     ("b_only.py", None, "written")]
+
+
+async def test_enter_shows_the_message_on_its_branch_in_the_browser(demo_db):
+    app = app_for(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_login(pilot)
+        await pilot.press("d")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = app.screen
+        other = screen.comparison.b
+        await pilot.press("tab", "down", "down")
+        wanted = screen.panes[1].highlighted.entry
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not isinstance(app.screen, CompareScreen)
+        assert app.branch.id == other.branch.id
+        assert app.branches_pane.highlighted.id == other.branch.id
+        assert app.focused is app.messages_pane
+        assert app.messages_pane.highlighted.entry.seq == wanted.seq

@@ -739,9 +739,37 @@ class ArborApp(KeysInOrder[int]):
                 self.say("That branch is no longer in the store.", severity="warning", markup=False)
                 return
             self.push_screen(CompareScreen(self.store, mine, other, labels=labels, now=self.clock(),
-                                           session_name=session.name if session else ""))
+                                           session_name=session.name if session else ""),
+                             self._show_compared)
 
         self.push_screen(BranchPicker(branch, rows), chosen)
+
+    def _show_compared(self, shown: tuple[int | None, int, int] | None) -> None:
+        """enter on a message of a comparison: that message on its branch (one in a
+        sub-agent shown inside a side: in its own session, as search would show it)."""
+        from .components.search_screen import SearchResult
+
+        if shown is None:
+            return
+        branch_id, seq, session_id = shown
+        if branch_id is None:
+            self._jump(SearchResult(session_id, seq))
+            return
+        try:
+            entry = self.store.get_entry(seq)
+        except self.store.errors as error:
+            self._error(error)
+            return
+        if entry is None:
+            return
+        self.show_session(session_id, keep_branch=branch_id, keep_seq=seq)
+        source = self.messages_pane.source
+        if source is not None and source.index_of_seq(seq, entry.depth) is None and not self.raw:
+            self.raw = True     # hidden by the branch's compaction: the raw entries show it
+            self.say("The message is before the branch's compaction: showing raw entries (v).",
+                     markup=False)
+            self.show_branch(self.branches_pane.highlighted, keep_seq=seq, keep_depth=entry.depth)
+        self.set_focus(self.messages_pane)
 
     def action_make_current(self) -> None:
         from core import operations

@@ -17,6 +17,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.message import Message
 from textual.containers import Container, Vertical
 from textual.screen import ModalScreen
 from textual.widget import Widget
@@ -289,7 +290,9 @@ class SidePane(MessagesPane, inherit_bindings=False):
     the keys that read (no branch, roll back or label from here)."""
 
     BINDINGS = [
-        Binding("space,enter", "toggle_open", "Open", tooltip="Open or fold the highlighted message"),
+        Binding("space", "toggle_open", "Open", tooltip="Open or fold the highlighted message"),
+        Binding("enter", "show_in_browser", "Show in browser",
+                tooltip="Close the comparison and show this message on its branch"),
         Binding("up,k", "cursor_up", "Up", show=False),
         Binding("down,j", "cursor_down", "Down", show=False),
         Binding("pageup", "page_up", "Page up", show=False),
@@ -299,7 +302,26 @@ class SidePane(MessagesPane, inherit_bindings=False):
     ]
 
 
-class CompareScreen(ModalScreen[None]):
+    class ShowEntry(Message):
+        """enter: the highlighted message in the browser (`branch_id` None: it belongs to
+        another session, a sub-agent's, shown inside this side)."""
+
+        def __init__(self, branch_id: int | None, seq: int, session_id: int) -> None:
+            super().__init__()
+            self.branch_id = branch_id
+            self.seq = seq
+            self.session_id = session_id
+
+    def action_show_in_browser(self) -> None:
+        item = self.highlighted
+        if item is None or self.source is None:
+            return
+        own = not item.nest and item.kind != "spawn"
+        self.post_message(self.ShowEntry(self.source.branch.id if own else None, item.entry.seq,
+                                         item.entry.external_session_id))
+
+
+class CompareScreen(ModalScreen["tuple[int | None, int, int] | None"]):
     """Two branches of one session from their common ancestor. Modal (with an opaque
     background, app.tcss), so that the browser's keys (b, r, c, …) do not reach the panes
     hidden behind it."""
@@ -444,6 +466,11 @@ class CompareScreen(ModalScreen[None]):
 
         if self.comparison is not None:
             self.app.push_screen(CompareFiles(self.comparison))
+
+    def on_side_pane_show_entry(self, event: SidePane.ShowEntry) -> None:
+        """Back to the browser, with that message highlighted on its branch."""
+        self.workers.cancel_group(self, "compare")
+        self.dismiss((event.branch_id, event.seq, event.session_id))
 
     def action_close(self) -> None:
         self.workers.cancel_group(self, "compare")

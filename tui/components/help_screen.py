@@ -40,8 +40,8 @@ KEYS = [
         ("v", "toggle replayed context (compaction applied) / raw entries"),
         ("d", "compare the highlighted branch with another of the session: both from where "
               "they parted, side by side (stacked when narrow), with what each cost, the files "
-              "each changed, its tools and its messages; tab switches side, f lists every file "
-              "either side changed, escape goes back"),
+              "each changed, its tools and its messages; tab switches side, enter shows a message on "
+              "its branch, f lists every file either side changed, escape goes back"),
         ("/", "search session names and all message text"),
         ("ctrl+p", "command palette (every action, and Import agent logs…)"),
         ("?", "this help"),
