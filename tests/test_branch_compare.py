@@ -19,8 +19,10 @@ from test_plans import ReadCounter  # noqa: E402
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = open_store(tmp_path / "compare.db")
+def store(store_location):
+    """A new store, on SQLite and on PostgreSQL (the store's statements for comparing have
+    a twin on each)."""
+    s = open_store(store_location)
     yield s
     s.close()
 

@@ -352,6 +352,12 @@ class Statements:
     PATH_MESSAGES_NEWEST = ("SELECT data FROM entries WHERE chain = %s AND depth BETWEEN %s AND %s"
                             " AND type = 'message' ORDER BY depth DESC"
                             " LIMIT NULLIF(GREATEST(%s, -1), -1)")
+    PATH_ROLE_MESSAGES = ("SELECT data FROM entries WHERE chain = %s AND depth BETWEEN %s AND %s"
+                          " AND type = 'message' AND role = %s ORDER BY depth"
+                          " LIMIT NULLIF(GREATEST(%s, -1), -1)")
+    PATH_ROLE_MESSAGES_NEWEST = ("SELECT data FROM entries WHERE chain = %s AND depth BETWEEN %s AND %s"
+                                 " AND type = 'message' AND role = %s ORDER BY depth DESC"
+                                 " LIMIT NULLIF(GREATEST(%s, -1), -1)")
 
     @staticmethod
     def path_messages_at(count: int) -> str:
