@@ -8,7 +8,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from core import operations
-from core.entries import MESSAGE
+from core.entries import BRANCH_SUMMARY, MESSAGE
 from core.langgraph import ArborSaver
 from core.store import open_store
 
@@ -45,8 +45,14 @@ def assert_tree_agrees(store, graph, config=THREAD) -> None:
         parent = snapshot.parent_config["configurable"]["checkpoint_id"] \
             if snapshot.parent_config else None
         parents.add(parent)
-        assert (store.langgraph_checkpoint_at(above[-1].seq).checkpoint_id if above else None) \
-            == parent
+        nearest = store.langgraph_checkpoint_at(above[-1].seq).checkpoint_id if above else None
+        if nearest != parent:
+            # rolled back to a message with a summary: the parent is the checkpoint that
+            # ends with that message, beside the summary (the message is on this path)
+            summary = next(e for e in path if e.type == BRANCH_SUMMARY)
+            parent_row = store.langgraph_checkpoint(session_id, parent)
+            assert store.get_entry(parent_row.entry_seq).parent_seq == summary.parent_seq
+            assert store.get_entry(summary.parent_seq).type == MESSAGE
         path_messages = [e.message["content"] for e in path if e.type == MESSAGE]
         assert path_messages == texts(snapshot.values.get("messages", []))
     leaves = {s.config["configurable"]["checkpoint_id"] for s in history} - parents
@@ -139,6 +145,43 @@ def test_roll_back_to_a_message_resumes_just_after_it(store):
     assert [m["content"] for m in store.get_internal_session(again.id).conversation_history] \
         == ["one", "answer 0", "three", "answer 3"]
     assert store.current_internal_session(session_id).id == again.id
+    assert_tree_agrees(store, graph)
+
+
+def test_roll_back_to_a_message_with_a_summary_keeps_the_message_and_the_summary(store):
+    """The app's roll back adds a summary of what is left behind by default: the agent goes
+    on from the checkpoint that ends with the chosen message (the message stays in its
+    state), on the rolled-back branch, after the summary."""
+    graph = chat_graph(ArborSaver(store))
+    for question in ("one", "two"):
+        graph.invoke({"messages": [HumanMessage(question)]}, THREAD)
+    session_id = store.langgraph_session("agent-1")
+    main = store.current_internal_session(session_id)
+    path = store.path_entries(main.head_seq)
+    answer = next(e for e in path if e.type == MESSAGE and e.message["content"] == "answer 0")
+    rolled = operations.rollback(store, main.id, entry_id=answer.seq,
+                                 summary="Left behind: two.")
+    assert texts(graph.get_state(THREAD).values["messages"]) == ["one", "answer 0"]
+    graph.invoke({"messages": [HumanMessage("three")]}, THREAD)
+    assert texts(graph.get_state(THREAD).values["messages"]) == [
+        "one", "answer 0", "three", "answer 2"]
+    rolled = store.get_internal_session(rolled.id)
+    assert rolled.is_current
+    assert [m["content"] for m in rolled.conversation_history] == [
+        "one", "answer 0", "Left behind: two.", "three", "answer 2"]
+    assert store.count_internal_sessions(session_id) == 2
+    assert not store.reflog(rolled.id) or not any(
+        "before the head" in reason for _old, _new, reason, _at in store.reflog(rolled.id))
+    assert_tree_agrees(store, graph)
+
+    # the same to a question: asked again after the summary
+    question = next(e for e in path if e.type == MESSAGE and e.message["content"] == "two")
+    again = operations.rollback(store, rolled.id, entry_id=question.seq,
+                                summary="Left behind: three.")
+    assert texts(graph.invoke(None, THREAD)["messages"]) == ["one", "answer 0", "two", "answer 3"]
+    assert [m["content"] for m in store.get_internal_session(again.id).conversation_history] \
+        == ["one", "answer 0", "two", "Left behind: three.", "answer 3"]
+    assert store.count_internal_sessions(session_id) == 3
     assert_tree_agrees(store, graph)
 
 

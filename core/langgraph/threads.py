@@ -11,8 +11,9 @@ sub-graph's namespace a `subgraph` session under it). The session starts with on
 
 A thread resumes from the checkpoint of the current branch: the one at its head; for a
 message head, the checkpoint right after it when the message is the last one that
-checkpoint added (its state ends with the message); else the nearest checkpoint before
-the head on its path (a roll back with a summary leaves a `branch_summary` at the head).
+checkpoint added (its state ends with the message), also when a roll back's summary
+follows that message (the agent then writes on after the summary); else the nearest
+checkpoint before the head on its path.
 So a roll back or "make current" in the app is what
 `graph.invoke(None, {"configurable": {"thread_id": ...}})` continues from, and the agent
 writes on on that branch.
@@ -26,7 +27,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ..entries import CUSTOM, MESSAGE, SESSION_INFO
+from ..entries import BRANCH_SUMMARY, CUSTOM, MESSAGE, SESSION_INFO
 from ..store import LangGraphCheckpoint, Store
 
 ROOT_ENTRY = "thread"
@@ -131,12 +132,23 @@ def checkpoint_for_head(store: Store, head_seq: int | None) -> LangGraphCheckpoi
     if found is not None:
         return found
     entry = store.get_entry(head_seq)
+    if entry is not None and entry.type == BRANCH_SUMMARY and entry.parent_seq is not None:
+        # a roll back with a summary: what counts is the entry it was made at
+        entry = store.get_entry(entry.parent_seq)
     if entry is not None and entry.type == MESSAGE:
-        for child in store.children(head_seq):
-            found = store.langgraph_checkpoint_at(child.seq)
-            if found is not None:
-                return found
+        found = _checkpoint_ending_with(store, entry.seq)
+        if found is not None:
+            return found
     return checkpoint_on_path(store, head_seq)
+
+
+def _checkpoint_ending_with(store: Store, message_seq: int) -> LangGraphCheckpoint | None:
+    """The checkpoint whose entry follows this message (its state ends with it)."""
+    for child in store.children(message_seq):
+        found = store.langgraph_checkpoint_at(child.seq)
+        if found is not None:
+            return found
+    return None
 
 
 def resume_point(store: Store, thread: Thread) -> LangGraphCheckpoint | None:
@@ -161,6 +173,16 @@ def _same_message(stored: dict[str, Any], new: dict[str, Any]) -> bool:
     return left == right or not left or not right
 
 
+def _beside_a_summary(store: Store, head_seq: int, checkpoint_seq: int) -> bool:
+    """Whether the head is a branch summary made at the message the checkpoint's entry
+    follows (a roll back to that message with a summary)."""
+    head = store.get_entry(head_seq)
+    if head is None or head.type != BRANCH_SUMMARY or head.parent_seq is None:
+        return False
+    checkpoint = store.get_entry(checkpoint_seq)
+    return checkpoint is not None and checkpoint.parent_seq == head.parent_seq
+
+
 def branch_for(store: Store, thread: Thread, parent: LangGraphCheckpoint | None,
                messages: list[dict[str, Any]], *, name: str) -> tuple[int, int]:
     """(branch, how many of `messages` it already holds) for a checkpoint whose parent is
@@ -182,6 +204,9 @@ def branch_for(store: Store, thread: Thread, parent: LangGraphCheckpoint | None,
         if parent is not None and _same(checkpoint_for_head(store, head), parent):
             if store.is_ancestor(head, at):   # a message just before the parent's entry
                 store.move_head(current.id, at)
+                return current.id, 0
+            if _beside_a_summary(store, head, at):
+                # rolled back to a message with a summary: the agent writes on after it
                 return current.id, 0
             if store.is_ancestor(at, head):
                 start = store.get_entry(at).depth + 1
