@@ -6,7 +6,10 @@ Names are imported on first use (PEP 562), so `import core` costs almost nothing
 from __future__ import annotations
 
 import importlib
-from typing import Any
+
+TYPE_CHECKING = False  # `typing` costs 5 ms at start-up; only annotations use it
+if TYPE_CHECKING:
+    from typing import Any
 
 _WHERE = {
     "Entry": "entries",

@@ -131,7 +131,7 @@ def test_an_interrupted_import_resumes_to_the_same_store_as_a_clean_one(tmp_path
         conversions = len(expected["entries"])
     # commit after every line (budget 0) or never (the default budget is far away)
     if every_line:
-        monkeypatch.setattr("core.importers.COMMIT_EVERY", 0.0)
+        monkeypatch.setattr("core.importers.driver.COMMIT_EVERY", 0.0)
     convert = claude_code._Import._convert
     resumed_somewhere = 0
     for call in range(1, conversions + 1):
@@ -168,7 +168,7 @@ def test_commits_are_bounded_and_the_record_is_written_with_them(store, tmp_path
         return real()
 
     monkeypatch.setattr(store, "commit_and_continue", counted)
-    monkeypatch.setattr("core.importers.COMMIT_EVERY", 0.0)
+    monkeypatch.setattr("core.importers.driver.COMMIT_EVERY", 0.0)
     result = only(import_paths(store, [path]))
     assert result.entries_added == 3000
     assert len(commits) > 100
@@ -340,7 +340,7 @@ def test_formats_read_from_the_start_commit_as_they_go_and_recover(tmp_path, mon
         assert result.status == "imported"
         expected = {s.uid: picture(clean, s.uid) for s in result.sessions}
         total = sum(len(p["entries"]) for p in expected.values())
-    monkeypatch.setattr("core.importers.COMMIT_EVERY", 0.0)
+    monkeypatch.setattr("core.importers.driver.COMMIT_EVERY", 0.0)
     with open_store(tmp_path / "paced.db") as store:
         commits = []
         real = store.commit_and_continue

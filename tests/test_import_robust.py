@@ -576,7 +576,7 @@ def test_ctrl_c_in_the_middle_of_a_file_keeps_what_was_committed_and_goes_on(sto
             raise KeyboardInterrupt
         return convert(self, *args)
 
-    monkeypatch.setattr("core.importers.COMMIT_EVERY", 0.01)
+    monkeypatch.setattr("core.importers.driver.COMMIT_EVERY", 0.01)
     monkeypatch.setattr(claude_code._Import, "_convert", interrupted)
     with pytest.raises(KeyboardInterrupt):
         import_paths(store, [big])

@@ -18,7 +18,7 @@ OWN_SQLITE = {
     "core/demo.py": "the demo is a local file: built aside and copied in by SQLite's backup",
     "core/importers/detect.py": "asks SQLite whether a file to import is a database",
     "core/importers/langgraph.py": "reads a LangGraph checkpoint database (not the store)",
-    "core/importers/__init__.py": "reports a foreign database's error for one file",
+    "core/importers/driver.py": "reports a foreign database's error for one file",
     "tui/commands/shared.py": "explains an error while opening a store",
 }
 

@@ -7,7 +7,6 @@ with its line number instead of stopping the import.
 
 from __future__ import annotations
 
-import functools
 import base64
 import hashlib
 import json
@@ -21,6 +20,7 @@ from typing import Any, Callable, Iterator
 
 from ..clock import parse as parse_time
 from ..fastjson import loads as fast_loads
+from .files import path_key, real_folder  # noqa: F401 - where they were
 
 # One line may be large (real Claude Code lines of many megabytes occur), but not unbounded.
 MAX_LINE_BYTES = 256 * 1024 * 1024
@@ -438,34 +438,6 @@ def epoch_ms(moment: datetime | str | None) -> int | None:
 def file_head_hash(path: Path) -> str:
     with open(path, "rb") as handle:
         return hashlib.sha1(handle.read(HEAD_BYTES)).hexdigest()
-
-
-def path_key(path: Path) -> str:
-    """The file's path with every symbolic link resolved (what identifies it in the store).
-
-    The folder part is resolved once per folder (a tree of 3,000 logs has a few dozen
-    folders); the file itself costs one lstat, and is resolved whole if it is a link."""
-    try:
-        given = os.fspath(path)
-        if ".." in given.split(os.sep):      # ".." after a link is not lexical: resolve it all
-            return str(Path(given).resolve())
-        text = os.path.abspath(given)
-        folder, name = os.path.split(text)
-        if not name or os.path.islink(text):
-            return str(Path(text).resolve())
-        return os.path.join(_real_folder(folder), name)
-    except (OSError, RuntimeError):  # RuntimeError: a symbolic link loop (Python < 3.13)
-        return str(Path(path).absolute())
-
-
-@functools.lru_cache(maxsize=4096)
-def _real_folder(folder: str) -> str:
-    """A folder's real path: its parent's real path and its own name, unless it is itself
-    a link (one lstat a folder, where resolving it whole costs one a path component)."""
-    parent, name = os.path.split(folder)
-    if not name or parent == folder or os.path.islink(folder):
-        return str(Path(folder).resolve())
-    return os.path.join(_real_folder(parent), name)
 
 
 def short_hash(text: str, length: int = 10) -> str:

@@ -22,12 +22,17 @@ is never opened here with plain file I/O:
 from __future__ import annotations
 
 import errno
+import functools
+import operator
 import os
 import stat
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
 
-from .base import FileResult, ImportReport, path_key
+TYPE_CHECKING = False  # `typing` costs 5 ms at start-up; only annotations use it
+if TYPE_CHECKING:
+    from typing import Callable, Iterable, Mapping
+
+    from .base import ImportReport
 
 LOG_SUFFIX = ".jsonl"
 DATABASE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
@@ -47,7 +52,7 @@ def _codex_rollout(name: str) -> bool:
 # The folders agents write their logs to: the environment variable that moves the agent's
 # folder, its default place in the home folder, the logs' folder inside it, and which of
 # the files there are the agent's own.
-AGENT_FOLDERS: tuple[tuple[str, tuple[str, ...], str, Callable[[str], bool]], ...] = (
+AGENT_FOLDERS: "tuple[tuple[str, tuple[str, ...], str, Callable[[str], bool]], ...]" = (
     ("CLAUDE_CONFIG_DIR", (".claude",), "projects", _any_jsonl),
     ("CODEX_HOME", (".codex",), "sessions", _codex_rollout),
     ("PI_CODING_AGENT_DIR", (".pi", "agent"), "sessions", _any_jsonl),
@@ -73,22 +78,44 @@ def discover(home: Path | None = None, env: Mapping[str, str] | None = None) -> 
     return [place for place, _rule in agent_places(home, env) if place.is_dir()]
 
 
-def agent_rule(folder: Path, places: list[tuple[Path, Callable[[str], bool]]] | None = None
+# Each agent's logs folder by its default name (`.claude/projects`, ...), with its rule.
+_TAILS = tuple(((*default, logs), rule) for _variable, default, logs, rule in AGENT_FOLDERS)
+
+
+def agent_rule(folder: Path | str, places: list[tuple[Path, Callable[[str], bool]]] | None = None
                ) -> Callable[[str], bool] | None:
     """For a folder that is (or lies inside) an agent's log folder, which file names are
     the agent's own; None for any other folder. An agent's folder is known by its default
     name (`.claude/projects`, ... anywhere in the path) or as one of `places` (by default
     `agent_places()`, which honours the agents' environment variables)."""
-    parts = folder.parts
-    for _variable, default, logs, rule in AGENT_FOLDERS:
-        tail = (*default, logs)
+    text = str(Path(folder))
+    index = _tail_index(text)
+    if index is not None:
+        return _TAILS[index][1]
+    places = agent_places() if places is None else places
+    index = _place_index(text, places)
+    return None if index is None else places[index][1]
+
+
+def _tail_index(text: str) -> int | None:
+    """The index in `_TAILS` of the first default name found anywhere in the path."""
+    if not any(tail[0] in text for tail, _rule in _TAILS):
+        return None       # the common case, without splitting the path
+    parts = tuple(part for part in text.split(os.sep) if part)
+    for index, (tail, _rule) in enumerate(_TAILS):
         n = len(tail)
         for start in range(len(parts) - n + 1):
             if parts[start:start + n] == tail:
-                return rule
-    for place, rule in agent_places() if places is None else places:
-        if folder == place or place in folder.parents:
-            return rule
+                return index
+    return None
+
+
+def _place_index(text: str, places: list[tuple[Path, Callable[[str], bool]]]) -> int | None:
+    """The index of the first of `places` that is the folder or holds it."""
+    for index, (place, _rule) in enumerate(places):
+        shown = str(place)
+        if text == shown or text.startswith(os.path.join(shown, "")):
+            return index
     return None
 
 
@@ -100,20 +127,15 @@ def side_file_of(name: str) -> str | None:
     return None
 
 
-def not_a_file(path: Path) -> tuple[str, str] | None:
-    """(status, reason) for a path that must not be opened, judged by `stat` alone; None
-    for a regular file (symbolic links are followed)."""
-    try:
-        info = os.stat(path)
-    except OSError as error:
-        if error.errno == errno.ELOOP:
-            return "unreadable", "a symbolic link that loops (it points back to itself)"
-        if error.errno == errno.ENOENT and os.path.islink(path):
-            return "unreadable", f"a symbolic link to nothing ({os.readlink(path)})"
-        if error.errno == errno.ENOENT:
-            return "failed", "no such file or folder"
-        return "unreadable", f"cannot read: {error.strerror or error}"
-    mode = info.st_mode
+def not_a_file(path: Path | str, st: os.stat_result | None = None) -> tuple[str, str] | None:
+    """(status, reason) for a path that must not be opened, judged by `stat` alone (`st`,
+    when the caller has it); None for a regular file (symbolic links are followed)."""
+    if st is None:
+        try:
+            st = os.stat(path)
+        except OSError as error:
+            return _stat_problem(path, error)
+    mode = st.st_mode
     if stat.S_ISREG(mode):
         return None
     if stat.S_ISFIFO(mode):
@@ -127,47 +149,194 @@ def not_a_file(path: Path) -> tuple[str, str] | None:
     return "skipped", "not a regular file: not read"
 
 
-def expand_paths(paths: Iterable[str | os.PathLike], report: ImportReport) -> list[Path]:
-    """Files given directly, and log files found (recursively) in folders given. What is
-    left alone gets its line in `report` (see the module doc)."""
-    out: list[Path] = []
+def _stat_problem(path: Path | str, error: OSError) -> tuple[str, str]:
+    if error.errno == errno.ELOOP:
+        return "unreadable", "a symbolic link that loops (it points back to itself)"
+    if error.errno == errno.ENOENT and os.path.islink(path):
+        return "unreadable", f"a symbolic link to nothing ({os.readlink(path)})"
+    if error.errno == errno.ENOENT:
+        return "failed", "no such file or folder"
+    return "unreadable", f"cannot read: {error.strerror or error}"
+
+
+class Found:
+    """A file to look at: its path as given or found, what `stat` said of it (one call,
+    reused to decide whether it changed), and the key it is known by in the store (its
+    resolved path, `base.path_key`)."""
+
+    __slots__ = ("name", "st", "key", "_path")
+
+    def __init__(self, name: str, st: os.stat_result, key: str, path: Path | None = None):
+        self.name, self.st, self.key, self._path = name, st, key, path
+
+    @property
+    def path(self) -> Path:
+        if self._path is None:
+            self._path = Path(self.name)
+        return self._path
+
+    def __fspath__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"Found({self.name!r})"
+
+
+def expand_paths(paths: Iterable[str | os.PathLike], report: ImportReport) -> list[Found]:
+    """Files given directly, and log files found (recursively) in folders given, each
+    looked at with one `stat`. What is left alone gets its line in `report` (see the
+    module doc)."""
+    def problem(name: str, status: str, reason: str) -> None:
+        from .base import FileResult
+
+        report.files.append(FileResult(name, status=status, error=reason))
+
+    return scan(paths, problem)
+
+
+def scan(paths: Iterable[str | os.PathLike],
+         problem: Callable[[str, str, str], None]) -> list[Found]:
+    """`expand_paths`, telling `problem(path, status, reason)` of each path left alone."""
+    out: list[Found] = []
     seen: set[str] = set()
     places = agent_places()
 
-    def add(path: Path) -> None:
-        problem = not_a_file(path)
-        if problem is None:
-            side = side_file_of(path.name)
-            if side is not None:
-                problem = "skipped", f"{side}: never read by arbor"
-        key = path_key(path)
+    def add(name: str, st: os.stat_result | None, key: str, error: OSError | None = None) -> None:
         if key in seen:
             return
         seen.add(key)
-        if problem is not None:
-            report.files.append(FileResult(str(path), status=problem[0], error=problem[1]))
+        found = _stat_problem(name, error) if error is not None else not_a_file(name, st)
+        if found is None:
+            side = side_file_of(os.path.basename(name))
+            if side is not None:
+                found = "skipped", f"{side}: never read by arbor"
+        if found is not None:
+            problem(name, *found)
         else:
-            out.append(path)
+            out.append(Found(name, st, key))
 
     for given in paths:
         path = Path(given).expanduser()
         if os.path.isdir(path):
-            found: list[Path] = []
-
             def onerror(error: OSError, folder: Path = path) -> None:
-                report.files.append(FileResult(str(error.filename or folder), status="unreadable",
-                                               error=f"cannot read this folder: {error.strerror or error}"))
+                problem(str(error.filename or folder), "unreadable",
+                        f"cannot read this folder: {error.strerror or error}")
 
-            for root, dirs, files in os.walk(path, onerror=onerror):
-                dirs.sort()
-                rule = agent_rule(Path(root), places)
-                for name in sorted(files):
-                    if rule(name) if rule is not None else name.endswith(FOLDER_SUFFIXES):
-                        found.append(Path(root) / name)
-            for item in found:
-                add(item)
+            for real, entries in _walk(str(path), onerror, places):
+                for entry in entries:
+                    name = entry.path
+                    try:
+                        st = entry.stat()
+                    except OSError as error:
+                        add(name, None, path_key(name), error)
+                        continue
+                    if entry.is_symlink() or real is None:
+                        add(name, st, path_key(name))
+                    elif stat.S_ISREG(st.st_mode) and not entry.name.endswith(_SIDE_SUFFIXES):
+                        # the common case, without the calls above
+                        key = real + entry.name
+                        if key not in seen:
+                            seen.add(key)
+                            out.append(Found(name, st, key))
+                    else:
+                        add(name, st, real + entry.name)
         elif os.path.lexists(path):
-            add(path)
+            name = str(path)
+            try:
+                st = os.stat(name)
+            except OSError as error:
+                add(name, None, path_key(path), error)
+                continue
+            add(name, st, path_key(path))
         else:
-            report.files.append(FileResult(str(path), status="failed", error="no such file or folder"))
+            problem(str(path), "failed", "no such file or folder")
     return out
+
+
+_SIDE_SUFFIXES = tuple(SQLITE_SIDE_FILES)
+_by_name = operator.attrgetter("name")
+
+
+def _walk(top: str, onerror: Callable[[OSError], None],
+          places: list[tuple[Path, Callable[[str], bool]]]):
+    """For each folder under `top` (folders before their contents, in sorted order, as
+    `os.walk` gives them; links to folders are not followed): its resolved path with a
+    trailing separator (None when it cannot be told without resolving each file) and the
+    DirEntry of the files in it an import considers (only the agent's own files in an
+    agent's folder, see `agent_rule`; a folder's rule is worked out from its parent's)."""
+    top = str(Path(top))
+    stack = [(top, _tail_index(top), _place_index(top, places))]
+    while stack:
+        folder, tail, place = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=_by_name)
+        except OSError as error:
+            onerror(error)
+            continue
+        rule = _TAILS[tail][1] if tail is not None else \
+            places[place][1] if place is not None else None
+        subfolders = []
+        files = []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if not entry.is_symlink():
+                    subfolders.append(_subfolder(entry, tail, place, places))
+                continue
+            name = entry.name
+            if rule(name) if rule is not None else name.endswith(FOLDER_SUFFIXES):
+                files.append(entry)
+        if files:
+            real = None if ".." in folder.split(os.sep) else \
+                os.path.join(real_folder(os.path.abspath(folder)), "")
+            yield real, files
+        stack.extend(reversed(subfolders))
+
+
+def _subfolder(entry: os.DirEntry, tail: int | None, place: int | None,
+               places: list[tuple[Path, Callable[[str], bool]]]) -> tuple[str, int | None, int | None]:
+    """(path, tail index, place index) of a subfolder, from its parent's (`agent_rule`'s
+    answer for it): a default name can only be completed by the subfolder's own name, and
+    a place can only be the subfolder itself (those holding it hold its parent)."""
+    path, name = entry.path, entry.name
+    if any(end[-1] == name for end, _rule in _TAILS[:tail]):
+        found = _tail_index(path)
+        if found is not None and (tail is None or found < tail):
+            tail = found
+    for index, (where, _rule) in enumerate(places[:place]):
+        if str(where) == path:
+            place = index
+            break
+    return path, tail, place
+
+
+def path_key(path: Path) -> str:
+    """The file's path with every symbolic link resolved (what identifies it in the store).
+
+    The folder part is resolved once per folder (a tree of 3,000 logs has a few dozen
+    folders); the file itself costs one lstat, and is resolved whole if it is a link."""
+    try:
+        given = os.fspath(path)
+        if ".." in given.split(os.sep):      # ".." after a link is not lexical: resolve it all
+            return str(Path(given).resolve())
+        text = os.path.abspath(given)
+        folder, name = os.path.split(text)
+        if not name or os.path.islink(text):
+            return str(Path(text).resolve())
+        return os.path.join(real_folder(folder), name)
+    except (OSError, RuntimeError):  # RuntimeError: a symbolic link loop (Python < 3.13)
+        return str(Path(path).absolute())
+
+
+@functools.lru_cache(maxsize=4096)
+def real_folder(folder: str) -> str:
+    """A folder's real path: its parent's real path and its own name, unless it is itself
+    a link (one lstat a folder, where resolving it whole costs one a path component)."""
+    parent, name = os.path.split(folder)
+    if not name or parent == folder or os.path.islink(folder):
+        return str(Path(folder).resolve())
+    return os.path.join(real_folder(parent), name)

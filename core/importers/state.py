@@ -1,7 +1,8 @@
 """How far each imported file got: the per-file import state, and what to do next time.
 
-One record per source file (the store's `import_sources`: size and mtime in columns, the
-rest in its `state` JSON). It is written in the same transaction as the entries it
+One record per source file (the store's `import_sources`: what `stat` said and whether it
+is complete also in columns, for telling unchanged files apart without reading any JSON,
+see unchanged.py; the whole record in its `state` JSON). It is written in the same transaction as the entries it
 describes, so it never claims more than the store holds: an import commits in short
 transactions (so agents writing to the store wait milliseconds, not minutes), and each
 commit moves the recorded offset forward with it. An import that is interrupted (Ctrl-C,

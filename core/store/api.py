@@ -942,6 +942,16 @@ class Store:
         text: an import over thousands of unchanged files decodes what it needs)."""
         return dict(self._all(self._sql.IMPORT_RECORDS))
 
+    def import_stamps(self) -> dict[str, tuple]:
+        """Every imported file's stamp: source key -> (record version, complete, size,
+        mtime_ns, inode, device, lines), what telling an unchanged file from `stat` needs
+        (kept in columns: no record's JSON is read; see importers/unchanged.py)."""
+        return {row[0]: row[1:] for row in self._all(self._sql.IMPORT_STAMPS)}
+
+    def import_record_sessions(self) -> dict[str, str]:
+        """source key -> the uids of the sessions its file wrote into (JSON text)."""
+        return dict(self._all(self._sql.IMPORT_RECORD_SESSIONS))
+
     def session_summaries(self, uids: list[str]) -> dict[str, tuple[str, str, int, int]]:
         """uid -> (name, source, entries, branches) of these sessions (500 a query)."""
         out: dict[str, tuple[str, str, int, int]] = {}
@@ -1408,10 +1418,16 @@ class Store:
     def record_import_source(self, *, key: str, path: str, external_session_id: int, fmt: str,
                              size: int, mtime: float, state: dict[str, Any]) -> None:
         """Record (or replace) how far a file was imported and into which session."""
+        def number(name: str) -> int | None:
+            value = state.get(name)
+            return value if type(value) is int else None
+
         with self.transaction() as conn:
             conn.execute(self._sql.IMPORT_SOURCE_SET,
                          (path, key, external_session_id, fmt, size, mtime, json.dumps(state),
-                          to_text(self.clock())))
+                          to_text(self.clock()), number("version"),
+                          1 if state.get("complete") is True else 0, number("mtime_ns"),
+                          number("inode"), number("device"), number("lines") or 0))
 
     def forget_import_sources(self, external_session_id: int) -> None:
         """Forget which files were imported into a session (its next import starts over)."""

@@ -314,6 +314,11 @@ class Statements:
 
     # ------------------------------------------------------- import records
     IMPORT_RECORDS = "SELECT source_key, state FROM import_sources"
+    IMPORT_STAMPS = ("SELECT source_key, record_version, complete, size, mtime_ns, inode, device,"
+                     " lines FROM import_sources")
+    # the whole record (a cast of text that is not JSON would abort the transaction):
+    # importers.unchanged.sessions_of takes its "sessions"
+    IMPORT_RECORD_SESSIONS = "SELECT source_key, state FROM import_sources"
 
     @staticmethod
     def session_summaries(count: int) -> str:
@@ -461,10 +466,14 @@ class Statements:
                          " WHERE source_key = %s")
     IMPORT_SOURCE_SET = (
         "INSERT INTO import_sources(path, source_key, external_session_id, format, size, mtime,"
-        " state, imported_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s) ON CONFLICT(source_key) DO UPDATE SET"
+        " state, imported_at, record_version, complete, mtime_ns, inode, device, lines)"
+        " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) ON CONFLICT(source_key) DO UPDATE SET"
         " path = excluded.path, external_session_id = excluded.external_session_id,"
         " format = excluded.format, size = excluded.size, mtime = excluded.mtime,"
-        " state = excluded.state, imported_at = excluded.imported_at")
+        " state = excluded.state, imported_at = excluded.imported_at,"
+        " record_version = excluded.record_version, complete = excluded.complete,"
+        " mtime_ns = excluded.mtime_ns, inode = excluded.inode, device = excluded.device,"
+        " lines = excluded.lines")
     IMPORT_SOURCES_FORGET = "DELETE FROM import_sources WHERE external_session_id = %s"
 
     # ---------------------------------------------------------------- search

@@ -308,6 +308,11 @@ class Statements:
 
     # ------------------------------------------------------- import records
     IMPORT_RECORDS = "SELECT source_key, state FROM import_sources"
+    # what telling an unchanged file from `stat` needs, from columns (no JSON is read)
+    IMPORT_STAMPS = ("SELECT source_key, record_version, complete, size, mtime_ns, inode, device,"
+                     " lines FROM import_sources")
+    IMPORT_RECORD_SESSIONS = ("SELECT source_key, json_extract(state, '$.sessions')"
+                              " FROM import_sources WHERE json_valid(state)")
 
     @staticmethod
     def session_summaries(count: int) -> str:
@@ -454,10 +459,14 @@ class Statements:
                          " WHERE source_key = ?")
     IMPORT_SOURCE_SET = (
         "INSERT INTO import_sources(path, source_key, external_session_id, format, size, mtime,"
-        " state, imported_at) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(source_key) DO UPDATE SET"
+        " state, imported_at, record_version, complete, mtime_ns, inode, device, lines)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(source_key) DO UPDATE SET"
         " path = excluded.path, external_session_id = excluded.external_session_id,"
         " format = excluded.format, size = excluded.size, mtime = excluded.mtime,"
-        " state = excluded.state, imported_at = excluded.imported_at")
+        " state = excluded.state, imported_at = excluded.imported_at,"
+        " record_version = excluded.record_version, complete = excluded.complete,"
+        " mtime_ns = excluded.mtime_ns, inode = excluded.inode, device = excluded.device,"
+        " lines = excluded.lines")
     IMPORT_SOURCES_FORGET = "DELETE FROM import_sources WHERE external_session_id = ?"
 
     # ---------------------------------------------------------------- search
@@ -881,3 +890,40 @@ class SQLiteBackend:
     @staticmethod
     def schema_version(conn: sqlite3.Connection) -> int:
         return migrations.recorded_version(conn)
+
+
+def peek_import_stamps(path: Path) -> dict[str, tuple] | None:
+    """`Statements.IMPORT_STAMPS` of the store at `path`, read through a read-only
+    connection that is closed before this returns; None when that cannot answer (no
+    store there, not an arbor store of exactly this version, locked, damaged): the caller
+    then opens the store the ordinary way, which says what is wrong or migrates it.
+
+    Only for a process holding no other connection to this store: closing this one drops
+    every POSIX lock the process holds on the file. `arbor import` asks it before it opens
+    the store, so that a run where nothing changed needs neither the store's API nor a
+    write: one query and a `stat` a file."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{_uri_path(path)}?mode=ro", uri=True,
+                               isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+    except sqlite3.Error:
+        return None
+    try:
+        if migrations.recorded_version(conn) != migrations.CURRENT_VERSION:
+            return None
+        return {row[0]: row[1:] for row in conn.execute(Statements.IMPORT_STAMPS)}
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+
+
+def _uri_path(path: Path) -> str:
+    """A file path as the path of a `file:` URI: the characters a URI gives meaning to
+    (%, ? and #) escaped."""
+    return os.path.abspath(path).replace("%", "%25").replace("?", "%3f").replace("#", "%23")

@@ -18,8 +18,6 @@ import sqlite3
 import threading
 from typing import Callable, Sequence
 
-from ..fastjson import dumps
-
 
 def _columns(count: int) -> str:
     return ", ".join(f"json_extract(value, '$[{i}]')" for i in range(count))
@@ -56,6 +54,8 @@ def pack(rows: Sequence[tuple], text_column: int | None) -> tuple | None:
     stays in the JSON. Rows with text that is not valid UTF-8 (lone surrogates) give None:
     the caller writes them the ordinary way, which reports them as it always has.
     """
+    from ..fastjson import dumps   # (here: reading the store's SQL must not load orjson)
+
     try:
         blob = None
         if text_column is None:

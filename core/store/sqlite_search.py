@@ -14,8 +14,6 @@ import json
 import sqlite3
 from typing import Iterator
 
-from ..entries import search_text
-
 CREATE = ("CREATE VIRTUAL TABLE entries_fts USING fts5(text, content = '', detail = none,"
           " columnsize = 0, tokenize = 'unicode61 remove_diacritics 2')")
 
@@ -25,6 +23,8 @@ _BATCH = 5000
 
 
 def _texts(conn: sqlite3.Connection, where: str, args: tuple) -> Iterator[list[tuple[int, str]]]:
+    from ..entries import search_text   # (not at import: reading SQL must stay cheap)
+
     batch: list[tuple[int, str]] = []
     for seq, entry_type, data in conn.execute(
             f"SELECT seq, type, data FROM entries {where} ORDER BY seq", args):

@@ -46,43 +46,101 @@ def run(args: argparse.Namespace) -> int:
                   "~/.codex/sessions, ~/.pi/agent/sessions)", file=sys.stderr)
             return EXIT_FAILED
         paths.extend(found)
+    count = _nothing_changed(args.db, paths)
+    if count is not None:
+        if not args.quiet:
+            _say_unchanged(count, None, _store_shown(args.db))
+        return EXIT_OK
     store = open_store_or_explain(args.db)
     if store is None:
         return EXIT_STORE
-    err = stderr_console()
     try:
-        report = _run(store, paths, err, show_progress=not args.quiet and err.is_terminal)
+        report = _run(store, paths, show_progress=not args.quiet and sys.stderr.isatty(),
+                      describe_unchanged=not args.quiet)
     finally:
         store.close()
-    if not args.quiet:
+    if args.quiet:
+        for result in report.failed_files:
+            print(f"{result.path}: {result.error}", file=sys.stderr)
+    elif report.files and all(f.status == "unchanged" for f in report.files):
+        _say_unchanged(len(report.files), report.seconds, str(store.path))
+    else:
         from .import_report import print_report
 
         print_report(report, stdout_console(), store_path=str(store.path))
-    else:
-        for result in report.failed_files:
-            print(f"{result.path}: {result.error}", file=sys.stderr)
     return EXIT_OK if report.imported_files else EXIT_FAILED
 
 
-def _run(store, paths, err, *, show_progress: bool):
+def _nothing_changed(db, paths) -> int | None:
+    """How many files `paths` hold when none changed since its last import (told from the
+    records and `stat` alone, without loading the store's API, an importer or Rich); None
+    when anything is to be done or said, or the store is not a plain file."""
+    from core.importers.unchanged import all_unchanged
+    from core.paths import store_location
+
+    try:
+        location = store_location(db)
+    except Exception:  # noqa: BLE001 - the ordinary path says what is wrong with it
+        return None
+    if not isinstance(location, Path):
+        return None
+    return all_unchanged(location, paths)
+
+
+def _store_shown(db) -> str:
+    from core.paths import store_location
+
+    return str(store_location(db))
+
+
+def _say_unchanged(count: int, seconds: float | None, store: str) -> None:
+    """Nothing to show in a table: one plain line."""
+    took = f"{seconds:.2f} s; " if seconds is not None else ""
+    print(f"arbor import: {'the file is' if count == 1 else f'all {count} files are'} "
+          f"unchanged since the last import ({took}store: {store})")
+
+
+def _run(store, paths, *, show_progress: bool, describe_unchanged: bool):
+    """Import with a progress bar on stderr once a file is actually read (a run where
+    nothing changed never imports Rich)."""
     from core.importers import import_paths
 
     if not show_progress:
-        return import_paths(store, paths)
-    from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn,
-                               TimeRemainingColumn)
+        return import_paths(store, paths, describe_unchanged=describe_unchanged)
+    shown: list = []
 
-    columns = [TextColumn("{task.fields[files]}"), TextColumn("{task.description}"), BarColumn(),
-               DownloadColumn(), TimeRemainingColumn()]
-    with Progress(*columns, console=err, transient=True) as bar:
-        task = bar.add_task("", total=1, files="")
+    def update(progress) -> None:
+        if not shown:
+            shown.append(_ProgressBar())
+        shown[0].update(progress)
 
-        def update(progress) -> None:
-            name = Path(progress.path).name
-            if len(name) > 40:
-                name = "…" + name[-39:]
-            bar.update(task, description=f"{name} ({progress.phase})", completed=progress.done,
-                       total=max(progress.total, 1),
-                       files=f"[{progress.file_index + 1}/{progress.file_count}]")
+    try:
+        return import_paths(store, paths, progress=update, describe_unchanged=describe_unchanged)
+    finally:
+        if shown:
+            shown[0].close()
 
-        return import_paths(store, paths, progress=update)
+
+class _ProgressBar:
+    """Rich's progress bar on stderr (transient: gone when the import ends)."""
+
+    def __init__(self):
+        from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn,
+                                   TimeRemainingColumn)
+
+        columns = [TextColumn("{task.fields[files]}"), TextColumn("{task.description}"),
+                   BarColumn(), DownloadColumn(), TimeRemainingColumn()]
+        self.bar = Progress(*columns, console=stderr_console(), transient=True)
+        self.bar.start()
+        self.task = self.bar.add_task("", total=1, files="")
+
+    def update(self, progress) -> None:
+        name = Path(progress.path).name
+        if len(name) > 40:
+            name = "…" + name[-39:]
+        self.bar.update(self.task, description=f"{name} ({progress.phase})",
+                        completed=progress.done, total=max(progress.total, 1),
+                        files=f"[{progress.file_index + 1}/{progress.file_count}]")
+
+    def close(self) -> None:
+        self.bar.stop()

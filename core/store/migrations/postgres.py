@@ -345,6 +345,41 @@ CREATE TABLE IF NOT EXISTS langgraph_writes (
 """
 
 
+# What `stat` said of an imported file, in columns of its own (see the SQLite twin): a
+# no-change import compares them with `stat` and reads no record's JSON.
+_V7 = """
+ALTER TABLE import_sources ADD COLUMN IF NOT EXISTS record_version BIGINT;
+ALTER TABLE import_sources ADD COLUMN IF NOT EXISTS complete INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE import_sources ADD COLUMN IF NOT EXISTS mtime_ns BIGINT;
+ALTER TABLE import_sources ADD COLUMN IF NOT EXISTS inode BIGINT;
+ALTER TABLE import_sources ADD COLUMN IF NOT EXISTS device BIGINT;
+ALTER TABLE import_sources ADD COLUMN IF NOT EXISTS lines BIGINT NOT NULL DEFAULT 0;
+"""
+
+
+def _v7(conn: Any) -> None:
+    import json
+
+    conn.execute(_V7)
+    for key, state in conn.execute("SELECT source_key, state FROM import_sources").fetchall():
+        try:
+            value = json.loads(state)
+        except (TypeError, ValueError):
+            continue   # (SQLite's twin skips what json_valid refuses)
+        if not isinstance(value, dict):
+            continue
+
+        def number(name: str, value=value):
+            got = value.get(name)
+            return got if type(got) is int and -(1 << 63) <= got < (1 << 63) else None
+
+        conn.execute("UPDATE import_sources SET record_version = %s, complete = %s,"
+                     " mtime_ns = %s, inode = %s, device = %s, lines = %s WHERE source_key = %s",
+                     (number("version"), 1 if value.get("complete") is True else 0,
+                      number("mtime_ns"), number("inode"), number("device"),
+                      number("lines") or 0, key))
+
+
 # (version, name, SQL or a function of the connection): the numbers and names of
 # migrations/sqlite.py. Append only; never edit a released migration.
 MIGRATIONS: list[tuple[int, str, str | Callable[[Any], None]]] = [
@@ -357,6 +392,8 @@ MIGRATIONS: list[tuple[int, str, str | Callable[[Any], None]]] = [
     (5, "tokens and cost of every response, and each session's totals (read from its entries)",
      _v5),
     (6, "LangGraph checkpoints and pending writes of agents that write through arbor", _V6),
+    (7, "import records keep what stat said in columns (a no-change import reads no JSON)",
+     _v7),
 ]
 
 CURRENT_VERSION = MIGRATIONS[-1][0]

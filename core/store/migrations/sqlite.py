@@ -379,6 +379,39 @@ CREATE TABLE IF NOT EXISTS langgraph_writes (
 """
 
 
+# What `stat` said of an imported file when its record was written, in columns of its own:
+# `arbor import` over thousands of files that have not changed compares them with `stat`
+# and reads no JSON (the record's `state` holds a reader's state of up to tens of KB a
+# file; extracting these fields from it cost more than the rest of that run together).
+_V7_COLUMNS = (
+    ("record_version", "INTEGER"),
+    ("complete", "INTEGER NOT NULL DEFAULT 0"),
+    ("mtime_ns", "INTEGER"),
+    ("inode", "INTEGER"),
+    ("device", "INTEGER"),
+    ("lines", "INTEGER NOT NULL DEFAULT 0"),
+)
+_V7 = """
+UPDATE import_sources SET
+    record_version = json_extract(state, '$.version'),
+    complete = COALESCE(json_extract(state, '$.complete'), 0),
+    mtime_ns = json_extract(state, '$.mtime_ns'),
+    inode = json_extract(state, '$.inode'),
+    device = json_extract(state, '$.device'),
+    lines = COALESCE(json_extract(state, '$.lines'), 0)
+WHERE json_valid(state);
+"""
+
+
+def _v7(conn: sqlite3.Connection) -> None:
+    have = {row[1] for row in conn.execute("PRAGMA table_info(import_sources)")}
+    for column, declaration in _V7_COLUMNS:
+        if column not in have:
+            conn.execute(f"ALTER TABLE import_sources ADD COLUMN {column} {declaration}")
+    for statement in _statements(_V7):
+        conn.execute(statement)
+
+
 # (version, name, SQL or a function of the connection). Append only; never edit a
 # released migration.
 MIGRATIONS: list[tuple[int, str, str | Callable[[sqlite3.Connection], None]]] = [
@@ -391,6 +424,8 @@ MIGRATIONS: list[tuple[int, str, str | Callable[[sqlite3.Connection], None]]] = 
     (5, "tokens and cost of every response, and each session's totals (read from its entries)",
      _v5),
     (6, "LangGraph checkpoints and pending writes of agents that write through arbor", _V6),
+    (7, "import records keep what stat said in columns (a no-change import reads no JSON)",
+     _v7),
 ]
 
 CURRENT_VERSION = MIGRATIONS[-1][0]
