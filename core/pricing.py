@@ -25,6 +25,7 @@ prices a response.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import json
 import os
@@ -48,9 +49,11 @@ class PricesError(ArborError):
     """The overrides file named by ARBOR_PRICES cannot be used."""
 
 
+@functools.cache
 def table_version() -> str:
-    """The installed price table's version ('' when the package is missing). Cheap: reads
-    the package's metadata, does not import it."""
+    """The installed price table's version ('' when the package is missing), read once a
+    process: importlib.metadata parses the package's METADATA file on every call (about
+    50 us; `price_book()` asks on every batch of usage rows an import writes)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
