@@ -196,10 +196,20 @@ def test_discover_quietly_is_quiet_about_other_tools_files(tmp_path, monkeypatch
     sqlite3.connect(home / ".claude" / "projects" / "claude-code-log-cache.db").execute(
         "CREATE TABLE cached(x)").connection.close()
     monkeypatch.setenv("HOME", str(home))
-    code = cli.main(["import", "--discover", "-q", "--db", str(tmp_path / "arbor.db")])
-    captured = capsys.readouterr()
-    assert code == 0
-    assert captured.err == "" and "Not imported" not in captured.out
+    # the first run imports; the second takes the no-change path (core.importers.unchanged)
+    for _ in range(2):
+        code = cli.main(["import", "--discover", "-q", "--db", str(tmp_path / "arbor.db")])
+        captured = capsys.readouterr()
+        assert code == 0
+        assert captured.err == "" and captured.out == ""
+    # without -q the report names the agent's file and never the other tool's
+    (project / "s.jsonl").write_bytes((project / "s.jsonl").read_bytes() + b"\n")
+    for _ in range(2):
+        code = cli.main(["import", "--discover", "--db", str(tmp_path / "arbor.db")])
+        captured = capsys.readouterr()
+        assert code == 0
+        assert "claude-code-log-cache" not in captured.out + captured.err
+        assert "Not imported" not in captured.out + captured.err
 
 
 # --------------------------------------------------------------- not plain files
