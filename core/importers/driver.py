@@ -3,6 +3,7 @@ in short transactions (see `core.importers` for the API and state.py for the rec
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import time
@@ -35,15 +36,17 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
     report = ImportReport()
     planned = plan_paths(store, paths, report, describe_unchanged=describe_unchanged)
     imported = False
-    for index, (path, fmt, problem) in enumerate(planned):
-        if isinstance(problem, FileResult):
-            report.files.append(problem)
-        elif fmt is None:
-            report.files.append(FileResult(str(path), status=problem[0], error=problem[1]))
-        else:
-            report.files.append(import_file(store, path, fmt, progress=progress, index=index,
-                                            count=len(planned)))
-            imported = True
+    keep_writer = getattr(store, "bulk_writes", None)
+    with keep_writer() if keep_writer is not None else contextlib.nullcontext():
+        for index, (path, fmt, problem) in enumerate(planned):
+            if isinstance(problem, FileResult):
+                report.files.append(problem)
+            elif fmt is None:
+                report.files.append(FileResult(str(path), status=problem[0], error=problem[1]))
+            else:
+                report.files.append(import_file(store, path, fmt, progress=progress,
+                                                index=index, count=len(planned)))
+                imported = True
     if imported:
         link_lineage(store)
     report.seconds = time.monotonic() - started

@@ -261,10 +261,33 @@ class Store:
             self._bulk = self._backend.start_bulk(self._db, self._explain_write_error)
         return self._bulk
 
-    def _stop_bulk(self, *, discard: bool = False) -> None:
-        bulk, self._bulk = self._bulk, None
-        if bulk is not None:
-            self._backend.stop_bulk(self._db, bulk, discard=discard)
+    def _stop_bulk(self, *, discard: bool = False, keep: bool = False) -> None:
+        """End the bulk writer; `keep`: only wait until it has written everything (inside
+        `bulk_writes()`, it serves the next transaction too)."""
+        bulk = self._bulk
+        if bulk is None:
+            return
+        if keep and not discard:
+            bulk.drain()
+            return
+        self._bulk = None
+        self._backend.stop_bulk(self._db, bulk, discard=discard)
+
+    @contextmanager
+    def bulk_writes(self) -> Iterator[None]:
+        """Many write transactions in a row (an import of many files, one transaction or
+        more each): the bulk writer started by the first stays, with its larger page cache,
+        until the end, instead of a thread started and stopped (and the cache shrunk and
+        read again) for every file."""
+        with self._lock:
+            self._link.bulk_keep += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._link.bulk_keep -= 1
+                if not self._link.bulk_keep and not self._depth:
+                    self._stop_bulk()
 
     def __enter__(self) -> "Store":
         return self
@@ -296,7 +319,8 @@ class Store:
             self._depth = 1
             try:
                 yield self._db
-                self._stop_bulk()  # everything queued is written (or its error raised) first
+                # everything queued is written (or its error raised) first
+                self._stop_bulk(keep=bool(self._link.bulk_keep))
             except BaseException:
                 self._depth = 0
                 self._writers.clear()   # a writer lives and dies with its transaction

@@ -35,6 +35,7 @@ class Link:
         self.depth = 0           # nested transaction() / reading() levels
         self.read_only = False   # the open transaction is a read snapshot
         self.bulk: Any = None    # the backend's bulk writer of the open write transaction
+        self.bulk_keep = 0       # Store.bulk_writes() levels: the bulk writer outlives transactions
         self.segments_cache: OrderedDict[int, tuple] = OrderedDict()  # paths never change
         self.write_generation = 0  # commits of a long write that went on (commit_and_continue)
         self.writers: weakref.WeakSet = weakref.WeakSet()  # entry writers of the transaction
