@@ -19,6 +19,10 @@ memory (max RSS) are its own. Tables:
    the whole command, and the import call alone (in-process, without interpreter start).
 4. --scale-mb (0: skip): the parse floor, ccusage and arbor's cold import on a bigger tree.
 
+Ratios are given in wall time and in CPU time (user + system): on a shared machine the wall
+times of a Python program with two threads and of a compiled one suffer differently from
+the load, so both are shown. Python children run with a bytecode cache (see PYCACHE).
+
 The other tools are found on PATH or given with --ccusage / --claude-code-log. Install them
 outside the repository, for example:
     npm install --prefix /tmp/engine-npm ccusage@20.0.24      (pulls its linux-x64 binary)
@@ -41,6 +45,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
+ARBOR = REPO   # the checkout whose arbor is measured (--repo: another one, e.g. before a change)
 
 import claude_tree  # noqa: E402
 
@@ -79,9 +84,10 @@ class Run:
 
     def __init__(self, argv: list[str], *, env: dict | None = None):
         environ = {**os.environ, **(env or {})}
+        environ = {key: value for key, value in environ.items() if value is not None}
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             started = time.perf_counter()
-            child = subprocess.Popen(argv, env=environ, stdout=out, stderr=err)
+            child = subprocess.Popen(argv, env=environ, stdout=out, stderr=err, cwd=str(ARBOR))
             _pid, status, usage = os.wait4(child.pid, 0)
             self.wall = time.perf_counter() - started
             child.returncode = self.code = os.waitstatus_to_exitcode(status)
@@ -112,7 +118,11 @@ def tree(cache: Path, mb: float, files: int | None = None) -> tuple[Path, dict]:
         made_facts["description"] = claude_tree.describe(made)
         facts_file.write_text(json.dumps(made_facts))
         print(f"generated {root} in {time.perf_counter() - started:.1f} s", flush=True)
-    return root, json.loads(facts_file.read_text())
+    facts = json.loads(facts_file.read_text())
+    active = Path(facts.get("active") or root)
+    if ".claude" in active.parts and root not in active.parents:   # a tree copied from elsewhere
+        facts["active"] = str(root.joinpath(*active.parts[active.parts.index(".claude"):]))
+    return root, facts
 
 
 def fresh_db(folder: Path, name: str) -> Path:
@@ -125,9 +135,27 @@ def fresh_db(folder: Path, name: str) -> Path:
     return db
 
 
+# arbor runs with a bytecode cache, as after `pip install` (which compiles every module);
+# this sandbox sets PYTHONDONTWRITEBYTECODE, which would make every run compile the modules
+# it imports (the price table's among them: ~0.3 s). `warm_up()` writes the cache first.
+PYCACHE = "/tmp/arbor-bench-pycache"
+
+
+def python_env(**more: str) -> dict:
+    return {"PYTHONDONTWRITEBYTECODE": None, "PYTHONPYCACHEPREFIX": PYCACHE,
+            "PYTHONPATH": str(ARBOR), **more}
+
+
 def arbor(*args: str, home: Path) -> list[str]:
-    return [sys.executable, "-m", "tui", "import", "-q", *args], {"HOME": str(home),
-                                                                   "PYTHONPATH": str(REPO)}
+    return [sys.executable, "-m", "tui", "import", "-q", *args], python_env(HOME=str(home))
+
+
+def warm_up(cache: Path, work: Path) -> None:
+    """One import of a small tree, so every module the import uses is in the bytecode cache."""
+    root, _facts = tree(cache, 0.5)
+    argv, env = arbor("--discover", "--db", str(fresh_db(work, "warm.db")), home=root)
+    Run(argv, env=env).check("arbor import (warm-up)")
+    Run(argv, env=env).check("arbor import (warm-up, no change)")
 
 
 def median(values: list[float]) -> float:
@@ -157,8 +185,8 @@ def cold_import(root: Path, facts: dict, work: Path, *, repeat: int, ccusage: st
     projects = root / ".claude" / "projects"
     results: dict[str, list[Run]] = {"floor": [], "ccusage": [], "arbor": []}
     for index in range(repeat):
-        results["floor"].append(Run([sys.executable, "-c", FLOOR, str(projects)])
-                                .check("parse floor"))
+        results["floor"].append(Run([sys.executable, "-c", FLOOR, str(projects)],
+                                    env=python_env()).check("parse floor"))
         if ccusage:
             run = Run([ccusage, "claude", "daily", "--offline", "--json"],
                                env={"CLAUDE_CONFIG_DIR": str(root / ".claude"),
@@ -184,6 +212,8 @@ def cold_import(root: Path, facts: dict, work: Path, *, repeat: int, ccusage: st
         shutil.rmtree(out, ignore_errors=True)
     base_cc = median([r.wall for r in results["ccusage"]])
     base_floor = median([r.wall for r in results["floor"]])
+    cpu_cc = median([r.cpu for r in results["ccusage"]])
+    cpu_floor = median([r.cpu for r in results["floor"]])
     rows = []
     names = {"floor": "parse-only floor (orjson, 1 core)", "ccusage": "ccusage 20 --offline",
              "arbor": "arbor import --discover (new store)"}
@@ -191,23 +221,28 @@ def cold_import(root: Path, facts: dict, work: Path, *, repeat: int, ccusage: st
     for key in ("floor", "ccusage", "arbor"):
         runs = results[key]
         if not runs:
-            rows.append((names[key], "not installed", "", "", "", ""))
+            rows.append((names[key], "not installed", "", "", "", "", "", ""))
             continue
         wall = median([r.wall for r in runs])
+        cpu = median([r.cpu for r in runs])
         out[key] = wall
-        rows.append((names[key], f"{wall:.2f}", f"{median([r.cpu for r in runs]):.2f}",
-                     f"{max(r.rss for r in runs):.0f}",
+        rows.append((names[key], f"{wall:.2f}", f"{cpu:.2f}", f"{max(r.rss for r in runs):.0f}",
                      f"{wall / base_cc:.2f}x" if results["ccusage"] else "—",
-                     f"{wall / base_floor:.2f}x"))
+                     f"{wall / base_floor:.2f}x",
+                     f"{cpu / cpu_cc:.2f}x" if results["ccusage"] else "—",
+                     f"{cpu / cpu_floor:.2f}x"))
     if ccl_run is not None:
         rows.append(("claude-code-log -f json (once)", f"{ccl_run.wall:.2f}", f"{ccl_run.cpu:.2f}",
                      f"{ccl_run.rss:.0f}",
                      f"{ccl_run.wall / base_cc:.2f}x" if results["ccusage"] else "—",
-                     f"{ccl_run.wall / base_floor:.2f}x"))
+                     f"{ccl_run.wall / base_floor:.2f}x",
+                     f"{ccl_run.cpu / cpu_cc:.2f}x" if results["ccusage"] else "—",
+                     f"{ccl_run.cpu / cpu_floor:.2f}x"))
         out["ccl"] = ccl_run.wall
     table(f"Cold import of {facts['bytes'] / 1048576:.0f} MB, {facts['files']} files, "
           f"{facts['lines']:,} lines (median of {repeat}; wall and CPU seconds, peak RSS MB)",
-          ("", "wall s", "CPU s", "peak MB", "vs ccusage", "vs floor"), rows)
+          ("", "wall s", "CPU s", "peak MB", "wall vs ccusage", "wall vs floor",
+           "CPU vs ccusage", "CPU vs floor"), rows)
     out["arbor_rss"] = max(r.rss for r in results["arbor"])
     out["arbor_cpu"] = median([r.cpu for r in results["arbor"]])
     return out
@@ -242,18 +277,32 @@ def many_files(cache: Path, work: Path, files: int, *, repeat: int) -> dict:
     whole, alone = [], []
     for _ in range(repeat):
         whole.append(Run(argv, env=env).check("arbor import --discover (no change)"))
-        run = Run([sys.executable, "-c", IN_PROCESS_DISCOVER, str(db), str(REPO),
-                            str(root)]).check("import_paths")
+        run = Run([sys.executable, "-c", IN_PROCESS_DISCOVER, str(db), str(ARBOR),
+                   str(root)], env=python_env()).check("import_paths")
         alone.append(json.loads(run.out.strip().splitlines()[-1]))
-    startup = Run([sys.executable, "-c", "import tui.import_command"],
-                           env={"PYTHONPATH": str(REPO)})
-    rows = [("the whole command", f"{median([r.wall for r in whole]) * 1000:.0f}"),
-            ("import_paths(discover()) alone", f"{median([a['seconds'] for a in alone]) * 1000:.0f}"),
-            ("python start + import of the command", f"{startup.wall * 1000:.0f}")]
+    bare = [Run([sys.executable, "-c", "pass"], env=python_env()) for _ in range(repeat)]
+    startup = [Run([sys.executable, "-c", "import tui.cli"], env=python_env()).check("start")
+               for _ in range(repeat)]
+
+    def ms(runs, field):
+        return f"{median([getattr(r, field) for r in runs]) * 1000:.0f}"
+
+    rows = [("the whole command", ms(whole, "wall"), ms(whole, "cpu")),
+            ("import_paths(discover()) alone, in-process",
+             f"{median([a['seconds'] for a in alone]) * 1000:.0f}", ""),
+            ("python -c pass", ms(bare, "wall"), ms(bare, "cpu")),
+            ("python -c 'import tui.cli'", ms(startup, "wall"), ms(startup, "cpu"))]
     table(f"No-change `arbor import --discover` over {facts['files']} files "
-          f"({facts['bytes'] / 1048576:.0f} MB; median of {repeat})", ("", "ms"), rows)
+          f"({facts['bytes'] / 1048576:.0f} MB; median of {repeat})", ("", "wall ms", "CPU ms"),
+          rows)
     return {"whole": median([r.wall for r in whole]),
             "alone": median([a["seconds"] for a in alone])}
+
+
+def _commit(repo: Path) -> str:
+    done = subprocess.run(["git", "-C", str(repo), "log", "-1", "--format=%h %s"],
+                          capture_output=True, text=True)
+    return done.stdout.strip()[:80] or "not a git checkout"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -262,12 +311,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scale-mb", type=float, default=0, help="a bigger tree too (0: skip)")
     parser.add_argument("--discover-files", type=int, default=3000, help="0: skip")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repo", help="measure the arbor of this checkout (default: this one)")
     parser.add_argument("--cache", default="/tmp/arbor-bench-trees", help="where trees are kept")
     parser.add_argument("--ccusage", help="the ccusage command (default: on PATH)")
     parser.add_argument("--claude-code-log", dest="ccl", help="the claude-code-log command")
     parser.add_argument("--no-claude-code-log", action="store_true",
                         help="skip it (it takes minutes on 100 MB)")
     args = parser.parse_args(argv)
+    global ARBOR
+    if args.repo:
+        ARBOR = Path(args.repo).resolve()
+    print(f"arbor measured: {ARBOR} ({_commit(ARBOR)})")
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
     ccusage = find_tool(args.ccusage, "ccusage", ["/tmp/engine-npm/node_modules/.bin/ccusage"])
@@ -275,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
         find_tool(args.ccl, "claude-code-log", ["/tmp/engine-ccl/bin/claude-code-log"])
     work = Path(tempfile.mkdtemp(prefix="arbor-bench-"))
     try:
+        warm_up(cache, work)
         root, facts = tree(cache, args.mb)
         print(facts["description"])
         cold_import(root, facts, work, repeat=args.repeat, ccusage=ccusage, ccl=ccl,

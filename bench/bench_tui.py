@@ -305,6 +305,7 @@ def main() -> None:
     parser.add_argument("--moves", type=int, default=40)
     parser.add_argument("--dialogs", action="store_true",
                         help="only the c/r dialogs on the big branch (section 4)")
+    parser.add_argument("--startup", action="store_true", help="only the start-up figures (section 1)")
     args = parser.parse_args()
     db = Path(args.db)
     if not db.exists():
@@ -343,6 +344,8 @@ def main() -> None:
             row += f"{value:>8.0f}{value / base:>10.2f}"
         print(row)
     print()
+    if args.startup:
+        return
 
     print_results(asyncio.run(interactive(db, args.moves)))
 

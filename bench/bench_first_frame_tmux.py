@@ -1,0 +1,108 @@
+"""First frame WITH session rows, in a real terminal (tmux), beside an empty Textual app.
+
+    .venv/bin/python bench/bench_first_frame_tmux.py [--db /tmp/arbor-big.db] [--runs 7]
+
+Each run starts the program in a new tmux window (120x40) and polls the pane (`tmux
+capture-pane`, about every 5 ms) until it shows what we wait for: for arbor, the first
+session row's name (read from the store beforehand); for the empty app (a Textual `App`
+with one `Static` so its first frame can be seen), that word. Runs alternate between the
+two programs, so load changes hit both; the ratio is of the medians of one run. The time
+includes the interpreter's start and imports (with a bytecode cache, as after `pip
+install`), opening the store and the polling delay (the same for both). `--no-follow`:
+arbor starts no file follower (it would add a thread watching agents' folders, which
+this store does not have).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SOCKET = f"arbor-bench-ff-{os.getpid()}"
+EMPTY = ("from textual.app import App\nfrom textual.widgets import Static\n"
+         "class Empty(App):\n    def compose(self):\n        yield Static('EMPTYREADY')\n"
+         "Empty().run()\n")
+
+
+def tmux(*args: str) -> str:
+    return subprocess.run(["tmux", "-L", SOCKET, *args], capture_output=True, text=True).stdout
+
+
+def time_until(command: list[str], marker: str, env: dict, timeout: float = 60.0) -> float:
+    name = "w"
+    tmux("kill-session", "-t", name)
+    started = time.perf_counter()
+    subprocess.run(["tmux", "-L", SOCKET, "new-session", "-d", "-s", name, "-x", "120", "-y", "40",
+                    *[f"-e{k}={v}" for k, v in env.items()], " ".join(command)], check=True)
+    try:
+        while time.perf_counter() - started < timeout:
+            if marker in tmux("capture-pane", "-p", "-t", name):
+                return time.perf_counter() - started
+            time.sleep(0.005)
+        raise SystemExit(f"{command[0]}: {marker!r} not on screen after {timeout} s")
+    finally:
+        tmux("kill-session", "-t", name)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db", default="/tmp/arbor-big.db")
+    parser.add_argument("--runs", type=int, default=7)
+    args = parser.parse_args()
+    if not shutil.which("tmux"):
+        raise SystemExit("tmux is not installed")
+    with sqlite3.connect(f"file:{args.db}?mode=ro", uri=True) as conn:
+        sessions, = conn.execute("SELECT COUNT(*) FROM external_sessions").fetchone()
+        entries, = conn.execute("SELECT MAX(seq) FROM entries").fetchone()
+    env = {"PYTHONPYCACHEPREFIX": "/tmp/arbor-bench-pycache", "PYTHONDONTWRITEBYTECODE": "",
+           "TEXTUAL_ANIMATIONS": "none", "PYTHONPATH": str(REPO), "TERM": "xterm-256color"}
+    py = sys.executable
+    arbor = [py, "-m", "tui", "--db", args.db, "--no-follow"]
+    script = Path(tempfile.mkdtemp(prefix="arbor-bench-ff-")) / "empty_app.py"
+    script.write_text(EMPTY)
+    empty = [py, str(script)]
+    # the first row arbor lists: take it from a warm-up run's screen
+    tmux("kill-server")
+    first_row = None
+    started = time.perf_counter()
+    subprocess.run(["tmux", "-L", SOCKET, "new-session", "-d", "-s", "w", "-x", "120", "-y", "40",
+                    *[f"-e{k}={v}" for k, v in env.items()], " ".join(arbor)], check=True)
+    while time.perf_counter() - started < 120 and first_row is None:
+        for line in tmux("capture-pane", "-p", "-t", "w").splitlines():
+            if "Session 0" in line:
+                first_row = line[line.index("Session 0"):][:13]
+                break
+        time.sleep(0.05)
+    tmux("kill-session", "-t", "w")
+    if first_row is None:
+        raise SystemExit("no session row seen in the warm-up run")
+    time_until(empty, "EMPTYREADY", env)   # warm-up: bytecode cache
+    times: dict[str, list[float]] = {"empty": [], "arbor": []}
+    for _ in range(args.runs):
+        times["empty"].append(time_until(empty, "EMPTYREADY", env))
+        times["arbor"].append(time_until(arbor, first_row, env))
+    tmux("kill-server")
+    shutil.rmtree(script.parent, ignore_errors=True)
+    base = statistics.median(times["empty"])
+    print(f"store: {args.db} ({sessions:,} sessions, {entries:,} entries); tmux 120x40; "
+          f"median of {args.runs} alternating runs; load average {os.getloadavg()[0]:.1f}")
+    print(f"{'':40}{'median ms':>10}{'min ms':>9}{'x empty':>9}")
+    for key, label in (("empty", "empty Textual app: its word on screen"),
+                       ("arbor", f"arbor: first session row ({first_row.strip()})")):
+        values = times[key]
+        print(f"{label:40}{statistics.median(values) * 1000:>10.0f}{min(values) * 1000:>9.0f}"
+              f"{statistics.median(values) / base:>9.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
