@@ -225,3 +225,34 @@ async def test_enter_shows_the_message_on_its_branch_in_the_browser(demo_db):
         assert app.branches_pane.highlighted.id == other.branch.id
         assert app.focused is app.messages_pane
         assert app.messages_pane.highlighted.entry.seq == wanted.seq
+
+
+def test_compare_in_the_real_terminal_through_a_resize(tmp_path):
+    """The real app in tmux: d, the picker, both sides; narrowed to 80 columns the sides
+    stack, widened they stand side by side again; escape goes back to the browser."""
+    from terminal import Terminal, arbor_command, tmux_or_skip
+
+    tmux_or_skip()
+    path = tmp_path / "demo.db"
+    with Terminal([*arbor_command(), "--demo", "--db", str(path)], cwd=tmp_path,
+                  config_dir=tmp_path) as term:
+        term.wait_for(lambda screen: "/ 6 ─" in screen)
+        term.keys("End", "Tab")
+        term.wait_for(lambda screen: "waitForURL" in screen and "Make current" in term.footer())
+        term.keys("d")
+        term.wait_for("with…")
+        term.keys("Enter")
+        screen = term.wait_for(lambda screen: "files changed: 1 in both" in screen)
+        assert "parted after" in screen and "Other side" in term.footer()
+        top = next(line for line in screen.splitlines() if " A " in line and "╭" in line)
+        assert " B " in top      # side by side: both titles on one line
+        term.resize(80, 24)
+        screen = term.wait_for(lambda screen: any(" B " in line and "╭" in line and " A " not in line
+                                                  for line in screen.splitlines()), timeout=10)
+        term.resize(120, 40)
+        term.wait_for(lambda screen: any(" A " in line and " B " in line and "╭" in line
+                                         for line in screen.splitlines()), timeout=10)
+        term.keys("Escape")
+        term.wait_for(lambda screen: "Branches" in screen and "Compare" in term.footer())
+        assert term.exited() is None
+        assert "Traceback" not in term.history()
