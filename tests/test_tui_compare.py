@@ -89,6 +89,9 @@ async def test_d_picks_the_other_branch_and_shows_both_sides(demo_db):
         text = screen_text(screen)
         assert "waitForURL" in text and "web-first" in text
         assert "tests/auth/login.spec.ts" in text and "parted after" in text
+        # B against A: the main branch against the waitForURL attempt
+        assert "4 fewer messages" in text and "1 fewer tool call " in text
+        assert "$0.033 less (0.5×)" in text and "files changed: 1 in both" in text
         # tab goes to the other side, keys read there
         assert app.focused is panes[0]
         await pilot.press("tab")

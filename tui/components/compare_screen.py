@@ -196,46 +196,62 @@ def summary_lines(side: Side, other: Side, width: int, stacked: bool) -> list[Te
     return lines
 
 
-def contrast(comparison: Comparison) -> Text:
-    """B against A in one line: messages, cost, tokens, tool calls and files."""
-    a, b = comparison.a, comparison.b
+def contrast(comparison: Comparison, width: int = 400) -> Text:
+    """B against A: messages, cost, tokens, tool calls and files, on as many lines of
+    `width` as it takes, broken between those parts, never inside one ("1 / fewer tool
+    calls" would read as two figures)."""
     line = Text(end="")
     line.append(" B", SIDE_STYLES["B"])
     line.append(" against ", DIM)
     line.append("A", SIDE_STYLES["A"])
     line.append(": ", DIM)
+    used = line.cell_len
+    for number, part in enumerate(contrast_parts(comparison)):
+        if number and used + 3 + part.cell_len > width:
+            line.append("\n   ")
+            used = 3
+        elif number:
+            line.append(" · ", FAINT)
+            used += 3
+        line.append_text(part)
+        used += part.cell_len
+    return line
+
+
+def contrast_parts(comparison: Comparison) -> list[Text]:
+    a, b = comparison.a, comparison.b
     parts: list[Text] = []
 
     def more_or_less(difference: float, word: str, shown: str) -> Text:
+        """'4 fewer messages', '1 more tool call', 'as many tokens'."""
         if not difference:
-            return Text(f"same {word}", DIM)
-        return Text(f"{shown} {'more' if difference > 0 else 'fewer' if word != 'cost' else 'less'}"
-                    f"{'' if word == 'cost' else ' ' + word}")
+            return Text(f"as many {word}s", DIM)
+        noun = word if shown == "1" else f"{word}s"
+        return Text(f"{shown} {'more' if difference > 0 else 'fewer'} {noun}")
 
     messages = b.counts.messages - a.counts.messages
-    parts.append(more_or_less(messages, "messages", f"{abs(messages):,}"))
+    parts.append(more_or_less(messages, "message", f"{abs(messages):,}"))
     if a.usage.responses and b.usage.responses:
         cost = b.usage.cost_usd - a.usage.cost_usd
-        text = more_or_less(round(cost, 6), "cost", f"${abs(cost):,.3f}")
-        if a.usage.cost_usd and cost:
+        if round(cost, 6):
+            text = Text(f"${abs(cost):,.3f} {'more' if cost > 0 else 'less'}")
+        else:
+            text = Text("the same cost", DIM)
+        if a.usage.cost_usd and round(cost, 6):
             text.append(f" ({b.usage.cost_usd / a.usage.cost_usd:.1f}×)", DIM)
         parts.append(text)
         tokens = b.usage.total_tokens - a.usage.total_tokens
-        parts.append(more_or_less(tokens, "tokens", fmt_tokens(abs(tokens))))
+        parts.append(more_or_less(tokens, "token", fmt_tokens(abs(tokens))))
     if a.work.done and b.work.done:
         calls = b.work.call_count - a.work.call_count
-        parts.append(more_or_less(calls, "tool calls", f"{abs(calls):,}"))
+        parts.append(more_or_less(calls, "tool call", f"{abs(calls):,}"))
         mine, theirs = set(a.work.files), set(b.work.files)
         both, only_b, only_a = len(mine & theirs), len(theirs - mine), len(mine - theirs)
         files = [f"{both:,} in both"] if both else []
         files += [f"{only_b:,} only in B"] if only_b else []
         files += [f"{only_a:,} only in A"] if only_a else []
         parts.append(Text("files changed: " + ", ".join(files) if files else "no files changed"))
-    for number, part in enumerate(parts):
-        if number:
-            line.append(" · ", FAINT)
-        line.append_text(part)
-    return line
+    return parts
 
 
 def fork_line(session_name: str, comparison: Comparison | None, fork_text: str,
@@ -257,6 +273,29 @@ def fork_line(session_name: str, comparison: Comparison | None, fork_text: str,
         line.append("  ")
         line.append_text(safe_line(one_line(fork_text), 200, style=f"italic {DIM}"))
     return line
+
+
+class Contrast(Widget):
+    """The "B against A" line(s), laid out for the width it has."""
+
+    DEFAULT_CSS = "Contrast { height: auto; }"
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.comparison: Comparison | None = None
+
+    def show(self, comparison: Comparison) -> None:
+        self.comparison = comparison
+        self.refresh(layout=True)
+
+    def _text(self, width: int) -> Text:
+        return contrast(self.comparison, width) if self.comparison is not None else Text("")
+
+    def get_content_height(self, container, viewport, width: int) -> int:
+        return len(self._text(width).plain.split("\n"))
+
+    def render(self):
+        return self._text(self.size.width)
 
 
 class SideSummary(Widget):
@@ -329,7 +368,6 @@ class CompareScreen(ModalScreen["tuple[int | None, int, int] | None"]):
     DEFAULT_CSS = """
     CompareScreen { layout: vertical; }
     #compare-title { height: 1; }
-    #compare-contrast { height: auto; }
     #compare-sides { height: 1fr; layout: horizontal; }
     #compare-sides.stacked { layout: vertical; }
     .compare-side {
@@ -367,7 +405,7 @@ class CompareScreen(ModalScreen["tuple[int | None, int, int] | None"]):
 
     def compose(self) -> ComposeResult:
         yield Static(fork_line(self.session_name, None, "", None), id="compare-title")
-        yield Static(Text(""), id="compare-contrast")
+        yield Contrast(id="compare-contrast")
         with Container(id="compare-sides"):
             for letter, branch in zip("AB", self.branches):
                 with Vertical(id=f"side-{letter.lower()}", classes="compare-side"):
@@ -451,7 +489,7 @@ class CompareScreen(ModalScreen["tuple[int | None, int, int] | None"]):
         a, b = comparison.sides
         for summary, (one, other) in zip(self.query(SideSummary), ((a, b), (b, a))):
             summary.show(one, other)
-        self.query_one("#compare-contrast", Static).update(contrast(comparison))
+        self.query_one(Contrast).show(comparison)
         if done:
             self.busy = False
 
