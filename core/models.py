@@ -195,6 +195,7 @@ class Checkpoint:
     external_session_id: int | None = None
     entry_seq: int | None = None
     entry_id: str | None = None
+    is_hidden: bool = False   # hidden by the user (an undone checkpoint), never deleted
 
     @property
     def name(self) -> str:
@@ -256,6 +257,7 @@ class InternalSession:
     fork_id: str | None = None
     message_count: int = 0
     updated_at: datetime | None = None
+    is_hidden: bool = False   # hidden by the user (shown with the archived), never deleted
 
     def __post_init__(self) -> None:
         if not isinstance(self.conversation_history, LazyHistory):

@@ -160,6 +160,34 @@ def make_current(store: Store, internal_session_id: int) -> None:
         raise NotFound(f"branch {internal_session_id} does not exist")
 
 
+def hide_branch(store: Store, internal_session_id: int, hidden: bool = True) -> None:
+    """Hide a branch from the tree (or show it again). Nothing is deleted; the current
+    branch cannot be hidden (make another current first)."""
+    source = _branch(store, internal_session_id)
+    if hidden and source.is_current:
+        raise ArborError("the current branch cannot be hidden: make another branch current first")
+    store.set_branch_hidden(internal_session_id, hidden)
+
+
+def rename_branch(store: Store, internal_session_id: int, name: str) -> None:
+    _branch(store, internal_session_id)
+    store.update_internal_session_fields(internal_session_id, name=name.strip())
+
+
+def checkpoint(store: Store, internal_session_id: int, name: str, *,
+               at_entry_id: EntryRef | None = None):
+    """A named checkpoint on a branch, at one of its entries (default: its head), with the
+    branch's state: a place `rollback` offers to return to."""
+    source = _branch(store, internal_session_id)
+    at_seq = source.head_seq if at_entry_id is None else \
+        resolve_entry(store, at_entry_id, source.external_session_id).seq
+    if at_seq is None:
+        raise ArborError("this branch has no entries to checkpoint yet")
+    if not store.is_ancestor(at_seq, source.head_seq):
+        raise ArborError("a checkpoint goes on an entry of its branch")
+    return store.create_checkpoint(internal_session_id, name.strip(), entry_seq=at_seq)
+
+
 @dataclass
 class CompactionPlan:
     """What a compaction would do: shown before it is confirmed.

@@ -13,12 +13,13 @@ from __future__ import annotations
 import importlib
 
 _WHERE = {
-    "LangGraphCheckpoint": "api", "PathCounts": "api", "SearchHit": "api",
+    "LangGraphCheckpoint": "api", "LoggedOperation": "api", "PathCounts": "api", "SearchHit": "api",
     "SessionSummary": "api", "SpawnedSession": "api", "Store": "api", "UnlinkedChild": "api",
     "_loads": "api", "open_store": "api", "snippet": "api", "EntryWriter": "writer",
 }
 
-__all__ = ["EntryWriter", "LangGraphCheckpoint", "PathCounts", "SearchHit", "SessionSummary", "SpawnedSession", "Store",
+__all__ = ["EntryWriter", "LangGraphCheckpoint", "LoggedOperation", "PathCounts", "SearchHit",
+           "SessionSummary", "SpawnedSession", "Store",
            "UnlinkedChild", "open_store", "snippet"]
 
 

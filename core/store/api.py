@@ -122,6 +122,24 @@ class LangGraphCheckpoint:
 _dumps = dumps
 
 
+@dataclass(frozen=True, slots=True)
+class LoggedOperation:
+    """One row of the undo log (core.undo): an operation of the app and what it changed,
+    each change [what, target id, value before, value after]."""
+
+    seq: int
+    kind: str
+    external_session_id: int | None
+    description: str
+    changes: list[list[Any]]
+    undoes: int | None
+    created_at: str
+
+
+def _operation_from_row(row) -> LoggedOperation:
+    return LoggedOperation(row[0], row[1], row[2], row[3], _loads(row[4], []), row[5], row[6])
+
+
 def _loads(text: str | None, default: Any) -> Any:
     if not text:
         return default
@@ -658,14 +676,14 @@ class Store:
     # --------------------------------------------------------- internal sessions
     def _internal_from_row(self, row) -> InternalSession:
         (iid, ext, lg, name, state, created, updated, current, cps, parent, bp_cp, fork_seq,
-         head_seq, tools, meta, head_id, msg_index, fork_id) = row
+         head_seq, tools, meta, head_id, msg_index, fork_id, hidden) = row
         session = InternalSession(
             id=iid, external_session_id=ext, langgraph_session_id=lg,
             session_state=_loads(state, {}), created_at=parse(created), is_current=bool(current),
             checkpoint_count=cps, parent_session_id=parent, branch_point_checkpoint_id=bp_cp,
             tool_invocation_count=tools, metadata=_loads(meta, {}), name=name, head_seq=head_seq,
             head_id=head_id, fork_seq=fork_seq, fork_id=fork_id, message_count=msg_index or 0,
-            updated_at=parse(updated),
+            updated_at=parse(updated), is_hidden=bool(hidden),
         )
         session.conversation_history = LazyHistory(
             lambda head=head_seq: self.replay(head).messages if head is not None else [])
@@ -818,6 +836,13 @@ class Store:
 
     def reflog(self, internal_session_id: int) -> list[tuple[int | None, int | None, str, str]]:
         return [tuple(row) for row in self._all(self._sql.REFLOG_OF_BRANCH, (internal_session_id,))]
+
+    def set_branch_hidden(self, internal_session_id: int, hidden: bool) -> None:
+        """Hide a branch (or show it again); its entries and head stay as they are."""
+        with self.transaction() as conn:
+            if not conn.execute(self._sql.INTERNAL_SET_HIDDEN,
+                                (1 if hidden else 0, internal_session_id)).rowcount:
+                raise NotFound(f"branch {internal_session_id} does not exist")
 
     # ------------------------------------------------------------------ entries
     def writer(self, external_session_id: int, *, background: bool = False) -> EntryWriter:
@@ -1259,12 +1284,12 @@ class Store:
 
     # --------------------------------------------------------------- checkpoints
     def _checkpoint_from_row(self, row) -> Checkpoint:
-        (cid, ext, iid, entry_seq, name, state, auto, created, meta, tools, entry_id) = row
+        (cid, ext, iid, entry_seq, name, state, auto, created, meta, tools, entry_id, hidden) = row
         checkpoint = Checkpoint(
             id=cid, internal_session_id=iid, checkpoint_name=name, session_state=_loads(state, {}),
             is_auto=bool(auto), created_at=parse(created), metadata=_loads(meta, {}),
             tool_invocations=_loads(tools, []), external_session_id=ext, entry_seq=entry_seq,
-            entry_id=entry_id)
+            entry_id=entry_id, is_hidden=bool(hidden))
         checkpoint.conversation_history = LazyHistory(
             lambda head=entry_seq: self.replay(head).messages if head is not None else [])
         return checkpoint
@@ -1296,6 +1321,13 @@ class Store:
             conn.execute(sql.INTERNAL_COUNT_CHECKPOINT, (internal_session_id,))
             conn.execute(sql.EXTERNAL_COUNT_CHECKPOINT, (row[0],))
             return self.get_checkpoint(new_id)
+
+    def set_checkpoint_hidden(self, checkpoint_id: int, hidden: bool) -> None:
+        """Hide a checkpoint (or show it again); nothing is deleted."""
+        with self.transaction() as conn:
+            if not conn.execute(self._sql.CHECKPOINT_SET_HIDDEN,
+                                (1 if hidden else 0, checkpoint_id)).rowcount:
+                raise NotFound(f"checkpoint {checkpoint_id} does not exist")
 
     def get_checkpoint(self, checkpoint_id: int) -> Checkpoint | None:
         found = self._select_checkpoints(self._sql.CHECKPOINT_BY_ID, (checkpoint_id,))
@@ -1429,6 +1461,24 @@ class Store:
         checkpoint ids of another."""
         with self.transaction() as conn:
             conn.execute(self._sql.LANGGRAPH_WRITES_COPY, (to_session, from_session))
+    # ------------------------------------------------------------ operation log
+    def record_operation(self, kind: str, external_session_id: int | None, description: str,
+                         changes: list[list[Any]], *, undoes: int | None = None) -> int:
+        """Append one operation of the app (and what it changed) to the undo log."""
+        with self.transaction() as conn:
+            return self._backend.inserted_id(conn.execute(
+                self._sql.OPLOG_INSERT,
+                (kind, external_session_id, description, _dumps(changes), undoes,
+                 to_text(self.clock()))))
+
+    def last_undoable_operation(self) -> LoggedOperation | None:
+        """The newest operation that is not an undo and has not been undone."""
+        row = self._one(self._sql.OPLOG_LAST_UNDOABLE)
+        return _operation_from_row(row) if row else None
+
+    def operation_log(self, limit: int = 100) -> list[LoggedOperation]:
+        """The newest operations first (undos included)."""
+        return [_operation_from_row(row) for row in self._all(self._sql.OPLOG_RECENT, (limit,))]
 
     # ----------------------------------------------------------- import sources
     def import_source(self, key: str) -> tuple[int, str, int, float, dict[str, Any]] | None:

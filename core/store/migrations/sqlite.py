@@ -412,6 +412,40 @@ def _v7(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+# The app's operations, undoable: one row per operation (branch, roll back, label, compact,
+# archive, make current, rename, hide, checkpoint), with every value it changed (a head, the
+# current branch, a label, a name, an archived or hidden flag) before and after, as JSON.
+# Undoing appends a row that `undoes` it; nothing is deleted or rewritten. A branch or a
+# checkpoint is hidden, never deleted: `is_hidden` (shown again with the archived toggle).
+_V_OPLOG_COLUMNS = (
+    ("internal_sessions", "is_hidden", "INTEGER NOT NULL DEFAULT 0"),
+    ("checkpoints", "is_hidden", "INTEGER NOT NULL DEFAULT 0"),
+)
+_V_OPLOG = """
+CREATE TABLE IF NOT EXISTS operation_log (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL,
+    external_session_id INTEGER REFERENCES external_sessions(id) ON DELETE CASCADE,
+    description TEXT NOT NULL DEFAULT '',
+    changes TEXT NOT NULL DEFAULT '[]',
+    undoes INTEGER REFERENCES operation_log(seq) ON DELETE CASCADE,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_operation_log_undoes ON operation_log(undoes)
+    WHERE undoes IS NOT NULL;
+CREATE INDEX IF NOT EXISTS idx_operation_log_session ON operation_log(external_session_id);
+"""
+
+
+def _v_oplog(conn: sqlite3.Connection) -> None:
+    for table, column, declaration in _V_OPLOG_COLUMNS:
+        have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        if column not in have:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+    for statement in _statements(_V_OPLOG):
+        conn.execute(statement)
+
+
 # (version, name, SQL or a function of the connection). Append only; never edit a
 # released migration.
 MIGRATIONS: list[tuple[int, str, str | Callable[[sqlite3.Connection], None]]] = [
@@ -426,6 +460,8 @@ MIGRATIONS: list[tuple[int, str, str | Callable[[sqlite3.Connection], None]]] = 
     (6, "LangGraph checkpoints and pending writes of agents that write through arbor", _V6),
     (7, "import records keep what stat said in columns (a no-change import reads no JSON)",
      _v7),
+    (8, "an undo log of the app's operations; branches and checkpoints can be hidden",
+     _v_oplog),
 ]
 
 CURRENT_VERSION = MIGRATIONS[-1][0]
