@@ -40,7 +40,9 @@ async def test_branching_does_not_move_the_session_list(demo_db):
         app.messages_pane.focus()
         await pilot.press("up", "b")
         await settle(pilot)
-        assert app.branch.fork_seq is not None      # the new branch is shown
+        await pilot.press("enter")       # accept the branch's name
+        await settle(pilot)
+        assert app.branch.name == "main alt 2"       # the new branch, named, is shown
         assert [s.id for s in app.sessions_pane.sessions] == order
         assert app.sessions_pane.cursor == cursor
         # (the session did become the newest: a fresh start lists it first)

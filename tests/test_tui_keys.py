@@ -79,6 +79,8 @@ async def test_b_in_messages_branches_at_highlighted_message(demo_db):
         before = len(app.store.internal_sessions(app.session_id))
         await pilot.press("b")
         await settle(pilot)
+        await pilot.press("enter")        # accept the suggested branch name
+        await settle(pilot)
         branches = app.store.internal_sessions(app.session_id)
         assert len(branches) == before + 1
         new = next(b for b in branches if b.is_current)
@@ -97,6 +99,8 @@ async def test_b_in_branches_branches_at_head(demo_db):
         await pilot.press("tab")
         source = app.branches_pane.highlighted
         await pilot.press("b")
+        await settle(pilot)
+        await pilot.press("enter")        # accept the suggested branch name
         await settle(pilot)
         new = app.store.current_internal_session(app.session_id)
         assert new.id != source.id and new.parent_session_id == source.id
@@ -391,7 +395,8 @@ async def test_palette_lists_arbor_commands(demo_db):
         await pilot.press("escape")
 
 
-@pytest.mark.parametrize("key", ["b", "r", "l", "c", "enter", "a", "R", "v", "question_mark"])
+@pytest.mark.parametrize("key", ["b", "r", "l", "c", "enter", "a", "R", "v", "question_mark",
+                                 "u", "m", "A"])
 async def test_keys_in_every_pane_never_crash(demo_db, key):
     app = make_app(demo_db)
     async with app.run_test(size=SIZE) as pilot:

@@ -65,7 +65,7 @@ def test_messages_focused(snap_compare, demo_db):
 
 def test_after_branch(snap_compare, demo_db):
     assert snap_compare(app_for(demo_db), terminal_size=SIZE,
-                        run_before=steps(session(LOGIN), "tab,tab,up,up,up,b"))
+                        run_before=steps(session(LOGIN), "tab,tab,up,up,up,b", "enter"))
 
 
 def test_rollback_dialog(snap_compare, demo_db):

@@ -99,6 +99,8 @@ async def test_tab_tab_b_in_one_burst_branches_at_the_highlighted_message(demo_d
         await settle(pilot)
         burst(app, "tab", "tab", "b")
         await settle(pilot)
+        await pilot.press("enter")        # accept the suggested branch name
+        await settle(pilot)
         new = app.store.current_internal_session(app.session_id)
         # at the highlighted message (the messages pane's b), not at a branch head
         assert new.head_seq == entry.seq and new.fork_seq == entry.seq
@@ -144,6 +146,8 @@ async def test_down_enter_b_in_one_burst_branches_in_the_newly_opened_session(de
         assert app.session_id == first.id
         burst(app, "down", "enter", "b")
         await settle(pilot)
+        await pilot.press("enter")        # accept the suggested branch name
+        await settle(pilot)
         assert app.focused is app.branches_pane
         # b acted in the session the cursor moved to, at its current branch's head
         new = app.store.current_internal_session(second.id)
@@ -160,6 +164,8 @@ async def test_down_tab_tab_b_in_one_burst_branches_at_the_new_sessions_message(
         second = app.sessions[1]
         head = app.store.current_internal_session(second.id)
         burst(app, "down", "tab", "tab", "b")
+        await settle(pilot)
+        await pilot.press("enter")        # accept the suggested branch name
         await settle(pilot)
         new = app.store.current_internal_session(second.id)
         assert new.id != head.id

@@ -22,8 +22,9 @@ from core.clock import utc_now
 from core.models import InternalSession
 from core.store import SessionSummary, Store, open_store
 
+from .history_actions import HistoryActions
 from .palette import ArborCommands
-from .components.branches_pane import BranchesPane, branch_title, flatten
+from .components.branches_pane import BranchesPane, branch_title, flatten, visible_branches
 from .components.empty_state import EmptyState, empty_text
 from .components.key_footer import KeyFooter
 from .components.messages_pane import MessagesPane
@@ -46,7 +47,12 @@ def _home_short(path: Path) -> str:
         return str(path)
 
 
-class ArborApp(KeysInOrder[int]):
+def _label_description(text: str, what: str) -> str:
+    label = text.strip()
+    return f"label {what} {label}" if label else f"clear the label of {what}"
+
+
+class ArborApp(HistoryActions, KeysInOrder[int]):
     CSS_PATH = "app.tcss"
     TITLE = "arbor"
     # Focus is given when the first rows arrive (_show_panes), never by Textual at mount:
@@ -70,6 +76,9 @@ class ArborApp(KeysInOrder[int]):
         Binding("v", "toggle_view", "Raw/context", show=False, id="toggle-view"),
         Binding("o", "open_in_agent", "Open in agent", show=False, id="open-in-agent"),
         Binding("d", "compare", "Compare", show=False, id="compare"),
+        Binding("u", "undo", "Undo", show=False, id="undo"),
+        Binding("m", "checkpoint", "Checkpoint", show=False, id="checkpoint"),
+        Binding("A", "toggle_archived", "Show archived", show=False, id="toggle-archived"),
     ]
 
     def __init__(self, store: Store, *, show_archived: bool = False, clock: Clock | None = None,
@@ -222,12 +231,16 @@ class ArborApp(KeysInOrder[int]):
             self._error(error)
             return
         self.session_id = session_id
-        rows = flatten(branches, labels, checkpoints)
+        shown = visible_branches(branches, show_hidden=self.show_archived)
+        rows = flatten(shown, labels, [c for c in checkpoints if not c.is_hidden])
         pane = self.branches_pane
         pane.set_branches(rows, keep_branch, notify=False)
         session = self._session(session_id)
         title = Text("Branches · ", end="")
         title.append(f"{len(rows)}")
+        hidden = sum(1 for b in branches if b.is_hidden)
+        if hidden and not self.show_archived:
+            title.append(f" +{hidden} hidden", FAINT)
         pane.border_title = title
         if session is not None:
             pane.border_subtitle = self._session_subtitle(session)
@@ -523,13 +536,22 @@ class ArborApp(KeysInOrder[int]):
                 return
             at = None
             where = f"the head of {branch_title(source)}"
-        try:
-            new = operations.branch(self.store, source.id, at)
-        except self.store.errors as error:
-            self._error(error)
-            return
-        self.say(f"New branch {new.id} at {where}; it is now current.", title="Branched", markup=False)
-        self.reload(branch_id=new.id)
+        def done(name: str | None) -> None:
+            if name is None:
+                return
+            name = name.strip()
+            try:
+                with self._recorded(source.external_session_id, "branch",
+                                    f"branch {name or 'unnamed'} at {where}"):
+                    new = operations.branch(self.store, source.id, at, name=name)
+            except self.store.errors as error:
+                self._error(error)
+                return
+            self.say(f"New branch {branch_title(new)} at {where}; it is now current.",
+                     title="Branched", markup=False)
+            self.reload(branch_id=new.id)
+
+        self._ask_branch_name(source, where, done)
 
     def action_open_in_agent(self) -> None:
         """Carry on from the highlighted branch, or the branch up to the highlighted
@@ -580,7 +602,8 @@ class ArborApp(KeysInOrder[int]):
                                             f"{content_text(message.get('content'))}", 60, style="italic"))
             message_target = RollbackTarget(label, item.entry.seq)
         try:
-            checkpoints = self.store.checkpoints_for_session(branch.external_session_id)
+            checkpoints = [c for c in self.store.checkpoints_for_session(branch.external_session_id)
+                           if not c.is_hidden]
             on_path = [(cp, cp.entry_seq is not None and branch.head_seq is not None and
                         self.store.is_ancestor(cp.entry_seq, branch.head_seq)) for cp in checkpoints]
         except self.store.errors as error:
@@ -609,8 +632,11 @@ class ArborApp(KeysInOrder[int]):
             if choice is None:
                 return
             try:
-                new = operations.rollback(self.store, branch.id, checkpoint_id=choice.checkpoint_id,
-                                          entry_id=choice.entry_seq, summary=choice.summary)
+                with self._recorded(branch.external_session_id, "rollback",
+                                    f"roll back {branch_title(branch)}"):
+                    new = operations.rollback(self.store, branch.id,
+                                              checkpoint_id=choice.checkpoint_id,
+                                              entry_id=choice.entry_seq, summary=choice.summary)
             except self.store.errors as error:
                 self._error(error)
                 return
@@ -641,7 +667,9 @@ class ArborApp(KeysInOrder[int]):
                 if text is None:
                     return
                 try:
-                    operations.set_label(self.store, entry.seq, text.strip() or None)
+                    with self._recorded(entry.external_session_id, "label",
+                                        _label_description(text, f"entry {short_id(entry.id)}")):
+                        operations.set_label(self.store, entry.seq, text.strip() or None)
                     labels = self.store.entry_labels(entry.external_session_id)
                 except self.store.errors as error:
                     self._error(error)
@@ -665,7 +693,9 @@ class ArborApp(KeysInOrder[int]):
                 if text is None:
                     return
                 try:
-                    operations.set_branch_label(self.store, branch.id, text.strip() or None)
+                    with self._recorded(branch.external_session_id, "label",
+                                        _label_description(text, branch_title(branch))):
+                        operations.set_branch_label(self.store, branch.id, text.strip() or None)
                 except self.store.errors as error:
                     self._error(error)
                     return
@@ -699,8 +729,10 @@ class ArborApp(KeysInOrder[int]):
             if choice is None:
                 return
             try:
-                entry_id = operations.compact(self.store, branch.id, summary=choice.summary,
-                                              keep_recent_tokens=choice.keep_recent_tokens)
+                with self._recorded(branch.external_session_id, "compact",
+                                    f"compact {branch_title(branch)}"):
+                    entry_id = operations.compact(self.store, branch.id, summary=choice.summary,
+                                                  keep_recent_tokens=choice.keep_recent_tokens)
                 entry = self.store.find_entry(branch.external_session_id, entry_id)
             except self.store.errors as error:
                 self._error(error)
@@ -782,7 +814,9 @@ class ArborApp(KeysInOrder[int]):
             self.say(f"{branch_title(branch)} is already current.", markup=False)
             return
         try:
-            operations.make_current(self.store, branch.id)
+            with self._recorded(branch.external_session_id, "make_current",
+                                f"make {branch_title(branch)} current"):
+                operations.make_current(self.store, branch.id)
         except self.store.errors as error:
             self._error(error)
             return
@@ -797,7 +831,9 @@ class ArborApp(KeysInOrder[int]):
             return
         if not session.is_active:
             try:
-                self.store.set_active(session.id, True)
+                with self._recorded(session.id, "archive",
+                                    f"restore {session.name or 'a session'} from the archive"):
+                    self.store.set_active(session.id, True)
             except self.store.errors as error:
                 self._error(error)
                 return
@@ -814,7 +850,8 @@ class ArborApp(KeysInOrder[int]):
             if not yes:
                 return
             try:
-                self.store.set_active(session.id, False)
+                with self._recorded(session.id, "archive", f"archive {session.name or 'a session'}"):
+                    self.store.set_active(session.id, False)
             except self.store.errors as error:
                 self._error(error)
                 return
@@ -834,7 +871,9 @@ class ArborApp(KeysInOrder[int]):
             if name is None or not name.strip():
                 return
             try:
-                self.store.rename_session(session.id, name.strip())
+                with self._recorded(session.id, "rename",
+                                    f"rename {session.name or 'a session'} to {name.strip()}"):
+                    self.store.rename_session(session.id, name.strip())
             except self.store.errors as error:
                 self._error(error)
                 return
@@ -857,7 +896,7 @@ class ArborApp(KeysInOrder[int]):
 
     def action_toggle_archived(self) -> None:
         self.show_archived = not self.show_archived
-        self.reload(keep_order=False)
+        self.reload()
 
     def action_help(self) -> None:
         from .components.help_screen import HelpScreen
@@ -877,7 +916,7 @@ class ArborApp(KeysInOrder[int]):
         if session is None:
             if not self.show_archived:
                 self.show_archived = True
-                self.reload(session_id=result.session_id, keep_order=False)
+                self.reload(session_id=result.session_id)
                 session = self._session(result.session_id)
             if session is None:
                 self.say("That session is no longer in the store.", severity="warning")
@@ -945,4 +984,4 @@ class ArborApp(KeysInOrder[int]):
         summary = getattr(report, "summary", None)
         text = clean(summary() if callable(summary) else str(report))
         self.call_from_thread(self.notify, text[:600], title="Import", markup=False, timeout=10)
-        self.call_from_thread(self.reload, keep_order=False)
+        self.call_from_thread(self.reload)

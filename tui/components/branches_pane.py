@@ -7,7 +7,7 @@ is written as a number instead of more guides.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rich.text import Text
 from textual.binding import Binding
@@ -41,6 +41,36 @@ def branch_title(branch: InternalSession) -> str:
     if (branch.metadata or {}).get("rolled_back_from"):
         return f"rollback #{branch.id}"
     return f"branch #{branch.id}"
+
+
+def visible_branches(branches: list[InternalSession], *, show_hidden: bool) -> list[InternalSession]:
+    """The branches to list: hidden ones only when asked; a branch under a hidden one is
+    listed under the nearest branch above it that is shown."""
+    if show_hidden:
+        return branches
+    by_id = {b.id: b for b in branches}
+    out = []
+    for branch in branches:
+        if branch.is_hidden:
+            continue
+        parent, seen = branch.parent_session_id, set()
+        while parent in by_id and by_id[parent].is_hidden and parent not in seen:
+            seen.add(parent)
+            parent = by_id[parent].parent_session_id
+        if parent != branch.parent_session_id:
+            branch = replace(branch, parent_session_id=parent)
+        out.append(branch)
+    return out
+
+
+def suggest_branch_name(source: InternalSession, branches: list[InternalSession]) -> str:
+    """A name for a new branch off `source`: its name and "alt N", N free in the session."""
+    base = source.name or ("main" if source.parent_session_id is None else branch_title(source))
+    taken = {b.name for b in branches}
+    number = 1 + sum(1 for b in branches if b.parent_session_id == source.id)
+    while f"{base} alt {number}" in taken:
+        number += 1
+    return f"{base} alt {number}"
 
 
 def flatten(branches: list[InternalSession], labels: dict[int, str],
@@ -103,6 +133,12 @@ class BranchesPane(RowList):
                 tooltip="Carry on from this branch in the agent that wrote the session"),
         Binding("d", "app.compare", "Compare",
                 tooltip="Compare this branch with another of the session, side by side"),
+        Binding("u", "app.undo", "Undo", tooltip="Undo the last operation of this app"),
+        Binding("m", "app.checkpoint", "Checkpoint", show=False,
+                tooltip="A named checkpoint at the highlighted branch's head"),
+        Binding("a", "app.hide_branch", "Hide", show=False,
+                tooltip="Hide the highlighted branch (or show a hidden one again)"),
+        Binding("R", "app.rename_branch", "Rename", show=False, tooltip="Rename the highlighted branch"),
     ]
 
     def __init__(self, **kwargs) -> None:
@@ -135,14 +171,16 @@ class BranchesPane(RowList):
         else:
             top.append("○ ", DIM)
         title_width = max(4, width - top.cell_len - 2)
-        top.append_text(safe_line(branch_title(branch), title_width,
-                                  style="bold" if branch.is_current else ""))
+        style = "bold" if branch.is_current else (f"italic {DIM}" if branch.is_hidden else "")
+        top.append_text(safe_line(branch_title(branch), title_width, style=style))
         if row.label:
             top.append(" ")
             top.append_text(safe_line(f" {row.label} ", 24, style=LABEL_STYLE))
         bottom = Text(" ", end="")
         bottom.append(row.guide_next, FAINT)
         bottom.append(f"{branch.message_count:,} msg", "")
+        if branch.is_hidden:
+            bottom.append("  hidden", f"italic {FAINT}")
         if row.checkpoints:
             bottom.append(f"  ✓{len(row.checkpoints)}", CHECKPOINT_STYLE)
         if branch.parent_session_id is None:

@@ -23,13 +23,18 @@ KEYS = [
         ("← →", "sessions: fold / list the sub-agents and forks under a session"),
     ]),
     ("Change (nothing is ever deleted)", [
-        ("b", "branch at the highlighted message, or at the highlighted branch's head"),
+        ("b", "branch at the highlighted message, or at the highlighted branch's head "
+              "(named: enter accepts the suggested name)"),
         ("r", "roll back to a checkpoint or the highlighted message (with a branch summary)"),
         ("l", "label the highlighted message or branch (empty clears)"),
+        ("m", "checkpoint: a named place at the highlighted message or branch head, for r"),
         ("c", "compact the branch: preview, edit the summary, confirm"),
         ("enter", "make the highlighted branch current"),
-        ("a", "archive the highlighted session (confirmed)"),
-        ("R", "rename the highlighted session"),
+        ("a", "sessions: archive (confirmed) · branches: hide (confirmed), or show again"),
+        ("R", "rename the highlighted session, or branch"),
+        ("u", "undo the last operation of this app (branch, roll back, label, checkpoint, "
+              "compact, archive, hide, make current, rename); again: the one before it"),
+        ("A", "show archived sessions and hidden branches (or stop showing them)"),
     ]),
     ("Carry on in your agent", [
         ("o", "open in agent: the highlighted branch, or the branch up to the highlighted "

@@ -24,15 +24,22 @@ _CHILD_NAMES = {"subagent": "sub-agent", "subgraph": "sub-graph", "fork": "fork"
 
 def in_previous_order(rows: list[FamilyRow], previous: list[FamilyRow]) -> list[FamilyRow]:
     """`rows` with each family (a top row and the rows under it) where it was in `previous`;
-    families not listed before come first, in their own order."""
+    a family not listed before comes right after the one it follows in `rows`."""
     where = {row.session.id: index for index, row in enumerate(previous) if not row.depth}
     families: list[list[FamilyRow]] = []
     for row in rows:
         if not row.depth or not families:
             families.append([])
         families[-1].append(row)
-    families.sort(key=lambda family: where.get(family[0].session.id, -1))  # stable
-    return [row for family in families for row in family]
+    keys: list[tuple[float, int]] = []
+    after = -1.0
+    for position, family in enumerate(families):
+        index = where.get(family[0].session.id)
+        if index is not None:
+            after = float(index)
+        keys.append((after if index is not None else after + 0.5, position))
+    order = sorted(range(len(families)), key=lambda i: keys[i])
+    return [row for i in order for row in families[i]]
 
 
 class SessionsPane(RowList):

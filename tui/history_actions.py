@@ -1,0 +1,209 @@
+"""The app's actions on history: undo (through core.undo's log), hide or show a branch,
+rename a branch, make a checkpoint, name a new branch. A mixin of ArborApp, so that these
+keys live together and app.py keeps the panes and the operations it always had.
+
+Every change goes through `_recorded`, which logs it for `u`.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from rich.text import Text
+
+from core.models import InternalSession
+
+from .components.branches_pane import branch_title, suggest_branch_name
+from .formatting import FAINT, short_id
+from .safe_text import safe_line
+
+NAME_HINT = Text("enter accepts · edit the name first if you like · escape cancels", FAINT)
+
+
+def _text_of(message) -> str:
+    """A message's own words (its text blocks; not tool calls or thinking)."""
+    if not isinstance(message, dict):
+        return ""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(block.get("text", "") for block in content
+                        if isinstance(block, dict) and block.get("type") == "text"
+                        and isinstance(block.get("text"), str))
+    return ""
+
+
+class HistoryActions:
+    """Mixed into ArborApp (uses its store, panes, say/_error/reload)."""
+
+    _undo_blocked: int | None = None      # an operation `u` could not undo, said so once
+
+    def _recorded(self, session_id: int, kind: str, description: str):
+        """Run an operation in one transaction and log it for undo (core.undo)."""
+        from core import undo
+
+        return undo.recorded(self.store, session_id, kind, description)
+
+    # --------------------------------------------------------------------- undo
+    def action_undo(self) -> None:
+        from core import undo
+
+        self._catch_up()
+        try:
+            pending = self.store.last_undoable_operation()
+            if pending is not None and pending.seq == self._undo_blocked:
+                # asked again: leave that one as it is and undo the one before it
+                undo.leave_as_is(self.store, pending)
+                self._undo_blocked = None
+            result = undo.undo_last(self.store)
+        except self.store.errors as error:
+            self._error(error)
+            return
+        if result is None:
+            self.say("Nothing to undo: the operations of this app are all undone.",
+                     title="Undo", markup=False)
+            return
+        operation = result.operation
+        if not result.done:
+            self._undo_blocked = operation.seq
+            self.say(f"Cannot undo “{operation.description}”: {result.conflict}. Nothing was "
+                     "changed. Press u again to leave it as it is and undo the one before it.",
+                     title="Undo", severity="warning", markup=False, timeout=10)
+            return
+        self._undo_blocked = None
+        self.say(f"Undid: {operation.description}.", title="Undo", markup=False)
+        keep = self.branches_pane.highlighted
+        self.reload(session_id=operation.external_session_id,
+                    branch_id=keep.id if keep is not None and
+                    operation.external_session_id == self.session_id else None,
+                    keep_seq=self._kept_seq())
+
+    # ------------------------------------------------------------- naming a branch
+    def _ask_branch_name(self, source: InternalSession, where: str,
+                         done: Callable[[str | None], None]) -> None:
+        from .components.text_prompt import TextPrompt
+
+        try:
+            branches = self.store.internal_sessions(source.external_session_id)
+        except self.store.errors as error:
+            self._error(error)
+            return
+        title = Text("New branch at ", "bold")
+        title.append_text(safe_line(where, 50, style="bold #5fafff"))
+        self.push_screen(TextPrompt(title, value=suggest_branch_name(source, branches),
+                                    placeholder="a name for the new branch", hint=NAME_HINT,
+                                    id="branch-name-dialog"), done)
+
+    # ------------------------------------------------------------- branch actions
+    def action_hide_branch(self) -> None:
+        """Hide the highlighted branch (confirmed), or show a hidden one again."""
+        from core import operations
+
+        from .components.confirm_dialog import ConfirmDialog
+
+        self._catch_up()
+        branch = self._target_branch()
+        if branch is None:
+            return
+        title = branch_title(branch)
+
+        def hide(hidden: bool) -> None:
+            try:
+                with self._recorded(branch.external_session_id, "hide",
+                                    f"{'hide' if hidden else 'show'} {title}"):
+                    operations.hide_branch(self.store, branch.id, hidden)
+            except self.store.errors as error:
+                self._error(error)
+                return
+            if hidden:
+                self.say(f"{title} is hidden; nothing is deleted. A shows hidden branches, "
+                         "u undoes.", title="Hidden", markup=False)
+            else:
+                self.say(f"{title} is shown again.", markup=False)
+            self.reload(branch_id=branch.id if not hidden else None)
+
+        if branch.is_hidden:
+            hide(False)
+            return
+        if branch.is_current:
+            self.say("The current branch cannot be hidden: make another branch current first "
+                     "(enter on it).", severity="warning", markup=False)
+            return
+        question = Text("Hide ")
+        question.append_text(safe_line(title, 50, style="bold"))
+        question.append(f" ({branch.message_count:,} messages)?\n\nIt leaves the tree; nothing "
+                        "is deleted. A shows hidden branches and archived sessions; u undoes.")
+        self.push_screen(ConfirmDialog(Text("Hide branch", "bold"), question, yes="Hide"),
+                         lambda yes: hide(True) if yes else None)
+
+    def action_rename_branch(self) -> None:
+        from core import operations
+
+        from .components.text_prompt import TextPrompt
+
+        self._catch_up()
+        branch = self._target_branch()
+        if branch is None:
+            return
+        old = branch_title(branch)
+
+        def done(name: str | None) -> None:
+            if name is None or not name.strip():
+                return
+            try:
+                with self._recorded(branch.external_session_id, "rename",
+                                    f"rename {old} to {name.strip()}"):
+                    operations.rename_branch(self.store, branch.id, name)
+            except self.store.errors as error:
+                self._error(error)
+                return
+            self.reload(branch_id=branch.id, keep_seq=self._kept_seq())
+
+        self.push_screen(TextPrompt(Text("Rename branch", "bold"), value=branch.name or old,
+                                    placeholder="branch name", id="rename-branch-dialog"), done)
+
+    def action_checkpoint(self) -> None:
+        """A named checkpoint on the highlighted message, or the highlighted branch's head."""
+        from core import operations
+
+        from .components.text_prompt import TextPrompt
+
+        self._catch_up()
+        if self._focused_pane() is self.messages_pane:
+            item = self.messages_pane.highlighted
+            branch = self.branch
+            if item is None or branch is None or self._in_child_session(item) or \
+                    item.kind != "entry":
+                return
+            entry = item.entry
+            where = f"entry {short_id(entry.id)}"
+        else:
+            branch = self._target_branch()
+            if branch is None or branch.head_seq is None:
+                return
+            entry = self.store.get_entry(branch.head_seq)
+            where = f"the head of {branch_title(branch)}"
+        said = " ".join(_text_of(entry.message).split()[:6]) if entry is not None else ""
+        suggestion = f"at: {said}" if said else f"checkpoint at {short_id(entry.id)}"
+
+        def done(name: str | None) -> None:
+            if name is None:
+                return
+            name = name.strip() or suggestion
+            try:
+                with self._recorded(branch.external_session_id, "checkpoint",
+                                    f"checkpoint {name} at {where}"):
+                    operations.checkpoint(self.store, branch.id, name, at_entry_id=entry.seq)
+            except self.store.errors as error:
+                self._error(error)
+                return
+            self.say(f"Checkpoint “{name}” at {where}: r offers it to roll back to.",
+                     title="Checkpoint", markup=False)
+            self.reload(branch_id=self.branch.id if self.branch else None,
+                        keep_seq=self._kept_seq())
+
+        title = Text("Checkpoint at ", "bold")
+        title.append_text(safe_line(where, 50, style="bold #5fafff"))
+        self.push_screen(TextPrompt(title, value=suggestion[:60], placeholder="checkpoint name",
+                                    hint=NAME_HINT, id="checkpoint-dialog"), done)
