@@ -232,7 +232,7 @@ async def test_keys_after_closing_a_dialog_in_one_burst_act_on_the_screen_below(
         assert app.screen.__class__.__name__ == "CompactDialog"
         # close it, go up one message, branch there: keys read while the dialog is up, which
         # its text area would have taken as text
-        burst(app, "escape", "up", "b")
+        burst(app, "escape", "up", "b", "enter")     # (enter accepts the branch's name)
         await settle(pilot)
         new = app.store.current_internal_session(app.session_id)
         assert new.id != head.id and new.parent_session_id == head.id
