@@ -113,9 +113,10 @@ def test_resizing_the_real_terminal_both_ways_with_messages_open(demo):
 def test_keys_in_one_burst_act_in_the_pane_the_keys_before_them_focused(demo):
     term, path = demo
     before = branches_seen_by_another_process(path, TRIP)
-    term.keys("Tab", "Tab", "Up", "Up", "b")  # to the messages pane, up two messages, branch
-    screen = term.wait_for("New branch")
-    assert "at message" in screen  # not "at the head of …" (the branches pane's b)
+    # to the messages pane, up two messages, branch (enter accepts the suggested name)
+    term.keys("Tab", "Tab", "Up", "Up", "b", "Enter")
+    screen = term.wait_for("Branched")
+    assert "at message" in " ".join(screen.split())  # not "at the head of …" (the branches pane's b)
     after = branches_seen_by_another_process(path, TRIP)
     new = [b for b in after if b["id"] not in {old["id"] for old in before}]
     assert len(new) == 1 and new[0]["current"]
@@ -131,8 +132,8 @@ def test_app_and_other_processes_see_each_others_writes_with_sqlite3_in_between(
     sqlite_select_1(path)
     # a branch made by key in the app is seen by another process
     before = branches_seen_by_another_process(path, TRIP)
-    term.keys("Tab", "b")
-    term.wait_for("New branch")
+    term.keys("Tab", "b", "Enter")
+    term.wait_for("Branched")
     after = branches_seen_by_another_process(path, TRIP)
     assert len(after) == len(before) + 1
     sqlite_select_1(path)
@@ -150,7 +151,7 @@ def test_app_and_other_processes_see_each_others_writes_with_sqlite3_in_between(
     shown_after = time.monotonic() - started
     sqlite_select_1(path)
     # and the app's next write is still seen outside, on top of the agent's
-    term.keys("b")
+    term.keys("b", "Enter")
     term.wait_for(lambda screen: screen.count("New branch") >= 1 and len(
         branches_seen_by_another_process(path, TRIP)) == len(after) + 1, timeout=10)
     assert other_process("import sqlite3\nc = sqlite3.connect(db)\n"
