@@ -10,8 +10,9 @@ from core.errors import ArborError
 
 
 @pytest.fixture
-def store(tmp_path):
-    store = open_store(tmp_path / "s.db")
+def store(store_location):
+    """A new store, SQLite and PostgreSQL (the log and the hidden flags have twins)."""
+    store = open_store(store_location)
     yield store
     store.close()
 
@@ -122,8 +123,8 @@ def test_undo_archive_rename_make_current_hide_checkpoint(store):
     assert counts(store, session.id)[:3] == before[:3]          # nothing deleted
 
 
-def test_the_log_survives_a_restart(tmp_path):
-    path = tmp_path / "s.db"
+def test_the_log_survives_a_restart(store_location):
+    path = store_location
     store = open_store(path)
     session, main, entries = make_session(store)
     with undo.recorded(store, session.id, "branch", "branch"):

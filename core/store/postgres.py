@@ -45,7 +45,7 @@ _INTERNAL_COLUMNS = (
     "i.id, i.external_session_id, i.langgraph_session_id, i.name, i.state_data, i.created_at, "
     "i.updated_at, i.is_current, i.checkpoint_count, i.parent_session_id, "
     "i.branch_point_checkpoint_id, i.fork_seq, i.head_seq, i.tool_invocation_count, i.metadata, "
-    "h.id, h.msg_index, f.id"
+    "h.id, h.msg_index, f.id, i.is_hidden"
 )
 _INTERNAL_SELECT = (
     f"SELECT {_INTERNAL_COLUMNS} FROM internal_sessions i LEFT JOIN entries h ON h.seq = i.head_seq "
@@ -63,15 +63,19 @@ _EXTERNAL_SELECT = (
 
 _CHECKPOINT_SELECT = (
     "SELECT c.id, c.external_session_id, c.internal_session_id, c.entry_seq, c.checkpoint_name,"
-    " c.session_state, c.is_auto, c.created_at, c.metadata, c.tool_invocations, e.id"
+    " c.session_state, c.is_auto, c.created_at, c.metadata, c.tool_invocations, e.id, c.is_hidden"
     " FROM checkpoints c LEFT JOIN entries e ON e.seq = c.entry_seq"
 )
 _CHECKPOINT_ORDER = " ORDER BY c.created_at DESC, c.id DESC"
 
+_OPLOG_COLUMNS = ("o.seq, o.kind, o.external_session_id, o.description, o.changes, o.undoes,"
+                  " o.created_at")
+
 _SUMMARY_SELECT = (
     "SELECT x.id, x.uid, x.session_name, x.source, x.cwd, x.kind, x.created_at, x.updated_at,"
     " x.is_active, x.message_count, x.entry_count,"
-    " (SELECT COUNT(*) FROM internal_sessions i WHERE i.external_session_id = x.id),"
+    " (SELECT COUNT(*) FROM internal_sessions i WHERE i.external_session_id = x.id"
+    " AND i.is_hidden = 0),"
     " x.parent_id FROM external_sessions x"
 )
 
@@ -281,6 +285,7 @@ class Statements:
                      " created_at) VALUES (%s,%s,%s,%s,%s)")
     REFLOG_OF_BRANCH = ("SELECT old_head_seq, new_head_seq, reason, created_at FROM reflog"
                         " WHERE internal_session_id = %s ORDER BY seq")
+    INTERNAL_SET_HIDDEN = "UPDATE internal_sessions SET is_hidden = %s WHERE id = %s"
 
     # --------------------------------------------------------------- entries
     ENTRY_INSERT = ("INSERT INTO entries(seq, external_session_id, id, parent_seq, type, timestamp,"
@@ -395,6 +400,7 @@ class Statements:
     CHECKPOINTS_OF_BRANCH = f"{_CHECKPOINT_SELECT} WHERE c.internal_session_id = %s{_CHECKPOINT_ORDER}"
     CHECKPOINTS_OF_SESSION = f"{_CHECKPOINT_SELECT} WHERE c.external_session_id = %s{_CHECKPOINT_ORDER}"
     CHECKPOINT_DELETE = "DELETE FROM checkpoints WHERE id = %s"
+    CHECKPOINT_SET_HIDDEN = "UPDATE checkpoints SET is_hidden = %s WHERE id = %s"
     CHECKPOINT_SESSION_OF = "SELECT external_session_id FROM checkpoints WHERE id = %s"
     CHECKPOINT_METADATA_FIELD_OF_SESSION = (
         "SELECT metadata::json -> %s FROM checkpoints WHERE external_session_id = %s")
@@ -460,6 +466,15 @@ class Statements:
         f"INSERT INTO langgraph_writes({_LANGGRAPH_WRITE_COLUMNS}) SELECT %s, checkpoint_id,"
         " task_id, idx, task_path, channel, type, value FROM langgraph_writes"
         " WHERE external_session_id = %s ON CONFLICT DO NOTHING")
+    # ------------------------------------------------------- operation log
+    # (core.undo: the app's operations and what each changed, newest undone first)
+    OPLOG_INSERT = ("INSERT INTO operation_log(kind, external_session_id, description, changes,"
+                    " undoes, created_at) VALUES (%s,%s,%s,%s,%s,%s) RETURNING seq")
+    OPLOG_LAST_UNDOABLE = (
+        f"SELECT {_OPLOG_COLUMNS} FROM operation_log o WHERE o.undoes IS NULL"
+        " AND NOT EXISTS (SELECT 1 FROM operation_log u WHERE u.undoes = o.seq)"
+        " ORDER BY o.seq DESC LIMIT 1")
+    OPLOG_RECENT = f"SELECT {_OPLOG_COLUMNS} FROM operation_log o ORDER BY o.seq DESC LIMIT %s"
 
     # --------------------------------------------------------- import sources
     IMPORT_SOURCE_GET = ("SELECT external_session_id, format, size, mtime, state FROM import_sources"
