@@ -79,6 +79,7 @@ class ArborApp(HistoryActions, KeysInOrder[int]):
         Binding("u", "undo", "Undo", show=False, id="undo"),
         Binding("m", "checkpoint", "Checkpoint", show=False, id="checkpoint"),
         Binding("A", "toggle_archived", "Show archived", show=False, id="toggle-archived"),
+        Binding("dollar_sign", "usage", "Usage", show=False, id="usage"),
     ]
 
     def __init__(self, store: Store, *, show_archived: bool = False, clock: Clock | None = None,
@@ -163,6 +164,7 @@ class ArborApp(HistoryActions, KeysInOrder[int]):
                 if len(first) == FIRST_PAGE:
                     self.call_from_thread(self._sessions_loaded, first, 0, keep_id, False, True)
             rows = self.store.list_sessions(include_archived=self.show_archived)
+            self.sessions_pane.figures = self.store.session_usage()
             hidden = 0
             if not rows and not self.show_archived:
                 hidden = self.store.count_external_sessions(archived=True)
@@ -444,6 +446,7 @@ class ArborApp(HistoryActions, KeysInOrder[int]):
         newest, and the list must not move under the cursor."""
         try:
             rows = self.store.list_sessions(include_archived=self.show_archived)
+            self.sessions_pane.figures = self.store.session_usage()
         except self.store.errors as error:
             self._error(error)
             return
@@ -902,6 +905,14 @@ class ArborApp(HistoryActions, KeysInOrder[int]):
         from .components.help_screen import HelpScreen
 
         self.push_screen(HelpScreen())
+
+    def action_usage(self) -> None:
+        from core.usage import local_zone
+
+        from .components.usage_screen import UsageScreen
+
+        today = self.clock().astimezone(local_zone()).date()
+        self.push_screen(UsageScreen(self.store.reader(), today, self.sessions), self._jump)
 
     def action_search(self) -> None:
         from .components.search_screen import SearchScreen

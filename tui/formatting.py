@@ -93,3 +93,13 @@ def short_id(entry_id: str | None) -> str:
     if not entry_id:
         return "—"
     return entry_id[:8]
+
+
+def usage_amount(figure) -> str:
+    """A usage figure in a few cells: "$1.23" ("$1.23+" when part of it has no price), or
+    its tokens ("52k tok") when none of it has a price."""
+    from core.usage import fmt_tokens, fmt_usd
+
+    if figure.unpriced and not figure.cost_usd:
+        return f"{fmt_tokens(figure.total_tokens)} tok"
+    return fmt_usd(figure.cost_usd) + ("+" if figure.unpriced else "")

@@ -18,6 +18,7 @@ from rich.segment import Segment
 from rich.text import Text
 from textual.strip import Strip
 
+from core.usage import fmt_tokens, fmt_usd
 from core.entries import (BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, LABEL, MESSAGE,
                           MODEL_CHANGE, SESSION_INFO, THINKING_LEVEL_CHANGE, TOOL_CALL_BLOCKS,
                           TOOL_RESULT_BLOCKS, block_type, content_text, langgraph_checkpoint)
@@ -211,6 +212,16 @@ def header(item: Item, label: str | None, now: datetime, width: int) -> Text:
         if role == "assistant" and isinstance(model, str) and model:
             line.append("  ")
             line.append_text(safe_line(model, 28, style=FAINT))
+        usage = item.usage
+        if usage is not None:
+            # the response's tokens and cost, where they fit beside the time and id
+            figures = Text(f"  {fmt_tokens(usage.total_tokens)} tok", FAINT, end="")
+            if usage.cost_usd is not None:
+                figures.append(f" {fmt_usd(usage.cost_usd)}", DIM)
+            else:
+                figures.append(" no price", "#d7af5f")
+            if line.cell_len + figures.cell_len + 26 <= width:
+                line.append_text(figures)
     elif entry.type == COMPACTION:
         line.append("◆ compaction", MARKER_STYLE)
         tokens = entry.data.get("tokensBefore")

@@ -40,6 +40,7 @@ class Item:
     entry: Entry
     nest: int = 0
     child: SpawnedSession | None = None
+    usage: object | None = None     # the response's tokens and cost (core.store ResponseUsage)
 
     @property
     def key(self) -> tuple[str, int]:
@@ -76,6 +77,7 @@ class MessageSource:
         self.start = 0
         self.skips: list[int] = []
         self._windows: OrderedDict[int, list[Entry]] = OrderedDict()
+        self._usage: dict[int, object] = {}   # entry seq -> its response's usage
         self._inserts: list[_Insert] = []
         self._extra = 0
         with store.reading():
@@ -262,6 +264,7 @@ class MessageSource:
         if window is None:
             window = self.store.path_entries(self.head, number * WINDOW, (number + 1) * WINDOW)
             self._windows[number] = window
+            self._usage.update(self.store.response_usage([e.seq for e in window]))
             if len(self._windows) > MAX_WINDOWS:
                 self._windows.popitem(last=False)
         else:
@@ -279,7 +282,9 @@ class MessageSource:
             return Item("summary", self.compaction, self.nest)
         depth = self._base_depth_of(base)
         entry = self._entry_at(depth) if depth is not None else None
-        return Item("entry", entry, self.nest) if entry is not None else None
+        if entry is None:
+            return None
+        return Item("entry", entry, self.nest, usage=self._usage.get(entry.seq))
 
     def describe(self) -> str:
         if self.raw:

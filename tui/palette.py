@@ -26,6 +26,7 @@ COMMANDS: list[tuple[str, str, str, str]] = [
     ("Toggle raw / context view", "v", "toggle_view", "Raw entries, or the replayed context with compaction applied"),
     ("Search", "/", "search", "Session names and all message text"),
     ("Show archived and hidden", "A", "toggle_archived", "Show or hide archived sessions and hidden branches"),
+    ("Usage and cost", "$", "usage", "Cost per day by model, by project, the most expensive sessions"),
     ("Import agent logs…", "", "import_logs", "Read Claude Code, Codex, pi or LangGraph logs into this store"),
     ("Help", "?", "help", "Every key and what it does"),
     ("Next pane", "tab", "focus_next_pane", "Sessions → branches → messages"),

@@ -1598,6 +1598,13 @@ class Store:
                                          after_depth=-1 if after is None else after,
                                          before_depth=before)
 
+    def usage_by_day_and_model(self, since: Any, until: Any, *, timezone: str | None = None
+                               ) -> dict[str, dict[str, Any]]:
+        """{local day: {model: Figure}} (the usage screen's chart)."""
+        from . import usage_queries
+
+        return usage_queries.daily_by_model(self, since, until, timezone)
+
     def usage_prices_stale(self) -> bool:
         """Whether some cost was computed with other prices than today's."""
         from .usage_rows import prices_stale

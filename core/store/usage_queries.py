@@ -202,3 +202,30 @@ def path_figure(store: "Store", head_seq: int | None, *, after_depth: int = -1,
                 figure.add_row(row[0], row[2], row[3], row[4], row[5], row[6], row[7], row[1], row[8],
                                row[9], row[10])
     return figure
+
+
+def daily_by_model(store: "Store", since: date, until: date,
+                   zone_name: str | None = None) -> dict[str, dict[str, Figure]]:
+    """{local day: {model: figure}} from `since` to `until` (each response once): what
+    the usage screen's chart draws."""
+    zone = local_zone(zone_name)
+    lo, hi = utc_bounds(since, until, zone)
+    grain = "minute" if _odd_offset(zone) else "hour"
+    query, args = store._sql.usage_report(grain, counted_only=True, since=lo, until=hi, source=None)
+    with store.reading() as conn:
+        rows = conn.execute(query, args).fetchall()
+    out: dict[str, dict[str, Figure]] = {}
+    cache: dict[str, str] = {}
+    for row in rows:
+        stamp = row[0]
+        day = cache.get(stamp)
+        if day is None:
+            text = stamp + (":00:00" if len(stamp) == 13 else ":00")
+            moment = datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+            day = cache[stamp] = moment.astimezone(zone).date().isoformat()
+        models = out.setdefault(day, {})
+        figure = models.get(row[1])
+        if figure is None:
+            figure = models[row[1]] = Figure()
+        figure.add_row(row[1], *row[3:8], row[8], row[2], row[9], row[10], row[11])
+    return out

@@ -13,7 +13,7 @@ from textual.binding import Binding
 from core.lineage import FamilyRow, ancestors, family_rows
 from core.store import SessionSummary
 
-from ..formatting import DIM, FAINT, SOURCE_STYLES, age, short_count
+from ..formatting import DIM, FAINT, SOURCE_STYLES, age, short_count, usage_amount
 from ..safe_text import safe_line
 from .row_list import RowList
 
@@ -69,6 +69,7 @@ class SessionsPane(RowList):
         self.rows: list[FamilyRow] = []
         self.opened: set[int] = set()     # sessions whose sub-agents and forks are listed
         self.now = now
+        self.figures: dict = {}   # session id -> core.usage.Figure (set by the app)
 
     @property
     def sessions(self) -> list[SessionSummary]:
@@ -149,10 +150,18 @@ class SessionsPane(RowList):
             top.append(_CHILD_GLYPHS.get(session.kind, "↳") + " ", CHILD_STYLE)
         if row.children:
             top.append("▾ " if row.is_open else "▸ ", CHILD_STYLE)
-        name_width = max(4, width - len(when) - 2 - top.cell_len)
+        # what it cost (tokens where none of it has a price), beside its age
+        figure = self.figures.get(session.id) if self.figures else None
+        amount = usage_amount(figure) if figure is not None and figure.responses else ""
+        if amount and width - len(when) - len(amount) - top.cell_len < 12:
+            amount = ""
+        name_width = max(4, width - len(when) - 2 - top.cell_len - (len(amount) + 1 if amount else 0))
         name = session.name or "(unnamed)"
         top.append_text(safe_line(name, name_width, style="bold" if session.is_active else f"italic {DIM}"))
-        top.pad_right(max(0, width - 1 - len(when) - top.cell_len))
+        top.pad_right(max(0, width - 1 - len(when) - top.cell_len - (len(amount) + 1 if amount else 0)))
+        if amount:
+            top.append(amount, "#d7af5f" if figure.incomplete else "#87af87")
+            top.append(" ")
         top.append(when, DIM)
         top.append(" ")
         numbers = Text(end="")

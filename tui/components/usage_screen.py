@@ -1,0 +1,284 @@
+"""The usage screen (`u`): cost per day over the last weeks as a bar chart split by model,
+cost by project, and the most expensive sessions (enter opens one).
+
+The chart is drawn with Textual's own rendering (block characters in a Rich `Text`), one
+column per day, each bar stacked by model in the model's colour, so it reads at 80x24.
+Figures come from the totals the store keeps (`Store.usage_report`), in a thread worker.
+Where nothing is priced, the chart shows tokens instead of dollars.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Static
+
+from core.usage import Figure, fmt_cost, fmt_tokens, fmt_usd
+
+from ..formatting import DIM, FAINT
+from ..safe_text import safe_line
+from .backdrop import FrozenBackdrop
+from .row_list import RowList
+
+DAYS = 28
+PALETTE = ("#5fafff", "#d7875f", "#87d787", "#d787d7", "#d7d75f", "#5fd7d7", "#af87ff", "#ff8787")
+OTHER = "#6c6c6c"
+BLOCKS = " ▁▂▃▄▅▆▇█"
+
+
+@dataclass
+class UsageChoice:
+    """What the screen closes with: a session to open (the search's jump takes it)."""
+
+    session_id: int
+    seq: int | None = None
+
+
+def _value(figure: Figure, in_dollars: bool) -> float:
+    return figure.cost_usd if in_dollars else float(figure.total_tokens)
+
+
+def _amount(value: float, in_dollars: bool) -> str:
+    return fmt_usd(value) if in_dollars else fmt_tokens(int(value)) + " tok"
+
+
+class CostChart(Static):
+    """Cost per day, a column a day, stacked by model."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.days: list[str] = []
+        self.by_day: dict[str, dict[str, Figure]] = {}
+        self.colours: dict[str, str] = {}
+        self.in_dollars = True
+
+    def set_data(self, days: list[str], by_day: dict[str, dict[str, Figure]],
+                 colours: dict[str, str], in_dollars: bool) -> None:
+        self.days, self.by_day, self.colours, self.in_dollars = days, by_day, colours, in_dollars
+        self.refresh(layout=True)
+
+    def render(self) -> Text:
+        width = max(20, self.size.width)
+        height = max(3, self.size.height - 1)
+        if not self.days:
+            return Text("")
+        axis_width = 9
+        column = max(1, min(3, (width - axis_width) // len(self.days)))
+        bar = max(1, column - 1) if column > 1 else 1
+        totals = [sum(_value(f, self.in_dollars) for f in self.by_day.get(d, {}).values())
+                  for d in self.days]
+        top = max(totals) if totals and max(totals) > 0 else 1.0
+        units = height * 8   # eighths of a row
+        stacks = []
+        for day in self.days:
+            figures = self.by_day.get(day, {})
+            parts = sorted(figures.items(), key=lambda kv: -_value(kv[1], self.in_dollars))
+            levels, running = [], 0.0
+            for model, figure in parts:
+                running += _value(figure, self.in_dollars)
+                levels.append((round(running / top * units), self.colours.get(model, OTHER)))
+            stacks.append(levels)
+        out = Text(no_wrap=True, end="")
+        for row in range(height, 0, -1):
+            if row == height:
+                label = _amount(top, self.in_dollars)
+            elif row == (height + 1) // 2:
+                label = _amount(top / 2, self.in_dollars)
+            else:
+                label = ""
+            out.append(f"{label:>{axis_width - 1}} ", FAINT)
+            floor = (row - 1) * 8
+            for levels in stacks:
+                char, style = " ", ""
+                for level, colour in levels:   # the segment that reaches into this row
+                    if level > floor:
+                        eighths = min(8, level - floor)
+                        char, style = BLOCKS[eighths], colour
+                        break
+                out.append(char * bar, style)
+                out.append(" " * (column - bar))
+            out.append("\n")
+        # the day axis: the first day of each week, and today
+        axis = [" "] * (column * len(self.days))
+        for index, day in enumerate(self.days):
+            if index % 7 == 0 or index == len(self.days) - 1:
+                label = day[5:]
+                start = index * column
+                if index == len(self.days) - 1:
+                    start = max(0, len(axis) - len(label))
+                if all(c == " " for c in axis[max(0, start - 1):start + len(label)]):
+                    axis[start:start + len(label)] = list(label)
+        out.append(" " * axis_width + "".join(axis), DIM)
+        return out
+
+
+class RankList(RowList):
+    """One line a row: a name, a bar and an amount (projects, sessions)."""
+
+    ROW_HEIGHT = 1
+    BINDINGS = [Binding("enter", "select", "Open", show=True)]
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.rows: list[tuple[str, Figure, int | None]] = []
+        self.in_dollars = True
+
+    def set_rows(self, rows: list[tuple[str, Figure, int | None]], in_dollars: bool) -> None:
+        self.rows, self.in_dollars = rows, in_dollars
+        self.set_row_count(len(rows), 0, notify=False)
+
+    def render_row(self, index: int, width: int) -> list[Text]:
+        name, figure, _sid = self.rows[index]
+        top = max((_value(f, self.in_dollars) for _n, f, _s in self.rows), default=1.0) or 1.0
+        amount = fmt_cost(figure) if self.in_dollars else fmt_tokens(figure.total_tokens) + " tok"
+        bar_room = max(4, min(12, width // 5))
+        name_room = max(6, width - bar_room - len(amount) - 5)
+        line = Text(" ", end="")
+        line.append_text(safe_line(name, name_room, style="bold" if _sid is not None else ""))
+        line.pad_right(max(0, 1 + name_room - line.cell_len + 1))
+        filled = _value(figure, self.in_dollars) / top * bar_room
+        whole = int(filled)
+        line.append("█" * whole + (BLOCKS[round((filled - whole) * 8)] if whole < bar_room else ""),
+                    "#5fafff")
+        line.pad_right(max(1, width - 1 - len(amount) - line.cell_len))
+        line.append(amount, "#d7af5f" if figure.incomplete else "")
+        return [line]
+
+    def action_select(self) -> None:
+        if self.row_count:
+            self.post_message(self.Selected(self, self.cursor))
+
+
+class UsageScreen(FrozenBackdrop[UsageChoice | None]):
+    """Cost per day by model, by project, the most expensive sessions."""
+
+    DEFAULT_CSS = """
+    .dialog.usage { width: 100%; max-width: 120; height: 100%; max-height: 40; padding: 0 1; }
+    #usage-title { margin-bottom: 0; }
+    #usage-chart { height: 1fr; min-height: 6; max-height: 14; }
+    #usage-legend { height: auto; max-height: 2; }
+    #usage-lists { height: 1fr; min-height: 5; }
+    #usage-projects-box, #usage-sessions-box { width: 1fr; height: 1fr; }
+    .usage-heading { height: 1; color: $text-muted; }
+    #usage-projects, #usage-sessions { height: 1fr; border: round $panel-lighten-2; }
+    #usage-projects:focus, #usage-sessions:focus { border: round $accent; }
+    #usage-hint { height: 1; }
+    """
+
+    BINDINGS = [
+        Binding("escape", "close", "Close"),
+        Binding("q", "close", "Close", show=False),
+        Binding("tab", "next_list", "Projects/sessions", show=False),
+    ]
+
+    def __init__(self, store, today: date, sessions: list, *, timezone: str | None = None) -> None:
+        super().__init__()
+        self.store = store
+        self.today = today
+        self.session_ids = {s.uid: s.id for s in sessions}
+        self.timezone = timezone
+        self._fetching = True
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog usage", id="usage-dialog"):
+            yield Static(Text("Usage · loading…", "bold"), id="usage-title", classes="dialog-title")
+            yield CostChart(id="usage-chart")
+            yield Static(Text(""), id="usage-legend")
+            with Horizontal(id="usage-lists"):
+                with Vertical(id="usage-projects-box"):
+                    yield Static(Text("By project", "bold"), classes="usage-heading")
+                    yield RankList(id="usage-projects")
+                with Vertical(id="usage-sessions-box"):
+                    yield Static(Text("Most expensive sessions", "bold"), classes="usage-heading")
+                    yield RankList(id="usage-sessions")
+            yield Static(Text("enter opens a session · tab switches list · escape closes", FAINT),
+                         id="usage-hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#usage-sessions", RankList).focus()
+        self._load()
+
+    @property
+    def busy(self) -> bool:
+        return self._fetching
+
+    @work(thread=True, exclusive=True, group="usage")
+    def _load(self) -> None:
+        store = self.store
+        since = self.today - timedelta(days=DAYS - 1)
+        try:
+            if store.usage_prices_stale():
+                store.reprice_usage()
+            by_day = store.usage_by_day_and_model(since, self.today, timezone=self.timezone)
+            window = store.usage_report("model", since=since, until=self.today, timezone=self.timezone)
+            projects = store.usage_report("project", timezone=self.timezone)
+            sessions = store.usage_report("session", timezone=self.timezone)
+            everything = store.usage_report("model", timezone=self.timezone)
+        except Exception as error:   # a damaged store or prices file: said, not raised
+            self.app.call_from_thread(self._failed, str(error))
+            return
+        self.app.call_from_thread(self._show, since, by_day, window, projects, sessions, everything)
+
+    def _failed(self, message: str) -> None:
+        self._fetching = False
+        self.query_one("#usage-title", Static).update(
+            safe_line(f"Usage · cannot be read: {message}", 200, style="bold #ff5f5f"))
+
+    def _show(self, since: date, by_day, window, projects, sessions, everything) -> None:
+        self._fetching = False
+        in_dollars = everything.totals.cost_usd > 0 or not everything.totals.responses
+        models = [key for key, _l, _f in window.rows]
+        colours = {model: PALETTE[i] for i, model in enumerate(models[:len(PALETTE)])}
+        days = [(since + timedelta(days=i)).isoformat() for i in range(DAYS)]
+        self.query_one(CostChart).set_data(days, by_day, colours, in_dollars)
+        total = window.totals
+        title = Text("Usage · last 4 weeks  ", "bold")
+        title.append(fmt_cost(total) if in_dollars else fmt_tokens(total.total_tokens) + " tokens",
+                     "#d7af5f" if total.incomplete else "bold")
+        title.append(f"   all time {fmt_cost(everything.totals)}", DIM)
+        self.query_one("#usage-title", Static).update(title)
+        legend = Text(" ", end="")
+        for key, _label, figure in window.rows[:len(PALETTE)]:
+            legend.append("■ ", colours.get(key, OTHER))
+            legend.append_text(safe_line(_short(key), 24, style=DIM))
+            legend.append(f" {fmt_cost(figure) if in_dollars else fmt_tokens(figure.total_tokens)}  ",
+                          FAINT)
+        if total.unpriced:
+            legend.append("\n ")
+            legend.append_text(safe_line("no price for " + ", ".join(sorted(total.unpriced)) +
+                                         " (tokens counted)", 200, style="#d7af5f"))
+        self.query_one("#usage-legend", Static).update(legend)
+        project_rows = [(key or "(no folder)", figure, None) for key, _l, figure in projects.rows]
+        self.query_one("#usage-projects", RankList).set_rows(project_rows, in_dollars)
+        session_rows = [(label or "(unnamed)", figure, self.session_ids.get(key))
+                        for key, label, figure in sessions.rows]
+        self.query_one("#usage-sessions", RankList).set_rows(session_rows, in_dollars)
+
+    @on(RankList.Selected)
+    def _selected(self, event: RankList.Selected) -> None:
+        event.stop()
+        lists = self.query_one("#usage-sessions", RankList)
+        if event.control is not lists:
+            return
+        _name, _figure, session_id = lists.rows[event.index]
+        if session_id is not None:
+            self.dismiss(UsageChoice(session_id))
+
+    def action_next_list(self) -> None:
+        projects = self.query_one("#usage-projects", RankList)
+        sessions = self.query_one("#usage-sessions", RankList)
+        (projects if sessions.has_focus else sessions).focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+def _short(model: str) -> str:
+    head, _, tail = model.rpartition("-")
+    return head if len(tail) == 8 and tail.isdigit() and head else model
