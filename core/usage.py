@@ -384,6 +384,8 @@ def fmt_cost(figure: Figure, *, digits: int = 2) -> str:
 
 def fmt_usd(value: float, digits: int = 2) -> str:
     """Dollars, with more digits for amounts below a cent (never "$0.00" for a real cost)."""
+    if 0 < value < 0.0001:
+        return "<$0.0001"
     if 0 < value < 0.01:
         return f"${value:.4f}"
     return f"${value:,.{digits}f}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -24,7 +25,8 @@ from core.store import SessionSummary, Store, open_store
 
 from .history_actions import HistoryActions
 from .palette import ArborCommands
-from .components.branches_pane import BranchesPane, branch_title, flatten, visible_branches
+from .components.branches_pane import (BranchesPane, branch_title, flatten, own_usage,
+                                       visible_branches)
 from .components.empty_state import EmptyState, empty_text
 from .components.key_footer import KeyFooter
 from .components.messages_pane import MessagesPane
@@ -236,6 +238,7 @@ class ArborApp(HistoryActions, KeysInOrder[int]):
         shown = visible_branches(branches, show_hidden=self.show_archived)
         rows = flatten(shown, labels, [c for c in checkpoints if not c.is_hidden])
         pane = self.branches_pane
+        pane.usage_of = partial(own_usage, self.store)
         pane.set_branches(rows, keep_branch, notify=False)
         session = self._session(session_id)
         title = Text("Branches · ", end="")

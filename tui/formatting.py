@@ -103,3 +103,8 @@ def usage_amount(figure) -> str:
     if figure.unpriced and not figure.cost_usd:
         return f"{fmt_tokens(figure.total_tokens)} tok"
     return fmt_usd(figure.cost_usd) + ("+" if figure.unpriced else "")
+
+
+def usage_style(figure) -> str:
+    """Amber for a figure with an unpriced part, green otherwise."""
+    return "#d7af5f" if figure.unpriced else "#87af87"

@@ -195,9 +195,21 @@ def _flat(item: Item) -> Item:
     return replace(item, nest=0)
 
 
+def _usage_texts(usage) -> list[Text]:
+    """A response's usage in the header, longest first: "  1.2k tok $0.0042", "  $0.0042"."""
+    cost = Text(f" {fmt_usd(usage.cost_usd)}", DIM) if usage.cost_usd is not None \
+        else Text(" no price", "#d7af5f")
+    full = Text(f"  {fmt_tokens(usage.total_tokens)} tok", FAINT, end="")
+    full.append_text(cost)
+    short = Text(" ", end="")
+    short.append_text(cost)
+    return [full, short]
+
+
 def header(item: Item, label: str | None, now: datetime, width: int) -> Text:
     entry = item.entry
     line = Text(end="")
+    fallback: Text | None = None   # the cost alone, where the time and id do not fit
     if item.kind == "summary":
         line.append("◆ compacted context", MARKER_STYLE)
         tokens = entry.data.get("tokensBefore")
@@ -209,19 +221,25 @@ def header(item: Item, label: str | None, now: datetime, width: int) -> Text:
         name = ROLE_NAMES.get(role, role)
         line.append_text(safe_line(name, 20, style=ROLE_STYLES.get(role, "bold")))
         model = message.get("model")
-        if role == "assistant" and isinstance(model, str) and model:
-            line.append("  ")
-            line.append_text(safe_line(model, 28, style=FAINT))
+        model = model if role == "assistant" and isinstance(model, str) and model else ""
         usage = item.usage
+        shown, model_width = Text(""), 28
         if usage is not None:
-            # the response's tokens and cost, where they fit beside the time and id
-            figures = Text(f"  {fmt_tokens(usage.total_tokens)} tok", FAINT, end="")
-            if usage.cost_usd is not None:
-                figures.append(f" {fmt_usd(usage.cost_usd)}", DIM)
-            else:
-                figures.append(" no price", "#d7af5f")
-            if line.cell_len + figures.cell_len + 26 <= width:
-                line.append_text(figures)
+            # the response's tokens and cost beside the model, before the time and id: what
+            # does not fit goes, tokens first, then the model's name is shortened
+            room = width - line.cell_len - len(clock_time(entry.timestamp, now)) - 12
+            fits = [f for f in _usage_texts(usage)
+                    if f.cell_len + (min(len(model), 12) + 2 if model else 0) <= room]
+            if fits:
+                shown = fits[0]
+                model_width = max(6, min(28, room - shown.cell_len - 2))
+            else:   # the cost alone, in place of the time and id
+                fallback = _usage_texts(usage)[-1]
+                model_width = max(6, min(28, width - line.cell_len - 2 - fallback.cell_len))
+        if model:
+            line.append("  ")
+            line.append_text(safe_line(model, model_width, style=FAINT))
+        line.append_text(shown)
     elif entry.type == COMPACTION:
         line.append("◆ compaction", MARKER_STYLE)
         tokens = entry.data.get("tokensBefore")
@@ -252,6 +270,8 @@ def header(item: Item, label: str | None, now: datetime, width: int) -> Text:
     if gap >= 2:
         line.append(" " * gap)
         line.append_text(right)
+    elif fallback is not None and line.cell_len + fallback.cell_len <= width:
+        line.append_text(fallback)
     return line
 
 

@@ -1598,6 +1598,20 @@ class Store:
                                          after_depth=-1 if after is None else after,
                                          before_depth=before)
 
+    def range_usage(self, head_seq: int | None, start: int, stop: int) -> Any:
+        """The usage of the responses at depths [start, stop) of the path root -> head (a
+        compaction's summarised part): a `core.usage.Figure`."""
+        from . import usage_queries
+
+        return usage_queries.path_figure(self, head_seq, after_depth=start - 1, before_depth=stop)
+
+    def last_response_model(self, head_seq: int | None) -> tuple[str, str, str] | None:
+        """(model, provider, timestamp) of the newest response on the path root -> head that
+        names its model; None when there is none."""
+        from . import usage_queries
+
+        return usage_queries.last_model(self, head_seq)
+
     def usage_by_day_and_model(self, since: Any, until: Any, *, timezone: str | None = None
                                ) -> dict[str, dict[str, Any]]:
         """{local day: {model: Figure}} (the usage screen's chart)."""

@@ -204,6 +204,19 @@ def path_figure(store: "Store", head_seq: int | None, *, after_depth: int = -1,
     return figure
 
 
+def last_model(store: "Store", head_seq: int | None) -> tuple[str, str, str] | None:
+    """The model (with its provider and time) of the newest response on the path that names one."""
+    if head_seq is None:
+        return None
+    sql = store._sql
+    with store.reading() as conn:
+        for chain, lo, hi in reversed(store.path_segments(head_seq)):
+            row = conn.execute(sql.USAGE_LAST_ON_PATH_PIECE, (chain, lo, hi)).fetchone()
+            if row is not None:
+                return row[0], row[1], row[2]
+    return None
+
+
 def daily_by_model(store: "Store", since: date, until: date,
                    zone_name: str | None = None) -> dict[str, dict[str, Figure]]:
     """{local day: {model: figure}} from `since` to `until` (each response once): what

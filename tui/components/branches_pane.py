@@ -8,13 +8,15 @@ is written as a number instead of more guides.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any, Callable
 
 from rich.text import Text
 from textual.binding import Binding
 
 from core.models import Checkpoint, InternalSession
 
-from ..formatting import CHECKPOINT_STYLE, CURRENT_STYLE, DIM, FAINT, LABEL_STYLE, short_id
+from ..formatting import (CHECKPOINT_STYLE, CURRENT_STYLE, DIM, FAINT, LABEL_STYLE, short_id,
+                          usage_amount, usage_style)
 from ..safe_text import safe_line
 from .row_list import RowList
 
@@ -118,6 +120,17 @@ def flatten(branches: list[InternalSession], labels: dict[int, str],
     return rows
 
 
+def own_usage(store: Any, branch: InternalSession) -> Any:
+    """What the branch's own part cost: the responses after its fork point (a root branch:
+    all of its path). None when the store cannot say."""
+    if branch.head_seq is None:
+        return None
+    try:
+        return store.path_usage(branch.head_seq, after_seq=branch.fork_seq)
+    except store.errors:
+        return None
+
+
 class BranchesPane(RowList):
     ROW_HEIGHT = 2
     BORDER_TITLE = "Branches"
@@ -144,6 +157,19 @@ class BranchesPane(RowList):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.rows: list[BranchRow] = []
+        # branch -> its own part's usage figure (set by the app; read for the rows on screen)
+        self.usage_of: Callable[[InternalSession], Any] | None = None
+        self._usage: dict[tuple, Any] = {}
+
+    def branch_usage(self, branch: InternalSession) -> Any:
+        if self.usage_of is None:
+            return None
+        key = (branch.id, branch.head_seq, branch.fork_seq)
+        if key not in self._usage:
+            if len(self._usage) > 4096:
+                self._usage.clear()
+            self._usage[key] = self.usage_of(branch)
+        return self._usage[key]
 
     def set_branches(self, rows: list[BranchRow], keep_id: int | None = None,
                      *, notify: bool = True) -> None:
@@ -170,12 +196,22 @@ class BranchesPane(RowList):
             top.append("● ", CURRENT_STYLE)
         else:
             top.append("○ ", DIM)
-        title_width = max(4, width - top.cell_len - 2)
+        # its own part's cost (or tokens where nothing is priced), right-aligned when it fits
+        figure = self.branch_usage(branch)
+        amount = usage_amount(figure) if figure is not None and figure.responses else ""
+        if amount and width - top.cell_len - len(amount) - 2 < 8:
+            amount = ""
+        room = len(amount) + 1 if amount else 0
+        title_width = max(4, width - top.cell_len - 2 - room)
         style = "bold" if branch.is_current else (f"italic {DIM}" if branch.is_hidden else "")
         top.append_text(safe_line(branch_title(branch), title_width, style=style))
-        if row.label:
+        if row.label and width - top.cell_len - room > 6:
             top.append(" ")
-            top.append_text(safe_line(f" {row.label} ", 24, style=LABEL_STYLE))
+            top.append_text(safe_line(f" {row.label} ", min(24, width - top.cell_len - room - 2),
+                                      style=LABEL_STYLE))
+        if amount:
+            top.pad_right(max(0, width - 1 - len(amount) - top.cell_len))
+            top.append(amount, usage_style(figure))
         bottom = Text(" ", end="")
         bottom.append(row.guide_next, FAINT)
         bottom.append(f"{branch.message_count:,} msg", "")

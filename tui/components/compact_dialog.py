@@ -13,14 +13,16 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, Input, Static, TextArea
 
 from core import operations
+from core.compaction_cost import CompactionCost, estimate
 from core.entries import content_text
 from core.models import InternalSession
 from core.store import Store
 from core.summariser import builtin_summary, get_summariser
+from core.usage import fmt_usd
 
 from .action_dialog import ActionDialog
 from .branches_pane import branch_title
-from ..formatting import DIM, FAINT, ROLE_STYLES, short_id
+from ..formatting import DIM, FAINT, ROLE_STYLES, short_id, usage_amount, usage_style
 from ..safe_text import clean, safe_line
 
 
@@ -47,6 +49,7 @@ class CompactDialog(ActionDialog[CompactChoice | None]):
         self.plan: operations.CompactionPlan | None = None
         self.keep: int | None = None
         self.summarising = False
+        self.cost: tuple[operations.CompactionPlan, CompactionCost] | None = None
 
     def compose(self) -> ComposeResult:
         title = Text("Compact · ", "bold")
@@ -101,12 +104,14 @@ class CompactDialog(ActionDialog[CompactChoice | None]):
             plan.set_summary(operations.summarise_compaction(plan, summariser))
             if not worker.is_cancelled:
                 self.app.call_from_thread(self._show, plan, keep, True)
+                self._cost(plan, worker)
             return
         if worker.is_cancelled:
             return
         self.app.call_from_thread(self._show, plan, keep)
         if not plan.summarised_count:
             return
+        self._cost(plan, worker)
         try:
             summary = operations.summarise_compaction(plan, summariser)
         except self.store.errors as error:
@@ -115,6 +120,26 @@ class CompactDialog(ActionDialog[CompactChoice | None]):
             failure = None
         if not worker.is_cancelled:
             self.app.call_from_thread(self._show_summary, plan, summary, failure)
+
+    def _cost(self, plan: operations.CompactionPlan, worker) -> None:
+        """What the summarised part cost and what the next request saves (after the plan is
+        shown: the price table takes a moment to load the first time)."""
+        from core.pricing import PricesError
+
+        if not plan.summarised_count:
+            return
+        try:
+            cost = estimate(self.store, plan)
+        except (PricesError, *self.store.errors):
+            return   # the plan stands without its price
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._show_cost, plan, cost)
+
+    def _show_cost(self, plan: operations.CompactionPlan, cost: CompactionCost) -> None:
+        if plan is not self.plan:
+            return  # re-planned meanwhile
+        self.cost = (plan, cost)
+        self._show_plan(plan)
 
     def _first_fitting(self, default: operations.CompactionPlan) -> operations.CompactionPlan:
         """Of the budgets keep_candidates offers, the plan of the first one that summarises
@@ -179,6 +204,8 @@ class CompactDialog(ActionDialog[CompactChoice | None]):
                 info.append(f"{plan.tokens_after:,}", "bold #87d787")
             if plan.previous is not None:
                 info.append(f"   (replaces compaction {short_id(plan.previous.id)})", FAINT)
+            if self.cost is not None and self.cost[0] is plan:
+                info.append_text(cost_lines(self.cost[1], plan, self.summarising))
             first = plan.first_message or plan.first_summarised
             last = plan.last_message or plan.last_summarised
             for label, entry in (("first", first), ("last", last)):
@@ -224,3 +251,37 @@ class CompactDialog(ActionDialog[CompactChoice | None]):
             return
         self.dismiss(CompactChoice(summary, self.keep))
 
+
+
+def cost_lines(cost: CompactionCost, plan: operations.CompactionPlan, summarising: bool) -> Text:
+    """Two lines: what the summarised part cost, and what the next request saves."""
+    out = Text("\nCost: ", DIM)
+    figure = cost.summarised
+    if figure.responses:
+        out.append(usage_amount(figure), "bold " + usage_style(figure))
+        out.append(f" for the summarised part ({figure.responses:,} "
+                   f"response{'s' if figure.responses != 1 else ''})", DIM)
+    else:
+        out.append("no recorded usage in the summarised part", DIM)
+    saved = plan.tokens_before - plan.tokens_after
+    if summarising or saved <= 0:
+        return out   # the saving needs the summary's size
+    saving = cost.saving(plan.tokens_before, plan.tokens_after)
+    out.append("\nSaves: ", DIM)
+    if saving is None:
+        out.append(f"~{saved:,} input tokens", "bold")
+        out.append(" on the next request", DIM)
+        if cost.model:
+            out.append(" (no price for ", DIM)
+            out.append_text(safe_line(cost.model, 40, style="#d7af5f"))
+            out.append(")", DIM)
+        return out
+    out.append(fmt_usd(saving.uncached_usd), "bold #87d787")
+    out.append(" on the next request, ", DIM)
+    out.append(f"~{saved:,} input tokens fewer", "bold")
+    out.append("\n       (", DIM)
+    out.append_text(safe_line(cost.model, 40, style=DIM))
+    out.append("'s input price; ", DIM)
+    out.append(fmt_usd(saving.cached_usd), "#87d787")
+    out.append(" at its cache-read price)", DIM)
+    return out

@@ -13,7 +13,7 @@ from textual.binding import Binding
 from core.lineage import FamilyRow, ancestors, family_rows
 from core.store import SessionSummary
 
-from ..formatting import DIM, FAINT, SOURCE_STYLES, age, short_count, usage_amount
+from ..formatting import DIM, FAINT, SOURCE_STYLES, age, short_count, usage_amount, usage_style
 from ..safe_text import safe_line
 from .row_list import RowList
 
@@ -160,7 +160,7 @@ class SessionsPane(RowList):
         top.append_text(safe_line(name, name_width, style="bold" if session.is_active else f"italic {DIM}"))
         top.pad_right(max(0, width - 1 - len(when) - top.cell_len - (len(amount) + 1 if amount else 0)))
         if amount:
-            top.append(amount, "#d7af5f" if figure.incomplete else "#87af87")
+            top.append(amount, usage_style(figure))
             top.append(" ")
         top.append(when, DIM)
         top.append(" ")
