@@ -19,8 +19,11 @@ How arbor counts (the README says the same for users):
   price for).
 * LangGraph: `usage_metadata` on AI messages (whose `input_tokens` include cache reads and
   writes, as LangChain counts them).
-* A response that appears in several sessions (a resumed or forked copy of a log) counts in
-  each of those sessions, and once in any total across sessions.
+* A response that appears in several sessions (a resumed or forked copy of a log: Claude
+  Code's lines keep their `message.id` and `requestId`; a Codex fork repeats its parent's
+  `token_count` events, known by the running total with the turn's counts; arbor's own
+  resume writes the same ids) counts in each of those sessions, and once in any total
+  across sessions.
 * A sub-agent's usage counts in the session that spawned it, and is shown apart.
 """
 
@@ -133,11 +136,15 @@ class CodexTurns:
                 return None
             base = previous or (0, 0, 0, 0)
             last = tuple(max(0, a - b) for a, b in zip(total, base))  # type: ignore[assignment]
+        # The turn's identity across sessions: a fork's rollout repeats its parent's events
+        # (with new timestamps), and the running total with the turn's own counts names the
+        # turn; where the file is read without its parent, the copy is then counted once.
+        key = None if total is None else "codex:" + ",".join(map(str, (*total, *last)))
         inp, cached, out, reasoning = last
         cached = min(cached, inp)
         record = UsageRecord(model=model, provider=provider or "openai", protocol="openai-responses",
                              input_tokens=inp - cached, cache_read_tokens=cached,
-                             output_tokens=out, reasoning_tokens=min(reasoning, out))
+                             output_tokens=out, reasoning_tokens=min(reasoning, out), key=key)
         return None if record.is_empty() else record
 
 
