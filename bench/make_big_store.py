@@ -30,16 +30,26 @@ WORDS = ("the test fails because the handler reads the config before the cache i
          "we retry with backoff and check the counts after every batch of rows").split()
 
 
-def _message(rng: random.Random, index: int) -> dict:
+PRICED = (("claude-sonnet-4-5", "anthropic"), ("claude-opus-4-1", "anthropic"),
+          ("claude-haiku-4-5", "anthropic"), ("gpt-5", "openai"))
+
+
+def _message(rng: random.Random, index: int, usage: bool = False) -> dict:
     kind = index % 3
     text = " ".join(rng.choice(WORDS) for _ in range(rng.randrange(6, 30)))
     if kind == 0:
         return {"role": "user", "content": f"Step {index}: {text}"}
     if kind == 1:
-        return {"role": "assistant", "model": "bench-model",
-                "content": [{"type": "text", "text": f"**Step {index}.** {text}"},
-                            {"type": "toolCall", "id": f"c{index}", "name": "bash",
-                             "arguments": {"command": f"echo {index}"}}]}
+        message = {"role": "assistant", "model": "bench-model",
+                   "content": [{"type": "text", "text": f"**Step {index}.** {text}"},
+                               {"type": "toolCall", "id": f"c{index}", "name": "bash",
+                                "arguments": {"command": f"echo {index}"}}]}
+        if usage:   # a response's usage as pi logs it (no cost: priced when written)
+            model, provider = PRICED[index % len(PRICED)]
+            message.update(model=model, provider=provider, api="bench", usage={
+                "input": rng.randrange(1, 50), "output": rng.randrange(20, 2000),
+                "cacheRead": rng.randrange(0, 150_000), "cacheWrite": rng.randrange(0, 5000)})
+        return message
     return {"role": "toolResult", "toolCallId": f"c{index - 1}", "toolName": "bash",
             "content": [{"type": "text", "text": f"{index}\n{text}"}], "isError": False}
 
@@ -63,7 +73,9 @@ def _branches(store, session_id: int, main, rng: random.Random) -> None:
             store.add_label(session_id, f"idea {number}", target_branch=branch.id)
 
 
-def build(path: Path, sessions: int = SESSIONS, entries: int = ENTRIES, big: int = BIG_BRANCH) -> None:
+def build(path: Path, sessions: int = SESSIONS, entries: int = ENTRIES, big: int = BIG_BRANCH,
+          *, usage: bool = False) -> None:
+    """`usage`: every assistant message carries a response's usage (bench/bench_usage.py)."""
     if not str(path).startswith(("postgresql://", "postgres://")):   # (a URL: a new, empty store)
         for suffix in ("", "-wal", "-shm"):
             Path(str(path) + suffix).unlink(missing_ok=True)
@@ -92,7 +104,7 @@ def build(path: Path, sessions: int = SESSIONS, entries: int = ENTRIES, big: int
             head = None
             for index in range(count):
                 stamp = moment + timedelta(seconds=index)
-                head = writer.add(head, "message", {"message": _message(rng, index)},
+                head = writer.add(head, "message", {"message": _message(rng, index, usage)},
                                   timestamp=stamp).seq
             writer.flush()
             main = store.create_internal_session(session.id, head_seq=head, name="main",
@@ -114,8 +126,9 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=SESSIONS)
     parser.add_argument("--entries", type=int, default=ENTRIES)
     parser.add_argument("--big", type=int, default=BIG_BRANCH)
+    parser.add_argument("--usage", action="store_true", help="usage on every assistant message")
     args = parser.parse_args()
-    build(Path(args.path), args.sessions, args.entries, args.big)
+    build(Path(args.path), args.sessions, args.entries, args.big, usage=args.usage)
 
 
 if __name__ == "__main__":
