@@ -118,6 +118,36 @@ class CostChart(Static):
         return out
 
 
+class Legend(Static):
+    """The models' colours and costs, wrapped between items (never inside one)."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.items: list[Text] = []
+        self.note: Text | None = None
+
+    def set_items(self, items: list[Text], note: Text | None = None) -> None:
+        self.items, self.note = items, note
+        self.refresh(layout=True)
+
+    def render(self) -> Text:
+        width = max(10, self.size.width or 80)
+        out, line = Text(end=""), 0
+        for item in self.items:
+            if line and line + 2 + item.cell_len > width:
+                out.append("\n")
+                line = 0
+            if line:
+                out.append("  ")
+                line += 2
+            out.append_text(item)
+            line += item.cell_len
+        if self.note is not None:
+            out.append("\n")
+            out.append_text(self.note)
+        return out
+
+
 class RankList(RowList):
     """One line a row: a name, a bar and an amount (projects, sessions)."""
 
@@ -128,6 +158,7 @@ class RankList(RowList):
         super().__init__(**kwargs)
         self.rows: list[tuple[str, Figure, int | None]] = []
         self.in_dollars = True
+        self.openable = False   # rows are sessions that enter opens
 
     def set_rows(self, rows: list[tuple[str, Figure, int | None]], in_dollars: bool) -> None:
         self.rows, self.in_dollars = rows, in_dollars
@@ -140,7 +171,7 @@ class RankList(RowList):
         bar_room = max(4, min(12, width // 5))
         name_room = max(6, width - bar_room - len(amount) - 5)
         line = Text(" ", end="")
-        line.append_text(safe_line(name, name_room, style="bold" if _sid is not None else ""))
+        line.append_text(safe_line(name, name_room, style=self._name_style(_sid)))
         line.pad_right(max(0, 1 + name_room - line.cell_len + 1))
         filled = _value(figure, self.in_dollars) / top * bar_room
         whole = int(filled)
@@ -150,6 +181,12 @@ class RankList(RowList):
         line.append(amount, "#d7af5f" if figure.incomplete else "")
         return [line]
 
+    def _name_style(self, session_id: int | None) -> str:
+        """Sessions: bold when enter opens it, dim italic when not listed (archived)."""
+        if not self.openable:
+            return ""
+        return "bold" if session_id is not None else f"italic {DIM}"
+
     def action_select(self) -> None:
         if self.row_count:
             self.post_message(self.Selected(self, self.cursor))
@@ -158,11 +195,12 @@ class RankList(RowList):
 class UsageScreen(FrozenBackdrop[UsageChoice | None]):
     """Cost per day by model, by project, the most expensive sessions."""
 
-    DEFAULT_CSS = """
+    # CSS (not DEFAULT_CSS): the app's own `.dialog` rules outrank any widget's defaults
+    CSS = """
     .dialog.usage { width: 100%; max-width: 120; height: 100%; max-height: 40; padding: 0 1; }
     #usage-title { margin-bottom: 0; }
     #usage-chart { height: 1fr; min-height: 6; max-height: 14; }
-    #usage-legend { height: auto; max-height: 2; }
+    #usage-legend { height: auto; max-height: 3; padding: 0 1; }
     #usage-lists { height: 1fr; min-height: 5; }
     #usage-projects-box, #usage-sessions-box { width: 1fr; height: 1fr; }
     .usage-heading { height: 1; color: $text-muted; }
@@ -189,7 +227,7 @@ class UsageScreen(FrozenBackdrop[UsageChoice | None]):
         with Vertical(classes="dialog usage", id="usage-dialog"):
             yield Static(Text("Usage · loading…", "bold"), id="usage-title", classes="dialog-title")
             yield CostChart(id="usage-chart")
-            yield Static(Text(""), id="usage-legend")
+            yield Legend(id="usage-legend")
             with Horizontal(id="usage-lists"):
                 with Vertical(id="usage-projects-box"):
                     yield Static(Text("By project", "bold"), classes="usage-heading")
@@ -243,22 +281,24 @@ class UsageScreen(FrozenBackdrop[UsageChoice | None]):
                      "#d7af5f" if total.incomplete else "bold")
         title.append(f"   all time {fmt_cost(everything.totals)}", DIM)
         self.query_one("#usage-title", Static).update(title)
-        legend = Text(" ", end="")
+        items = []
         for key, _label, figure in window.rows[:len(PALETTE)]:
-            legend.append("■ ", colours.get(key, OTHER))
-            legend.append_text(safe_line(_short(key), 24, style=DIM))
-            legend.append(f" {fmt_cost(figure) if in_dollars else fmt_tokens(figure.total_tokens)}  ",
-                          FAINT)
+            item = Text("■ ", colours.get(key, OTHER), end="")
+            item.append_text(safe_line(_short(key), 24, style=DIM))
+            item.append(f" {fmt_cost(figure) if in_dollars else fmt_tokens(figure.total_tokens)}", FAINT)
+            items.append(item)
+        note = None
         if total.unpriced:
-            legend.append("\n ")
-            legend.append_text(safe_line("no price for " + ", ".join(sorted(total.unpriced)) +
-                                         " (tokens counted)", 200, style="#d7af5f"))
-        self.query_one("#usage-legend", Static).update(legend)
+            note = safe_line("no price for " + ", ".join(sorted(total.unpriced)) +
+                             " (tokens counted)", 200, style="#d7af5f")
+        self.query_one(Legend).set_items(items, note)
         project_rows = [(key or "(no folder)", figure, None) for key, _l, figure in projects.rows]
         self.query_one("#usage-projects", RankList).set_rows(project_rows, in_dollars)
         session_rows = [(label or "(unnamed)", figure, self.session_ids.get(key))
                         for key, label, figure in sessions.rows]
-        self.query_one("#usage-sessions", RankList).set_rows(session_rows, in_dollars)
+        listing = self.query_one("#usage-sessions", RankList)
+        listing.openable = True
+        listing.set_rows(session_rows, in_dollars)
 
     @on(RankList.Selected)
     def _selected(self, event: RankList.Selected) -> None:
