@@ -617,6 +617,9 @@ class Statements:
     USAGE_OF_PATH_PIECE = (
         f"SELECT u.model, {_USAGE_SUMS} FROM usage u WHERE u.chain = %s AND u.depth BETWEEN %s AND %s"
         " GROUP BY u.model")
+    USAGE_LAST_ON_PATH_PIECE = (
+        "SELECT u.model, u.provider, u.timestamp FROM usage u WHERE u.chain = %s"
+        " AND u.depth BETWEEN %s AND %s AND u.model <> '' ORDER BY u.depth DESC LIMIT 1")
 
     @staticmethod
     def usage_copies_in_session(count: int) -> str:
