@@ -20,11 +20,11 @@ def utc(monkeypatch):
 
 
 def test_usage_screen_80x24(snap_compare, demo_db):
-    assert snap_compare(app_for(demo_db), terminal_size=(80, 24), run_before=steps("u"))
+    assert snap_compare(app_for(demo_db), terminal_size=(80, 24), run_before=steps("dollar_sign"))
 
 
 def test_usage_screen_120x40(snap_compare, demo_db):
-    assert snap_compare(app_for(demo_db), terminal_size=(120, 40), run_before=steps("u"))
+    assert snap_compare(app_for(demo_db), terminal_size=(120, 40), run_before=steps("dollar_sign"))
 
 
 async def test_enter_on_the_most_expensive_session_opens_it(demo_db):
@@ -33,7 +33,7 @@ async def test_enter_on_the_most_expensive_session_opens_it(demo_db):
     app = app_for(demo_db)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press("u")
+        await pilot.press("dollar_sign")
         await settle(pilot)
         screen = app.screen
         ranked = screen.query_one("#usage-sessions").rows

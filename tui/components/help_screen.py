@@ -48,7 +48,7 @@ KEYS = [
               "each changed, its tools and its messages; tab switches side, enter shows a message on "
               "its branch, f lists every file either side changed, escape goes back"),
         ("/", "search session names and all message text"),
-        ("u", "usage: cost per day by model over four weeks, by project, the most expensive "
+        ("$", "usage: cost per day by model over four weeks, by project, the most expensive "
               "sessions (enter opens one); costs also show on sessions, branches and responses"),
         ("ctrl+p", "command palette (every action, and Import agent logs…)"),
         ("?", "this help"),
