@@ -3,9 +3,14 @@ and the snippet shown to the user is real code that continues it."""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
 from core import SessionManager, open_store
 from core.agents import prepare_resume
 from core.manager import close_root_dbs
+from core.store import api as store_api
 
 
 def sessions(tmp_path):
@@ -42,6 +47,22 @@ def test_a_branch_of_an_arbor_session_is_made_current_and_continue_recent_finds_
     assert manager.session_id == first.session_id
     assert [m["content"] for m in namespace["messages"]] == ["first 0", "first 1", "first 2"]
     assert manager.get_messages()[-1]["content"] == "…"     # the snippet's append went there
+    close_root_dbs()
+
+
+@pytest.mark.parametrize("step", [timedelta(0), timedelta(seconds=-1)], ids=["same-millisecond", "clock-set-back"])
+def test_the_resumed_session_is_the_newest_even_when_the_clock_has_not_moved_on(tmp_path, monkeypatch, step):
+    """Times are stored to the millisecond and a tie goes to the session made later: the
+    resumed session must still come first for continue_recent (this failed now and then
+    when the whole test ran inside one millisecond)."""
+    moments = {"now": datetime(2025, 3, 1, 12, 0, tzinfo=timezone.utc)}
+    monkeypatch.setattr(store_api, "utc_now", lambda: moments["now"])
+    folder, first, ids = sessions(tmp_path)
+    store = first.store
+    session = store.get_external_session_by_uid(first.session_id)
+    moments["now"] += step
+    prepare_resume(store, session, store.internal_sessions(session.id)[0])
+    assert SessionManager.continue_recent("/work/app", folder).session_id == first.session_id
     close_root_dbs()
 
 

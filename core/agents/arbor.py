@@ -26,8 +26,7 @@ def make_current(job: BranchToWrite):
         else:
             operations.make_current(store, job.branch.id)
             branch = store.get_internal_session(job.branch.id)
-        session = store.get_external_session(job.session.id)
-        store.update_external_session(session)   # newest activity: continue_recent's choice
+        store.mark_most_recent(job.session.id)   # continue_recent's choice
     return branch
 
 

@@ -14,6 +14,7 @@ import time
 import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Callable, Iterator
 
 from ..clock import Clock, parse, to_text, utc_now
@@ -495,6 +496,21 @@ class Store:
                 if row:
                     self.set_current(row[0])
             return cursor.rowcount > 0
+
+    def mark_most_recent(self, external_session_id: int) -> None:
+        """Make a session the newest activity of its working directory, the one
+        `SessionManager.continue_recent` picks: its updated_at becomes now, or one millisecond
+        after the newest other session of that directory when the clock has not moved past
+        it (times are stored to the millisecond, and a tie goes to the session made later)."""
+        with self.transaction() as conn:
+            session = self.get_external_session(external_session_id)
+            if session is None:
+                raise NotFound(f"session {external_session_id} does not exist")
+            stamp = parse(to_text(self.clock()))
+            newest = self.find_external_sessions(cwd=session.cwd, kind=session.kind, limit=1)
+            if newest and newest[0].id != session.id and newest[0].updated_at >= stamp:
+                stamp = newest[0].updated_at + timedelta(milliseconds=1)
+            conn.execute(self._sql.EXTERNAL_TOUCH, (to_text(stamp), external_session_id))
 
     def list_sessions(self, *, include_archived: bool = False, limit: int | None = None
                       ) -> list[SessionSummary]:
