@@ -25,6 +25,10 @@ class StoreTooNew(StoreError):
     """The store was written by a newer arbor; it is left untouched."""
 
 
+class NestedTooDeeply(ArborError, ValueError):
+    """Data with lists and objects nested deeper than JSON is written here (`fastjson.MAX_DEPTH`)."""
+
+
 class NotFound(ArborError, LookupError):
     """A session, branch, entry or checkpoint that does not exist."""
 

@@ -1,11 +1,18 @@
 """JSON for the import hot path: `orjson` (3x faster to read, 10x to write; a dependency
 for that reason), with the standard library for anything orjson refuses (lone surrogates,
-integers beyond 64 bits, keys that are not text) and as a stand-in should orjson be missing."""
+integers beyond 64 bits, keys that are not text) and as a stand-in should orjson be missing.
+
+Writing refuses data nested more than MAX_DEPTH levels with `NestedTooDeeply` (an
+ArborError: one sentence): orjson stops there, and the standard library's encoder would
+otherwise die of a RecursionError at a depth that depends on how deep the caller's own
+stack already is."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from .errors import NestedTooDeeply
 
 try:  # declared, but the import still works without it
     import orjson as _orjson
@@ -35,6 +42,42 @@ def loads(data: bytes) -> Any:
 _encode_ascii = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), default=str).encode
 
 
+MAX_DEPTH = 254   # orjson's own limit for writing
+
+
+def nested_deeper_than(value: Any, limit: int) -> bool:
+    """Whether `value` nests lists, tuples and dicts more than `limit` levels (a walk
+    without recursion, so any depth can be asked about)."""
+    containers = (dict, list, tuple)
+    if type(value) not in containers and not isinstance(value, containers):
+        return False
+    stack = [(value, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        current, depth = pop()
+        if depth > limit:
+            return True
+        for child in (current.values() if isinstance(current, dict) else current):
+            if isinstance(child, containers):
+                push((child, depth + 1))
+    return False
+
+
+def _too_deep() -> NestedTooDeeply:
+    return NestedTooDeeply(f"cannot store data nested more than {MAX_DEPTH} levels deep "
+                           "(lists and objects inside each other); nothing was written")
+
+
+def _standard(encode: Any, value: Any) -> str:
+    """The standard library's encoding, refusing what is nested too deeply in one sentence."""
+    if nested_deeper_than(value, MAX_DEPTH):
+        raise _too_deep()
+    try:
+        return encode(value)
+    except RecursionError:   # the caller's stack was already deep
+        raise _too_deep() from None
+
+
 def dumps_utf8(value: Any) -> bytes:
     """`dumps` as UTF-8 bytes. Text UTF-8 cannot hold (lone surrogates, from undecodable
     input) is written as JSON escapes, so nothing is lost."""
@@ -43,11 +86,11 @@ def dumps_utf8(value: Any) -> bytes:
             return _orjson.dumps(value)
         except (TypeError, ValueError):
             pass
-    text = _encode(value)
+    text = _standard(_encode, value)
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
-        return _encode_ascii(value).encode("ascii")
+        return _standard(_encode_ascii, value).encode("ascii")
 
 
 def dumps(value: Any) -> str:
@@ -57,4 +100,4 @@ def dumps(value: Any) -> str:
             return _orjson.dumps(value).decode("utf-8")
         except (TypeError, ValueError):
             pass  # lone surrogates, non-str keys, big ints: the standard library handles them
-    return _encode(value)
+    return _standard(_encode, value)

@@ -129,3 +129,42 @@ def test_a_stored_compaction_off_the_branch_never_breaks_a_replay(tmp_path):
             assert [m["content"] for m in manager.get_messages()] == ["m0", "m1"]
     finally:
         close_root_dbs()
+
+
+def nested(levels: int, leaf="x"):
+    value = leaf
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("levels", [260, 1_200, 100_000])
+@pytest.mark.parametrize("leaf", ["x", "lone \ud800 surrogate"], ids=["text", "surrogate"])
+def test_data_nested_too_deeply_is_refused_in_one_sentence_and_changes_nothing(tmp_path, levels, leaf):
+    """More than fastjson.MAX_DEPTH (254, orjson's limit) levels: an ArborError sentence, not
+    a RecursionError from the encoder (whose depth would depend on the caller's stack);
+    the writer is left as it was, so the same transaction can go on."""
+    manager = SessionManager("/w", tmp_path)
+    manager.init()
+    first = manager.append_message({"role": "user", "content": "before"})
+    store = manager.store
+    with store.transaction():
+        with pytest.raises(ArborError, match="nested more than 254 levels deep"):
+            manager.append_message({"role": "user", "content": nested(levels, leaf)})
+        after = manager.append_message({"role": "assistant", "content": "after"})
+    assert [m["content"] for m in manager.get_messages()] == ["before", "after"]
+    assert manager.store.find_entry(manager.external_session_id, after).parent_seq == \
+        manager.store.find_entry(manager.external_session_id, first).seq
+    with pytest.raises(ArborError, match="nested more than 254 levels deep"):
+        store.create_external_session("deep", metadata={"deep": nested(levels, leaf)})
+    assert [s.session_name for s in store.find_external_sessions()] == [""]
+    close_root_dbs()
+
+
+def test_data_nested_as_deeply_as_allowed_is_stored_and_read_back(tmp_path):
+    manager = SessionManager("/w", tmp_path)
+    manager.init()
+    deepest = nested(254 - 3)     # inside {"message": {"content": ...}}
+    manager.append_message({"role": "user", "content": deepest})
+    assert manager.get_messages()[0]["content"] == deepest
+    close_root_dbs()

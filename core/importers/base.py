@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterator
 
 from ..clock import parse as parse_time
 from ..fastjson import loads as fast_loads
+from ..fastjson import nested_deeper_than
 from .files import path_key, real_folder  # noqa: F401 - where they were
 
 # One line may be large (real Claude Code lines of many megabytes occur), but not unbounded.
@@ -333,17 +334,7 @@ def nested_too_deeply(data: bytes, value: Any) -> bool:
     costs two byte counts and no walk."""
     if data.count(b"[") + data.count(b"{") <= MAX_JSON_DEPTH:
         return False
-    stack = [(value, 1)]
-    pop, push = stack.pop, stack.append
-    while stack:
-        current, depth = pop()
-        if depth > MAX_JSON_DEPTH:
-            return True
-        children = current.values() if type(current) is dict else current
-        for child in children:
-            if type(child) is dict or type(child) is list:
-                push((child, depth + 1))
-    return False
+    return nested_deeper_than(value, MAX_JSON_DEPTH)
 
 
 def _short_json_error(error: ValueError) -> str:

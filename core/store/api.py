@@ -1665,7 +1665,7 @@ class Store:
             conn.execute(self._sql.RUN_EVENT_INSERT,
                          (event.id, event.session_id, event.run_id, event.event_type, event.source,
                           event.status, event.model, event.mode, stamp,
-                          None if event.data is None else json.dumps(event.data)))
+                          None if event.data is None else _dumps(event.data)))
         return event.id
 
     def run_events(self, session_id: str, after_seq: int = 0, limit: int = 0
@@ -1687,7 +1687,7 @@ class Store:
             conn.execute(self._sql.CAPABILITY_EVENT_INSERT,
                          (event.id, event.session_id, event.run_id, event.event_type, event.source,
                           event.actor, event.capability, event.old_value, event.new_value, stamp,
-                          None if event.data is None else json.dumps(event.data)))
+                          None if event.data is None else _dumps(event.data)))
         return event.id
 
     def capability_events(self, session_id: str, after_seq: int = 0, limit: int = 0

@@ -119,6 +119,8 @@ class EntryWriter:
         """Buffer one entry and return its seq (the fast path for imports)."""
         if self._generation != self.store.write_generation:
             self._after_commit()
+        stamp, stamped = self._stamp(timestamp, data)
+        encoded = dumps_utf8(stamped)   # first: data that cannot be written changes nothing
         seq = self.next_seq
         self.next_seq = seq + 1
         if parent_seq is None:
@@ -148,13 +150,12 @@ class EntryWriter:
         else:
             msg_index = msg_base
             role = None
-        stamp, stamped = self._stamp(timestamp, data)
         if stamped is not data:  # filed under now, with the log's unreadable time beside it
             self._last_data = data = stamped
         rows = self._rows
         entry_id = self._new_id() if entry_id is None else str(entry_id)
         rows.append((seq, self.external_session_id, entry_id, parent_seq,
-                     entry_type, stamp, depth, chain, msg_index, role, dumps_utf8(data)))
+                     entry_type, stamp, depth, chain, msg_index, role, encoded))
         if entry_type in USAGE_TYPES:
             usage = self._usage_rows
             if usage is None:
