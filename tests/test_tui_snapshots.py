@@ -129,3 +129,11 @@ def test_hostile_content_opened(snap_compare, hostile_db):
     # the 10 MB tool output, opened: a bounded preview and "… N more bytes"
     assert snap_compare(app_for(hostile_db), terminal_size=SIZE,
                         run_before=steps("tab,tab,up,up,space", "end"))
+
+
+def test_narrow_terminal_status_line(snap_compare, demo_db):
+    # 60 columns with a long store path: the counts and the view stay whole (in their short
+    # form), the path keeps its start and its file name around an ellipsis
+    app = ArborApp(open_fixed(demo_db), clock=lambda: DEMO_NOW, poll_interval=None,
+                   store_label="~/.local/share/arbor/stores/team/arbor.db")
+    assert snap_compare(app, terminal_size=(60, 20), run_before=steps())

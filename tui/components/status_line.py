@@ -1,4 +1,8 @@
-"""The status line: store path, counts, the view mode and the live indicator."""
+"""The status line: store path, counts, the view mode and the live indicator.
+
+What matters most comes first when the terminal is narrow: the counts and the view mode
+are always whole (in a short form if need be), and the store path gets what room is left,
+cut in the middle so that its file name stays (`~/.local/…/arbor.db`), or is left out."""
 
 from __future__ import annotations
 
@@ -8,30 +12,97 @@ from textual.widgets import Static
 from ..formatting import count
 from ..safe_text import safe_line
 
+LABEL_STYLE = "bold #1c1c1c on #5fafff"
+COUNT_STYLE = "#a0a8b0"
+RULE_STYLE = "#5c6370"
+VIEW_STYLE = "#d7af5f"
+EXTRA_STYLE = "#87d787"
+PATH_STYLE = "#808890"
+RULES = ("  │  ", " │ ")
+MIN_PATH = 10  # cells: less than this of a path says nothing, so it is left out
+COMFORTABLE_PATH = 16  # cells of path worth the long wording's room
+SHORT_VIEWS = {"replayed context (v)": "context (v)", "raw entries (v)": "raw (v)"}
+SHORT_EXTRAS = {"archived shown": "archived", "following (polling)": "polling"}
+
 
 def status_text(store_path: str, sessions: int, messages: int, view: str, width: int,
                 extra: str = "", partial: bool = False) -> Text:
     out = Text(no_wrap=True, overflow="ellipsis", end="")
-    out.append(" arbor ", "bold #1c1c1c on #5fafff")
+    out.append(" arbor ", LABEL_STYLE)
     out.append(" ")
-    right = Text(end="")
     if partial:
-        right.append(f"{sessions:,}+ sessions (loading…)", "#a0a8b0")
+        counts = (f"{sessions:,}+ sessions (loading…)", f"{sessions:,}+ sessions…")
     else:
-        right.append(f"{count(sessions, 'session')} · {count(messages, 'message')}", "#a0a8b0")
-    right.append("  │  ", "#5c6370")
-    right.append(view, "#d7af5f")
-    if extra:
-        right.append("  │  ", "#5c6370")
-        right.append(extra, "#87d787")
-    right.append(" ")
-    room = max(10, width - out.cell_len - right.cell_len - 2)
-    out.append_text(safe_line(store_path, room, style="#808890"))
+        counts = (f"{count(sessions, 'session')} · {count(messages, 'message')}",
+                  f"{count(sessions, 'session')} · {count(messages, 'msg')}")
+    short_view = SHORT_VIEWS.get(view, view)
+    short_extra = " · ".join(SHORT_EXTRAS.get(part, part) for part in extra.split(" · ") if part)
+    # the whole wording if it leaves the path some room, else shorter, down to the shortest
+    forms = [_right(counts[0], view, extra, RULES[0]),
+             _right(counts[0], short_view, extra, RULES[0]),
+             _right(counts[0], short_view, extra, RULES[1]),
+             _right(counts[1], short_view, extra, RULES[1]),
+             _right(counts[1], short_view, short_extra, RULES[1])]
+    path = safe_line(store_path, 4 * width, style=PATH_STYLE)
+    wanted = min(path.cell_len, COMFORTABLE_PATH)
+    used = out.cell_len
+    right = next((f for f in forms if used + f.cell_len + 2 + wanted <= width), forms[-1])
+    room = width - used - right.cell_len - 2   # two spaces between path and counts
+    if room >= min(path.cell_len, MIN_PATH):
+        out.append_text(middle_cut(path, room))
     gap = width - out.cell_len - right.cell_len
-    if gap > 0:
-        out.append(" " * gap)
+    out.append(" " * max(gap, 0))
     out.append_text(right)
     return out
+
+
+def _right(counts: str, view: str, extra: str, rule: str) -> Text:
+    right = Text(end="")
+    right.append(counts, COUNT_STYLE)
+    right.append(rule, RULE_STYLE)
+    right.append(view, VIEW_STYLE)
+    if extra:
+        right.append(rule, RULE_STYLE)
+        right.append(extra, EXTRA_STYLE)
+    right.append(" ")
+    return right
+
+
+def middle_cut(text: Text, width: int) -> Text:
+    """`text` (a path) in at most `width` cells: whole, or its start and its end joined by
+    an ellipsis, cut where folder names end, the end keeping the file name when it fits."""
+    if text.cell_len <= width:
+        return text
+    plain = text.plain
+    keep = width - 1
+    name = len(plain) - plain.rfind("/") - 1   # the last component, without its slash
+    if name + 1 <= keep - 3:      # "/arbor.db" and at least three cells of the start
+        tail = max(name + 1, keep // 2)
+    elif name <= keep:            # "arbor.db", and what start fits
+        tail = name
+    else:
+        tail = keep // 2
+    head = keep - tail
+    # cut at folder boundaries where there is one: "~/.local/…/team/arbor.db"
+    slash = plain.rfind("/", 0, head)
+    if slash >= 1 and head - (slash + 1) <= head // 2:
+        head = slash + 1
+        if tail < name + 1:   # a long file name gets what the start gave back
+            tail = min(name + 1, keep - head)
+    slash = plain.find("/", len(plain) - tail)
+    if 0 <= slash and len(plain) - slash >= name + 1:
+        tail = len(plain) - slash
+    while True:
+        cut = Text(end="", no_wrap=True)
+        cut.append_text(text[:head])
+        cut.append("…", PATH_STYLE)
+        cut.append_text(text[len(plain) - tail:] if tail else Text())
+        if cut.cell_len <= width or head + tail == 0:
+            return cut
+        if head >= tail:   # wide characters: give back a cell from the longer side
+            head -= 1
+        else:
+            tail -= 1
 
 
 class StatusLine(Static):
