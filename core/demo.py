@@ -315,6 +315,14 @@ def build_demo(path: str | os.PathLike) -> Path:
     changed under them).
     """
     path = Path(path)
+    try:
+        return _build_demo(path)
+    except (sqlite3.Error, OSError) as error:   # a full disk, a read-only file or folder
+        reason = getattr(error, "strerror", None) or error
+        raise StoreUnavailable(f"cannot write the demo store {path}: {reason}") from None
+
+
+def _build_demo(path: Path) -> Path:
     found = probe(path)
     if found.kind in (MISSING, EMPTY):
         _write_demo(path)
@@ -349,8 +357,10 @@ def _write_demo(path: Path, page_size: int | None = None) -> None:
     clock = DemoClock()
     store = open_store(path, clock=clock, id_factory=_ids(2026))
     try:
+        # The mark is committed on its own first: a build that fails half-way (a full disk)
+        # leaves a store the next `arbor --demo` knows as its own and builds again.
+        store.set_meta(DEMO_MARK, DEMO_VERSION)
         with store.transaction():
-            store.set_meta(DEMO_MARK, DEMO_VERSION)
             login, login_end = _login_session(store, clock)
             _payments_session(store, clock)
             _long_session(store, clock)

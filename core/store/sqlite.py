@@ -29,6 +29,8 @@ PAGE_SIZE = 4096  # bytes, for new stores (SQLite's own default)
 # import of a 4 KiB-page store takes as long as it did, see bench/bench_wal.py).
 CHECKPOINT_BYTES = 16 * 1024 * 1024
 SQLITE_NOTADB = 26  # the result code of a file that is not a SQLite database
+SQLITE_FULL = 13  # the disk (or the file system's quota) is full
+SQLITE_IOERR = 10  # a read or write failed (the low byte of every extended I/O code)
 
 _ENTRY_COLUMNS = (
     "e.seq, e.id, e.external_session_id, e.parent_seq, e.type, e.timestamp, e.depth, "
@@ -680,6 +682,16 @@ class Statements:
         " a2a_master, updated_at FROM session_capabilities WHERE session_id = ?")
 
 
+def _full(path: Path) -> bool:
+    """Whether the file system of `path` has no room left for a store's shared-memory file
+    (SQLite reports that as an I/O error, not as a full disk)."""
+    try:
+        info = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return info.f_bavail * info.f_frsize < 64 * 1024
+
+
 class SQLiteBackend:
     """One SQLite file: opening it, its transactions, and what is not a plain statement."""
 
@@ -767,6 +779,12 @@ class SQLiteBackend:
                     "file is not a database" in message:
                 raise StoreDamaged(
                     f"{shown} is not an arbor store (it is not a SQLite database)") from None
+            code = getattr(error, "sqlite_errorcode", None) or 0
+            io_error = code & 0xFF == SQLITE_IOERR
+            if code == SQLITE_FULL or "disk is full" in message or (io_error and _full(path)):
+                raise StoreUnavailable(f"cannot write {shown}: the disk is full") from None
+            if io_error:   # the file system's fault, not the file's
+                raise StoreUnavailable(f"cannot read or write {shown}: {message}") from None
             if "readonly" in message or "unable to open" in message or "locked" in message:
                 raise StoreUnavailable(f"cannot open {shown}: {message}") from None
             raise StoreDamaged(f"{shown} is damaged or not an arbor store ({message})") from None

@@ -40,17 +40,16 @@ def announce_upgrade(name: str) -> None:
 
 
 def open_or_explain(open_it: Callable[[], Any]) -> Any | None:
-    """Run `open_it`; for a foreseeable fault print one sentence and return None."""
-    import sqlite3
+    """Run `open_it`; for a foreseeable fault print one sentence and return None.
 
+    Only `ArborError` is caught: core says in a sentence why a store cannot be opened,
+    whatever its backend (the CLI knows nothing of SQLite or PostgreSQL)."""
     from core.errors import ArborError
 
     try:
         return open_it()
     except ArborError as error:
         fail(str(error))
-    except sqlite3.DatabaseError as error:
-        fail(f"the store is damaged ({error})")
     return None
 
 
