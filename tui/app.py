@@ -264,6 +264,7 @@ class ArborApp(HistoryActions, KeysInOrder[int]):
             with self.store.reading():
                 source = MessageSource(self.store, branch, raw=self.raw,
                                        opened=self.messages_pane.opened)
+                source.on_read_error = self._read_failed
                 labels = self.store.entry_labels(branch.external_session_id)
         except self.store.errors as error:
             self._error(error)
@@ -469,6 +470,11 @@ class ArborApp(HistoryActions, KeysInOrder[int]):
         self._update_status()
 
     # ---------------------------------------------------------------- helpers
+    def _read_failed(self, error: BaseException) -> None:
+        """Messages that could not be read while drawing (a damaged store): said after the
+        frame, never from inside it."""
+        self.call_later(self._error, error)
+
     def _error(self, error: BaseException) -> None:
         if isinstance(error, self.store.database_errors):
             message = f"The store could not be read or written: {error}"

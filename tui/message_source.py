@@ -19,6 +19,7 @@ from __future__ import annotations
 import bisect
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Callable
 
 from core.entries import COMPACTION, Entry
 from core.errors import ReplayError
@@ -58,6 +59,10 @@ class _Insert:
 
 
 class MessageSource:
+    # Told (once per source) when a window of entries cannot be read (a damaged store): the
+    # rows are left blank instead of the pane's drawing failing. The app sets it.
+    on_read_error: "Callable[[BaseException], None] | None" = None
+
     def __init__(self, store: Store, branch: InternalSession, raw: bool = False, *,
                  opened: set[int] | None = None, nest: int = 0,
                  within: frozenset[int] = frozenset(), from_depth: int = 0):
@@ -73,6 +78,7 @@ class MessageSource:
         self.opened: set[int] = opened if opened is not None else set()
         self._within = within | {branch.external_session_id}
         self.warning: str | None = None
+        self.read_error: BaseException | None = None
         self.compaction: Entry | None = None
         self.start = 0
         self.skips: list[int] = []
@@ -147,8 +153,10 @@ class MessageSource:
         branch = self.store.current_internal_session(child.id)
         if branch is None:
             return None
-        return MessageSource(self.store, branch, opened=self.opened, nest=self.nest + 1,
-                             within=self._within)
+        nested = MessageSource(self.store, branch, opened=self.opened, nest=self.nest + 1,
+                               within=self._within)
+        nested.on_read_error = self.on_read_error
+        return nested
 
     # ----------------------------------------------------------------- indexing
     @property
@@ -262,7 +270,14 @@ class MessageSource:
         number = depth // WINDOW
         window = self._windows.get(number)
         if window is None:
-            window = self.store.path_entries(self.head, number * WINDOW, (number + 1) * WINDOW)
+            try:
+                window = self.store.path_entries(self.head, number * WINDOW, (number + 1) * WINDOW)
+            except self.store.errors as error:
+                window = []          # not asked again: one report, blank rows
+                if self.read_error is None:
+                    self.read_error = error
+                    if self.on_read_error is not None:
+                        self.on_read_error(error)
             self._windows[number] = window
             self._usage.update(self.store.response_usage([e.seq for e in window]))
             if len(self._windows) > MAX_WINDOWS:
