@@ -119,3 +119,35 @@ def test_a_store_whose_disk_filled_up_opens_as_unavailable_not_damaged(small_dis
     store = open_store(path)
     assert [s.id for s in store.find_external_sessions()] == [session.id]
     store.close()
+
+
+@pytest.fixture
+def read_only_mount(tmp_path):
+    """A folder holding a store, then made read-only (a read-only bind mount: root ignores
+    permission bits)."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    store = open_store(folder / "s.db")
+    store.create_external_session("kept")
+    store.close()
+    if os.geteuid() != 0:
+        os.chmod(folder, 0o555)
+        yield folder
+        os.chmod(folder, 0o755)
+        return
+    if subprocess.run(["mount", "--bind", str(folder), str(folder)], capture_output=True).returncode:
+        pytest.skip("cannot bind-mount here")
+    try:
+        if subprocess.run(["mount", "-o", "remount,ro,bind", str(folder)],
+                          capture_output=True).returncode:
+            pytest.skip("cannot remount read-only here")
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+
+
+def test_a_store_in_a_read_only_folder_says_why_it_cannot_be_opened(read_only_mount, capsys):
+    assert cli.main(["usage", "--db", str(read_only_mount / "s.db")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("arbor: cannot open") and "folder is read-only" in err
+    assert sorted(p.name for p in read_only_mount.iterdir()) == ["s.db"]

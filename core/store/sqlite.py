@@ -785,6 +785,10 @@ class SQLiteBackend:
                 raise StoreUnavailable(f"cannot write {shown}: the disk is full") from None
             if io_error:   # the file system's fault, not the file's
                 raise StoreUnavailable(f"cannot read or write {shown}: {message}") from None
+            if "unable to open" in message and not os.access(path.parent, os.W_OK):
+                raise StoreUnavailable(
+                    f"cannot open {shown}: its folder is read-only, and a store needs to write "
+                    "its -wal and -shm files beside it") from None
             if "readonly" in message or "unable to open" in message or "locked" in message:
                 raise StoreUnavailable(f"cannot open {shown}: {message}") from None
             raise StoreDamaged(f"{shown} is damaged or not an arbor store ({message})") from None
