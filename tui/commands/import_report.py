@@ -24,12 +24,15 @@ def print_report(report, console, *, store_path: str = "") -> None:
     from rich.table import Table
     from rich.text import Text
 
-    def plain(value, limit: int = 0) -> Text:
-        # Paths and names come from files: shown literally, never as markup.
-        text = str(value).replace("\x1b", "␛")
+    from ..safe_text import clean
+
+    def plain(value, limit: int = 0, style: str = "") -> Text:
+        # Paths and names come from files: shown literally, never as markup, and no
+        # control character reaches the terminal (ESC, BEL, C1: an OSC 52 in a file name)
+        text = clean(value)
         if limit and len(text) > limit:
             text = text[: limit - 1] + "…"
-        return Text(text)
+        return Text(text, style)
 
     folder = _common_folder([f.path for f in report.files if os.path.exists(f.path)])
     title = "arbor import" + (f" — {folder}" if folder and folder != "/" else "")
@@ -60,7 +63,7 @@ def print_report(report, console, *, store_path: str = "") -> None:
                             "dim")
             if session.created:
                 sessions.append(" new", "green")
-        table.add_row(plain(shown), result.format or "—", status, sessions if result.sessions else "—",
+        table.add_row(plain(shown), plain(result.format or "—"), status, sessions if result.sessions else "—",
                       str(result.entries_added), str(result.branches_added),
                       str(len(result.skipped)))
     console.print(table)
@@ -68,12 +71,12 @@ def print_report(report, console, *, store_path: str = "") -> None:
     if problems:
         console.print(Text(f"Not imported ({len(problems)}):", "bold"))
         for result in problems:
-            console.print(Text.assemble(Text(result.path, "cyan"), "  ", plain(result.error)))
+            console.print(Text.assemble(plain(result.path, style="cyan"), "  ", plain(result.error)))
     skipped = report.skipped
     if skipped:
         console.print(Text(f"Skipped lines ({len(skipped)}):", "bold"))
         for item in skipped[:MAX_SKIPPED_SHOWN]:
-            console.print(Text.assemble(Text(item.where(), "cyan"), "  ", plain(item.reason)))
+            console.print(Text.assemble(plain(item.where(), style="cyan"), "  ", plain(item.reason)))
         if len(skipped) > MAX_SKIPPED_SHOWN:
             console.print(Text(f"… and {len(skipped) - MAX_SKIPPED_SHOWN} more"))
     duplicates = sum(f.duplicates for f in report.files)

@@ -84,6 +84,7 @@ def _print_table(report, args) -> None:
 
     from core.usage import fmt_cost, fmt_usd
 
+    from ..safe_text import clean   # names, models and folders come from logs: untrusted
     from .shared import stdout_console
 
     out = stdout_console()
@@ -103,15 +104,15 @@ def _print_table(report, args) -> None:
         table.add_column(name, justify="right", footer=f"{value:,}")
     table.add_column("Cost", justify="right", footer=fmt_cost(total))
     for key, label, figure in report.rows:
-        first = Text(str(key))
+        first = Text(clean(key))
         if report.by == "session":
-            first = Text(f"{label or '(unnamed)'}  ", style="bold")
-            first.append(str(key)[:8], style="dim")
+            first = Text(f"{clean(label) or '(unnamed)'}  ", style="bold")
+            first.append(clean(key)[:8], style="dim")
             if figure.subagent_cost_usd or figure.subagent_tokens:
                 first.append(f"\n  sub-agents {fmt_usd(figure.subagent_cost_usd)}", style="dim")
         cells = [first]
         if report.by not in ("model",):
-            cells.append(Text(", ".join(_short(m) for m in sorted(figure.models))))
+            cells.append(Text(", ".join(clean(_short(m)) for m in sorted(figure.models))))
         cells += [f"{figure.input_tokens:,}", f"{figure.output_tokens:,}",
                   f"{figure.cache_creation_tokens:,}", f"{figure.cache_read_tokens:,}",
                   f"{figure.total_tokens:,}"]
@@ -120,7 +121,7 @@ def _print_table(report, args) -> None:
         table.add_row(*cells)
     out.print(table)
     if total.incomplete:
-        out.print(Text(f"+ incomplete: no price for {', '.join(sorted(total.unpriced))} "
+        out.print(Text(f"+ incomplete: no price for {', '.join(clean(m) for m in sorted(total.unpriced))} "
                        "(tokens counted, cost not; ARBOR_PRICES can name a file of prices)",
                        style="yellow"))
     if total.reasoning_tokens:
