@@ -16,7 +16,7 @@ _WHERE = {
     "AmbiguousId": "errors", "ArborError": "errors", "NotFound": "errors",
     "OutsideSessionDir": "errors", "ReplayError": "errors", "StoreDamaged": "errors",
     "StoreError": "errors", "StoreNotFound": "errors", "StoreTooNew": "errors",
-    "StoreUnavailable": "errors",
+    "StoreBusy": "errors", "StoreUnavailable": "errors",
     "generate_id": "ids",
     "CURRENT_VERSION": "manager", "SessionManager": "manager", "apply_migrations": "manager",
     "open_root_db": "manager",

@@ -21,6 +21,10 @@ class StoreDamaged(StoreError):
     """The file is not a SQLite database, or is not an arbor store, or fails its checks."""
 
 
+class StoreBusy(StoreError):
+    """Another program kept the store's write lock longer than arbor waits; nothing changed."""
+
+
 class StoreTooNew(StoreError):
     """The store was written by a newer arbor; it is left untouched."""
 

@@ -6,6 +6,7 @@ The full disk is a small tmpfs (root only; skipped where it cannot be mounted)."
 from __future__ import annotations
 
 import ast
+import sqlite3
 import os
 import subprocess
 from pathlib import Path
@@ -151,3 +152,27 @@ def test_a_store_in_a_read_only_folder_says_why_it_cannot_be_opened(read_only_mo
     err = capsys.readouterr().err.strip()
     assert err.startswith("arbor: cannot open") and "folder is read-only" in err
     assert sorted(p.name for p in read_only_mount.iterdir()) == ["s.db"]
+
+
+def test_a_write_behind_another_programs_long_write_is_one_sentence_and_changes_nothing(
+        tmp_path, monkeypatch):
+    from core import SessionManager, StoreBusy
+    from core.manager import close_root_dbs
+    from core.store import sqlite as sqlite_backend
+
+    monkeypatch.setattr(sqlite_backend, "BUSY_TIMEOUT_MS", 300)
+    manager = SessionManager("/w", tmp_path)
+    manager.init()
+    manager.append_message({"role": "user", "content": "before"})
+    other = sqlite3.connect(manager.store.path, isolation_level=None)   # another program
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(StoreBusy, match="another program has been writing to the store"):
+            manager.append_message({"role": "user", "content": "during"})
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    manager.append_message({"role": "user", "content": "after"})
+    assert [m["content"] for m in manager.get_messages()] == ["before", "after"]
+    close_root_dbs()
+

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ..errors import StoreDamaged, StoreNotFound, StoreUnavailable
+from ..errors import StoreBusy, StoreDamaged, StoreNotFound, StoreUnavailable
 from . import sqlite_bulk, sqlite_search
 from .migrations import sqlite as migrations
 
@@ -816,9 +816,13 @@ class SQLiteBackend:
                     return
                 except sqlite3.OperationalError as error:
                     message = str(error)
-                    if ("locked" not in message and "busy" not in message) or \
-                            time.monotonic() >= deadline:
+                    if "locked" not in message and "busy" not in message:
                         raise
+                    if time.monotonic() >= deadline:
+                        raise StoreBusy(
+                            f"another program has been writing to the store for "
+                            f"{BUSY_TIMEOUT_MS / 1000:g} s; nothing was changed, try again when "
+                            "it is done") from None
                 time.sleep(WRITE_POLL)
         finally:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
