@@ -56,3 +56,24 @@ def test_import_report_prints_hostile_file_names_literally(tmp_path, capsys, qui
     if not quiet:
         assert "[bold]x ␛]52;c;eA==" in captured.out     # the skipped line's file, literally
 
+
+
+def test_the_import_progress_bar_shows_a_hostile_file_name_literally(monkeypatch):
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from tui.commands import import_logs
+
+    screen = io.StringIO()
+    monkeypatch.setattr(import_logs, "stderr_console",
+                        lambda: Console(file=screen, force_terminal=True, width=200))
+    bar = import_logs._ProgressBar()
+    bar.update(SimpleNamespace(path=f"/logs/[bold]x {OSC52} [red]y.jsonl", phase="reading",
+                               done=1, total=2, file_index=0, file_count=1))
+    bar.bar.refresh()
+    bar.close()
+    shown = screen.getvalue()
+    assert "\x1b]52" not in shown and "\x07" not in shown
+    assert "[bold]x ␛]52;c;eA==␇ [red]y.jsonl" in shown

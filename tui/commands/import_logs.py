@@ -137,10 +137,14 @@ class _ProgressBar:
         self.task = self.bar.add_task("", total=1, files="")
 
     def update(self, progress) -> None:
-        name = Path(progress.path).name
+        from rich.markup import escape
+
+        from ..safe_text import clean
+
+        name = clean(Path(progress.path).name)   # a file's name: no escapes, no markup
         if len(name) > 40:
             name = "…" + name[-39:]
-        self.bar.update(self.task, description=f"{name} ({progress.phase})",
+        self.bar.update(self.task, description=f"{escape(name)} ({progress.phase})",
                         completed=progress.done, total=max(progress.total, 1),
                         files=f"[{progress.file_index + 1}/{progress.file_count}]")
 
