@@ -13,7 +13,7 @@ stop when it is no longer looked at.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator
 
 from .models import InternalSession
@@ -84,6 +84,12 @@ class SideWork:
     def call_count(self) -> int:
         return sum(self.tool_calls.values())
 
+    def snapshot(self) -> "SideWork":
+        """A copy that the reading (in another thread) no longer changes."""
+        files = {path: FileTouch(path, Counter(touch.actions), touch.added, touch.removed)
+                 for path, touch in self.files.items()}
+        return SideWork(Counter(self.tool_calls), files, self.read, self.progress, self.done)
+
     def take(self, message: dict) -> None:
         self.read += 1
         for call in calls_in(message):
@@ -128,6 +134,12 @@ class Comparison:
     @property
     def sides(self) -> tuple[Side, Side]:
         return self.a, self.b
+
+    def snapshot(self) -> "Comparison":
+        """The comparison as read so far, for a reader in another thread than `scan_side`'s
+        (a screen drawing it while the sides are still read)."""
+        return replace(self, a=replace(self.a, work=self.a.work.snapshot()),
+                       b=replace(self.b, work=self.b.work.snapshot()))
 
 
 _TEXT_BLOCKS = ("text", "output_text", "input_text")

@@ -175,6 +175,28 @@ def test_scan_in_small_windows_finds_what_one_window_finds_and_stops_when_told(s
     assert not stopped.work.done and 20 <= stopped.work.read < 40 and len(reads) < 5
 
 
+def test_a_snapshot_is_not_changed_by_the_reading_that_goes_on(store):
+    """The screen draws a copy while the worker goes on reading the sides."""
+    session = store.create_external_session("s")
+    root = store.create_internal_session(session.id)
+    main = store.create_internal_session(session.id)
+    for i in range(40):
+        say(store, main.id, reply(f"{i}", ("Edit", {"file_path": f"f{i % 3}.py", "old_string": "a",
+                                                    "new_string": "b"})))
+    found = compare(store, store.get_internal_session(main.id), store.get_internal_session(root.id))
+    reading = scan_side(store, found.a, window=5)
+    next(reading)
+    copy = found.snapshot()
+    seen = (dict(copy.a.work.tool_calls), {p: t.changes for p, t in copy.a.work.files.items()},
+            copy.a.work.read)
+    for _ in reading:
+        pass
+    assert found.a.work.done and found.a.work.read == 40 and not copy.a.work.done
+    assert (dict(copy.a.work.tool_calls), {p: t.changes for p, t in copy.a.work.files.items()},
+            copy.a.work.read) == seen
+    assert seen[2] < 40 and found.a.work.files["f0.py"].changes == 14
+
+
 def test_a_sub_agent_started_on_a_side_counts_in_its_usage(store):
     session = store.create_external_session("s")
     main = store.create_internal_session(session.id)

@@ -400,7 +400,8 @@ class CompareScreen(ModalScreen["tuple[int | None, int, int] | None"]):
         self.session_name = session_name
         self.labels = labels or {}
         self.now = now
-        self.comparison: Comparison | None = None
+        self.comparison: Comparison | None = None   # filled by the worker
+        self.shown: Comparison | None = None        # its copy on screen
         self.busy = True
 
     def compose(self) -> ComposeResult:
@@ -483,9 +484,11 @@ class CompareScreen(ModalScreen["tuple[int | None, int, int] | None"]):
         self._show_figures()
 
     def _show_figures(self, done: bool = False) -> None:
-        comparison = self.comparison
-        if comparison is None:
+        """Draw the figures as read so far: a copy, made here while the worker waits (it
+        goes on filling `self.comparison` while the screen draws)."""
+        if self.comparison is None:
             return
+        comparison = self.shown = self.comparison.snapshot()
         a, b = comparison.sides
         for summary, (one, other) in zip(self.query(SideSummary), ((a, b), (b, a))):
             summary.show(one, other)
@@ -502,8 +505,8 @@ class CompareScreen(ModalScreen["tuple[int | None, int, int] | None"]):
     def action_files(self) -> None:
         from .compare_files import CompareFiles
 
-        if self.comparison is not None:
-            self.app.push_screen(CompareFiles(self.comparison))
+        if self.shown is not None:
+            self.app.push_screen(CompareFiles(self.shown))
 
     def on_side_pane_show_entry(self, event: SidePane.ShowEntry) -> None:
         """Back to the browser, with that message highlighted on its branch."""
