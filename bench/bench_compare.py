@@ -10,7 +10,10 @@ replies with a tool call: Edit, Write, bash, apply_patch over 500 files) and sid
 3. the app: from `enter` in the branch picker to the compare screen showing both sides'
    figures, and to the files and tools of both being filled in.
 
-    .venv/bin/python bench/bench_compare.py [--messages 100000] [--db /tmp/compare-bench.db]
+Wall time, and the process's CPU time beside it (on a loaded machine the wall time is
+mostly waiting for a core).
+
+    .venv/bin/python bench/bench_compare.py [--messages 100000] [--db /tmp/compare-bench.db] [--reuse]
 """
 
 from __future__ import annotations
@@ -86,7 +89,7 @@ def branches(store):
     return found["long attempt"], found["short attempt"]
 
 
-async def in_the_app(path: Path) -> tuple[float, float]:
+async def in_the_app(path: Path) -> tuple[float, float, float]:
     from tui.app import ArborApp
     from tui.components.compare_screen import CompareScreen
     from tui.headless import settle
@@ -112,52 +115,59 @@ async def in_the_app(path: Path) -> tuple[float, float]:
         await settle(pilot)
         await pilot.press("d")
         await settle(pilot)
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         await pilot.press("enter")
         filled = None
         while filled is None:
             screen = app.screen
             if isinstance(screen, CompareScreen) and not screen.busy:
                 filled = time.perf_counter() - started
+                cpu = time.process_time() - cpu_started
             await pilot.pause(0.005)
     CompareScreen._loaded = original
-    return loaded[0] - started, filled
+    return loaded[0] - started, filled, cpu
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--db", type=Path, default=Path("/tmp/compare-bench.db"))
+    parser.add_argument("--reuse", action="store_true", help="use the store --db holds")
     options = parser.parse_args()
     began = time.perf_counter()
-    build(options.db, options.messages)
-    print(f"store built in {time.perf_counter() - began:.1f} s: 1,000 shared messages, "
-          f"side A {options.messages:,}, side B 2,000")
+    if not (options.reuse and options.db.exists()):
+        build(options.db, options.messages)
+    print(f"store ready in {time.perf_counter() - began:.1f} s: 1,000 shared messages, "
+          f"side A {options.messages:,}, side B 2,000", flush=True)
     store = open_store(options.db, create=False)
     a, b = branches(store)
-    times = []
+    times, cpu = [], []
     for _ in range(5):
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         found = compare(store, a, b)
         times.append(time.perf_counter() - started)
-    started = time.perf_counter()
+        cpu.append(time.process_time() - cpu_started)
+    started, cpu_started = time.perf_counter(), time.process_time()
     for _ in scan_side(store, found.a):
         pass
-    scanned = time.perf_counter() - started
+    scanned, scanned_cpu = time.perf_counter() - started, time.process_time() - cpu_started
     assert found.a.counts.messages == options.messages and found.a.work.done
     store.close()
-    shown, filled = asyncio.run(in_the_app(options.db))
+    shown, filled, app_cpu = asyncio.run(in_the_app(options.db))
     rows = [
-        ("compare() (counts, usage, first ask, last reply), median of 5", statistics.median(times)),
+        ("compare() (counts, usage, first ask, last reply), median of 5", statistics.median(times),
+         statistics.median(cpu)),
         (f"scan_side over side A ({found.a.work.read:,} replies, "
-         f"{found.a.work.call_count:,} tool calls, {len(found.a.work.files):,} files)", scanned),
-        ("app: enter in the picker -> both sides' figures shown", shown),
-        ("app: enter in the picker -> files and tools of both sides filled in", filled),
+         f"{found.a.work.call_count:,} tool calls, {len(found.a.work.files):,} files)", scanned,
+         scanned_cpu),
+        ("app: enter in the picker -> both sides' figures shown", shown, None),
+        ("app: enter in the picker -> files and tools of both sides filled in", filled, app_cpu),
     ]
-    width = max(len(name) for name, _ in rows)
-    print(f"{'what':<{width}}  {'ms':>9}")
-    for name, seconds in rows:
-        print(f"{name:<{width}}  {seconds * 1000:9.1f}")
+    width = max(len(row[0]) for row in rows)
+    print(f"{'what':<{width}}  {'wall ms':>9}  {'CPU ms':>9}")
+    for name, seconds, cpu_seconds in rows:
+        cpu_text = f"{cpu_seconds * 1000:9.1f}" if cpu_seconds is not None else f"{'':9}"
+        print(f"{name:<{width}}  {seconds * 1000:9.1f}  {cpu_text}")
 
 
 if __name__ == "__main__":
