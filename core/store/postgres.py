@@ -642,6 +642,34 @@ class Statements:
                 f" WHERE entry_seq IN ({marks})")
 
     @staticmethod
+    def usage_bucket_report(grain: str, *, counted_only: bool, since: str | None,
+                            until: str | None, source: str | None) -> tuple[str, list[Any]]:
+        """`usage_report` from the hourly buckets (migration 9); see sqlite.Statements."""
+        group = {"hour": "b.hour", "model": "''", "project": "x.cwd",
+                 "session": "b.external_session_id", "all": "''"}[grain]
+        where, args = ["b.responses <> 0"], []
+        if counted_only:
+            where.append("b.counted = 1")
+        if since:
+            where.append("b.hour >= %s")
+            args.append(since[:13])
+        if until:
+            where.append("b.hour < %s")
+            args.append(until[:13])
+        join = ""
+        if source or grain == "project":
+            join = " JOIN external_sessions x ON x.id = b.external_session_id"
+        if source:
+            where.append("x.source = %s")
+            args.append(source)
+        sql = (f"SELECT {group}, b.model, SUM(b.responses), SUM(b.input_tokens),"
+               " SUM(b.output_tokens), SUM(b.cache_creation_tokens), SUM(b.cache_read_tokens),"
+               " SUM(b.reasoning_tokens), SUM(b.cost_usd), SUM(b.unpriced),"
+               " SUM(b.subagent_cost_usd), SUM(b.subagent_tokens)"
+               f" FROM usage_buckets b{join} WHERE " + " AND ".join(where) + " GROUP BY 1, 2")
+        return sql, args
+
+    @staticmethod
     def usage_report(grain: str, *, counted_only: bool, since: str | None, until: str | None,
                      source: str | None) -> tuple[str, list[Any]]:
         """Usage summed per (group, model): grain 'hour' and 'minute' group by the UTC hour or

@@ -582,7 +582,9 @@ class Statements:
         " cache_creation_1h_tokens, cache_read_tokens, output_tokens, reasoning_tokens, fast"
         " FROM usage WHERE cost_logged = 0 AND price_basis != ?")
     USAGE_SET_PRICE = "UPDATE usage SET cost_usd = ?, price_basis = ? WHERE seq = ?"
-    USAGE_STALE_PRICES = "SELECT 1 FROM usage WHERE cost_logged = 0 AND price_basis != ? LIMIT 1"
+    # (< or >, not !=: each side is a range of idx_usage_basis, so nothing stale costs no scan)
+    USAGE_STALE_PRICES = ("SELECT 1 FROM usage WHERE (price_basis < ?1 OR price_basis > ?1)"
+                          " AND cost_logged = 0 LIMIT 1")
     SESSION_USAGE_ALL = (
         "SELECT external_session_id, model, responses, input_tokens, output_tokens,"
         " cache_creation_tokens, cache_read_tokens, reasoning_tokens, cost_usd, unpriced,"
@@ -624,6 +626,36 @@ class Statements:
         return ("SELECT entry_seq, model, input_tokens, output_tokens, cache_creation_tokens,"
                 " cache_read_tokens, reasoning_tokens, cost_usd, cost_logged FROM usage"
                 f" WHERE entry_seq IN ({marks})")
+
+    @staticmethod
+    def usage_bucket_report(grain: str, *, counted_only: bool, since: str | None,
+                            until: str | None, source: str | None) -> tuple[str, list[Any]]:
+        """`usage_report` from the hourly buckets (migration 9): the same rows, for grains
+        of an hour or more ('hour', 'model', 'project', 'session', 'all') and bounds on
+        whole hours."""
+        group = {"hour": "b.hour", "model": "''", "project": "x.cwd",
+                 "session": "b.external_session_id", "all": "''"}[grain]
+        where, args = ["b.responses <> 0"], []
+        if counted_only:
+            where.append("b.counted = 1")
+        if since:
+            where.append("b.hour >= ?")
+            args.append(since[:13])
+        if until:
+            where.append("b.hour < ?")
+            args.append(until[:13])
+        join = ""
+        if source or grain == "project":
+            join = " JOIN external_sessions x ON x.id = b.external_session_id"
+        if source:
+            where.append("x.source = ?")
+            args.append(source)
+        sql = (f"SELECT {group}, b.model, SUM(b.responses), SUM(b.input_tokens),"
+               " SUM(b.output_tokens), SUM(b.cache_creation_tokens), SUM(b.cache_read_tokens),"
+               " SUM(b.reasoning_tokens), SUM(b.cost_usd), SUM(b.unpriced),"
+               " SUM(b.subagent_cost_usd), SUM(b.subagent_tokens)"
+               f" FROM usage_buckets b{join} WHERE " + " AND ".join(where) + " GROUP BY 1, 2")
+        return sql, args
 
     @staticmethod
     def usage_report(grain: str, *, counted_only: bool, since: str | None, until: str | None,

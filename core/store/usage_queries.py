@@ -94,10 +94,11 @@ def report(store: "Store", by: str, *, since: date | None = None, until: date | 
         grain = "minute" if _odd_offset(zone) else "hour"
     else:
         grain = by
-    query, args = sql.usage_report(grain, counted_only=by != "session", since=lo, until=hi,
-                                   source=source)
-    total_query, total_args = sql.usage_report("all", counted_only=True, since=lo, until=hi,
-                                               source=source)
+    # the hourly buckets kept by triggers (a few rows per session and hour); the responses
+    # themselves only where a local day starts inside an hour (zones off by 30 or 45 min)
+    build = sql.usage_report if grain == "minute" else sql.usage_bucket_report
+    query, args = build(grain, counted_only=by != "session", since=lo, until=hi, source=source)
+    total_query, total_args = build("all", counted_only=True, since=lo, until=hi, source=source)
     with store.reading() as conn:
         rows = conn.execute(query, args).fetchall()
         total_rows = conn.execute(total_query, total_args).fetchall()
@@ -224,7 +225,8 @@ def daily_by_model(store: "Store", since: date, until: date,
     zone = local_zone(zone_name)
     lo, hi = utc_bounds(since, until, zone)
     grain = "minute" if _odd_offset(zone) else "hour"
-    query, args = store._sql.usage_report(grain, counted_only=True, since=lo, until=hi, source=None)
+    build = store._sql.usage_report if grain == "minute" else store._sql.usage_bucket_report
+    query, args = build(grain, counted_only=True, since=lo, until=hi, source=None)
     with store.reading() as conn:
         rows = conn.execute(query, args).fetchall()
     out: dict[str, dict[str, Figure]] = {}

@@ -400,6 +400,79 @@ CREATE INDEX IF NOT EXISTS idx_operation_log_session ON operation_log(external_s
 """
 
 
+# Usage summed per (counted, UTC hour, session, model), kept by a trigger on `usage`
+# (migrations/sqlite.py's three triggers in one PL/pgSQL function).
+_BUCKET_KEY = "counted, hour, external_session_id, model"
+_BUCKET_SUMS = ("responses", "input_tokens", "output_tokens", "cache_creation_tokens",
+                "cache_read_tokens", "reasoning_tokens", "cost_usd", "unpriced",
+                "subagent_cost_usd", "subagent_tokens")
+
+
+def _bucket_move(row: str, sign: str) -> str:
+    tokens = (f"{row}.input_tokens + {row}.output_tokens + {row}.cache_creation_tokens"
+              f" + {row}.cache_read_tokens")
+    values = (f"{row}.counted, substr({row}.timestamp, 1, 13), {row}.external_session_id,"
+              f" {row}.model, {sign}1, {sign}{row}.input_tokens, {sign}{row}.output_tokens,"
+              f" {sign}{row}.cache_creation_tokens, {sign}{row}.cache_read_tokens,"
+              f" {sign}{row}.reasoning_tokens, {sign}COALESCE({row}.cost_usd, 0),"
+              f" {sign}({row}.cost_usd IS NULL)::int,"
+              f" {sign}(CASE WHEN {row}.subagent = 1 THEN COALESCE({row}.cost_usd, 0) ELSE 0 END),"
+              f" {sign}(CASE WHEN {row}.subagent = 1 THEN {tokens} ELSE 0 END)")
+    update = ", ".join(f"{c} = usage_buckets.{c} + excluded.{c}" for c in _BUCKET_SUMS)
+    return (f"INSERT INTO usage_buckets({_BUCKET_KEY}, {', '.join(_BUCKET_SUMS)})"
+            f" VALUES ({values}) ON CONFLICT ({_BUCKET_KEY}) DO UPDATE SET {update};")
+
+
+_V9 = f"""
+CREATE TABLE IF NOT EXISTS usage_buckets (
+    counted INTEGER NOT NULL,
+    hour {T} NOT NULL,
+    external_session_id BIGINT NOT NULL,
+    model {T} NOT NULL,
+    responses BIGINT NOT NULL DEFAULT 0,
+    input_tokens BIGINT NOT NULL DEFAULT 0,
+    output_tokens BIGINT NOT NULL DEFAULT 0,
+    cache_creation_tokens BIGINT NOT NULL DEFAULT 0,
+    cache_read_tokens BIGINT NOT NULL DEFAULT 0,
+    reasoning_tokens BIGINT NOT NULL DEFAULT 0,
+    cost_usd DOUBLE PRECISION NOT NULL DEFAULT 0,
+    unpriced BIGINT NOT NULL DEFAULT 0,
+    subagent_cost_usd DOUBLE PRECISION NOT NULL DEFAULT 0,
+    subagent_tokens BIGINT NOT NULL DEFAULT 0,
+    PRIMARY KEY ({_BUCKET_KEY})
+);
+CREATE INDEX IF NOT EXISTS idx_usage_basis ON usage(price_basis);
+CREATE OR REPLACE FUNCTION usage_buckets_move() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP IN ('DELETE', 'UPDATE') THEN
+        {_bucket_move("OLD", "-")}
+        DELETE FROM usage_buckets WHERE counted = OLD.counted
+            AND hour = substr(OLD.timestamp, 1, 13)
+            AND external_session_id = OLD.external_session_id AND model = OLD.model
+            AND responses = 0;
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') THEN
+        {_bucket_move("NEW", "")}
+    END IF;
+    RETURN NULL;
+END $$;
+DROP TRIGGER IF EXISTS usage_buckets_move ON usage;
+CREATE TRIGGER usage_buckets_move AFTER INSERT OR DELETE OR UPDATE OF counted, timestamp,
+    external_session_id, model, input_tokens, output_tokens, cache_creation_tokens,
+    cache_read_tokens, reasoning_tokens, cost_usd, subagent ON usage
+    FOR EACH ROW EXECUTE FUNCTION usage_buckets_move();
+DELETE FROM usage_buckets;
+INSERT INTO usage_buckets({_BUCKET_KEY}, {', '.join(_BUCKET_SUMS)})
+    SELECT u.counted, substr(u.timestamp, 1, 13), u.external_session_id, u.model, COUNT(*),
+        SUM(u.input_tokens), SUM(u.output_tokens), SUM(u.cache_creation_tokens),
+        SUM(u.cache_read_tokens), SUM(u.reasoning_tokens), SUM(COALESCE(u.cost_usd, 0)),
+        SUM((u.cost_usd IS NULL)::int),
+        SUM(CASE WHEN u.subagent = 1 THEN COALESCE(u.cost_usd, 0) ELSE 0 END),
+        SUM(CASE WHEN u.subagent = 1 THEN u.input_tokens + u.output_tokens
+            + u.cache_creation_tokens + u.cache_read_tokens ELSE 0 END)
+    FROM usage u GROUP BY 1, 2, 3, 4;
+"""
+
 # (version, name, SQL or a function of the connection): the numbers and names of
 # migrations/sqlite.py. Append only; never edit a released migration.
 MIGRATIONS: list[tuple[int, str, str | Callable[[Any], None]]] = [
@@ -415,6 +488,8 @@ MIGRATIONS: list[tuple[int, str, str | Callable[[Any], None]]] = [
     (7, "import records keep what stat said in columns (a no-change import reads no JSON)",
      _v7),
     (8, "an undo log of the app's operations; branches and checkpoints can be hidden", _V8),
+    (9, "usage summed per hour, session and model, kept by triggers, and responses found by"
+        " the prices they were priced with (fast usage reports)", _V9),
 ]
 
 CURRENT_VERSION = MIGRATIONS[-1][0]

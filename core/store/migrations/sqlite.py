@@ -446,6 +446,96 @@ def _v_oplog(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+# Usage summed per (counted, UTC hour, session, model), kept by triggers on `usage` (every
+# insert, update and delete, a session's deletion included), so `arbor usage` and the usage
+# screen sum a few rows per session and hour instead of every response.
+_BUCKET_KEY = "counted, hour, external_session_id, model"
+_BUCKET_SUMS = ("responses, input_tokens, output_tokens, cache_creation_tokens,"
+                " cache_read_tokens, reasoning_tokens, cost_usd, unpriced, subagent_cost_usd,"
+                " subagent_tokens")
+
+
+def _bucket_values(row: str, sign: str) -> str:
+    tokens = (f"{row}.input_tokens + {row}.output_tokens + {row}.cache_creation_tokens"
+              f" + {row}.cache_read_tokens")
+    return (f"{row}.counted, substr({row}.timestamp, 1, 13), {row}.external_session_id,"
+            f" {row}.model, {sign}1, {sign}{row}.input_tokens, {sign}{row}.output_tokens,"
+            f" {sign}{row}.cache_creation_tokens, {sign}{row}.cache_read_tokens,"
+            f" {sign}{row}.reasoning_tokens, {sign}COALESCE({row}.cost_usd, 0),"
+            f" {sign}({row}.cost_usd IS NULL),"
+            f" {sign}(CASE WHEN {row}.subagent = 1 THEN COALESCE({row}.cost_usd, 0) ELSE 0 END),"
+            f" {sign}(CASE WHEN {row}.subagent = 1 THEN {tokens} ELSE 0 END)")
+
+
+def _bucket_add(row: str, sign: str) -> str:
+    sums = [c.strip() for c in _BUCKET_SUMS.split(",")]
+    update = ", ".join(f"{c} = {c} + excluded.{c}" for c in sums)
+    return (f"INSERT INTO usage_buckets({_BUCKET_KEY}, {_BUCKET_SUMS})"
+            f" VALUES ({_bucket_values(row, sign)})"
+            f" ON CONFLICT({_BUCKET_KEY}) DO UPDATE SET {update};")
+
+
+def _bucket_drop(row: str) -> str:
+    """An emptied bucket goes (its model would otherwise still be named in reports)."""
+    return (f"DELETE FROM usage_buckets WHERE counted = {row}.counted"
+            f" AND hour = substr({row}.timestamp, 1, 13)"
+            f" AND external_session_id = {row}.external_session_id AND model = {row}.model"
+            " AND responses = 0;")
+
+
+_V9 = f"""
+CREATE TABLE IF NOT EXISTS usage_buckets (
+    counted INTEGER NOT NULL,
+    hour TEXT NOT NULL,
+    external_session_id INTEGER NOT NULL,
+    model TEXT NOT NULL,
+    responses INTEGER NOT NULL DEFAULT 0,
+    input_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    cache_creation_tokens INTEGER NOT NULL DEFAULT 0,
+    cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+    reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+    cost_usd REAL NOT NULL DEFAULT 0,
+    unpriced INTEGER NOT NULL DEFAULT 0,
+    subagent_cost_usd REAL NOT NULL DEFAULT 0,
+    subagent_tokens INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY ({_BUCKET_KEY})
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS idx_usage_basis ON usage(price_basis);
+CREATE TRIGGER IF NOT EXISTS usage_buckets_insert AFTER INSERT ON usage BEGIN
+    {_bucket_add("NEW", "")}
+END;
+CREATE TRIGGER IF NOT EXISTS usage_buckets_delete AFTER DELETE ON usage BEGIN
+    {_bucket_add("OLD", "-")}
+    {_bucket_drop("OLD")}
+END;
+CREATE TRIGGER IF NOT EXISTS usage_buckets_update AFTER UPDATE OF counted, timestamp,
+    external_session_id, model, input_tokens, output_tokens, cache_creation_tokens,
+    cache_read_tokens, reasoning_tokens, cost_usd, subagent ON usage BEGIN
+    {_bucket_add("OLD", "-")}
+    {_bucket_drop("OLD")}
+    {_bucket_add("NEW", "")}
+END;
+"""
+
+
+def _v9(conn: sqlite3.Connection) -> None:
+    """The buckets, their triggers, and the sums of the responses already stored."""
+    for statement in _statements(_V9):
+        conn.execute(statement)
+    tokens = "u.input_tokens + u.output_tokens + u.cache_creation_tokens + u.cache_read_tokens"
+    conn.execute("DELETE FROM usage_buckets")   # (a migration run again: summed afresh)
+    conn.execute(
+        f"INSERT INTO usage_buckets({_BUCKET_KEY}, {_BUCKET_SUMS})"
+        " SELECT u.counted, substr(u.timestamp, 1, 13), u.external_session_id, u.model, COUNT(*),"
+        " SUM(u.input_tokens), SUM(u.output_tokens), SUM(u.cache_creation_tokens),"
+        " SUM(u.cache_read_tokens), SUM(u.reasoning_tokens), SUM(COALESCE(u.cost_usd, 0)),"
+        " SUM(u.cost_usd IS NULL),"
+        " SUM(CASE WHEN u.subagent = 1 THEN COALESCE(u.cost_usd, 0) ELSE 0 END),"
+        f" SUM(CASE WHEN u.subagent = 1 THEN {tokens} ELSE 0 END)"
+        " FROM usage u GROUP BY 1, 2, 3, 4")
+
+
 # (version, name, SQL or a function of the connection). Append only; never edit a
 # released migration.
 MIGRATIONS: list[tuple[int, str, str | Callable[[sqlite3.Connection], None]]] = [
@@ -462,6 +552,8 @@ MIGRATIONS: list[tuple[int, str, str | Callable[[sqlite3.Connection], None]]] = 
      _v7),
     (8, "an undo log of the app's operations; branches and checkpoints can be hidden",
      _v_oplog),
+    (9, "usage summed per hour, session and model, kept by triggers, and responses found by"
+        " the prices they were priced with (fast usage reports)", _v9),
 ]
 
 CURRENT_VERSION = MIGRATIONS[-1][0]
