@@ -95,6 +95,23 @@ def test_a_no_change_import_opens_no_log_and_loads_neither_the_api_nor_rich(tmp_
         assert "all 3 files are unchanged since the last import" in again["stdout"]
 
 
+def test_a_quiet_import_of_a_grown_file_does_not_load_rich(tmp_path):
+    """-q prints only failures: an import that reads only what was appended to a file
+    needs no Rich (its import was ~10% of such a run's CPU)."""
+    home = agent_home(tmp_path)
+    db = tmp_path / "arbor.db"
+    watched_import(tmp_path, home, db, "-q")
+    log = next((home / ".claude" / "projects").rglob("*.jsonl"))
+    lines = log.read_bytes().splitlines()
+    last = json.loads(lines[-1])
+    last.update(uuid="b7c4d0e2-0000-4000-8000-00000000abcd", parentUuid=last.get("uuid"))
+    log.write_bytes(log.read_bytes().rstrip(b"\n") + b"\n" + json.dumps(last).encode() + b"\n")
+    grown = watched_import(tmp_path, home, db, "-q")
+    assert grown["opened"], "the grown log is read"
+    assert grown["stdout"] == "" and grown["stderr"] == ""
+    assert not [m for m in grown["loaded"] if m.split(".")[0] in ("rich", "textual")]
+
+
 def test_all_unchanged_agrees_with_the_import_for_every_kind_of_change(tmp_path):
     logs = tmp_path / "logs"
     logs.mkdir()

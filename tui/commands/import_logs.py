@@ -60,9 +60,9 @@ def run(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.quiet:
-        from ..safe_text import clean   # file names and errors come from the files
-
         for result in report.failed_files:
+            from ..safe_text import clean   # (Rich comes with it: only when there is a failure)
+
             print(f"{clean(result.path)}: {clean(result.error)}", file=sys.stderr)
     elif report.files and all(f.status == "unchanged" for f in report.files):
         _say_unchanged(len(report.files), report.seconds, str(store.path))
