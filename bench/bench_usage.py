@@ -61,6 +61,33 @@ def main() -> None:
         totals = report["totals"]
         print(f"{'arbor usage ' + ' '.join(case):<48}{wall:>8.2f}{cpu:>8.2f}{len(report['rows']):>8}"
               f"{totals['total_tokens']:>16,}{totals['cost_usd']:>12,.2f}")
+    in_process(db)
+
+
+def in_process(db: Path) -> None:
+    """The report alone (no Python start), from the hourly buckets and from every response
+    (what arbor read before migration 9), in the same run: CPU seconds, best of 3."""
+    from core import open_store
+
+    store = open_store(db)
+    sql = store._sql
+    buckets = sql.usage_bucket_report
+    print(f"\n{'Store.usage_report (in process)':<40}{'buckets CPU s':>15}{'responses CPU s':>17}{'ratio':>8}")
+    for by in GROUPINGS:
+        times = []
+        for source in (buckets, sql.usage_report):
+            sql.usage_bucket_report = source
+            best = min(_cpu(lambda: store.usage_report(by)) for _ in range(3))
+            times.append(best)
+        sql.usage_bucket_report = buckets
+        print(f"{'--by ' + by:<40}{times[0]:>15.3f}{times[1]:>17.3f}{times[1] / times[0]:>7.1f}x")
+    store.close()
+
+
+def _cpu(call) -> float:
+    started = time.process_time()
+    call()
+    return time.process_time() - started
 
 
 if __name__ == "__main__":
