@@ -171,11 +171,12 @@ class SessionsPane(RowList):
             numbers.append(" br ", FAINT)
             numbers.append(f"{row.messages:>7,}", DIM)
             numbers.append(" msg ", FAINT)
-        else:  # a narrow terminal: short counts, so the source still fits
+        else:  # a narrow terminal: short counts, so the source still fits; the units stay
+            # whole words ("3.0km" read as kilometres, "18m" as minutes)
             numbers.append(f"{session.branch_count:>2}", branch_style)
-            numbers.append("br ", FAINT)
+            numbers.append(" br ", FAINT)
             numbers.append(f"{short_count(row.messages):>4}", DIM)
-            numbers.append("m ", FAINT)
+            numbers.append(" msg ", FAINT)
         bottom = Text(" " + indent, end="")
         source = session.source or "?"
         room = width - numbers.cell_len - 2 - len(indent)
