@@ -973,6 +973,12 @@ class Store:
         with self._lock:
             yield from self._conn.execute(sql, args)
 
+    def entry_outline(self, external_session_id: int) -> list[tuple[int, int | None, str, str | None]]:
+        """(seq, parent seq, type, role) of every entry of a session in seq order: the
+        tree's shape without its data (the entry tree view reads data only for rows shown)."""
+        return [tuple(row) for row in self._all(self._sql.ENTRY_OUTLINE_OF_SESSION,
+                                                (external_session_id,))]
+
     def entry_data_field(self, external_session_id: int, key: str) -> list[tuple[int, int | None, Any]]:
         """(seq, parent seq, data[key] or None) of a session's entries in seq order; `key`
         is a plain name (letters, digits, `_`)."""
@@ -1537,6 +1543,35 @@ class Store:
             rows = conn.execute(sql, args).fetchall()
         return [SearchHit(r[0], r[1], r[2], r[3], r[4], r[5], r[6],
                           snippet(search_text(r[4], _loads(r[7], {})), words)) for r in rows]
+
+    def search_labels(self, query: str, *, limit: int = 50) -> list[SearchHit]:
+        """Labelled entries whose current label has every word of `query` (anywhere in it,
+        any case), newest label first, as search hits whose snippet starts with the label."""
+        words = [w.lower() for w in re.findall(r"\w+", query, flags=re.UNICODE)]
+        if not words:
+            return []
+        current: dict[int, str] = {}
+        for target, label in self._all(self._sql.LABELS_OF_ALL_ENTRIES):
+            if label is None:
+                current.pop(target, None)
+            else:
+                current.pop(target, None)
+                current[target] = label       # newest last
+        hits: list[SearchHit] = []
+        for seq, label in reversed(current.items()):
+            if not all(word in label.lower() for word in words):
+                continue
+            entry = self.get_entry(seq)
+            if entry is None:
+                continue
+            text = search_text(entry.type, entry.data)
+            hits.append(SearchHit(seq, entry.id, entry.external_session_id,
+                                  self.session_name(entry.external_session_id) or "", entry.type,
+                                  entry.role, entry.timestamp,
+                                  f"⚑ {label} · {snippet(text, words) if text else ''}"))
+            if len(hits) >= limit:
+                break
+        return hits
 
     def search_session_names(self, text: str, *, include_archived: bool = False) -> list[SessionSummary]:
         needle = text.casefold()

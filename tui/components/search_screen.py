@@ -98,8 +98,8 @@ class SearchScreen(FrozenBackdrop[SearchResult | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog search", id="search-dialog"):
-            yield Static(Text("Search sessions and messages", "bold"), classes="dialog-title")
-            yield Input(self.query_text, placeholder="words to find (names, and all message text)",
+            yield Static(Text("Search sessions, labels and messages", "bold"), classes="dialog-title")
+            yield Input(self.query_text, placeholder="words to find (names, labels, all message text)",
                         id="search-input")
             yield Static(Text("type to search · ↓ results · enter jumps · escape closes", FAINT),
                          id="search-status")
@@ -147,7 +147,10 @@ class SearchScreen(FrozenBackdrop[SearchResult | None]):
             return
         try:
             names = self.store.search_session_names(query, include_archived=self.include_archived)[:NAME_LIMIT]
-            hits = self.store.search(query, limit=TEXT_LIMIT)
+            labelled = self.store.search_labels(query)
+            found = {hit.seq for hit in labelled}
+            hits = labelled + [hit for hit in self.store.search(query, limit=TEXT_LIMIT)
+                               if hit.seq not in found]
         except ArborError as error:
             self.app.call_from_thread(self._show, query, [], [], str(error))
             return
