@@ -24,10 +24,12 @@ from core.models import InternalSession
 from core.store import SessionSummary, Store, open_store
 
 from .history_actions import HistoryActions
+from .tree_actions import TreeActions
 from .palette import ArborCommands
 from .components.branches_pane import (BranchesPane, branch_title, flatten, own_usage,
                                        visible_branches)
 from .components.empty_state import EmptyState, empty_text
+from .components.entries_pane import EntriesPane
 from .components.key_footer import KeyFooter
 from .components.messages_pane import MessagesPane
 from .components.sessions_pane import SessionsPane
@@ -54,7 +56,7 @@ def _label_description(text: str, what: str) -> str:
     return f"label {what} {label}" if label else f"clear the label of {what}"
 
 
-class ArborApp(HistoryActions, KeysInOrder[int]):
+class ArborApp(HistoryActions, TreeActions, KeysInOrder[int]):
     CSS_PATH = "app.tcss"
     TITLE = "arbor"
     # Focus is given when the first rows arrive (_show_panes), never by Textual at mount:
@@ -82,6 +84,8 @@ class ArborApp(HistoryActions, KeysInOrder[int]):
         Binding("m", "checkpoint", "Checkpoint", show=False, id="checkpoint"),
         Binding("A", "toggle_archived", "Show archived", show=False, id="toggle-archived"),
         Binding("dollar_sign", "usage", "Usage", show=False, id="usage"),
+        Binding("t", "toggle_tree", "Entries/branches", show=False, id="toggle-tree"),
+        Binding("ctrl+f", "find_in_session", "Find in session", show=False, id="find-in-session"),
     ]
 
     def __init__(self, store: Store, *, show_archived: bool = False, clock: Clock | None = None,
@@ -107,6 +111,7 @@ class ArborApp(HistoryActions, KeysInOrder[int]):
         self._follow_timer = None
         self._polling = False
         self._partial = False
+        self.tree_mode = False   # the middle pane shows the session's entries, not its branches
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -114,6 +119,7 @@ class ArborApp(HistoryActions, KeysInOrder[int]):
         with Horizontal(id="panes"):
             yield SessionsPane(now, id="sessions", classes="pane")
             yield BranchesPane(id="branches", classes="pane")
+            yield EntriesPane(now, id="entries", classes="pane")
             yield MessagesPane(now, id="messages", classes="pane")
         yield EmptyState(id="empty")
         yield StatusLine(id="status")
@@ -128,11 +134,21 @@ class ArborApp(HistoryActions, KeysInOrder[int]):
         return self.query_one(BranchesPane)
 
     @property
+    def entries_pane(self) -> EntriesPane:
+        return self.query_one(EntriesPane)
+
+    @property
+    def middle_pane(self) -> BranchesPane | EntriesPane:
+        """The pane between sessions and messages: the branches, or the entry tree (t)."""
+        return self.entries_pane if self.tree_mode else self.branches_pane
+
+    @property
     def messages_pane(self) -> MessagesPane:
         return self.query_one(MessagesPane)
 
     def on_mount(self) -> None:
         self.query_one(EmptyState).display = False
+        self.entries_pane.display = False
         self.messages_pane.empty_text = Text("loading…", FAINT)
         self._update_status()
         self._data_version = self.store.reader().data_version()
@@ -249,6 +265,7 @@ class ArborApp(HistoryActions, KeysInOrder[int]):
         pane.border_title = title
         if session is not None:
             pane.border_subtitle = self._session_subtitle(session)
+        self._tree_session_shown(session_id, branches, pane.border_subtitle)
         branch = pane.highlighted
         if branch is None:
             self.branch = None
@@ -270,6 +287,7 @@ class ArborApp(HistoryActions, KeysInOrder[int]):
             self._error(error)
             return
         self.branch = branch
+        self._tree_branch_shown(branch)
         if source.warning and source.warning not in self._warned:
             self._warned.add(source.warning)
             self.say(source.warning, title="Replay", severity="warning", markup=False)
@@ -387,7 +405,7 @@ class ArborApp(HistoryActions, KeysInOrder[int]):
         """enter in the sessions pane: its branches, focused (a key, not a message, so that
         the keys after it find the branches pane focused)."""
         self._catch_up()
-        self.set_focus(self.branches_pane)
+        self.set_focus(self.middle_pane)
 
     @on(BranchesPane.Highlighted, "#branches")
     def _branch_highlighted(self, event: BranchesPane.Highlighted) -> None:
@@ -397,6 +415,16 @@ class ArborApp(HistoryActions, KeysInOrder[int]):
         branch = self.branches_pane.highlighted
         if branch is not None and (self.branch is None or branch.id != self.branch.id):
             self.show_branch(branch)
+
+    # (the entry tree's handlers are here: Textual finds @on handlers only on the App's own
+    # classes, not on a plain mixin like TreeActions)
+    @on(EntriesPane.Highlighted, "#entries")
+    def _entry_highlighted(self, event: EntriesPane.Highlighted) -> None:
+        self._follow_later(self._follow_entries_cursor)
+
+    @on(EntriesPane.Selected, "#entries")
+    def _entry_selected(self, event: EntriesPane.Selected) -> None:
+        self.action_show_entry()
 
     def _catch_up(self) -> None:
         """Show now what the pane cursors point at, before a key acts on it.
@@ -490,7 +518,7 @@ class ArborApp(HistoryActions, KeysInOrder[int]):
 
     def _focused_pane(self):
         focused = self.focused
-        for pane in (self.sessions_pane, self.branches_pane, self.messages_pane):
+        for pane in (self.sessions_pane, self.branches_pane, self.entries_pane, self.messages_pane):
             if focused is pane:
                 return pane
         return None
@@ -507,7 +535,7 @@ class ArborApp(HistoryActions, KeysInOrder[int]):
 
     # ------------------------------------------------------------------ focus
     def _panes(self):
-        return [self.sessions_pane, self.branches_pane, self.messages_pane]
+        return [self.sessions_pane, self.middle_pane, self.messages_pane]
 
     def action_focus_next_pane(self) -> None:
         if not self.query_one("#panes").display:
@@ -542,6 +570,12 @@ class ArborApp(HistoryActions, KeysInOrder[int]):
                 return
             source, at = self.branch, item.entry
             where = f"message {short_id(at.id)}"
+        elif pane is self.entries_pane:
+            picked = self._tree_branch_point()
+            if picked is None:
+                return
+            source, at = picked
+            where = f"entry {short_id(at.id)}"
         else:
             source = self._target_branch()
             if source is None:
@@ -666,12 +700,17 @@ class ArborApp(HistoryActions, KeysInOrder[int]):
 
         self._catch_up()
         pane = self._focused_pane()
-        if pane is self.messages_pane:
-            item = self.messages_pane.highlighted
-            if item is None or self._in_child_session(item):
-                return
-            entry = item.entry
-            current = self.messages_pane.labels.get(entry.seq, "")
+        if pane is self.messages_pane or pane is self.entries_pane:
+            if pane is self.entries_pane:
+                entry = self.entries_pane.highlighted
+                if entry is None:
+                    return
+            else:
+                item = self.messages_pane.highlighted
+                if item is None or self._in_child_session(item):
+                    return
+                entry = item.entry
+            current = self.store.entry_labels(entry.external_session_id).get(entry.seq, "")
             title = Text("Label entry ", "bold")
             title.append(short_id(entry.id), "bold #5fafff")
 
@@ -687,6 +726,7 @@ class ArborApp(HistoryActions, KeysInOrder[int]):
                     self._error(error)
                     return
                 self.messages_pane.set_labels(labels)
+                self._tree_labels_changed(labels)
                 self.say("Label cleared." if not text.strip() else "Label saved.", markup=False)
 
             self.push_screen(TextPrompt(title, value=current, placeholder="a short label",

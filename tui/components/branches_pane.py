@@ -138,6 +138,7 @@ class BranchesPane(RowList):
     BINDINGS = [
         Binding("tab", "app.focus_next_pane", "Pane", tooltip="Sessions → branches → messages"),
         Binding("enter", "app.make_current", "Make current", tooltip="Make the highlighted branch current"),
+        Binding("t", "app.toggle_tree", "Tree", tooltip="Show the session's entries as a tree"),
         Binding("b", "app.branch", "Branch", tooltip="New branch at the highlighted branch's head"),
         Binding("r", "app.rollback", "Roll back", tooltip="Roll back to a checkpoint or entry"),
         Binding("l", "app.label", "Label", tooltip="Label the highlighted branch"),

@@ -41,6 +41,15 @@ KEYS = [
               "message, as a new session of the agent that wrote it (pi, Claude Code, Codex), "
               "run here; arbor comes back when the agent exits"),
     ]),
+    ("The entry tree", [
+        ("t", "branches pane: show the session's entries as a tree (t again: the branches)"),
+        ("f", "cycle the filter: default, no tools, user only, labelled, everything"),
+        ("space ← →", "fold / unfold the subtree under an entry, or a run of tool steps"),
+        ("enter", "show the entry in the messages pane, in a branch through it"),
+        ("ctrl+f  n N", "find words in this session (and labels); next / previous found"),
+        ("T", "show when each label was set"),
+        ("l  b", "label the entry; branch at it"),
+    ]),
     ("Look", [
         ("v", "toggle replayed context (compaction applied) / raw entries"),
         ("d", "compare the highlighted branch with another of the session: both from where "

@@ -1,0 +1,246 @@
+"""The app's side of the entry tree (t): loading a session's tree, following its cursor
+in the messages pane, showing an entry in its branch, finding text in the session.
+A mixin of ArborApp, like history_actions."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import work
+
+from core.models import InternalSession
+
+from .components.branches_pane import branch_title
+from .entry_tree import EntryTree, OutlineEntry
+from .formatting import FAINT
+from .safe_text import safe_line
+
+FIND_LIMIT = 5000
+WORDED_LIMIT = 20_000
+
+
+class TreeActions:
+    """Mixed into ArborApp (uses its store, panes, say/_error, show_session/show_branch)."""
+
+    _tree_branches: list[InternalSession] = []
+
+    # ------------------------------------------------------------------ switching
+    def action_toggle_tree(self) -> None:
+        """t: the middle pane shows the session's entries (a tree), or its branches."""
+        self._catch_up()
+        had_focus = self.focused in (self.branches_pane, self.entries_pane)
+        self.tree_mode = not self.tree_mode
+        self.branches_pane.display = not self.tree_mode
+        self.entries_pane.display = self.tree_mode
+        if self.tree_mode and self.session_id is not None:
+            self._load_tree(self.session_id, self._kept_seq(), False)
+        if had_focus:
+            self.set_focus(self.middle_pane)
+
+    def _tree_session_shown(self, session_id: int, branches: list[InternalSession],
+                            subtitle: Text | None) -> None:
+        """show_session read a session: the tree follows when it is what the pane shows."""
+        same = self.entries_pane.entry_tree is not None and getattr(self, "_tree_session", None) == session_id
+        self._tree_branches = branches
+        if subtitle is not None:
+            self.entries_pane.border_subtitle = subtitle
+        if self.tree_mode:
+            self._load_tree(session_id, None, same)
+
+    def _tree_branch_shown(self, branch: InternalSession | None) -> None:
+        """The messages pane shows another branch: its path is drawn bright in the tree."""
+        pane = self.entries_pane
+        tree = pane.entry_tree
+        if not self.tree_mode or tree is None or getattr(self, "_tree_session", None) != (
+                branch.external_session_id if branch else None):
+            return
+        pane.current_path = _path(tree, branch.head_seq if branch else None)
+        pane.invalidate()
+
+    @work(thread=True, exclusive=True, group="tree")
+    def _load_tree(self, session_id: int, keep_seq: int | None, same_session: bool) -> None:
+        try:
+            outline = self.store.entry_outline(session_id)
+            labels = self.store.entry_labels(session_id)
+            times: dict[int, str] = {}
+            seqs = {}
+            for change in self.store.label_log(session_id):
+                target = change["target_entry"]
+                if target is None:
+                    continue
+                if target not in seqs:
+                    seqs[target] = self.store.entry_seq(session_id, target)
+                if seqs[target] is not None:
+                    times[seqs[target]] = change["at"]
+            entries = [OutlineEntry(*row) for row in outline]
+            worded = self._worded_calls(EntryTree.answered_calls(entries))
+        except self.store.errors as error:
+            self.call_from_thread(self._error, error)
+            return
+        tree = EntryTree(entries, labels, worded)
+        self.call_from_thread(self._tree_loaded, session_id, tree, times, keep_seq, same_session)
+
+    def _worded_calls(self, calls: set[int]) -> set[int]:
+        """Which tool calls also say something in words (read per entry; past
+        WORDED_LIMIT calls they all count as tool steps)."""
+        if len(calls) > WORDED_LIMIT:
+            return set()
+        worded = set()
+        for seq in calls:
+            entry = self.store.get_entry(seq)
+            message = entry.message if entry is not None else None
+            content = message.get("content") if message else None
+            if isinstance(content, list) and any(
+                    isinstance(b, dict) and b.get("type") in ("text", "output_text")
+                    and str(b.get("text", "")).strip() for b in content):
+                worded.add(seq)
+        return worded
+
+    def _tree_loaded(self, session_id: int, tree: EntryTree, times: dict[int, str],
+                     keep_seq: int | None, same_session: bool) -> None:
+        if session_id != self.session_id:
+            return
+        self._tree_session = session_id
+        heads: dict[int, list[tuple[str, bool]]] = {}
+        for branch in self._tree_branches:
+            if branch.head_seq is not None and (self.show_archived or not branch.is_hidden):
+                heads.setdefault(branch.head_seq, []).append((branch_title(branch), branch.is_current))
+        shown = self.branch if self.branch is not None and \
+            self.branch.external_session_id == session_id else None
+        store = self.store
+
+        def entry_of(seq: int):
+            try:
+                return store.get_entry(seq)
+            except store.errors:
+                return None
+
+        self.entries_pane.set_tree(tree, entry_of=entry_of, heads=heads,
+                                   current_path=_path(tree, shown.head_seq if shown else None),
+                                   label_times=times, keep_seq=keep_seq, same_session=same_session)
+
+    # -------------------------------------------------------------- the cursor
+    def _follow_entries_cursor(self) -> None:
+        """An entry on the shown branch: the messages pane goes to it (cheap); another
+        branch's entry waits for enter (loading a branch per cursor step would not be)."""
+        seq = self.entries_pane.highlighted_seq
+        source = self.messages_pane.source
+        if seq is None or source is None or seq not in self.entries_pane.current_path:
+            return
+        index = source.index_of_seq(seq)
+        if index is not None:
+            self.messages_pane.move_cursor(index)
+
+    def action_show_entry(self) -> None:
+        """enter in the entry tree: the messages pane shows a branch through the entry
+        (the shown one when it passes there), at that entry."""
+        seq = self.entries_pane.highlighted_seq
+        if seq is None or self.session_id is None:
+            return
+        if seq in self.entries_pane.current_path and self.branch is not None:
+            self._follow_entries_cursor()
+            return
+        try:
+            branch = self.store.branch_containing(seq)
+        except self.store.errors as error:
+            self._error(error)
+            return
+        if branch is None:
+            self.say("No branch passes through this entry: b makes one here.", markup=False)
+            return
+        self.show_session(self.session_id, keep_branch=branch.id, keep_seq=seq, at_end=False)
+        shown = self.branches_pane.highlighted
+        if shown is not None and shown.id != branch.id:
+            # a hidden branch (A shows them): show its messages all the same
+            self.show_branch(branch, keep_seq=seq, at_end=False)
+        self._tree_branch_shown(self.branch)
+        note = Text("Showing ", end="")
+        note.append_text(safe_line(branch_title(branch), 40))
+        self.say(note.plain + ("" if branch.is_current else " (not the current branch)."),
+                 markup=False)
+
+    def _tree_labels_changed(self, labels: dict[int, str]) -> None:
+        pane = self.entries_pane
+        if pane.entry_tree is not None and getattr(self, "_tree_session", None) == self.session_id:
+            pane.entry_tree.labels = labels
+            if self.tree_mode and self.session_id is not None:
+                self._load_tree(self.session_id, pane.highlighted_seq, True)  # label times too
+
+    def _tree_branch_point(self):
+        """b in the entry tree: (the branch to branch from, the highlighted entry): the
+        shown branch when it passes there, else one that does."""
+        entry = self.entries_pane.highlighted
+        if entry is None:
+            return None
+        if self.branch is not None and entry.seq in self.entries_pane.current_path:
+            return self.branch, entry
+        try:
+            source = self.store.branch_containing(entry.seq)
+        except self.store.errors as error:
+            self._error(error)
+            return None
+        source = source or self.branch
+        return (source, entry) if source is not None else None
+
+    # ---------------------------------------------------------------------- find
+    def action_find_in_session(self) -> None:
+        """ctrl+f: find text in the session's entries (and labels); n/N walk the hits."""
+        from .components.text_prompt import TextPrompt
+
+        if self.session_id is None:
+            return
+        if not self.tree_mode:
+            self.action_toggle_tree()
+        pane = self.entries_pane
+        session_id = self.session_id
+
+        def done(text: str | None) -> None:
+            if text is None or not text.strip():
+                return
+            self._find(session_id, text.strip())
+
+        self.push_screen(TextPrompt(Text("Find in this session", "bold"),
+                                    value=" ".join(pane.hit_words), placeholder="words",
+                                    hint=Text("enter finds · then n / N: next / previous · "
+                                              "escape cancels", FAINT),
+                                    id="find-dialog"), done)
+
+    def _find(self, session_id: int, text: str) -> None:
+        import re
+
+        words = re.findall(r"\w+", text, flags=re.UNICODE)
+        if not words:
+            self.say("Type a word to find.", markup=False)
+            return
+        try:
+            hits = {hit.seq for hit in self.store.search(text, limit=FIND_LIMIT,
+                                                         external_session_id=session_id)}
+        except self.store.errors as error:
+            self._error(error)
+            return
+        pane = self.entries_pane
+        tree = pane.entry_tree
+        if tree is not None:
+            lowered = [w.lower() for w in words]
+            hits |= {seq for seq, label in tree.labels.items()
+                     if all(w in label.lower() for w in lowered)}
+        if session_id != self.session_id:
+            return
+        if not hits:
+            pane.set_hits(words, [], f"{text}: none")
+            self.say(f"Not found in this session: {text}", markup=False)
+            return
+        pane.set_hits(words, sorted(hits), text)
+        pane.action_next_hit()
+
+
+def _path(tree: EntryTree, head_seq: int | None) -> frozenset[int]:
+    """The entries from the root to `head_seq` (iterative: paths are long)."""
+    path: set[int] = set()
+    seq = head_seq
+    while seq is not None and seq not in path:
+        entry = tree.by_seq.get(seq)
+        if entry is None:
+            break
+        path.add(seq)
+        seq = entry.parent
+    return frozenset(path)
