@@ -212,3 +212,28 @@ def test_a_url_is_never_taken_for_a_path(tmp_path, monkeypatch):
     store = open_store()
     assert store.path == tmp_path / "from-env.db"
     store.close()
+
+
+def test_entry_outline_and_label_search(store_location):
+    """The entry tree's outline (no data) and / finding a message by its label, on both
+    backends."""
+    from core import operations
+
+    store = open_store(store_location)
+    try:
+        session = store.create_external_session("work")
+        branch = store.create_internal_session(session.id, name="main")
+        first, second = store.append_messages(branch.id, [
+            {"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}])
+        assert store.entry_outline(session.id) == [
+            (first.seq, None, "message", "user"), (second.seq, first.seq, "message", "assistant")]
+        operations.set_label(store, second.seq, "Zebra Crossing")
+        operations.set_label(store, first.seq, "old name")
+        operations.set_label(store, first.seq, "renamed")
+        hits = store.search_labels("zebra")
+        assert [hit.seq for hit in hits] == [second.seq]
+        assert hits[0].snippet.startswith("⚑ Zebra Crossing")
+        assert store.search_labels("old") == []          # only the current label counts
+        assert [hit.seq for hit in store.search_labels("renamed")] == [first.seq]
+    finally:
+        store.close()

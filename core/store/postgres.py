@@ -304,6 +304,9 @@ class Statements:
                              " AND external_session_id = %s ORDER BY seq")
     ENTRY_PARENTS_OF_SESSION = ("SELECT seq, parent_seq FROM entries WHERE external_session_id = %s"
                                 " ORDER BY seq")
+    # the shape of a session's tree, for the entry tree view (no data: it is read per row)
+    ENTRY_OUTLINE_OF_SESSION = ("SELECT seq, parent_seq, type, role FROM entries"
+                                " WHERE external_session_id = %s ORDER BY seq")
     ENTRY_DATA_FIELD_OF_SESSION = ("SELECT seq, parent_seq, data::json -> %s"
                                    " FROM entries WHERE external_session_id = %s ORDER BY seq")
     ENTRY_ID_TAKEN = "SELECT 1 FROM entries WHERE external_session_id = %s AND id = %s"
@@ -388,6 +391,8 @@ class Statements:
         " WHERE l.external_session_id = %s ORDER BY l.seq")
     LABELS_OF_ENTRIES = ("SELECT target_seq, label FROM labels WHERE external_session_id = %s"
                          " AND target_seq IS NOT NULL ORDER BY seq")
+    LABELS_OF_ALL_ENTRIES = ("SELECT target_seq, label FROM labels WHERE target_seq IS NOT NULL"
+                             " ORDER BY seq")
     LABELS_OF_BRANCHES = ("SELECT target_branch, label FROM labels WHERE external_session_id = %s"
                           " AND target_branch IS NOT NULL ORDER BY seq")
 
