@@ -15,7 +15,7 @@ from .formatting import FAINT
 from .safe_text import safe_line
 
 FIND_LIMIT = 5000
-WORDED_LIMIT = 20_000
+WORDED_LIMIT = 50_000
 
 
 class TreeActions:
