@@ -111,5 +111,5 @@ def test_a_tool_call_that_also_says_something_is_no_tool_step():
     assert [row.seq for row in plain.rows(mode="no tools")] == [1, 6]
     worded = EntryTree(outline, worded={2})
     assert [row.seq for row in worded.rows(mode="no tools")] == [1, 2, 6]
-    # the run of tool steps starts after the worded call
-    assert [row.run_start for row in worded.rows()] == [None, None, 3, 3, 3, None]
+    # a run of tool steps holds worded calls too (folding it hides their words)
+    assert [row.run_start for row in worded.rows()] == [None, 2, 2, 2, 2, None]

@@ -84,7 +84,8 @@ class EntryTree:
 
     def __post_init__(self) -> None:
         self.by_seq = {e.seq: e for e in self.outline}
-        self.tool_calls = self.answered_calls(self.outline, self.by_seq) - self.worded
+        self.calls = self.answered_calls(self.outline, self.by_seq)
+        self.tool_calls = self.calls - self.worded     # calls with nothing else to read
 
     @staticmethod
     def answered_calls(outline: list[OutlineEntry], by_seq: dict[int, OutlineEntry] | None = None
@@ -97,8 +98,13 @@ class EntryTree:
         return {seq for seq in answered if seq in by_seq and by_seq[seq].role == "assistant"}
 
     def is_tool(self, seq: int) -> bool:
+        """A tool result, or a tool call with no words of its own (hidden by "no tools")."""
         entry = self.by_seq[seq]
         return entry.role in TOOL_RESULT_ROLES or seq in self.tool_calls
+
+    def is_step(self, seq: int) -> bool:
+        """A tool result or any tool call, worded or not: what a run of tool steps holds."""
+        return self.by_seq[seq].role in TOOL_RESULT_ROLES or seq in self.calls
 
     def shows(self, seq: int, mode: str) -> bool:
         entry = self.by_seq[seq]
@@ -191,14 +197,14 @@ class EntryTree:
         run_end: dict[int, int] = {}
         run_length: dict[int, int] = {}
         for seq, parent in parent_of.items():
-            if not self.is_tool(seq):
+            if not self.is_step(seq):
                 continue
-            if parent is not None and self.is_tool(parent) and len(kids.get(parent, [])) == 1:
+            if parent is not None and self.is_step(parent) and len(kids.get(parent, [])) == 1:
                 continue  # not the first of its run
             run = [seq]
             while True:
                 children = kids.get(run[-1], [])
-                if len(children) != 1 or not self.is_tool(children[0]):
+                if len(children) != 1 or not self.is_step(children[0]):
                     break
                 run.append(children[0])
             if len(run) > 1:
