@@ -125,3 +125,21 @@ def test_summaries_keep_their_markdown():
     assert "Ship 2.4 with uv support." in text
     assert "• core/a.py" in text and "1 first" in text.replace(".", "")
     assert "\n\n" not in text.strip()      # compact: no blank lines between blocks
+
+
+async def test_counts_at_80_columns_keep_whole_word_units(demo_db):
+    """'3.0km' read as kilometres and '22m' as minutes: the narrow sessions pane writes
+    '3.0k msg' and '22 msg'."""
+    app = ArborApp(open_fixed(demo_db), clock=lambda: DEMO_NOW, poll_interval=None,
+                   store_label=demo_db.name)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        pane = app.sessions_pane
+        width = pane.scrollable_content_region.width
+        assert width < 32                      # the narrow layout
+        lines = [pane.render_row(i, width)[1].plain for i in range(pane.row_count)]
+        long_one = next(line for line in lines if "3.0k" in line)
+        assert "3.0k msg" in long_one and "3.0km" not in long_one
+        assert all(line.rstrip().endswith("msg") for line in lines)
+        assert not any(part.endswith("m") and part[:-1].replace(".", "").replace("k", "").isdigit()
+                       for line in lines for part in line.split())
