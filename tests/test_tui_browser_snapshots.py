@@ -68,3 +68,8 @@ def test_entry_tree_found_word_highlighted(snap_compare, demo_db):
 def test_small_terminal_entry_tree(snap_compare, demo_db):
     assert snap_compare(app_for(demo_db), terminal_size=(80, 24),
                         run_before=steps(session(LOGIN), "tab,t"))
+
+
+def test_thinking_hidden(snap_compare, demo_db):
+    assert snap_compare(app_for(demo_db), terminal_size=SIZE,
+                        run_before=steps(session(LOGIN), "tab,tab,home", "H"))

@@ -217,3 +217,31 @@ async def test_the_messages_pane_follows_the_tree_cursor_on_the_shown_branch(dem
         pane.move_cursor(other)
         await settle(pilot)
         assert app.messages_pane.highlighted.entry.seq == before
+
+
+async def test_H_hides_and_shows_the_thinking_of_every_reply(demo_db):
+    from tui.thinking import has_thinking
+
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose_session(pilot, LOGIN)
+        app.set_focus(app.messages_pane)
+        pane = app.messages_pane
+        source = pane.source
+        index = next(i for i in range(source.count) if has_thinking(source.item(i)))
+        thinking = next(b["thinking"] for b in source.item(index).entry.message["content"]
+                        if b.get("type") == "thinking")
+
+        def drawn() -> str:
+            return "\n".join(strip.text for strip in pane.item_strips(index))
+
+        first_words = thinking.split()[0]
+        assert first_words in drawn()
+        await keys(pilot, "H")
+        assert not pane.show_thinking and "no thinking" in str(pane.border_title)
+        assert first_words not in drawn() and "∴" not in drawn()
+        # the stored entry keeps its thinking
+        assert has_thinking(source.item(index))
+        await keys(pilot, "H")
+        assert pane.show_thinking and first_words in drawn()

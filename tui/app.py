@@ -85,6 +85,7 @@ class ArborApp(HistoryActions, TreeActions, KeysInOrder[int]):
         Binding("A", "toggle_archived", "Show archived", show=False, id="toggle-archived"),
         Binding("dollar_sign", "usage", "Usage", show=False, id="usage"),
         Binding("t", "toggle_tree", "Entries/branches", show=False, id="toggle-tree"),
+        Binding("H", "toggle_thinking", "Hide/show thinking", show=False, id="toggle-thinking"),
         Binding("ctrl+f", "find_in_session", "Find in session", show=False, id="find-in-session"),
     ]
 
@@ -308,6 +309,8 @@ class ArborApp(HistoryActions, TreeActions, KeysInOrder[int]):
             if source is not None:
                 title.append(" · ")
                 title.append("raw" if source.raw else "context", "#d7af5f")
+            if not pane.show_thinking:
+                title.append(" · no thinking", "#d7af5f")
         pane.border_title = title
 
     def _update_status(self, width: int | None = None) -> None:
@@ -945,6 +948,14 @@ class ArborApp(HistoryActions, TreeActions, KeysInOrder[int]):
                 and not item.nest else None
             self.show_branch(self.branch, keep_seq=keep_seq, keep_depth=keep_depth, at_end=False)
         self._update_status()
+
+    def action_toggle_thinking(self) -> None:
+        """H: every reply drawn without (or again with) its thinking; the entries stay."""
+        pane = self.messages_pane
+        pane.set_show_thinking(not pane.show_thinking)
+        self._update_messages_title()
+        self.say("Thinking shown." if pane.show_thinking else "Thinking hidden (H shows it).",
+                 markup=False)
 
     def action_toggle_archived(self) -> None:
         self.show_archived = not self.show_archived

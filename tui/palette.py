@@ -24,6 +24,7 @@ COMMANDS: list[tuple[str, str, str, str]] = [
     ("Hide branch", "a", "hide_branch", "Hide the highlighted branch, or show a hidden one (nothing is deleted)"),
     ("Rename branch", "R", "rename_branch", "Rename the highlighted branch"),
     ("Toggle raw / context view", "v", "toggle_view", "Raw entries, or the replayed context with compaction applied"),
+    ("Hide / show thinking", "H", "toggle_thinking", "Draw every reply without (or with) its thinking"),
     ("Search", "/", "search", "Session names and all message text"),
     ("Entry tree / branches", "t", "toggle_tree",
      "The middle pane shows the session's entries as a tree, or its branches"),

@@ -52,6 +52,7 @@ KEYS = [
     ]),
     ("Look", [
         ("v", "toggle replayed context (compaction applied) / raw entries"),
+        ("H", "hide / show the thinking of every reply (the entries are kept as they are)"),
         ("d", "compare the highlighted branch with another of the session: both from where "
               "they parted, side by side (stacked when narrow), with what each cost, the files "
               "each changed, its tools and its messages; tab switches side, enter shows a message on "

@@ -46,6 +46,8 @@ class MessagesPane(Widget, can_focus=True):
         Binding("u", "app.undo", "Undo", tooltip="Undo the last operation of this app"),
         Binding("m", "app.checkpoint", "Checkpoint", show=False,
                 tooltip="A named checkpoint at the highlighted message"),
+        Binding("H", "app.toggle_thinking", "Thinking", show=False,
+                tooltip="Hide or show the thinking of every reply"),
         Binding("enter", "enter", "Open/fold", show=False),
         Binding("up,k", "cursor_up", "Up", show=False),
         Binding("down,j", "cursor_down", "Down", show=False),
@@ -77,6 +79,7 @@ class MessagesPane(Widget, can_focus=True):
         self.top_line = 0
         self.cursor = 0
         self.expanded: set[tuple[str, int]] = set()
+        self.show_thinking = True     # H: replies drawn with or without their thinking
         # child sessions (sub-agents, forks) shown open under the entry they started at;
         # every MessageSource made for this pane shares it (see tui.message_source)
         self.opened: set[int] = set()
@@ -148,6 +151,12 @@ class MessagesPane(Widget, can_focus=True):
         self.top_line = min(top_line, max(0, len(self.item_strips(index)) - 1))
         return True
 
+    def set_show_thinking(self, show: bool) -> None:
+        """H: draw replies with or without their thinking (heights change: lay out again)."""
+        self.show_thinking = show
+        self._changed()
+        self.call_after_refresh(self.scroll_cursor_visible)
+
     def set_labels(self, labels: dict[int, str]) -> None:
         self.labels = labels
         self._layout = None
@@ -173,10 +182,16 @@ class MessagesPane(Widget, can_focus=True):
         width = self._width
         label = self.labels.get(item.entry.seq) if item.kind == "entry" and not item.nest else None
         key = (item.key, width, item.key in self.expanded, label, item.nest,
-               (item.child.message_count, item.child.updated_at) if item.child else None)
+               (item.child.message_count, item.child.updated_at) if item.child else None,
+               self.show_thinking)
         cached = self._strips.get(key)
         if cached is None:
             from ..message_render import render_item  # not needed for the first frame
+
+            if not self.show_thinking:
+                from ..thinking import without_thinking
+
+                item = without_thinking(item)
 
             cached = render_item(self.app.console, item, width=width,
                                  expanded=item.key in self.expanded, label=label, now=self.now)
