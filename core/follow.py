@@ -390,8 +390,9 @@ def _names(folder: Path) -> list[str]:
 
 # ---------------------------------------------------------------------- helpers
 def _store_files(store) -> set[Path]:
+    """The store's own files, never to be imported (none for a PostgreSQL store)."""
     path = getattr(store, "path", None)
-    if not path:
+    if not isinstance(path, (str, os.PathLike)) or not path:
         return set()
     base = Path(path)
     names = [base] + [base.with_name(base.name + suffix) for suffix in ("-wal", "-shm", "-journal")]

@@ -49,6 +49,29 @@ class PostgresURL:
         url = re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://[^:/@?#]*):[^@/?#]*@", r"\1:…@", self.url)
         return re.sub(r"([?&]password=)[^&#]*", r"\1…", url)
 
+    def without_password(self) -> str:
+        """The URL with any password left out (libpq then takes it from `PGPASSWORD` or
+        `~/.pgpass`), for code shown to the user."""
+        url = re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://[^:/@?#]*):[^@/?#]*@", r"\1@", self.url)
+        url = re.sub(r"([?&])password=[^&#]*&?", r"\1", url)
+        return re.sub(r"[?&]$", "", url)
+
+    def label(self) -> str:
+        """`database@host`, short, for a status line (`database (local socket)` for a
+        Unix socket); what libpq would take from the environment is left out."""
+        from urllib.parse import parse_qs, unquote, urlsplit
+
+        try:
+            parts = urlsplit(self.url)
+            query = parse_qs(parts.query)
+            host = parts.hostname or query.get("host", [""])[0]
+        except ValueError:
+            return "PostgreSQL"
+        database = unquote(parts.path.lstrip("/")) or query.get("dbname", [""])[0] or "PostgreSQL"
+        if not host or host.startswith("/"):
+            return f"{database} (local socket)"
+        return f"{database}@{host}"
+
     def __str__(self) -> str:
         return self.shown()
 

@@ -71,8 +71,17 @@ class Running:
         assert not self.thread.is_alive()
 
 
+@pytest.fixture
+def any_store(store_location):
+    """A store on either backend: following works the same on PostgreSQL."""
+    s = open_store(store_location)
+    yield s
+    s.close()
+
+
 @pytest.mark.parametrize("poll", [False, True], ids=["notify", "polling"])
-def test_appended_lines_of_every_agent_are_imported_once(store, home, poll):
+def test_appended_lines_of_every_agent_are_imported_once(any_store, home, poll, tmp_path):
+    store = any_store
     writers = agent_home(home)
     for name, writer in writers.items():
         writer.start(f"{name} starts")
@@ -92,7 +101,7 @@ def test_appended_lines_of_every_agent_are_imported_once(store, home, poll):
     all_texts = texts(store)
     assert len(all_texts) == len(set(all_texts)) == 7
     # the same as importing the finished files afresh
-    fresh = open_store(store.path.parent / "fresh.db")
+    fresh = open_store(tmp_path / "fresh.db")
     import_paths(fresh, [w.path for w in writers.values()])
     assert sorted(texts(fresh)) == sorted(all_texts)
     fresh.close()

@@ -91,3 +91,21 @@ def test_a_store_with_another_name_gets_a_snippet_that_opens_it(tmp_path):
     namespace = run_snippet(plan.snippet)
     assert namespace["manager"].session_id == manager.session_id
     assert [m["content"] for m in namespace["messages"]] == ["hello"]
+
+
+def test_a_postgresql_store_gets_a_snippet_that_opens_it_without_the_password(postgres_server):
+    url = postgres_server.new_store_url()
+    # the test server trusts local users, so a password in the URL is there to be left out
+    with_password = url.replace("postgresql://postgres@", "postgresql://postgres:hunter2@")
+    store = open_store(with_password)
+    manager = SessionManager("/w", ".", store=store)
+    manager.init()
+    manager.append_message({"role": "user", "content": "hello from the team store"})
+    session = store.get_external_session_by_uid(manager.session_id)
+    plan = prepare_resume(store, session)
+    assert "hunter2" not in plan.snippet and f"store=open_store({url!r})" in plan.snippet
+    namespace = run_snippet(plan.snippet)
+    assert namespace["manager"].session_id == manager.session_id
+    assert [m["content"] for m in namespace["messages"]] == ["hello from the team store"]
+    namespace["manager"].store.close()
+    store.close()

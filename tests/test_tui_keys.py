@@ -494,3 +494,19 @@ async def test_tab_cycles_the_three_panes(demo_db):
         assert seen == ["sessions", "branches", "messages"] and app.focused.id == "sessions"
         await pilot.press("shift+tab")
         assert app.focused.id == "messages"
+
+
+async def test_the_app_opens_a_postgresql_store_and_names_it_without_the_password(postgres_server):
+    url = postgres_server.new_store_url()
+    # the test server trusts local users: the password is there to be kept off the screen
+    store = open_store(url.replace("postgresql://postgres@", "postgresql://postgres:hunter2@"))
+    session = store.create_external_session("On the team server")
+    branch = store.create_internal_session(session.id)
+    store.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": "hi"}})
+    app = ArborApp(store, clock=lambda: DEMO_NOW, poll_interval=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.store_label == "arbor_test (local socket)"
+        assert [s.name for s in app.sessions] == ["On the team server"]
+        assert app.messages_pane.count == 1
+    store.close()

@@ -8,6 +8,7 @@ rename/archive), then the panes are reloaded with the cursor kept by id.
 from __future__ import annotations
 
 import gc
+import os
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -44,7 +45,10 @@ FIRST_PAGE = 100
 
 
 def _home_short(path: Path) -> str:
-    """The store path, with the home folder written as ~."""
+    """The store path, with the home folder written as ~ (a PostgreSQL store: its
+    database and host, never the password)."""
+    if not isinstance(path, (str, os.PathLike)):
+        return path.label()   # a core.paths.PostgresURL
     try:
         return "~/" + str(Path(path).resolve().relative_to(Path.home()))
     except (ValueError, OSError, RuntimeError):

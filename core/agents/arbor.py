@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import operations
+from ..paths import PostgresURL
 from .native import BranchToWrite
 
 NAME = "arbor"
@@ -32,13 +33,21 @@ def make_current(job: BranchToWrite):
 
 def snippet(job: BranchToWrite) -> str:
     """How an agent built on `core` continues the session (Python)."""
-    store_path = Path(job.store.path)
     cwd = job.session.cwd or job.cwd
+    if isinstance(job.store.path, PostgresURL):   # never the password: PGPASSWORD, ~/.pgpass
+        opening = (f"manager = SessionManager.continue_recent({cwd!r}, '.',\n"
+                   f"    store=open_store({job.store.path.without_password()!r}))")
+        return _snippet(job, opening)
+    store_path = Path(job.store.path)
     if store_path.name == "sessions.db":
         opening = (f"manager = SessionManager.continue_recent({cwd!r}, {str(store_path.parent)!r})")
     else:
         opening = (f"manager = SessionManager.continue_recent({cwd!r}, {str(store_path.parent)!r},\n"
                    f"                                         store=open_store({str(store_path)!r}))")
+    return _snippet(job, opening)
+
+
+def _snippet(job: BranchToWrite, opening: str) -> str:
     return ("from core import SessionManager, open_store\n\n"
             f"{opening}\n"
             f"# manager.session_id == {job.session.uid!r}; its current branch is the one chosen\n"
