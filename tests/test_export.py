@@ -41,8 +41,8 @@ def tree(store, ext_id):
 
 
 @pytest.mark.parametrize("fixture", ALL, ids=lambda p: p.name)
-def test_pi_export_round_trip_gives_the_same_tree(fixture, tmp_path):
-    source = open_store(tmp_path / "a.db")
+def test_pi_export_round_trip_gives_the_same_tree(fixture, tmp_path, store_location):
+    source = open_store(store_location)
     report = import_paths(source, [fixture])
     assert report.files[0].status == "imported"
     for result in report.files[0].sessions:
@@ -64,8 +64,8 @@ def test_pi_export_round_trip_gives_the_same_tree(fixture, tmp_path):
 
 
 @pytest.fixture
-def store(tmp_path):
-    s = open_store(tmp_path / "arbor.db")
+def store(store_location):
+    s = open_store(store_location)
     import_paths(s, ALL)
     yield s
     s.close()

@@ -68,8 +68,8 @@ async def test_archived_shown_when_asked(demo_db):
         assert "Old experiment: prompt caching" in [s.name for s in app.sessions]
 
 
-async def test_b_in_messages_branches_at_highlighted_message(demo_db):
-    app = make_app(demo_db)
+async def test_b_in_messages_branches_at_highlighted_message(demo_location):   # on a file and on PostgreSQL
+    app = make_app(demo_location)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await choose_session(pilot, LOGIN)
@@ -108,8 +108,8 @@ async def test_b_in_branches_branches_at_head(demo_db):
         assert app.branches_pane.highlighted.id == new.id
 
 
-async def test_r_rolls_back_to_highlighted_message_with_summary(demo_db):
-    app = make_app(demo_db)
+async def test_r_rolls_back_to_highlighted_message_with_summary(demo_location):   # on a file and on PostgreSQL
+    app = make_app(demo_location)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await choose_session(pilot, LOGIN)
@@ -153,8 +153,8 @@ async def test_r_rolls_back_to_checkpoint(demo_db):
         assert new.head_seq == checkpoint.entry_seq  # no summary entry appended
 
 
-async def test_l_labels_and_clears_message(demo_db):
-    app = make_app(demo_db)
+async def test_l_labels_and_clears_message(demo_location):   # on a file and on PostgreSQL
+    app = make_app(demo_location)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await choose_session(pilot, LOGIN)
@@ -194,8 +194,8 @@ async def test_l_labels_branch(demo_db):
         assert app.branches_pane.rows[app.branches_pane.cursor].label == "keeper"
 
 
-async def test_c_compacts_with_edited_summary(demo_db):
-    app = make_app(demo_db)
+async def test_c_compacts_with_edited_summary(demo_location):   # on a file and on PostgreSQL
+    app = make_app(demo_location)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await choose_session(pilot, LOGIN)
@@ -215,8 +215,8 @@ async def test_c_compacts_with_edited_summary(demo_db):
         assert app.messages_pane.highlighted.kind == "summary"
 
 
-async def test_enter_makes_branch_current(demo_db):
-    app = make_app(demo_db)
+async def test_enter_makes_branch_current(demo_location):   # on a file and on PostgreSQL
+    app = make_app(demo_location)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await choose_session(pilot, LOGIN)
@@ -285,8 +285,8 @@ async def test_v_toggles_raw_and_context(demo_db):
         assert not app.messages_pane.source.raw
 
 
-async def test_search_jumps_to_message(demo_db):
-    app = make_app(demo_db)
+async def test_search_jumps_to_message(demo_location):   # on a file and on PostgreSQL
+    app = make_app(demo_location)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("slash")

@@ -36,6 +36,18 @@ def db(tmp_path_factory):
     return path
 
 
+def test_a_postgresql_store_gives_the_same_report(db, postgres_server):
+    url = postgres_server.new_store_url("usage")
+    with open_store(url) as store:
+        import_paths(store, [db.parent / "projects", db.parent / "codex", db.parent / "pi"])
+    for by in ("model", "session", "day"):
+        reports = [arbor("usage", "--db", str(where), "--by", by, "--json", "--timezone", "UTC")
+                   for where in (db, url)]
+        assert [r.returncode for r in reports] == [0, 0], reports[1].stderr
+        on_sqlite, on_postgres = (json.loads(r.stdout) for r in reports)
+        assert on_sqlite["rows"] and on_postgres == on_sqlite
+
+
 def test_json_is_exactly_rows_and_totals(db):
     done = arbor("usage", "--db", str(db), "--by", "model", "--json")
     assert done.returncode == 0, done.stderr
