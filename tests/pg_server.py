@@ -33,9 +33,22 @@ def find_binaries() -> tuple[Path | None, str]:
         candidates.append(os.path.dirname(on_path))
     for folder in candidates:
         if all(os.access(os.path.join(folder, name), os.X_OK) for name in ("initdb", "pg_ctl")):
+            if os.geteuid() == 0 and not _has_user("postgres"):
+                return None, ("running as root (PostgreSQL refuses to) and there is no"
+                              " `postgres` user to run the server as")
             return Path(folder), ""
     return None, ("no PostgreSQL server binaries (initdb, pg_ctl) in /usr/lib/postgresql/*/bin,"
                   " ARBOR_PG_BIN or the PATH")
+
+
+def _has_user(name: str) -> bool:
+    import pwd
+
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        return False
+    return True
 
 
 class PostgresServer:
