@@ -170,3 +170,17 @@ def test_eight_processes_append_to_one_branch_and_none_is_lost(postgres_server, 
     # a single chain: every append continued the head the one before it left
     assert len(store.path_segments(head)) == 1
     store.close()
+
+
+def test_without_psycopg_a_url_says_how_to_install_it(monkeypatch, tmp_path):
+    from core.errors import StoreUnavailable
+
+    monkeypatch.setitem(sys.modules, "psycopg", None)   # as on an install without the extra
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StoreUnavailable, match=r"pip install 'arbor\[postgres\]'") as caught:
+        open_store("postgresql://someone:hunter2@db.example.com/team")
+    assert "hunter2" not in str(caught.value) and "\n" not in str(caught.value)
+    assert list(tmp_path.iterdir()) == []
+    # a file store needs nothing of it
+    with open_store(tmp_path / "local.db") as store:
+        assert store.list_sessions() == []
