@@ -86,11 +86,27 @@ class PostgresServer:
         self._run(str(self.binaries / "pg_ctl"), "-D", str(self.data), "-l", str(self.log),
                   "-o", options, "-w", "-t", "60", "start")
         self.started = True
+        self._watch()
         import psycopg
 
         with psycopg.connect(self.url_of("postgres"), autocommit=True) as conn:
             conn.execute(f"CREATE DATABASE {DATABASE}")
         return self
+
+    def _watch(self) -> None:
+        """A watchdog that stops the server and removes its folder when this process ends
+        without `stop()` (a test run killed by a signal or a timeout): no server is left
+        running on a shared machine."""
+        import shlex
+
+        stop = " ".join(shlex.quote(part) for part in [
+            *self._as, str(self.binaries / "pg_ctl"), "-D", str(self.data), "-m", "immediate",
+            "-w", "stop"])
+        script = (f"while kill -0 {os.getpid()} 2>/dev/null; do sleep 2; done; "
+                  f"{stop} >/dev/null 2>&1; rm -rf {shlex.quote(str(self.root))}")
+        self._watchdog = subprocess.Popen(["sh", "-c", script], start_new_session=True,
+                                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.DEVNULL)
 
     def url_of(self, database: str = DATABASE, schema: str | None = None) -> str:
         url = f"postgresql://postgres@/{database}?host={quote(str(self.socket), safe='')}"
@@ -108,6 +124,10 @@ class PostgresServer:
         return self.url_of(schema=schema)
 
     def stop(self) -> None:
+        watchdog = getattr(self, "_watchdog", None)
+        if watchdog is not None:
+            watchdog.kill()
+            watchdog.wait()
         if self.started:
             try:
                 self._run(str(self.binaries / "pg_ctl"), "-D", str(self.data), "-m", "immediate",
