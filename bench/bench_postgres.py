@@ -2,7 +2,7 @@
 throughput as a ratio to SQLite's, and the app's first frame on a 1M-entry store as a
 ratio to an empty Textual app.
 
-    python bench/bench_postgres.py [--url postgresql://…] [--mb 20] [--skip-big]
+    python bench/bench_postgres.py [--url postgresql://…] [--mb 20] [--skip-big|--skip-small]
 
 Without --url it starts a throw-away PostgreSQL server (tests/pg_server.py: initdb and
 pg_ctl on a Unix socket, fsync off) and each part uses a schema of its own in it. With
@@ -49,6 +49,30 @@ def timed(fn, repeat: int) -> float:
     return statistics.median(samples)
 
 
+def statements_per_call(calls) -> list[int]:
+    """How many statements each call sends to the server (its round trips): what the
+    depth must not change; the time per round trip is the machine's."""
+    from core.store import postgres
+
+    count = [0]
+    original = postgres.Connection.execute
+
+    def counting(self, *args, **kwargs):
+        count[0] += 1
+        return original(self, *args, **kwargs)
+
+    postgres.Connection.execute = counting
+    try:
+        out = []
+        for call in calls:
+            count[0] = 0
+            call()
+            out.append(count[0])
+        return out
+    finally:
+        postgres.Connection.execute = original
+
+
 def message(i: int) -> dict:
     role = "user" if i % 2 == 0 else "assistant"
     return {"role": role, "content": f"message {i}: " + "lorem ipsum dolor sit amet " * 4}
@@ -79,7 +103,15 @@ def branch_and_rollback(url: str, deep: int, repeat: int) -> list[tuple]:
     b_small = timed(lambda: ops.branch(store, small.id), repeat)
     r_deep = timed(lambda: ops.rollback(store, main_branch.id, entry_id=deep_to), repeat)
     r_small = timed(lambda: ops.rollback(store, small.id, entry_id=small_to), repeat)
+    counts = statements_per_call([
+        lambda: ops.branch(store, main_branch.id), lambda: ops.branch(store, small.id),
+        lambda: ops.rollback(store, main_branch.id, entry_id=deep_to),
+        lambda: ops.rollback(store, small.id, entry_id=small_to)])
     rows += [
+        ("statements (round trips): branch at depth 100,000 / 100",
+         f"{counts[0]} / {counts[1]}", "the same"),
+        ("statements (round trips): roll back at depth 100,000 / 100",
+         f"{counts[2]} / {counts[3]}", "the same"),
         (f"branch at depth {deep:,}", f"{b_deep:.2f} ms", "<= 10 ms"),
         ("branch at depth 100", f"{b_small:.2f} ms", ""),
         (f"  ratio {deep:,} / 100", f"{b_deep / b_small:.2f} x", "<= 2 x"),
@@ -153,6 +185,8 @@ def main() -> None:
     parser.add_argument("--mb", type=float, default=20)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--skip-big", action="store_true", help="leave out the 1M-entry first frame")
+    parser.add_argument("--skip-small", action="store_true",
+                        help="only the 1M-entry first frame")
     args = parser.parse_args()
     server = None
     url = args.url
@@ -165,23 +199,25 @@ def main() -> None:
         server = PostgresServer(binaries).start()
         url = server.url_of()
     work = Path(tempfile.mkdtemp(prefix="arbor-bench-pg-"))
+    import psycopg
+
+    print(f"PostgreSQL {psycopg.__version__} client, python {sys.version.split()[0]},"
+          f" server {'given by --url' if args.url else 'local, Unix socket, fsync off'}")
+    print(f"{'':<58}{'measured':>14}  target")
+    print("-" * 84, flush=True)
+    parts = [] if args.skip_small else [
+        lambda: branch_and_rollback(url, args.depth, args.repeat),
+        lambda: import_ratio(url, args.mb, work, 3)]
+    if not args.skip_big:
+        parts.append(lambda: first_frame(url, args.runs))
     try:
-        rows = branch_and_rollback(url, args.depth, args.repeat)
-        rows += import_ratio(url, args.mb, work, 3)
-        if not args.skip_big:
-            rows += first_frame(url, args.runs)
+        for part in parts:   # each part's rows as soon as it is measured
+            for label, value, target in part():
+                print(f"{label:<58}{value:>14}  {target}", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
         if server is not None:
             server.stop()
-    import psycopg
-
-    print(f"\nPostgreSQL {psycopg.__version__} client, python {sys.version.split()[0]},"
-          f" server {'given by --url' if args.url else 'local, Unix socket, fsync off'}")
-    print(f"{'':<58}{'measured':>14}  target")
-    print("-" * 84)
-    for label, value, target in rows:
-        print(f"{label:<58}{value:>14}  {target}")
 
 
 if __name__ == "__main__":

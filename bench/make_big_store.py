@@ -104,8 +104,10 @@ def build(path: Path, sessions: int = SESSIONS, entries: int = ENTRIES, big: int
             head = None
             for index in range(count):
                 stamp = moment + timedelta(seconds=index)
+                # the id given (the same one the store's id factory would make): no
+                # round trip per entry to check a generated id is free on PostgreSQL
                 head = writer.add(head, "message", {"message": _message(rng, index, usage)},
-                                  timestamp=stamp).seq
+                                  entry_id=ids(), timestamp=stamp).seq
             writer.flush()
             main = store.create_internal_session(session.id, head_seq=head, name="main",
                                                  created_at=moment)
