@@ -62,6 +62,7 @@ def assistant(text: str, *calls: tuple[str, str, dict[str, Any]], model: str = "
     for call_id, name, args in calls:
         blocks.append({"type": "toolCall", "id": call_id, "name": name, "arguments": args})
     return {"role": "assistant", "content": blocks, "model": model,
+            "stopReason": "toolUse" if calls else "stop",
             "usage": {"input": 1200 + 37 * len(text), "output": 40 + len(text) // 4}}
 
 

@@ -22,11 +22,13 @@ from core.usage import fmt_tokens, fmt_usd
 from core.entries import (BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, LABEL, MESSAGE,
                           MODEL_CHANGE, SESSION_INFO, THINKING_LEVEL_CHANGE, TOOL_CALL_BLOCKS,
                           TOOL_RESULT_BLOCKS, block_type, content_text, langgraph_checkpoint)
+from core.responses import result_call_id
 
 from .formatting import (DIM, ERROR_STYLE, FAINT, LABEL_STYLE, MARKER_STYLE, ROLE_STYLES,
                          clock_time, short_id)
 from .message_source import Item
-from .safe_text import clean, safe_line, safe_markdown_source, safe_text, strip_links
+from .safe_text import clean, safe_line, safe_text, strip_links
+from .tool_views import WHOLE_HINT, ToolCall, call_body, call_line, json_text, markdown_parts
 
 FOLDED_LINES = 14        # an unopened long body shows this many lines
 ARGS_PREVIEW = 160
@@ -63,130 +65,161 @@ def _summary(text: Any) -> RenderableType:
     return SummaryMarkdown(text)
 
 
-def _markdown(text: Any) -> tuple[RenderableType, str]:
-    from rich.markdown import Markdown  # imported on first use: it is not needed for the first frame
-
-    source, more = safe_markdown_source(text)
-    return Markdown(source, hyperlinks=False, code_theme="monokai", inline_code_lexer=None), more
-
-
 class Body:
-    """Collects the renderables of one item and whether opening it would show more."""
+    """Collects the renderables of one item and whether opening it would show more.
+    A part added with `cut=True` (text) shows at most FOLDED_LINES lines until opened."""
 
     def __init__(self) -> None:
-        self.parts: list[RenderableType] = []
+        self.parts: list[tuple[RenderableType, bool]] = []
         self.foldable = False
 
-    def add(self, renderable: RenderableType) -> None:
-        self.parts.append(renderable)
+    def add(self, renderable: RenderableType, cut: bool = True) -> None:
+        self.parts.append((renderable, cut))
 
 
-def _tool_call_line(block: dict[str, Any], width: int) -> Text:
+def _indented(renderable: RenderableType) -> Padding:
+    return Padding(renderable, (0, 0, 0, 2))
+
+
+def _result_of(message: dict[str, Any], width: int, expanded: bool, body: Body) -> None:
+    """A tool result shown on its own (its call is not in the same message)."""
+    text = content_text(message.get("content"))
+    is_error = bool(message.get("isError"))
     line = Text(end="")
-    line.append("⚙ ", "#d7af5f")
-    line.append_text(safe_line(block.get("name", "tool"), 40, style="bold #d7af5f"))
-    args = block.get("arguments", block.get("input", block.get("args")))
-    if args is not None:
-        line.append(" ")
-        flat = args if isinstance(args, str) else _json(args)
-        line.append_text(safe_line(flat, max(10, width - line.cell_len - 2), style=DIM))
-    return line
+    line.append("↳ ", FAINT)
+    line.append_text(safe_line(message.get("toolName") or message.get("name") or "result", 30,
+                               style="bold #d7af5f"))
+    line.append("  ✗ error  " if is_error else "  ✓  ", ERROR_STYLE if is_error else "#87d787")
+    lines = text.count("\n") + 1 if text else 0
+    size = f"{lines:,} lines" if lines > 1 else f"{len(text):,} chars"
+    line.append(f"{size}  ", FAINT)
+    body.foldable = bool(text)
+    if not expanded:
+        line.append_text(safe_line(text.strip(), max(10, width - line.cell_len - 1), style=DIM))
+        body.add(line, cut=False)
+        return
+    body.add(line, cut=False)
+    body.add(_indented(safe_text(text, style="#c8c8c8", hint=WHOLE_HINT)), cut=False)
 
 
-def _message_body(message: dict[str, Any], expanded: bool, width: int, body: Body) -> None:
+def _text_part(role: str, text: Any, body: Body) -> None:
+    if role == "assistant":
+        markdown, *more = markdown_parts(text)
+        body.add(markdown)
+        for note in more:
+            body.add(note, cut=False)
+    else:
+        body.add(safe_text(text, hint=WHOLE_HINT))
+
+
+def _message_body(message: dict[str, Any], expanded: bool, width: int, body: Body,
+                  results: dict[str, tuple[dict[str, Any], dict[str, Any]]] | None = None) -> None:
+    """One message's blocks; with `results` (call id -> (tool-result message, Claude
+    Code's toolUseResult)), each tool call is drawn with the result answering it."""
     role = str(message.get("role", "?"))
     content = message.get("content")
     if role in ("toolResult", "tool") or message.get("toolCallId"):
-        text = content_text(content)
-        is_error = bool(message.get("isError"))
-        line = Text(end="")
-        line.append("↳ ", FAINT)
-        line.append_text(safe_line(message.get("toolName") or message.get("name") or "result", 30,
-                                   style="bold #d7af5f"))
-        line.append("  ✗ error  " if is_error else "  ✓  ", ERROR_STYLE if is_error else "#87d787")
-        lines = text.count("\n") + 1 if text else 0
-        size = f"{lines:,} lines" if lines > 1 else f"{len(text):,} chars"
-        line.append(f"{size}  ", FAINT)
-        if not expanded:
-            line.append_text(safe_line(text.strip(), max(10, width - line.cell_len - 1), style=DIM))
-            body.foldable = bool(text)
-            body.add(line)
-            return
-        body.add(line)
-        body.add(Padding(safe_text(text, style="#c8c8c8"), (0, 0, 0, 2)))
-        body.foldable = True
+        _result_of(message, width, expanded, body)
         return
-    blocks = _blocks(content)
-    for block in blocks:
+    for block in _blocks(content):
         if isinstance(block, str):
-            if role == "assistant":
-                markdown, more = _markdown(block)
-                body.add(markdown)
-                if more:
-                    body.add(Text(more, DIM))
-            else:
-                body.add(safe_text(block))
+            _text_part(role, block, body)
             continue
         if not isinstance(block, dict):
             body.add(safe_text(_json(block)))
             continue
         kind = block_type(block)
         if kind in ("text", "input_text", "output_text"):
-            text = block.get("text", "")
-            if role == "assistant":
-                markdown, more = _markdown(text)
-                body.add(markdown)
-                if more:
-                    body.add(Text(more, DIM))
-            else:
-                body.add(safe_text(text))
+            _text_part(role, block.get("text", ""), body)
         elif kind == "thinking":
             thinking = str(block.get("thinking", ""))
-            if expanded:
-                body.add(Text("∴ thinking", f"italic {DIM}"))
-                body.add(Padding(safe_text(thinking, style=f"italic {DIM}"), (0, 0, 0, 2)))
+            if block.get("redacted") and not thinking:
+                body.add(Text("∴ thinking (redacted)", f"italic {FAINT}"), cut=False)
+            elif expanded:
+                body.add(Text("∴ thinking", f"italic {DIM}"), cut=False)
+                body.add(_indented(safe_text(thinking, style=f"italic {DIM}", hint=WHOLE_HINT)), cut=False)
             else:
                 line = Text("∴ ", DIM)
                 line.append_text(safe_line(thinking.strip(), max(10, width - 4), style=f"italic {DIM}"))
-                body.add(line)
+                body.add(line, cut=False)
             body.foldable = True
         elif kind in TOOL_CALL_BLOCKS:
-            body.add(_tool_call_line(block, width))
-            if expanded:
-                args = block.get("arguments", block.get("input", block.get("args")))
-                shown = args if isinstance(args, str) else _json(args, indent=2)
-                body.add(Padding(safe_text(shown, style=DIM), (0, 0, 0, 2)))
-            body.foldable = True
+            call_id = block.get("id", block.get("call_id"))
+            _tool_call(ToolCall(_name(block.get("name")),
+                                block.get("arguments", block.get("input", block.get("args"))),
+                                call_id if isinstance(call_id, str) else None),
+                       results, expanded, width, body)
         elif kind in TOOL_RESULT_BLOCKS:
             text = content_text(block.get("content", block.get("output")))
             if expanded:
-                body.add(Text("↳ result", FAINT))
-                body.add(Padding(safe_text(text), (0, 0, 0, 2)))
+                body.add(Text("↳ result", FAINT), cut=False)
+                body.add(_indented(safe_text(text, hint=WHOLE_HINT)), cut=False)
             else:
                 line = Text("↳ result ", FAINT)
                 line.append_text(safe_line(text.strip(), max(10, width - 10), style=DIM))
-                body.add(line)
+                body.add(line, cut=False)
             body.foldable = True
         elif kind == "image":
             source = block.get("source") if isinstance(block.get("source"), dict) else {}
             mime = block.get("mimeType") or source.get("media_type") or "image"
-            body.add(Text(f"▣ image ({clean(mime)[:40]})", DIM))
+            body.add(Text(f"▣ image ({clean(mime)[:40]})", DIM), cut=False)
         else:
             line = Text(end="")
             line.append_text(safe_line(kind or "block", 30, style=DIM))
             line.append(" ")
             line.append_text(safe_line(_json(block), max(10, width - 34), style=FAINT))
-            body.add(line)
+            body.add(line, cut=False)
             if expanded:
-                body.add(Padding(safe_text(_json(block, indent=2), style=FAINT), (0, 0, 0, 2)))
+                body.add(_indented(json_text(block)), cut=False)
             body.foldable = True
     calls = message.get("tool_calls")
     for call in calls if isinstance(calls, list) else []:  # OpenAI shape
         if isinstance(call, dict):
             function = call.get("function") if isinstance(call.get("function"), dict) else call
-            body.add(_tool_call_line({"name": function.get("name"), "arguments": function.get("arguments")}, width))
+            call_id = call.get("id")
+            _tool_call(ToolCall(_name(function.get("name")), function.get("arguments"),
+                                call_id if isinstance(call_id, str) else None),
+                       results, expanded, width, body)
     if not body.parts:
-        body.add(Text("(empty)", f"italic {FAINT}"))
+        body.add(Text("(empty)", f"italic {FAINT}"), cut=False)
+
+
+def _name(value: Any) -> str:
+    return value if isinstance(value, str) else ("tool" if value is None else str(value))
+
+
+def _tool_call(call: ToolCall, results, expanded: bool, width: int, body: Body) -> None:
+    if results is None:
+        call.looked = False
+    elif call.call_id is not None and call.call_id in results:
+        call.result, call.extra = results[call.call_id]
+    body.add(call_line(call, width), cut=False)
+    if expanded:
+        for part in call_body(call, max(10, width - 2)):
+            body.add(_indented(part), cut=False)
+    body.foldable = True
+
+
+def group_body(items: list[Item], expanded: bool, width: int) -> Body:
+    """The body of one message made of several entries: a response written as several
+    entries, and the tool results answering its calls (see core.responses)."""
+    out = Body()
+    results: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+    messages = []
+    for item in items:
+        message = item.entry.message
+        if message is None:
+            continue                  # progress lines: shown in the raw view
+        call_id = result_call_id(message)
+        if call_id is not None:
+            claude = item.entry.data.get("claude")
+            extra = claude.get("toolUseResult") if isinstance(claude, dict) else None
+            results[call_id] = (message, extra if isinstance(extra, dict) else {})
+        else:
+            messages.append(message)
+    for message in messages:
+        _message_body(message, expanded, width, out, results)
+    return out
 
 
 def _flat(item: Item) -> Item:
@@ -206,7 +239,10 @@ def _usage_texts(usage) -> list[Text]:
     return [full, short]
 
 
-def header(item: Item, label: str | None, now: datetime, width: int) -> Text:
+def header(item: Item, label: str | None, now: datetime, width: int, entries: int = 1) -> Text:
+    """The first line of a message: role, model and the response's usage, label, and at the
+    right its time and id (those of its first entry, and how many entries it is made of
+    when several and there is room)."""
     entry = item.entry
     line = Text(end="")
     fallback: Text | None = None   # the cost alone, where the time and id do not fit
@@ -266,6 +302,8 @@ def header(item: Item, label: str | None, now: datetime, width: int) -> Text:
     right = Text(end="")
     right.append(clock_time(entry.timestamp, now), FAINT)
     right.append(f"  {short_id(entry.id)}", FAINT)
+    if entries > 1 and width - line.cell_len - right.cell_len - 2 >= 16:
+        right = Text(f"{entries} entries  ", FAINT, end="") + right
     gap = width - line.cell_len - right.cell_len
     if gap >= 2:
         line.append(" " * gap)
@@ -335,7 +373,7 @@ def body(item: Item, expanded: bool, width: int) -> Body:
         return out
     # custom and unknown types: raw, one line until opened
     if expanded:
-        out.add(safe_text(_json(data, indent=2), style=FAINT))
+        out.add(json_text(data))
     else:
         out.add(safe_line(_json(data), max(10, width), style=FAINT))
     out.foldable = True
@@ -418,30 +456,34 @@ def console_style(style: str):
 
 
 def render_item(console: Console, item: Item, *, width: int, expanded: bool, label: str | None,
-                now: datetime) -> tuple[list[Strip], bool]:
-    """The strips of one item at `width` (without the cursor gutter) and whether it folds."""
+                now: datetime, group: list[Item] | None = None) -> tuple[list[Strip], bool]:
+    """The strips of one item at `width` (without the cursor gutter) and whether it folds.
+    `group`: the items of the message it begins (itself first), drawn as one message."""
     if item.nest:
         inner = max(8, width - len(NEST_GUIDE) * item.nest)
         strips, foldable = render_item(console, _flat(item), width=inner, expanded=expanded,
-                                       label=label, now=now)
+                                       label=label, now=now,
+                                       group=[_flat(member) for member in group] if group else None)
         return nest_strips(strips, item.nest, width), foldable
     if item.kind == "spawn":
         return render_spawn(console, item, width=width, expanded=expanded, now=now), True
-    content = body(item, expanded, width)
-    lines: list[list[Segment]] = _render(console, header(item, label, now, width), width)
+    several = group is not None and len(group) > 1
+    content = group_body(group, expanded, width) if several else body(item, expanded, width)
+    lines: list[list[Segment]] = _render(console, header(item, label, now, width,
+                                                         len(group) if several else 1), width)
     body_lines: list[list[Segment]] = []
-    for part in content.parts:
-        body_lines.extend(_render(console, part, width))
+    for part, cut in content.parts:
+        rendered = _render(console, part, width)
+        if cut and not expanded and len(rendered) > FOLDED_LINES:
+            hidden = len(rendered) - FOLDED_LINES
+            rendered = rendered[:FOLDED_LINES]
+            rendered.extend(_render(console, Text(f"… {hidden:,} more lines (space opens)",
+                                                  f"italic {FAINT}"), width))
+            content.foldable = True
+        body_lines.extend(rendered)
         if len(body_lines) > 4000:
             break
-    if not expanded and len(body_lines) > FOLDED_LINES:
-        hidden = len(body_lines) - FOLDED_LINES
-        body_lines = body_lines[:FOLDED_LINES]
-        body_lines.extend(_render(console, Text(f"… {hidden:,} more lines (space opens)",
-                                                f"italic {FAINT}"), width))
-        content.foldable = True
     lines.extend(body_lines)
     lines.extend(_render(console, Text(""), width))  # a blank line between messages
     strips = [Strip(list(strip_links(line)), width).crop_extend(0, width, None) for line in lines]
     return strips, content.foldable
-

@@ -12,6 +12,12 @@ spawned it, a fork at its fork point; see core.lineage) get a row of their own r
 after that entry. Opened, the row is followed by the child's own messages (its current
 branch, read the same way, one level deeper): display indexes then map to the branch's
 own rows and to the children's through a short table of those insertions.
+
+In the context view, the entries of one response and the tool results answering its
+calls make one group (core.responses): the pane shows a group as one message. A child
+session's row goes after the group holding the entry it started at (the tool call that
+spawned a sub-agent is shown with its result, then the sub-agent's thread). The raw view
+shows every entry on its own.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from typing import Callable
 from core.entries import COMPACTION, Entry
 from core.errors import ReplayError
 from core.replay import repeats_summary
+from core.responses import Grouping
 from core.models import InternalSession
 from core.store import SpawnedSession, Store
 
@@ -86,6 +93,7 @@ class MessageSource:
         self._usage: dict[int, object] = {}   # entry seq -> its response's usage
         self._inserts: list[_Insert] = []
         self._extra = 0
+        self._grouping: Grouping | None = None
         with store.reading():
             self.length = store.path_length(self.head)
             if not self.raw and self.head is not None:
@@ -101,6 +109,8 @@ class MessageSource:
                         self.skips = sorted(c.depth for c in store.compactions_on_path(self.head)
                                             if c.depth >= start)
                         self._skip_repeated_summary(compaction)
+            if not self.raw:
+                self._grouping = Grouping(self._base_entry, self._base_count)
             self._find_inserts()
         self.relayout()
 
@@ -129,6 +139,8 @@ class MessageSource:
                 continue          # hidden in this view (before the compaction)
             entry = self._entry_at(child.spawn_depth)
             if entry is not None:
+                if self._grouping is not None:
+                    base = self._grouping.span(base)[1]   # after the call's result
                 self._inserts.append(_Insert(base, child, entry))
         self._inserts.sort(key=lambda insert: insert.base)
 
@@ -172,6 +184,45 @@ class MessageSource:
         if self.raw:
             return max(0, self.length - self.floor)
         return self.offset + max(0, self.length - self.start - len(self.skips))
+
+    # ------------------------------------------------------------------ groups
+    def _base_entry(self, base: int) -> Entry | None:
+        if self.offset and base == 0:
+            return None                       # the compaction's summary marker
+        depth = self._base_depth_of(base)
+        return self._entry_at(depth) if depth is not None else None
+
+    def group_span(self, index: int) -> tuple[int, int]:
+        """The first and last display index of the message holding row `index` (one
+        response and its tool results; a row of its own in the raw view)."""
+        found = self._resolve(index)
+        if found is None:
+            return index, index
+        source, base = found
+        if source._grouping is None:
+            return index, index
+        first, last = source._grouping.span(base)
+        # no child session's row is inside a group: the rows of one are consecutive
+        return index - (base - first), index + (last - base)
+
+    def _resolve(self, index: int) -> "tuple[MessageSource, int] | None":
+        """The source a display row belongs to and its own row there (None: a child
+        session's row)."""
+        if index < 0 or index >= self.count:
+            return None
+        shift = 0
+        for insert in self._inserts:
+            marker = insert.base + 1 + shift
+            if index < marker:
+                break
+            if index == marker:
+                return None
+            nested = insert.nested if insert.child.id in self.opened else None
+            size = nested.count if nested is not None else 0
+            if index <= marker + size:
+                return nested._resolve(index - marker - 1)
+            shift += 1 + size
+        return self, index - shift
 
     def _to_base(self, index: int) -> tuple[int | None, Item | None]:
         """A display index as (this branch's own row, None), or (None, a child's row)."""

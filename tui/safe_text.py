@@ -49,10 +49,16 @@ def _visible(char: str) -> str:
     return f"\\u{code:04x}"
 
 
+# printable ASCII and the line break: what ASCII text may hold as it is
+_ASCII_KEPT = bytes(range(0x20, 0x7F)) + b"\n"
+
+
 def clean(value: Any) -> str:
     """Untrusted value -> a plain string with no control characters (for measuring, matching)."""
     text = value if isinstance(value, str) else ("" if value is None else str(value))
     text = text.replace("\t", "    ")
+    if text.isascii() and not text.encode("ascii").translate(None, _ASCII_KEPT):
+        return text       # (a quick answer for megabytes of plain output)
     return _UNSAFE.sub(lambda m: _visible(m.group()), text)
 
 
@@ -72,29 +78,32 @@ def _cap(text: str, limit: int, max_lines: int | None) -> tuple[str, int]:
     return text[:cut], len(text) - cut
 
 
-def _more(hidden_chars: int, original: str, shown: str) -> str:
+def _more(hidden_chars: int, original: str, shown: str, hint: str = "") -> str:
     hidden_bytes = len(original.encode("utf-8", "replace")) - len(shown.encode("utf-8", "replace"))
-    return f"… {hidden_bytes:,} more bytes" if hidden_bytes > 0 else f"… {hidden_chars:,} more characters"
+    more = f"… {hidden_bytes:,} more bytes" if hidden_bytes > 0 else f"… {hidden_chars:,} more characters"
+    return f"{more} · {hint}" if hint else more
 
 
 def safe_text(value: Any, *, limit: int = DISPLAY_LIMIT, max_lines: int | None = LINE_LIMIT,
-              style: str | Style = "") -> Text:
-    """Untrusted text -> a Text with line breaks kept, controls visible, length capped."""
+              style: str | Style = "", hint: str = "") -> Text:
+    """Untrusted text -> a Text with line breaks kept, controls visible, length capped
+    (the "… N more bytes" note then says `hint`: how to see the rest)."""
     raw = value if isinstance(value, str) else ("" if value is None else str(value))
     shown, hidden = _cap(raw, limit, max_lines)
     out = Text(style=style, no_wrap=False, end="")
     _append_visible(out, shown)
     if hidden:
-        out.append(("\n" if not out.plain.endswith("\n") else "") + _more(hidden, raw, shown), MORE_STYLE)
+        out.append(("\n" if not out.plain.endswith("\n") else "") + _more(hidden, raw, shown, hint),
+                   MORE_STYLE)
     return out
 
 
 def safe_markdown_source(value: Any, *, limit: int = DISPLAY_LIMIT,
-                         max_lines: int | None = LINE_LIMIT) -> tuple[str, str]:
+                         max_lines: int | None = LINE_LIMIT, hint: str = "") -> tuple[str, str]:
     """Untrusted text -> (markdown source with controls made visible, "… N more" note or "")."""
     raw = value if isinstance(value, str) else ("" if value is None else str(value))
     shown, hidden = _cap(raw, limit, max_lines)
-    return clean(shown), (_more(hidden, raw, shown) if hidden else "")
+    return clean(shown), (_more(hidden, raw, shown, hint) if hidden else "")
 
 
 def safe_line(value: Any, width: int = 400, *, style: str | Style = "") -> Text:

@@ -14,8 +14,8 @@ from .backdrop import FrozenBackdrop
 KEYS = [
     ("Move", [
         ("tab / shift+tab", "next / previous pane"),
-        ("↑ ↓ j k", "move the cursor"),
-        ("pgup pgdn home end", "page, first, last"),
+        ("↑ ↓ j k", "move the cursor; in a message taller than the screen, a line at a time"),
+        ("pgup pgdn home end", "page (through a long message first), first, last"),
         ("enter", "sessions: open · branches: make current · messages: open/fold "
                   "(on a sub-agent: open its session)"),
         ("space", "open or fold a message (tool calls and results start folded), a sub-agent's "
@@ -51,7 +51,11 @@ KEYS = [
         ("l  b", "label the entry; branch at it"),
     ]),
     ("Look", [
-        ("v", "toggle replayed context (compaction applied) / raw entries"),
+        ("v", "toggle replayed context (compaction applied) / raw entries (in the context "
+              "view a reply written as several entries is one message, each tool call drawn "
+              "with its result: diffs, commands and output, numbered lines, checklists)"),
+        ("f", "messages pane: the whole highlighted message, nothing cut, full screen; p there opens it in "
+              "$PAGER"),
         ("H", "hide / show the thinking of every reply (the entries are kept as they are)"),
         ("d", "compare the highlighted branch with another of the session: both from where "
               "they parted, side by side (stacked when narrow), with what each cost, the files "

@@ -48,6 +48,8 @@ class MessagesPane(Widget, can_focus=True):
                 tooltip="A named checkpoint at the highlighted message"),
         Binding("H", "app.toggle_thinking", "Thinking", show=False,
                 tooltip="Hide or show the thinking of every reply"),
+        Binding("f", "whole", "Whole", show=False,
+                tooltip="The whole message, nothing cut, full screen (p there: $PAGER)"),
         Binding("enter", "enter", "Open/fold", show=False),
         Binding("up,k", "cursor_up", "Up", show=False),
         Binding("down,j", "cursor_down", "Down", show=False),
@@ -120,7 +122,7 @@ class MessagesPane(Widget, can_focus=True):
                 target = source.index_of_seq(keep_seq, keep_depth)
         if target is None:
             target = count - 1 if at_end else 0
-        self.cursor = max(0, min(target, count - 1))
+        self.cursor = self._snap(max(0, min(target, count - 1)))
         if top_item is not None and source is not None and \
                 source.branch.id == old_source.branch.id and self._keep_top(top_item, old_top_line):
             self._layout = None
@@ -145,7 +147,10 @@ class MessagesPane(Widget, can_focus=True):
             index = source.index_of_key(item.key)
         else:
             index = source.index_of_seq(item.entry.seq, None if item.nest else item.entry.depth)
-        if index is None or index > self.cursor:
+        if index is None:
+            return False
+        index = self._snap(index)
+        if index > self.cursor:
             return False
         self.top = index
         self.top_line = min(top_line, max(0, len(self.item_strips(index)) - 1))
@@ -164,11 +169,32 @@ class MessagesPane(Widget, can_focus=True):
 
     @property
     def highlighted(self) -> Item | None:
+        """What actions on "the highlighted message" apply to: the last entry of the message
+        under the cursor (a response's last tool result: a branch made there keeps the
+        whole response)."""
+        if self.source is None:
+            return None
+        return self.source.item(self._span(self.cursor)[1])
+
+    @property
+    def cursor_item(self) -> Item | None:
+        """The first item of the message under the cursor (it is drawn, opened, folded)."""
         return self.source.item(self.cursor) if self.source is not None else None
 
     @property
     def at_end(self) -> bool:
-        return self.cursor >= self.count - 1
+        return self._span(self.cursor)[1] >= self.count - 1
+
+    # ------------------------------------------------------------- messages
+    def _span(self, index: int) -> tuple[int, int]:
+        """The rows (first, last) of the message holding row `index`: a response written as
+        several entries, with its tool results, is one message (see MessageSource)."""
+        if self.source is None or not 0 <= index < self.count:
+            return index, index
+        return self.source.group_span(index)
+
+    def _snap(self, index: int) -> int:
+        return self._span(index)[0]
 
     # ---------------------------------------------------------------- drawing
     @property
@@ -176,12 +202,26 @@ class MessagesPane(Widget, can_focus=True):
         return max(8, self.size.width - GUTTER - 1)
 
     def item_strips(self, index: int) -> list[Strip]:
+        """The lines of the message starting at row `index` (none for the other rows of a
+        message: they are drawn with its first)."""
         item = self.source.item(index) if self.source is not None else None
         if item is None:
             return []
+        first, last = self._span(index)
+        if first != index:
+            return []
+        group = [item] + [self.source.item(i) for i in range(first + 1, last + 1)] \
+            if last > first else None
+        if group is not None and any(member is None for member in group):
+            group = None
         width = self._width
-        label = self.labels.get(item.entry.seq) if item.kind == "entry" and not item.nest else None
-        key = (item.key, width, item.key in self.expanded, label, item.nest,
+        label = None
+        if item.kind == "entry" and not item.nest:
+            found = [self.labels[member.entry.seq] for member in group or [item]
+                     if member.entry.seq in self.labels]
+            label = " · ".join(found) if found else None
+        key = (item.key, group[-1].key if group else None, width, item.key in self.expanded,
+               label, item.nest,
                (item.child.message_count, item.child.updated_at) if item.child else None,
                self.show_thinking)
         cached = self._strips.get(key)
@@ -194,7 +234,8 @@ class MessagesPane(Widget, can_focus=True):
                 item = without_thinking(item)
 
             cached = render_item(self.app.console, item, width=width,
-                                 expanded=item.key in self.expanded, label=label, now=self.now)
+                                 expanded=item.key in self.expanded, label=label, now=self.now,
+                                 group=group)
             self._strips[key] = cached
             if len(self._strips) > 600:
                 self._strips.popitem(last=False)
@@ -325,7 +366,7 @@ class MessagesPane(Widget, can_focus=True):
     def move_cursor(self, index: int) -> None:
         if not self.count:
             return
-        index = max(0, min(index, self.count - 1))
+        index = self._snap(max(0, min(index, self.count - 1)))
         if index == self.cursor:
             return
         self.cursor = index
@@ -333,38 +374,96 @@ class MessagesPane(Widget, can_focus=True):
         self._changed()
         self.post_message(self.CursorMoved(self, index))
 
-    def _visible_items(self) -> int:
-        items = {index for index, _ in self._rows()}
-        return max(1, len(items) - 1)
-
-    def action_cursor_up(self) -> None:
-        # inside an opened item taller than the screen, scroll through it first
-        if self.top == self.cursor and self.top_line > 0:
-            self._scroll_lines(-max(1, self.size.height // 2))
-            return
-        self.move_cursor(self.cursor - 1)
-
-    def action_cursor_down(self) -> None:
-        if self.count and self._cursor_item_cut_below():
-            self._scroll_lines(max(1, self.size.height // 2))
-            return
-        self.move_cursor(self.cursor + 1)
-
     def _cursor_item_cut_below(self) -> bool:
-        """Whether the cursor's item goes on below the bottom of the screen."""
+        """Whether the cursor's message goes on below the bottom of the screen."""
+        return self._lines_below() > 0
+
+    def _lines_below(self) -> int:
+        """How many lines of the cursor's message are below the bottom of the screen."""
         rows = self._rows()
         if not rows or self.cursor < self.top:
-            return False
+            return 0
         last_index, last_line = rows[-1]
         if last_index != self.cursor:
-            return False
-        return last_line < len(self.item_strips(self.cursor)) - 1
+            return 0
+        return len(self.item_strips(self.cursor)) - 1 - last_line
+
+    def _lines_above(self) -> int:
+        """How many lines of the cursor's message are above the top of the screen."""
+        return self.top_line if self.top == self.cursor else 0
+
+    def action_cursor_up(self) -> None:
+        # inside a message taller than the screen, k moves through it a line at a time
+        if self._lines_above():
+            self._scroll_lines(-1)
+            return
+        self._move_up(self.cursor - 1)
+
+    def action_cursor_down(self) -> None:
+        if self._lines_below():
+            self._scroll_lines(1)
+            return
+        self.move_cursor(self._span(self.cursor)[1] + 1)
+
+    def _move_up(self, index: int) -> None:
+        """Move up to the message holding `index`; one taller than the screen shows its end
+        (the part next to where the cursor came from), and k goes on through it."""
+        before = self.cursor
+        self.move_cursor(index)
+        if self.cursor == before:
+            return
+        height = self.size.height
+        lines = len(self.item_strips(self.cursor))
+        if height > 0 and lines > height:
+            self.top, self.top_line = self.cursor, lines - height
+            self._changed()
+
+    def _page(self) -> int:
+        return max(1, self.size.height - 1)
 
     def action_page_up(self) -> None:
-        self.move_cursor(self.cursor - self._visible_items())
+        above = self._lines_above()
+        if above:          # page through the cursor's message first
+            self._scroll_lines(-min(self._page(), above))
+            return
+        if not self.count or self.cursor == 0:
+            return
+        self._scroll_lines(-self._page())
+        rows = self._rows()
+        target = rows[0][0] if rows else 0
+        if target >= self.cursor:
+            target = self.cursor - 1
+        self._move_up(target) if target < self.top else self._set_cursor_in_view(target)
 
     def action_page_down(self) -> None:
-        self.move_cursor(self.cursor + self._visible_items())
+        below = self._lines_below()
+        if below:          # page through the cursor's message first
+            self._scroll_lines(min(self._page(), below))
+            return
+        if not self.count:
+            return
+        last = self._span(self.cursor)[1]
+        if last >= self.count - 1:
+            return
+        self._scroll_lines(self._page())
+        rows = self._rows()
+        target = rows[0][0] if rows else last + 1
+        if target <= self.cursor:
+            target = last + 1
+        self._set_cursor_in_view(target)
+
+    def _set_cursor_in_view(self, index: int) -> None:
+        """The cursor to `index` after the view was moved: the view stays where it is unless
+        the message is not on screen at all."""
+        index = self._snap(max(0, min(index, self.count - 1)))
+        if index == self.cursor:
+            return
+        self.cursor = index
+        on_screen = {row for row, _ in self._rows()}
+        if index not in on_screen:
+            self.scroll_cursor_visible()
+        self._changed()
+        self.post_message(self.CursorMoved(self, index))
 
     def action_first(self) -> None:
         self.move_cursor(0)
@@ -373,7 +472,7 @@ class MessagesPane(Widget, can_focus=True):
         self.move_cursor(self.count - 1)
 
     def action_toggle_open(self) -> None:
-        item = self.highlighted
+        item = self.cursor_item
         if item is None:
             return
         if item.key in self.expanded:
@@ -387,8 +486,28 @@ class MessagesPane(Widget, can_focus=True):
         self.scroll_cursor_visible()
         self._changed()
 
+    def action_whole(self) -> None:
+        """The message under the cursor, every line of it, full screen."""
+        from ..message_text import whole_message
+        from .whole_message import WholeMessageScreen
+
+        if self.source is None or not self.count:
+            return
+        first, last = self._span(self.cursor)
+        items = [self.source.item(index) for index in range(first, last + 1)]
+        items = [item for item in items if item is not None]
+        if not items or items[0].kind == "spawn":
+            self.app.notify("This row is a session of its own: enter opens it.", markup=False)
+            return
+        entries = [item.entry for item in items]
+        message = entries[0].message or {}
+        title = f"{message.get('role') or entries[0].type} {entries[0].id}"
+        if len(entries) > 1:
+            title += f" and {len(entries) - 1} more entr{'ies' if len(entries) > 2 else 'y'}"
+        self.app.push_screen(WholeMessageScreen(title, whole_message(entries)))
+
     def action_enter(self) -> None:
-        item = self.highlighted
+        item = self.cursor_item
         if item is not None and item.child is not None:
             self.post_message(self.OpenSession(item.child.id))
             return
@@ -402,21 +521,22 @@ class MessagesPane(Widget, can_focus=True):
             for _ in range(lines):
                 rows = self._rows()
                 last_index = rows[-1][0] if rows else 0
-                if last_index >= self.count - 1 and len(rows) < self.size.height:
+                at_last = self._span(last_index)[1] >= self.count - 1
+                if at_last and len(rows) < self.size.height:
                     break
-                if last_index >= self.count - 1 and rows[-1][1] >= len(self.item_strips(last_index)) - 1:
+                if at_last and rows[-1][1] >= len(self.item_strips(last_index)) - 1:
                     break
                 self.top_line += 1
                 if self.top_line >= len(self.item_strips(self.top)):
-                    self.top, self.top_line = self.top + 1, 0
+                    self.top, self.top_line = self._span(self.top)[1] + 1, 0
                 self._layout = None
         else:
             for _ in range(-lines):
                 if self.top_line:
                     self.top_line -= 1
                 elif self.top > 0:
-                    self.top -= 1
-                    self.top_line = len(self.item_strips(self.top)) - 1
+                    self.top = self._snap(self.top - 1)
+                    self.top_line = max(0, len(self.item_strips(self.top)) - 1)
                 else:
                     break
         self._changed()
@@ -434,7 +554,7 @@ class MessagesPane(Widget, can_focus=True):
         offset = event.get_content_offset(self)
         if offset is None or not (0 <= offset.y < len(rows)):
             return
-        index = rows[offset.y][0]
+        index = self._snap(rows[offset.y][0])
         if index == self.cursor:
             self.action_toggle_open()
         else:

@@ -1,0 +1,185 @@
+"""The whole of one message as plain lines, nothing cut: for the full-screen view and $PAGER.
+
+The messages pane shows a bounded preview of each body ("… 4,468 more bytes"); `f` shows
+everything, here turned into lines of text with a style each (a role header, a diff's
+added and removed lines, a tool's output). Every line is made safe with
+`tui.safe_text.clean` (control characters become visible pictures), so the lines can go
+to a pager as they are.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from core.clock import parse
+from core.entries import (BRANCH_SUMMARY, COMPACTION, MESSAGE, TOOL_CALL_BLOCKS,
+                          TOOL_RESULT_BLOCKS, Entry, block_type, content_text)
+from core.responses import result_call_id
+
+from .safe_text import clean
+from .tool_views import GLYPHS, ToolCall, call_diff, todo_items
+
+Line = tuple[str, str]   # (text, style)
+
+HEAD = "bold #5fafff"
+TOOL = "bold #d7af5f"
+PLAIN = ""
+DIMMED = "#808890"
+ADDED = "#87d787"
+REMOVED = "#ff8787"
+HUNK = "#5fafd7"
+ERROR = "#ff8787"
+
+
+def _json(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _lines(text: Any, style: str = PLAIN, indent: str = "") -> list[Line]:
+    raw = text if isinstance(text, str) else ("" if text is None else str(text))
+    if indent:
+        return [(indent + line, style) for line in clean(raw).split("\n")]
+    return [(line, style) for line in clean(raw).split("\n")]
+
+
+def _when(entry: Entry) -> str:
+    moment = parse(entry.timestamp)
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment is not None else ""
+
+
+def whole_message(entries: list[Entry]) -> list[Line]:
+    """Every line of a message made of these entries (one, or a response and its results)."""
+    out: list[Line] = []
+    if not entries:
+        return out
+    first = entries[0]
+    message = first.message or {}
+    head = f"{message.get('role') or first.type}"
+    if isinstance(message.get("model"), str):
+        head += f" · {message['model']}"
+    head += f" · {_when(first)}"
+    ids = ", ".join(entry.id for entry in entries)
+    head += f" · {'entries' if len(entries) > 1 else 'entry'} {ids}"
+    out += _lines(head, HEAD)
+    out.append(("", PLAIN))
+    several = len(entries) > 1
+    results: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+    for entry in entries:
+        current = entry.message
+        call_id = result_call_id(current) if current is not None else None
+        if call_id is not None and several:
+            claude = entry.data.get("claude")
+            extra = claude.get("toolUseResult") if isinstance(claude, dict) else None
+            results[call_id] = (current, extra if isinstance(extra, dict) else {})
+    for entry in entries:
+        current = entry.message
+        if current is None:
+            if entry.type != "claude:progress" or not several:
+                _other(entry, out)
+            continue
+        if result_call_id(current) is not None and several:
+            continue        # drawn with its call
+        _message(current, results, out)
+    while out and not out[-1][0]:
+        out.pop()
+    return out
+
+
+def _other(entry: Entry, out: list[Line]) -> None:
+    data = entry.data
+    if entry.type in (COMPACTION, BRANCH_SUMMARY):
+        out += _lines(data.get("summary", ""))
+    else:
+        out += _lines(_json(data), DIMMED)
+
+
+def _message(message: dict[str, Any], results, out: list[Line]) -> None:
+    if result_call_id(message) is not None:
+        _result(message, out)
+        return
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else [content] if content is not None else []
+    for block in blocks:
+        if isinstance(block, str):
+            out += _lines(block)
+            out.append(("", PLAIN))
+            continue
+        if not isinstance(block, dict):
+            out += _lines(_json(block), DIMMED)
+            continue
+        kind = block_type(block)
+        if kind in ("text", "input_text", "output_text"):
+            out += _lines(block.get("text", ""))
+            out.append(("", PLAIN))
+        elif kind == "thinking":
+            out.append(("∴ thinking", DIMMED))
+            out += _lines(block.get("thinking", ""), DIMMED, "  ")
+            out.append(("", PLAIN))
+        elif kind in TOOL_CALL_BLOCKS:
+            call_id = block.get("id", block.get("call_id"))
+            call = ToolCall(str(block.get("name", "tool")),
+                            block.get("arguments", block.get("input", block.get("args"))),
+                            call_id if isinstance(call_id, str) else None)
+            if call.call_id in results:
+                call.result, call.extra = results[call.call_id]
+            _call(call, out)
+        elif kind in TOOL_RESULT_BLOCKS:
+            out.append(("↳ result", DIMMED))
+            out += _lines(content_text(block.get("content", block.get("output"))), PLAIN, "  ")
+        else:
+            out += _lines(_json(block), DIMMED)
+    calls = message.get("tool_calls")
+    for call in calls if isinstance(calls, list) else []:
+        if isinstance(call, dict):
+            function = call.get("function") if isinstance(call.get("function"), dict) else call
+            found = ToolCall(str(function.get("name", "tool")), function.get("arguments"),
+                             call.get("id") if isinstance(call.get("id"), str) else None)
+            if found.call_id in results:
+                found.result, found.extra = results[found.call_id]
+            _call(found, out)
+
+
+def _call(call: ToolCall, out: list[Line]) -> None:
+    kind = call.kind
+    title = f"{GLYPHS.get(kind, '⚙')} {call.name}"
+    if call.path:
+        title += f" {call.path}"
+    out += _lines(title, TOOL)
+    if kind == "shell":
+        out += _lines("$ " + call.command, "bold", "  ")
+    elif kind in ("edit", "multi", "write", "patch"):
+        lines = call_diff(call)
+        if lines is None:       # too big to diff: the texts themselves
+            out += _lines(_json(call.args), DIMMED, "  ")
+        else:
+            for line in lines:
+                style = HUNK if line.startswith("@@") else ADDED if line.startswith("+") else \
+                    REMOVED if line.startswith("-") else DIMMED
+                out += _lines(line, style, "  ")
+    elif kind == "todo":
+        marks = {"completed": "[x]", "in_progress": "[~]"}
+        for text, state in todo_items(call.args):
+            out += _lines(f"{marks.get(state, '[ ]')} {text}", PLAIN, "  ")
+    else:
+        out += _lines(call.arguments if isinstance(call.arguments, str) else _json(call.arguments),
+                      DIMMED, "  ")
+    if call.result is not None:
+        _result(call.result, out, "  ")
+    out.append(("", PLAIN))
+
+
+def _result(message: dict[str, Any], out: list[Line], indent: str = "") -> None:
+    failed = bool(message.get("isError"))
+    name = message.get("toolName") or ""
+    out.append((f"{indent}↳ {'error' if failed else 'output'}" + (f" of {clean(name)}" if name else ""),
+                ERROR if failed else DIMMED))
+    out += _lines(content_text(message.get("content", message.get("output"))),
+                  ERROR if failed else PLAIN, indent + "  ")
+
+
+def as_text(lines: list[Line]) -> str:
+    return "\n".join(text for text, _ in lines) + "\n"
