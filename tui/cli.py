@@ -20,6 +20,7 @@ Command = namedtuple("Command", "name module summary")
 
 COMMANDS: tuple[Command, ...] = (
     Command("import", "import_logs", "read Claude Code, Codex, pi and LangGraph logs into the store"),
+    Command("list", "list_sessions", "the sessions: uid, name, source, project, branches, messages, cost"),
     Command("export", "export_session", "write one session out as pi JSONL, Markdown or JSON"),
     Command("resume", "resume_branch", "carry on from a branch in the agent that wrote it"),
     Command("usage", "usage_report", "tokens and cost per day, week, month, session, model or project"),
