@@ -575,6 +575,8 @@ class ArborApp(HistoryActions, TreeActions, KeysInOrder[int]):
             item = self.messages_pane.highlighted
             if item is None or self._in_child_session(item):
                 return
+            if item.kind == "spawn":
+                item = self.messages_pane.reply_of(item) or item
             source, at = self.branch, item.entry
             where = f"message {short_id(at.id)}"
         elif pane is self.entries_pane:
@@ -602,7 +604,7 @@ class ArborApp(HistoryActions, TreeActions, KeysInOrder[int]):
                 return
             self.say(f"New branch {branch_title(new)} at {where}; it is now current.",
                      title="Branched", markup=False)
-            self.reload(branch_id=new.id)
+            self.reload(branch_id=new.id, keep_seq=at.seq if at is not None else None)
 
         self._ask_branch_name(source, where, done)
 

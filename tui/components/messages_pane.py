@@ -176,6 +176,17 @@ class MessagesPane(Widget, can_focus=True):
             return None
         return self.source.item(self._span(self.cursor)[1])
 
+    def reply_of(self, spawn: Item) -> Item | None:
+        """For a sub-agent's (or fork's) row: the last entry of the message holding the
+        entry it started at (a branch made "at" a sub-agent keeps the whole reply that
+        spawned it, its tool result included)."""
+        if self.source is None:
+            return None
+        index = self.source.index_of_seq(spawn.entry.seq, spawn.entry.depth)
+        if index is None:
+            return None
+        return self.source.item(self.source.group_span(index)[1])
+
     @property
     def cursor_item(self) -> Item | None:
         """The first item of the message under the cursor (it is drawn, opened, folded)."""
