@@ -64,11 +64,46 @@ async def shoot(db: Path, name: str, session: str | None, keys: list[str]) -> st
     return svg
 
 
+HTML_SHOT = "11-html-export"
+
+
+def shoot_html(folder: Path) -> None:
+    """`arbor export --format html` of a demo session, photographed by headless Chromium
+    (the distribution's package), its tool calls opened as a reader would open them."""
+    import io
+    import shutil
+    import subprocess
+
+    from core.exporters import resolve_branch, resolve_session
+    from tui.html_export import export_html
+
+    browser = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")
+                    if shutil.which(n)), None)
+    if browser is None:
+        print("screenshots/11-html-export.png skipped: no Chromium (apt-get install chromium)")
+        return
+    db = build_demo(folder / "html.db")
+    with open_store(db, create=False) as store:
+        session = resolve_session(store, "Fix flaky login test")
+        out = io.StringIO()
+        export_html(store, session, out, branch=resolve_branch(store, session), now=DEMO_NOW)
+    page = folder / "page.html"
+    page.write_text(out.getvalue().replace('<details class="tool', '<details open class="tool'),
+                    encoding="utf-8")
+    subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                    f"--user-data-dir={folder / 'chromium'}", "--window-size=1000,1300",
+                    f"--screenshot={HERE / '11-html-export.png'}", f"file://{page}"],
+                   capture_output=True, timeout=180, check=True)
+    print("screenshots/11-html-export.png  the HTML export of a session, tool calls opened")
+
+
 def main(only: list[str]) -> None:
     """Every picture, or those whose names are given (`make_screenshots.py 10-compare`)."""
     import cairosvg
 
     with tempfile.TemporaryDirectory() as folder:
+        if not only or HTML_SHOT in only:
+            shoot_html(Path(folder))
         for name, session, keys, description in STATES:
             if only and name not in only:
                 continue

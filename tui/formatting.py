@@ -89,6 +89,17 @@ def short_count(number: int) -> str:
     return f"{number / 1_000_000:.1f}M"
 
 
+def branch_title(branch) -> str:
+    """A branch's name, else what made it: 'rollback #8', 'branch #9' (an InternalSession)."""
+    if branch.name:
+        return branch.name
+    if branch.parent_session_id is None:
+        return f"main #{branch.id}"
+    if (branch.metadata or {}).get("rolled_back_from"):
+        return f"rollback #{branch.id}"
+    return f"branch #{branch.id}"
+
+
 def short_id(entry_id: str | None) -> str:
     if not entry_id:
         return "—"

@@ -10,7 +10,7 @@ to a pager as they are.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Iterator
 
 from core.clock import parse
 from core.entries import (BRANCH_SUMMARY, COMPACTION, MESSAGE, TOOL_CALL_BLOCKS,
@@ -56,6 +56,34 @@ def whole_message(entries: list[Entry]) -> list[Line]:
     out: list[Line] = []
     if not entries:
         return out
+    out += _lines(heading(entries), HEAD)
+    out.append(("", PLAIN))
+    for kind, value in message_parts(entries):
+        if kind == "text":
+            out += _lines(value)
+            out.append(("", PLAIN))
+        elif kind == "thinking":
+            out.append(("∴ thinking", DIMMED))
+            out += _lines(value, DIMMED, "  ")
+            out.append(("", PLAIN))
+        elif kind == "call":
+            _call(value, out)
+        elif kind == "result":
+            _result(value, out)
+        elif kind == "block_result":
+            out.append(("↳ result", DIMMED))
+            out += _lines(value, PLAIN, "  ")
+        elif kind == "summary":
+            out += _lines(value)
+        else:       # "json": a block or an entry of no known shape
+            out += _lines(_json(value), DIMMED)
+    while out and not out[-1][0]:
+        out.pop()
+    return out
+
+
+def heading(entries: list[Entry]) -> str:
+    """Role, model, time and entry ids of a message made of these entries."""
     first = entries[0]
     message = first.message or {}
     head = f"{message.get('role') or first.type}"
@@ -63,9 +91,17 @@ def whole_message(entries: list[Entry]) -> list[Line]:
         head += f" · {message['model']}"
     head += f" · {_when(first)}"
     ids = ", ".join(entry.id for entry in entries)
-    head += f" · {'entries' if len(entries) > 1 else 'entry'} {ids}"
-    out += _lines(head, HEAD)
-    out.append(("", PLAIN))
+    return head + f" · {'entries' if len(entries) > 1 else 'entry'} {ids}"
+
+
+def message_parts(entries: list[Entry]) -> Iterator[tuple[str, Any]]:
+    """The parts of a message made of these entries, in reading order, each a pair:
+    ("text", str), ("thinking", str), ("call", ToolCall with its result), ("result", a
+    tool-result message answering no call here), ("block_result", text of a result block),
+    ("summary", a compaction's or branch summary's text), ("json", anything else).
+    The one walk over a message's content that the full view and the HTML export share."""
+    if not entries:
+        return
     several = len(entries) > 1
     results: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
     for entry in entries:
@@ -75,50 +111,43 @@ def whole_message(entries: list[Entry]) -> list[Line]:
             claude = entry.data.get("claude")
             extra = claude.get("toolUseResult") if isinstance(claude, dict) else None
             results[call_id] = (current, extra if isinstance(extra, dict) else {})
+    answered = set()
     for entry in entries:
         current = entry.message
         if current is None:
             if entry.type != "claude:progress" or not several:
-                _other(entry, out)
+                if entry.type in (COMPACTION, BRANCH_SUMMARY):
+                    yield "summary", entry.data.get("summary", "")
+                else:
+                    yield "json", entry.data
             continue
-        if result_call_id(current) is not None and several:
+        call_id = result_call_id(current)
+        if call_id is not None and several and call_id in answered:
             continue        # drawn with its call
-        _message(current, results, out)
-    while out and not out[-1][0]:
-        out.pop()
-    return out
+        if call_id is not None:
+            yield "result", current
+            continue
+        for part in _message_parts(current, results):
+            if part[0] == "call" and part[1].result is not None:
+                answered.add(part[1].call_id)
+            yield part
 
 
-def _other(entry: Entry, out: list[Line]) -> None:
-    data = entry.data
-    if entry.type in (COMPACTION, BRANCH_SUMMARY):
-        out += _lines(data.get("summary", ""))
-    else:
-        out += _lines(_json(data), DIMMED)
-
-
-def _message(message: dict[str, Any], results, out: list[Line]) -> None:
-    if result_call_id(message) is not None:
-        _result(message, out)
-        return
+def _message_parts(message: dict[str, Any], results) -> Iterator[tuple[str, Any]]:
     content = message.get("content")
     blocks = content if isinstance(content, list) else [content] if content is not None else []
     for block in blocks:
         if isinstance(block, str):
-            out += _lines(block)
-            out.append(("", PLAIN))
+            yield "text", block
             continue
         if not isinstance(block, dict):
-            out += _lines(_json(block), DIMMED)
+            yield "json", block
             continue
         kind = block_type(block)
         if kind in ("text", "input_text", "output_text"):
-            out += _lines(block.get("text", ""))
-            out.append(("", PLAIN))
+            yield "text", block.get("text", "")
         elif kind == "thinking":
-            out.append(("∴ thinking", DIMMED))
-            out += _lines(block.get("thinking", ""), DIMMED, "  ")
-            out.append(("", PLAIN))
+            yield "thinking", block.get("thinking", "")
         elif kind in TOOL_CALL_BLOCKS:
             call_id = block.get("id", block.get("call_id"))
             call = ToolCall(str(block.get("name", "tool")),
@@ -126,12 +155,11 @@ def _message(message: dict[str, Any], results, out: list[Line]) -> None:
                             call_id if isinstance(call_id, str) else None)
             if call.call_id in results:
                 call.result, call.extra = results[call.call_id]
-            _call(call, out)
+            yield "call", call
         elif kind in TOOL_RESULT_BLOCKS:
-            out.append(("↳ result", DIMMED))
-            out += _lines(content_text(block.get("content", block.get("output"))), PLAIN, "  ")
+            yield "block_result", content_text(block.get("content", block.get("output")))
         else:
-            out += _lines(_json(block), DIMMED)
+            yield "json", block
     calls = message.get("tool_calls")
     for call in calls if isinstance(calls, list) else []:
         if isinstance(call, dict):
@@ -140,7 +168,7 @@ def _message(message: dict[str, Any], results, out: list[Line]) -> None:
                              call.get("id") if isinstance(call.get("id"), str) else None)
             if found.call_id in results:
                 found.result, found.extra = results[found.call_id]
-            _call(found, out)
+            yield "call", found
 
 
 def _call(call: ToolCall, out: list[Line]) -> None:

@@ -1,8 +1,11 @@
-"""`arbor export SESSION --format pi|markdown|json [--branch ID] [-o FILE] [--db PATH]`.
+"""`arbor export SESSION --format pi|markdown|json|html [--branch ID|--all-branches] [-o FILE]
+[--db PATH]`.
 
 SESSION is a session uid, a unique uid prefix, or a session name. pi writes JSONL v3
 (re-importing it gives the same tree), markdown a readable transcript of one branch (the
-current one unless --branch), json the whole session. Output goes to stdout unless -o.
+current one unless --branch), json the whole session, html one self-contained page of a
+branch or (--all-branches) the whole tree (tui/html_export.py). Output goes to stdout
+unless -o.
 Exit status: 0 written, 1 no such session/branch (or the file cannot be written, or is a
 SQLite database or the store itself, which an export never replaces),
 2 the store cannot be opened. Textual is not imported here.
@@ -26,16 +29,37 @@ INTERRUPTED = "a file given with -o was not written; output to the terminal is i
 def configure(p: argparse.ArgumentParser) -> None:
     p.description = "Write one session out as pi JSONL, Markdown or JSON."
     p.add_argument("session", metavar="SESSION", help="a session uid, unique uid prefix, or name")
-    p.add_argument("--format", "-f", choices=("pi", "markdown", "json"), default="markdown")
-    p.add_argument("--branch", "-b", metavar="ID", help="markdown: the branch (id or name); "
-                   "default: the current branch")
+    p.add_argument("--format", "-f", choices=("pi", "markdown", "json", "html"), default="markdown")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--branch", "-b", metavar="ID", help="markdown, html: the branch (id or "
+                       "name); default: the current branch")
+    which.add_argument("--all-branches", action="store_true",
+                       help="html: every branch, the session's whole tree")
     p.add_argument("--output", "-o", metavar="FILE", help="write here instead of stdout")
     add_db_argument(p)
 
 
+def _export(store, args: argparse.Namespace, out) -> int:
+    from core.exporters import export_session, resolve_branch, resolve_session
+
+    if args.format != "html":
+        if args.all_branches:
+            from core.errors import ArborError
+
+            raise ArborError("--all-branches is for --format html (pi and json hold every "
+                             "branch already)")
+        return export_session(store, args.session, args.format, out, branch=args.branch)
+    from ..html_export import export_html
+
+    session = resolve_session(store, args.session)
+    branch = None
+    if not args.all_branches and (args.branch or store.internal_sessions(session.id)):
+        branch = resolve_branch(store, session, args.branch)
+    return export_html(store, session, out, branch=branch, all_branches=args.all_branches)
+
+
 def run(args: argparse.Namespace) -> int:
     from core.errors import ArborError
-    from core.exporters import export_session
 
     store = open_store_or_explain(args.db, create=False)
     if store is None:
@@ -55,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
                 return EXIT_FAILED
             try:
                 with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
-                    count = export_session(store, args.session, args.format, out, branch=args.branch)
+                    count = _export(store, args, out)
                 os.replace(temp, target)
             except BaseException:
                 try:
@@ -63,13 +87,13 @@ def run(args: argparse.Namespace) -> int:
                 except OSError:
                     pass
                 raise
-            print(f"wrote {count} {'lines' if args.format == 'pi' else 'entries'} to {target}",
+            print(f"wrote {count:,} {'lines' if args.format == 'pi' else 'entries'} to {target}",
                   file=sys.stderr)
         else:
             out = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="\n",
                                    write_through=True) if hasattr(sys.stdout, "buffer") else sys.stdout
             try:
-                export_session(store, args.session, args.format, out, branch=args.branch)
+                _export(store, args, out)
                 out.flush()
             finally:
                 if out is not sys.stdout:

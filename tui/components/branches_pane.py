@@ -15,8 +15,8 @@ from textual.binding import Binding
 
 from core.models import Checkpoint, InternalSession
 
-from ..formatting import (CHECKPOINT_STYLE, CURRENT_STYLE, DIM, FAINT, LABEL_STYLE, short_id,
-                          usage_amount, usage_style)
+from ..formatting import (CHECKPOINT_STYLE, CURRENT_STYLE, DIM, FAINT, LABEL_STYLE,  # noqa: F401
+                          branch_title, short_id, usage_amount, usage_style)
 from ..safe_text import safe_line
 from .row_list import RowList
 
@@ -32,17 +32,6 @@ class BranchRow:
     label: str | None
     checkpoints: list[Checkpoint]
     fork_checkpoint: str | None
-
-
-def branch_title(branch: InternalSession) -> str:
-    """The branch's name, else what made it: 'rollback #8', 'branch #9'."""
-    if branch.name:
-        return branch.name
-    if branch.parent_session_id is None:
-        return f"main #{branch.id}"
-    if (branch.metadata or {}).get("rolled_back_from"):
-        return f"rollback #{branch.id}"
-    return f"branch #{branch.id}"
 
 
 def visible_branches(branches: list[InternalSession], *, show_hidden: bool) -> list[InternalSession]:
