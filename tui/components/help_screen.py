@@ -36,6 +36,11 @@ KEYS = [
               "compact, archive, hide, make current, rename); again: the one before it"),
         ("A", "show archived sessions and hidden branches (or stop showing them)"),
     ]),
+    ("Sessions", [
+        ("y", "copy the highlighted session's uid (under the pane, with its project folder; "
+              "arbor export and arbor resume take it)"),
+        ("p", "list only the highlighted session's project, or all again"),
+    ]),
     ("Carry on in your agent", [
         ("o", "open in agent: the highlighted branch, or the branch up to the highlighted "
               "message, as a new session of the agent that wrote it (pi, Claude Code, Codex), "

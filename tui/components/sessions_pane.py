@@ -1,10 +1,17 @@
 """The sessions pane: every external session, newest activity first, two lines a row.
 
 Sub-agents and forks are listed under the session they came from (core.lineage), folded
-until opened (space, or right/left); a sub-agent's messages count in its parent's row."""
+until opened (space, or right/left); a sub-agent's messages count in its parent's row.
+
+The line under the pane names the highlighted session's project (its cwd) and uid, the
+uid `y` copies and `arbor export`/`arbor resume` take. `p` lists only the sessions of the
+highlighted session's project (again: all). Sessions of the same name ("Start", "/mode")
+show their project after the name, so the project and the age tell them apart."""
 
 from __future__ import annotations
 
+import os
+from collections import Counter
 from datetime import datetime
 
 from rich.text import Text
@@ -42,6 +49,35 @@ def in_previous_order(rows: list[FamilyRow], previous: list[FamilyRow]) -> list[
     return [row for i in order for row in families[i]]
 
 
+def project_name(cwd: str) -> str:
+    """A project's short name: the last part of its folder."""
+    return os.path.basename(cwd.rstrip("/")) or cwd
+
+
+def tilde(path: str) -> str:
+    home = os.path.expanduser("~")
+    if home and home != "/" and (path == home or path.startswith(home + "/")):
+        return "~" + path[len(home):]
+    return path
+
+
+def in_project(sessions: list[SessionSummary], cwd: str) -> list[SessionSummary]:
+    """The sessions run in `cwd`, and the sub-agents and forks under them wherever they ran."""
+    parent_of = {s.id: s.parent_id for s in sessions}
+    cwd_of = {s.id: s.cwd for s in sessions}
+
+    def keeps(session_id: int | None) -> bool:
+        seen: set[int] = set()
+        while session_id is not None and session_id in cwd_of and session_id not in seen:
+            if cwd_of[session_id] == cwd:
+                return True
+            seen.add(session_id)
+            session_id = parent_of.get(session_id)
+        return False
+
+    return [s for s in sessions if keeps(s.id)]
+
+
 class SessionsPane(RowList):
     """Rows: name and age; source, branch count and message count, aligned in columns."""
 
@@ -55,6 +91,10 @@ class SessionsPane(RowList):
                 tooltip="List (or fold) the sub-agents and forks under this session"),
         Binding("right", "open_children", "Unfold", show=False),
         Binding("left", "close_children", "Fold", show=False),
+        Binding("y", "copy_uid", "Copy uid", show=False,
+                tooltip="Copy the highlighted session's uid (arbor export/resume take it)"),
+        Binding("p", "project_filter", "Project", show=False,
+                tooltip="List only the sessions of the highlighted session's project, or all"),
         Binding("a", "app.archive", "Archive", tooltip="Archive the highlighted session"),
         Binding("R", "app.rename", "Rename", tooltip="Rename the highlighted session"),
         Binding("b", "app.branch", "Branch", show=False),
@@ -70,6 +110,8 @@ class SessionsPane(RowList):
         self.opened: set[int] = set()     # sessions whose sub-agents and forks are listed
         self.now = now
         self.figures: dict = {}   # session id -> core.usage.Figure (set by the app)
+        self.project: str | None = None    # only this cwd's sessions are listed (p)
+        self._name_counts: Counter = Counter()
 
     @property
     def sessions(self) -> list[SessionSummary]:
@@ -84,7 +126,8 @@ class SessionsPane(RowList):
         self.all_sessions = sessions
         if keep_id is not None:
             self.opened.update(ancestors(sessions, keep_id))   # a child stays in sight
-        rows = family_rows(sessions, self.opened)
+        listed = in_project(sessions, self.project) if self.project is not None else sessions
+        rows = family_rows(listed, self.opened)
         if keep_order and self.rows:
             rows = in_previous_order(rows, self.rows)
         cursor = None
@@ -93,8 +136,16 @@ class SessionsPane(RowList):
             if cursor is None:  # gone (archived): stay at the same place in the list
                 cursor = min(self.cursor, max(0, len(rows) - 1))
         self.rows = rows
+        self._name_counts = Counter(row.session.name for row in rows if not row.depth)
         self.set_row_count(len(rows), cursor if cursor is not None else 0, notify=notify)
-        self.border_title = f"Sessions [{len(rows):,}]" if rows else "Sessions"
+        title = Text("Sessions", end="")
+        if self.project is not None:
+            title.append(" · ")
+            title.append_text(safe_line(project_name(self.project), 20, style="bold #d7af5f"))
+        if rows:
+            title.append(f" [{len(rows):,}]")
+        self.border_title = title
+        self._show_detail()
 
     def reveal(self, session_id: int) -> int | None:
         """Open the sessions above this one so that it is listed; its row index."""
@@ -104,6 +155,50 @@ class SessionsPane(RowList):
             keep = self.highlighted.id if self.highlighted else None
             self.set_sessions(self.all_sessions, keep, notify=False)
         return next((i for i, r in enumerate(self.rows) if r.session.id == session_id), None)
+
+    def move_cursor(self, index: int, *, notify: bool = True) -> None:
+        super().move_cursor(index, notify=notify)
+        self._show_detail()
+
+    def _show_detail(self) -> None:
+        """The line under the pane: the highlighted session's project and uid."""
+        session = self.highlighted
+        if session is None:
+            self.border_subtitle = None
+            return
+        width = max(12, self.size.width - 6) if self.size.width else 40
+        line = Text(end="")
+        if session.cwd:
+            line.append_text(safe_line(tilde(session.cwd), max(6, width - len(session.uid) - 3),
+                                       style=DIM))
+            line.append(" · ", FAINT)
+        line.append_text(safe_line(session.uid, max(8, width - line.cell_len), style="#87afd7"))
+        self.border_subtitle = line
+
+    def on_resize(self, event) -> None:
+        super().on_resize(event)
+        self._show_detail()
+
+    def action_copy_uid(self) -> None:
+        session = self.highlighted
+        if session is None:
+            return
+        self.app.copy_to_clipboard(session.uid)
+        self.app.say(f"{session.uid} — arbor export and arbor resume take it.",
+                     title="Copied the session's uid")
+
+    def action_project_filter(self) -> None:
+        """List only the highlighted session's project (its cwd), or everything again."""
+        session = self.highlighted
+        if self.project is not None:
+            self.project = None
+        elif session is None or not session.cwd:
+            self.app.say("This session has no project folder recorded.", severity="warning")
+            return
+        else:
+            self.project = session.cwd
+        keep = session.id if session is not None else None
+        self.set_sessions(self.all_sessions, keep)
 
     @property
     def highlighted(self) -> SessionSummary | None:
@@ -157,7 +252,16 @@ class SessionsPane(RowList):
             amount = ""
         name_width = max(4, width - len(when) - 2 - top.cell_len - (len(amount) + 1 if amount else 0))
         name = session.name or "(unnamed)"
-        top.append_text(safe_line(name, name_width, style="bold" if session.is_active else f"italic {DIM}"))
+        where = project_name(session.cwd) if session.cwd and not row.depth and \
+            self._name_counts[session.name] > 1 and self.project is None else ""
+        style = "bold" if session.is_active else f"italic {DIM}"
+        if where and name_width >= 16:   # the same name as another: say where it ran
+            room = max(6, min(len(where) + 3, name_width // 2))
+            top.append_text(safe_line(name, name_width - room, style=style))
+            top.append(" · ", FAINT)
+            top.append_text(safe_line(where, room - 3, style=DIM))
+        else:
+            top.append_text(safe_line(name, name_width, style=style))
         top.pad_right(max(0, width - 1 - len(when) - top.cell_len - (len(amount) + 1 if amount else 0)))
         if amount:
             top.append(amount, usage_style(figure))
