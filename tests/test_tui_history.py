@@ -202,7 +202,7 @@ async def test_m_makes_a_named_checkpoint_that_r_offers(demo_db):
         from textual.widgets import Input
         # named after what the message says (its words, not its tool calls)
         assert app.screen.query_one(Input).value == "at: Three webhook tests fail: they patch"
-        await keys(pilot, "escape", "up", "up", "m")
+        await keys(pilot, "escape", "up", "m")   # one up: the reply running the suite (one message with its result)
         assert app.screen.query_one(Input).value.startswith("checkpoint at ")
         app.screen.query_one(Input).value = "before the suite"
         entry = app.messages_pane.highlighted.entry

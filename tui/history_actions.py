@@ -178,13 +178,18 @@ class HistoryActions:
                 return
             entry = item.entry
             where = f"entry {short_id(entry.id)}"
+            # named after the words of the message (a reply shown as one message is named
+            # by its first entry, not by the tool result it ends with)
+            first = self.messages_pane.cursor_item
+            words = first.entry if first is not None and first.kind == "entry" else entry
         else:
             branch = self._target_branch()
             if branch is None or branch.head_seq is None:
                 return
             entry = self.store.get_entry(branch.head_seq)
             where = f"the head of {branch_title(branch)}"
-        said = " ".join(_text_of(entry.message).split()[:6]) if entry is not None else ""
+            words = entry
+        said = " ".join(_text_of(words.message).split()[:6]) if words is not None else ""
         suggestion = f"at: {said}" if said else f"checkpoint at {short_id(entry.id)}"
 
         def done(name: str | None) -> None:
