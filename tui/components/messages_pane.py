@@ -243,6 +243,8 @@ class MessagesPane(Widget, can_focus=True):
                 from ..thinking import without_thinking
 
                 item = without_thinking(item)
+                if group is not None:     # a reply's thinking is often an entry of its own
+                    group = [without_thinking(member) for member in group]
 
             cached = render_item(self.app.console, item, width=width,
                                  expanded=item.key in self.expanded, label=label, now=self.now,
