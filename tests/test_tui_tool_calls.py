@@ -84,6 +84,8 @@ async def test_the_cursor_moves_a_message_at_a_time_and_actions_apply_to_its_end
         assert pane.cursor == 1
         await pilot.press("b")
         await settle(pilot)
+        await pilot.press("enter")                   # the suggested branch name
+        await settle(pilot)
         head = app.store.get_entry(app.branch.head_seq)
         assert head.message["toolName"] == "Read"   # the branch keeps the whole response
 
