@@ -239,23 +239,25 @@ def test_compare_in_the_real_terminal_through_a_resize(tmp_path):
     path = tmp_path / "demo.db"
     with Terminal([*arbor_command(), "--demo", "--db", str(path)], cwd=tmp_path,
                   config_dir=tmp_path) as term:
-        term.wait_for(lambda screen: "/ 6 ─" in screen)
+        # (generous deadlines: the demo is built and the app started under a loaded machine)
+        term.wait_for(lambda screen: "/ 6 ─" in screen, timeout=90)
         term.keys("End", "Tab")
-        term.wait_for(lambda screen: "waitForURL" in screen and "Make current" in term.footer())
+        term.wait_for(lambda screen: "waitForURL" in screen and "Make current" in term.footer(),
+                      timeout=45)
         term.keys("d")
-        term.wait_for("with…")
+        term.wait_for("with…", timeout=45)
         term.keys("Enter")
-        screen = term.wait_for(lambda screen: "files changed: 1 in both" in screen)
+        screen = term.wait_for(lambda screen: "files changed: 1 in both" in screen, timeout=45)
         assert "parted after" in screen and "Other side" in term.footer()
         top = next(line for line in screen.splitlines() if " A " in line and "╭" in line)
         assert " B " in top      # side by side: both titles on one line
         term.resize(80, 24)
         screen = term.wait_for(lambda screen: any(" B " in line and "╭" in line and " A " not in line
-                                                  for line in screen.splitlines()), timeout=10)
+                                                  for line in screen.splitlines()), timeout=45)
         term.resize(120, 40)
         term.wait_for(lambda screen: any(" A " in line and " B " in line and "╭" in line
-                                         for line in screen.splitlines()), timeout=10)
+                                         for line in screen.splitlines()), timeout=45)
         term.keys("Escape")
-        term.wait_for(lambda screen: "Branches" in screen and "Compare" in term.footer())
+        term.wait_for(lambda screen: "Branches" in screen and "Compare" in term.footer(), timeout=45)
         assert term.exited() is None
         assert "Traceback" not in term.history()
