@@ -97,7 +97,7 @@ async def test_d_picks_the_other_branch_and_shows_both_sides(demo_db):
         await pilot.press("tab")
         assert app.focused is panes[1]
         await pilot.press("down", "space")
-        assert panes[1].cursor == 1 and panes[1].highlighted.key in panes[1].expanded
+        assert panes[1].cursor == 1 and panes[1].cursor_item.key in panes[1].expanded
         # the browser's keys do not act from here: no branch made, nothing rolled back
         before = len(app.store.internal_sessions(a.branch.external_session_id))
         await pilot.press("b", "r", "c", "l")

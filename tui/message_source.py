@@ -109,7 +109,8 @@ class MessageSource:
                         self.skips = sorted(c.depth for c in store.compactions_on_path(self.head)
                                             if c.depth >= start)
                         self._skip_repeated_summary(compaction)
-            if not self.raw:
+            if not self.raw or self.floor:
+                # (a comparison's side is raw, from its floor on, but read as replies)
                 self._grouping = Grouping(self._base_entry, self._base_count)
             self._find_inserts()
         self.relayout()
