@@ -248,7 +248,8 @@ def test_compare_in_the_real_terminal_through_a_resize(tmp_path):
         term.wait_for("with…", timeout=45)
         term.keys("Enter")
         screen = term.wait_for(lambda screen: "files changed: 1 in both" in screen, timeout=45)
-        assert "parted after" in screen and "Other side" in term.footer()
+        assert "parted after" in screen
+        term.wait_for(lambda screen: "Other side" in term.footer(), timeout=45)  # drawn last
         top = next(line for line in screen.splitlines() if " A " in line and "╭" in line)
         assert " B " in top      # side by side: both titles on one line
         term.resize(80, 24)
