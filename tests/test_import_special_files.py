@@ -361,3 +361,21 @@ def test_import_file_named_directly_never_opens_a_pipe(tmp_path):
     pipe, loop = done.stdout.splitlines()
     assert pipe.startswith("skipped a named pipe")
     assert loop.startswith("unreadable a symbolic link that loops")
+
+
+def test_a_store_named_like_a_log_is_asked_about_through_sqlite(tmp_path, watch):
+    """A name ending in .jsonl does not make a file a log: a store named so (held open by
+    this process) is recognised by SQLite before any plain open could drop its locks."""
+    store = open_store(tmp_path / "sessions.jsonl")
+    try:
+        with store.transaction():
+            session = store.create_external_session("live", source="core")
+            branch = store.create_internal_session(session.id, name="main")
+        store.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": "hi"}})
+        opened = watch(*sqlite_family(store.path))
+        report = import_paths(store, [store.path])
+        assert opened == []
+        assert [(f.status, f.error) for f in report.files] == \
+            [("skipped", "an arbor store, not an agent log")]
+    finally:
+        store.close()
