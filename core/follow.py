@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from .errors import ArborError
+from .importers.files import DATABASE_SUFFIXES, LOG_SUFFIX
 
 # A folder the store imported from (not an agent's own folder) is watched with its
 # sub-folders when it has at most this many; a bigger tree (a home folder) only itself.
@@ -43,8 +44,6 @@ DEBOUNCE_MS = 150         # at most this long between a change and its import
 STEP_MS = 40              # ... or this long after the last change of a burst
 POLL_DELAY_MS = 500       # polling: the interval between two stat passes
 ROOTS_EVERY = 5.0         # seconds between checks for folders to follow newly imported
-LOG_SUFFIX = ".jsonl"
-SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 
 
 @dataclass(frozen=True)
@@ -135,7 +134,7 @@ class Follower:
             base = path
             if name.endswith("-wal"):
                 base = path.with_name(name[:-4])
-            if base.name.endswith(SQLITE_SUFFIXES) and base not in self._own:
+            if base.name.endswith(DATABASE_SUFFIXES) and base not in self._own:
                 if known_db is None:
                     known_db = {p for p, fmt in self.followed_files().items() if fmt == "langgraph"}
                 if base in known_db:
@@ -309,8 +308,8 @@ class Follower:
                           self._is_log)
 
     def _is_log(self, name: str) -> bool:
-        return name.endswith(LOG_SUFFIX) or name.endswith(SQLITE_SUFFIXES) or \
-            name.endswith(tuple(s + "-wal" for s in SQLITE_SUFFIXES))
+        return name.endswith(LOG_SUFFIX) or name.endswith(DATABASE_SUFFIXES) or \
+            name.endswith(tuple(s + "-wal" for s in DATABASE_SUFFIXES))
 
     def _pump(self, notifier, changes: queue.Queue, done: threading.Event) -> None:
         try:
