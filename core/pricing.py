@@ -40,6 +40,7 @@ from .errors import ArborError
 
 PRICES_ENV = "ARBOR_PRICES"
 _PACKAGE = "genai-prices"
+_MODULE = "genai_prices"    # its import name, and its dist-info folder's prefix
 # The kinds of token a rate is kept for, in this order.
 _KINDS = ("input", "cache_write", "cache_write_1h", "cache_read", "output", "reasoning")
 _PROBE_OUTPUT = 1_000_000
@@ -53,13 +54,40 @@ class PricesError(ArborError):
 def table_version() -> str:
     """The installed price table's version ('' when the package is missing), read once a
     process: importlib.metadata parses the package's METADATA file on every call (about
-    50 us; `price_book()` asks on every batch of usage rows an import writes)."""
+    50 us; `price_book()` asks on every batch of usage rows an import writes), and importing
+    it costs ~25 ms, more than a small import's own work: the version is first read from the
+    name of the one `genai_prices-VERSION.dist-info` folder beside the package (found without
+    importing it), and importlib.metadata asked only when that is not clear."""
+    beside = _version_beside_package()
+    if beside is not None:
+        return beside
     from importlib.metadata import PackageNotFoundError, version
 
     try:
         return version(_PACKAGE)
     except PackageNotFoundError:
         return ""
+
+
+def _version_beside_package() -> str | None:
+    from importlib.util import find_spec
+
+    try:
+        spec = find_spec(_MODULE)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin:
+        return None
+    folder = Path(spec.origin).parent.parent
+    prefix = _MODULE + "-"
+    try:
+        found = [entry.name for entry in os.scandir(folder)
+                 if entry.name.startswith(prefix) and entry.name.endswith(".dist-info")]
+    except OSError:
+        return None
+    if len(found) != 1:
+        return None
+    return found[0][len(prefix):-len(".dist-info")] or None
 
 
 def overrides_path() -> Path | None:
@@ -113,6 +141,18 @@ class PriceCard:
             if prompt_tokens > start:
                 chosen = rates
         return chosen
+
+    def to_json(self) -> list:
+        """[model, starts, [[input, cache_write, …, request] a tier]]: JSON, read back by
+        `from_json` to the same floats (so a kept card prices exactly as this one)."""
+        return [self.model, list(self.starts),
+                [[r.input, r.cache_write, r.cache_write_1h, r.cache_read, r.output, r.reasoning,
+                  r.request] for r in self.tiers]]
+
+    @classmethod
+    def from_json(cls, value: Any) -> "PriceCard":
+        model, starts, tiers = value
+        return cls(model=model, starts=tuple(starts), tiers=tuple(Rates(*rates) for rates in tiers))
 
     def cost(self, input_tokens: int, cache_write: int, cache_write_1h: int, cache_read: int,
              output: int, reasoning: int = 0) -> float:
@@ -293,6 +333,31 @@ class PriceBook:
             return None
         return card.cost(input_tokens, cache_write, min(cache_write_1h, cache_write), cache_read,
                          output, min(reasoning, output))
+
+    def span_at(self, model: str, provider: str, stamp: str, fast: bool = False
+                ) -> tuple[PriceCard | None, str | None, str | None] | None:
+        """`cost_at`'s card for a stamp, and the UTC days [first, until) on which every stamp
+        gets that same card (None: no bound), so a store can keep it and price later
+        responses without this table (core/store/price_cards.py). None when the card can
+        change within a day (a model priced by the time of day)."""
+        when = parse_time(stamp)
+        card = self.card(model, provider, when, fast)
+        if not model or self._override(model) is not None:
+            return card, None, None       # no price, or an override's: the same on any day
+        info = self._table_model(model, provider)
+        if info is None:
+            return None, None, None       # the table does not know it
+        if _by_time_of_day(info):
+            return None
+        from genai_prices import types
+
+        day = (when or datetime.now(UTC)).astimezone(UTC).date()
+        constraints = [p.constraint for p in info.prices] if isinstance(info.prices, list) else []
+        constraints += [v.constraint for v in info.price_variants or ()]
+        starts = {c.start_date for c in constraints if isinstance(c, types.StartDateConstraint)}
+        first = max((d for d in starts if d <= day), default=None)
+        until = min((d for d in starts if d > day), default=None)
+        return (card, first.isoformat() if first else None, until.isoformat() if until else None)
 
     def known(self, model: str, provider: str = "") -> bool:
         return self.card(model, provider) is not None

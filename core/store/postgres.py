@@ -88,6 +88,8 @@ class Statements:
     META_GET = "SELECT value FROM store_meta WHERE key = %s"
     META_SET = ("INSERT INTO store_meta(key, value) VALUES (%s, %s) ON CONFLICT(key)"
                 " DO UPDATE SET value = excluded.value")
+    META_KEYS_WITH_PREFIX = "SELECT key FROM store_meta WHERE starts_with(key, %s)"
+    META_DELETE = "DELETE FROM store_meta WHERE key = %s"
 
     # ----------------------------------------------------- external sessions
     EXTERNAL_INSERT = (

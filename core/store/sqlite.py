@@ -84,6 +84,8 @@ class Statements:
     META_GET = "SELECT value FROM store_meta WHERE key = ?"
     META_SET = ("INSERT INTO store_meta(key, value) VALUES (?, ?) ON CONFLICT(key)"
                 " DO UPDATE SET value = excluded.value")
+    META_KEYS_WITH_PREFIX = "SELECT key FROM store_meta WHERE substr(key, 1, length(?1)) = ?1"
+    META_DELETE = "DELETE FROM store_meta WHERE key = ?"
 
     # ----------------------------------------------------- external sessions
     EXTERNAL_INSERT = (

@@ -1,7 +1,8 @@
 """The usage rows of one session's entries, kept by the `EntryWriter` as it writes them.
 
 One row per API response per session (`usage.response_key` is unique within a session),
-priced when written, and the session's totals (`session_usage`, one row per model) moved
+priced when written (from the rates kept in the store, price_cards.py: the price table is
+loaded only for a model and day the store has no rates for), and the session's totals (`session_usage`, one row per model) moved
 by the same amounts in the same transaction: so listing sessions with their cost reads
 one small row each, and nothing is summed at display time.
 """
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..usage import CODEX_TOKEN_COUNT, UsageRecord, UsageTracker, larger
 
 if TYPE_CHECKING:
+    from .price_cards import StoredPrices
     from .writer import EntryWriter
 
 _CHUNK = 400
@@ -89,9 +91,9 @@ class UsageRows:
         self.write(writer.conn, writer._sql, writer._backend)
 
     def write(self, conn, sql, backend) -> None:
-        from .. import pricing
+        from .price_cards import StoredPrices
 
-        book = pricing.price_book()
+        book = StoredPrices(conn, sql)   # the price table is loaded only for a card not kept
         session = self.session
         if self._had_usage is None:
             self._had_usage = conn.execute(sql.USAGE_SESSION_HAS_ROWS, (session,)).fetchone() is not None
@@ -165,8 +167,10 @@ class UsageRows:
         if delta:
             backend.executemany(conn, sql.SESSION_USAGE_ADD,
                                 [(session, model, *d) for model, d in delta.items()])
+        book.save()
 
-    def _price(self, book, record: UsageRecord, stamp: str) -> tuple[float | None, int, int]:
+    def _price(self, book: "StoredPrices", record: UsageRecord, stamp: str
+               ) -> tuple[float | None, int, int]:
         if record.logged_cost is not None:
             return record.logged_cost, 1, 0
         cost = book.cost_at(record.model, record.provider, stamp, record.input_tokens,
