@@ -139,6 +139,10 @@ class BulkWriter:
         self._raise()
         self._queue.put(statements)
 
+    def idle(self) -> bool:
+        """Whether everything queued is written (the thread waits for work)."""
+        return not self._queue.unfinished_tasks
+
     def drain(self) -> None:
         """Wait until everything queued is written; raise the first error of the thread."""
         self._queue.join()
