@@ -35,6 +35,8 @@ FTS_TEXT_LIMIT = 64 * 1024
 
 @dataclass(slots=True)
 class Entry:
+    """One stored entry of a session's tree (a row of `entries`)."""
+
     seq: int
     id: str
     external_session_id: int

@@ -9,7 +9,7 @@ root-to-head path, loaded when first read.
 from __future__ import annotations
 
 import copy
-import uuid
+import os
 from collections.abc import MutableSequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -77,6 +77,8 @@ def _iso(value: datetime | None) -> str | None:
 
 @dataclass
 class ExternalSession:
+    """A session as the user sees it in the list (one log, or one agent's session)."""
+
     id: int | None = None
     user_id: int = 0
     session_name: str = ""
@@ -182,6 +184,8 @@ class ExternalSession:
 
 @dataclass
 class Checkpoint:
+    """A named tag on an entry, with a snapshot of the session state."""
+
     id: int | None = None
     internal_session_id: int | None = None
     checkpoint_name: str = ""
@@ -237,6 +241,8 @@ class Checkpoint:
 
 @dataclass
 class InternalSession:
+    """A branch of a session: a named head entry."""
+
     id: int | None = None
     external_session_id: int = 0
     langgraph_session_id: str = ""
@@ -273,7 +279,7 @@ class InternalSession:
                                       parent_session_id: int) -> "InternalSession":
         return cls(
             external_session_id=external_session_id,
-            langgraph_session_id=f"branch_{uuid.uuid4().hex[:12]}",
+            langgraph_session_id=f"branch_{os.urandom(6).hex()}",
             session_state=copy.deepcopy(checkpoint.session_state),
             conversation_history=LazyHistory(items=copy.deepcopy(list(checkpoint.conversation_history))),
             created_at=utc_now(),

@@ -32,11 +32,14 @@ import os
 import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
 from .errors import ArborError
+
+TYPE_CHECKING = False   # (decimal is imported with the table: pricing from kept cards needs
+if TYPE_CHECKING:       # neither)
+    from decimal import Decimal
 
 PRICES_ENV = "ARBOR_PRICES"
 _PACKAGE = "genai-prices"
@@ -163,7 +166,9 @@ class PriceCard:
                 + reasoning * r.reasoning + r.request)
 
 
-def _decimal(value: Any, where: str) -> Decimal:
+def _decimal(value: Any, where: str) -> "Decimal":
+    from decimal import Decimal, InvalidOperation
+
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise PricesError(f"{where}: expected a number, got {value!r}")
     try:
@@ -212,6 +217,8 @@ def _model_price_from(spec: Any, where: str):
 
 def _card(name: str, model_price) -> PriceCard:
     """Per-token rates of each tier, asked of the package's own calculation."""
+    from decimal import Decimal
+
     from genai_prices import Usage, types
 
     starts = sorted({tier.start for value in model_price.__dict__.values()

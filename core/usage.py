@@ -329,6 +329,8 @@ class Figure:
 
 @dataclass(slots=True)
 class Report:
+    """A usage report: a figure a row (grouped `by`) and the totals."""
+
     by: str
     rows: list[tuple[str, str, Figure]]    # (key, label, figure)
     totals: Figure

@@ -47,6 +47,8 @@ class Skipped:
 
 @dataclass
 class SessionResult:
+    """A session an import wrote to or found unchanged: what was added, what it holds."""
+
     uid: str
     name: str
     source: str
@@ -103,6 +105,8 @@ class FileResult:
 
 @dataclass
 class ImportReport:
+    """What an import of some paths did: a FileResult a file, and how long it took."""
+
     files: list[FileResult] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -208,6 +212,8 @@ class ProgressTicker:
 # ----------------------------------------------------------------------------- lines
 @dataclass(slots=True)
 class RawLine:
+    """One line of a log as read: its number, where it starts, and its bytes."""
+
     number: int      # 1-based
     offset: int      # byte offset of the line's start
     data: bytes      # without the line ending

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..sqlite_probe import ARBOR, EMPTY, NOT_SQLITE, SQLITE, UNREADABLE, probe
 from .base import LineError, iter_lines, parse_line
 from .files import not_a_file, side_file_of
 
@@ -47,7 +46,10 @@ def detect_format(path: Path) -> str:
     if os.stat(path).st_size == 0:
         raise NotALog("empty file")
     # SQLite first, whatever the name: a store named *.jsonl is opened with plain I/O only
-    # after SQLite has said it is not a database (~0.06 ms a file).
+    # after SQLite has said it is not a database (~0.06 ms a file). (Imported here: an
+    # import of files already known, by their records, never asks.)
+    from ..sqlite_probe import ARBOR, EMPTY, NOT_SQLITE, SQLITE, UNREADABLE, probe
+
     found = probe(path)
     if found.kind == ARBOR:
         raise LeftAlone("an arbor store, not an agent log")

@@ -72,6 +72,8 @@ UNCHANGED, RESUME, FROM_START = "unchanged", "resume", "from-start"
 
 @dataclass
 class FileState:
+    """The record of a file's import: where it stopped and what the file was then."""
+
     format: str
     offset: int = 0
     line: int = 0
@@ -148,6 +150,8 @@ class FileState:
 
 @dataclass(frozen=True)
 class Plan:
+    """What an import does with a file (`plan`): its action and where it starts."""
+
     action: str                     # UNCHANGED | RESUME | FROM_START
     offset: int = 0
     line: int = 0

@@ -23,12 +23,15 @@ from ..errors import ArborError, NotFound, ReplayError
 from ..fastjson import dumps
 from ..ids import generate_id
 from ..models import Checkpoint, ExternalSession, InternalSession, LazyHistory
-from ..replay import ReplayState, first_kept_id, off_path, replay_fallback, replay_kept
-from ..session_types import (SequencedSessionCapabilityEvent, SequencedSessionRunEvent,
-                             SessionCapabilities, SessionCapabilityEvent, SessionRunEvent)
 from . import registry
 from .backends import backend_for
 from .writer import EntryWriter
+
+TYPE_CHECKING = False   # (replay and session_types are imported where they are used: an
+if TYPE_CHECKING:       # import of appended lines needs neither, ~5 ms of its start)
+    from ..replay import ReplayState
+    from ..session_types import (SequencedSessionCapabilityEvent, SequencedSessionRunEvent,
+                                 SessionCapabilities, SessionCapabilityEvent, SessionRunEvent)
 
 COMMIT_PAUSE = 0.002   # seconds a long write leaves the store free between its transactions
 
@@ -90,6 +93,8 @@ class PathCounts:
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
+    """One entry found by a search, with its session and a snippet."""
+
     seq: int
     entry_id: str
     external_session_id: int
@@ -1244,6 +1249,8 @@ class Store:
         compaction = self.newest_compaction(head_seq)
         if compaction is None:
             return None, 0
+        from ..replay import first_kept_id, off_path
+
         kept_id = first_kept_id(compaction)
         if kept_id is None:
             return compaction, compaction.depth + 1
@@ -1258,6 +1265,8 @@ class Store:
 
         Never raises on stored data: a compaction whose kept entry is not on the path
         gives every message of the path instead, with `warning` saying why."""
+        from ..replay import ReplayState, replay_fallback, replay_kept
+
         if head_seq is None:
             return ReplayState()
         with self.reading():
@@ -1706,6 +1715,8 @@ class Store:
     def run_events(self, session_id: str, after_seq: int = 0, limit: int = 0
                    ) -> list[SequencedSessionRunEvent]:
         """A session's run events after the cursor `after_seq`, oldest first."""
+        from ..session_types import SequencedSessionRunEvent, SessionRunEvent
+
         if limit:
             rows = self._all(self._sql.RUN_EVENTS_AFTER_LIMIT, (session_id, after_seq, int(limit)))
         else:
@@ -1728,6 +1739,8 @@ class Store:
     def capability_events(self, session_id: str, after_seq: int = 0, limit: int = 0
                           ) -> list[SequencedSessionCapabilityEvent]:
         """A session's capability events after the cursor `after_seq`, oldest first."""
+        from ..session_types import SequencedSessionCapabilityEvent, SessionCapabilityEvent
+
         if limit:
             rows = self._all(self._sql.CAPABILITY_EVENTS_AFTER_LIMIT,
                              (session_id, after_seq, int(limit)))
@@ -1747,6 +1760,8 @@ class Store:
                           int(caps.browser), int(caps.a2a_master), stamp))
 
     def load_capabilities(self, session_id: str) -> SessionCapabilities | None:
+        from ..session_types import SessionCapabilities
+
         row = self._one(self._sql.CAPABILITIES_GET, (session_id,))
         if row is None:
             return None

@@ -1,0 +1,61 @@
+"""What `arbor import` loads when a log grew by a few lines: only what reading and writing
+them needs (issue 11: such an import must take at most 1.5x a no-change import; loading the
+price table, the run-event and replay types, `secrets` or `decimal` is most of the gap).
+Times are measured in bench/bench_import.py, never here: these tests check which modules
+a run loads, in a child process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests import usage_files as uf
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Not needed to import appended lines of a known file: each was loaded by such a run before.
+NOT_FOR_AN_APPEND = ("genai_prices", "pydantic", "importlib.metadata", "decimal", "secrets",
+                     "core.session_types", "core.replay", "core.sqlite_probe", "rich", "textual")
+
+LOADED_RUN = r"""
+import json, sys
+from tui.cli import main
+code = main(sys.argv[2:])
+with open(sys.argv[1], "w") as f:
+    json.dump({"code": code, "modules": sorted(sys.modules)}, f)
+"""
+
+
+def _import(tmp_path: Path, home: Path, db: Path) -> set[str]:
+    out = tmp_path / "modules.json"
+    done = subprocess.run(
+        [sys.executable, "-c", LOADED_RUN, str(out), "import", "-q", "--discover", "--db", str(db)],
+        capture_output=True, text=True, cwd=str(REPO),
+        env={**os.environ, "HOME": str(home), "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0, done.stderr
+    result = json.loads(out.read_text())
+    assert result["code"] == 0
+    return set(result["modules"])
+
+
+def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in names))
+
+
+def test_an_import_of_appended_lines_loads_only_what_it_needs(tmp_path):
+    home = tmp_path / "home"
+    session = uf.claude_session(home / ".claude" / "projects" / "-work-usage-demo")
+    db = tmp_path / "arbor.db"
+    _import(tmp_path, home, db)
+    last = json.loads(session.read_text().splitlines()[-1])
+    lines = [uf._user("n1-q", last["uuid"], "2025-10-02T11:00:00.000Z", "one more thing"),
+             uf._assistant("n1", "n1-q", "2025-10-02T11:00:01.000Z", "msg_n1", "req_n1",
+                           uf._usage(9, 333, 700, 9000))]
+    with open(session, "a") as handle:
+        handle.write("".join(json.dumps(line) + "\n" for line in lines))
+    modules = _import(tmp_path, home, db)
+    assert "core.importers.claude_code" in modules, "the grown file was read"
+    assert _loaded(modules, NOT_FOR_AN_APPEND) == []
