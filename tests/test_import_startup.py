@@ -29,16 +29,21 @@ with open(sys.argv[1], "w") as f:
 """
 
 
-def _import(tmp_path: Path, home: Path, db: Path) -> set[str]:
-    out = tmp_path / "modules.json"
+def _run(tmp_path: Path, home: Path, db: Path, script: str) -> dict:
+    """`arbor import -q --discover` in a child running `script`, and what it wrote."""
+    out = tmp_path / "run.json"
     done = subprocess.run(
-        [sys.executable, "-c", LOADED_RUN, str(out), "import", "-q", "--discover", "--db", str(db)],
+        [sys.executable, "-c", script, str(out), "import", "-q", "--discover", "--db", str(db)],
         capture_output=True, text=True, cwd=str(REPO),
         env={**os.environ, "HOME": str(home), "PYTHONPATH": str(REPO)})
     assert done.returncode == 0, done.stderr
     result = json.loads(out.read_text())
-    assert result["code"] == 0
-    return set(result["modules"])
+    assert result.pop("code") == 0
+    return result
+
+
+def _import(tmp_path: Path, home: Path, db: Path) -> set[str]:
+    return set(_run(tmp_path, home, db, LOADED_RUN)["modules"])
 
 
 def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
@@ -59,3 +64,43 @@ def test_an_import_of_appended_lines_loads_only_what_it_needs(tmp_path):
     modules = _import(tmp_path, home, db)
     assert "core.importers.claude_code" in modules, "the grown file was read"
     assert _loaded(modules, NOT_FOR_AN_APPEND) == []
+
+
+# Runs `arbor import` counting the folder walks and the reads of every import record.
+COUNTED_RUN = r"""
+import json, sys
+import core.importers.files as files
+import core.store.sqlite as sqlite
+from core.store.api import Store
+calls = {"walks": 0, "record_reads": 0}
+
+def counted(owner, name, what):
+    real = getattr(owner, name)
+    def call(*args, **kwargs):
+        calls[what] += 1
+        return real(*args, **kwargs)
+    setattr(owner, name, call)
+
+counted(files, "scan", "walks")
+counted(sqlite, "peek_import_stamps", "record_reads")
+counted(Store, "import_stamps", "record_reads")
+from tui.cli import main
+code = main(sys.argv[2:])
+with open(sys.argv[1], "w") as f:
+    json.dump({"code": code, **calls}, f)
+"""
+
+
+def test_an_import_of_a_grown_file_walks_the_folders_and_reads_the_records_once(tmp_path):
+    """The no-change check has stat'ed every file and read every record: the import that
+    follows when a file grew is given both (with 3,000 files, a second walk and read cost
+    as much as the whole no-change check)."""
+    home = tmp_path / "home"
+    session = uf.claude_session(home / ".claude" / "projects" / "-work-usage-demo")
+    db = tmp_path / "arbor.db"
+    _import(tmp_path, home, db)
+    with open(session, "a") as handle:
+        last = json.loads(session.read_text().splitlines()[-1])
+        handle.write(json.dumps(uf._user("n2", last["uuid"], "2025-10-02T12:00:00.000Z", "more"))
+                     + "\n")
+    assert _run(tmp_path, home, db, COUNTED_RUN) == {"walks": 1, "record_reads": 1}

@@ -165,6 +165,56 @@ def test_all_unchanged_agrees_with_the_import_for_every_kind_of_change(tmp_path)
     assert all_unchanged(db, [logs]) is None
 
 
+def test_an_import_given_the_look_plans_as_one_that_looks_again(tmp_path):
+    """`arbor import` hands what `unchanged.look` saw (the files, their stat, the records'
+    stamps) to the import instead of walking the folders and reading the records again:
+    the plan must be the one the import makes on its own, whatever changed."""
+    from core.importers.driver import plan_paths
+    from core.importers.base import ImportReport
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    files = [Path(shutil.copy(source, logs / source.name))
+             for source in (CC_FIXTURE, CODEX_FIXTURE, PI_FIXTURE)]
+    db = tmp_path / "arbor.db"
+    missing = tmp_path / "gone.jsonl"
+
+    def plans() -> tuple:
+        seen = unchanged_module.look(db, [logs, missing])      # before the store is opened
+        store = open_store(db)
+        try:
+            given, alone = ImportReport(), ImportReport()
+            with_look = plan_paths(store, [logs, missing], given, scanned=seen)
+            by_itself = plan_paths(store, [logs, missing], alone)
+            import_paths(store, [logs])
+        finally:
+            store.close()
+
+        def shown(planned, report):
+            return ([(str(path), fmt, problem if not hasattr(problem, "status") else
+                      (problem.status, problem.lines)) for path, fmt, problem in planned],
+                    [(f.path, f.status, f.error) for f in report.files])
+        assert shown(with_look, given) == shown(by_itself, alone)
+        return shown(with_look, given)
+
+    first = plans()                                                # no store yet
+    assert sorted(fmt for _p, fmt, _x in first[0]) == ["claude_code", "codex", "pi"]
+    assert [status for _p, status, _e in first[1]] == ["failed"]   # the missing path
+    assert [x[0] for _p, _f, x in plans()[0]] == ["unchanged"] * 3
+
+    def planned_for(path: Path):
+        return next(x for p, _f, x in plans()[0] if p == str(path))
+
+    st = files[0].stat()
+    os.utime(files[0], ns=(st.st_atime_ns, st.st_mtime_ns + 1000))  # touched
+    assert planned_for(files[0]) is None
+    with open(files[2], "a") as handle:                           # grown
+        handle.write("\n")
+    assert planned_for(files[2]) is None
+    (logs / "notes.db").write_bytes(b"x")                         # not a log
+    assert any(fmt is None for _p, fmt, _x in plans()[0])
+
+
 def test_migration_7_fills_the_stamp_columns_from_the_records(tmp_path):
     db = tmp_path / "arbor.db"
     store = open_store(db)

@@ -18,7 +18,7 @@ from .files import expand_paths
 from .session import PACING
 from .state import (FROM_START, HEAD_BYTES, RESUME, UNCHANGED, FileState, Pacer, Plan,
                     head_hash, plan, tail_hash)
-from .unchanged import is_unchanged, sessions_of, stamp_of
+from .unchanged import Look, is_unchanged, sessions_of, stamp_of
 
 # An import holds the store's write lock for about this long at a time (seconds).
 COMMIT_EVERY = 0.1
@@ -26,15 +26,18 @@ COMMIT_EVERY = 0.1
 
 def import_paths(store, paths: Iterable[str | os.PathLike], *,
                  progress: ProgressCallback | None = None,
-                 describe_unchanged: bool = True) -> ImportReport:
+                 describe_unchanged: bool = True, scanned: Look | None = None) -> ImportReport:
     """Import files and folders (recursively); see the module doc.
 
     Files whose record says they are unchanged (same size, mtime and inode: one `stat`
     each, one query for every record) are not opened. `describe_unchanged`: name their
-    sessions in the report (one more query; `arbor import -q` does without)."""
+    sessions in the report (one more query; `arbor import -q` does without). `scanned`:
+    what `unchanged.look` saw of the same `paths` just before (the files and, when it
+    read them, the records' stamps), used instead of walking and asking again."""
     started = time.monotonic()
     report = ImportReport()
-    planned = plan_paths(store, paths, report, describe_unchanged=describe_unchanged)
+    planned = plan_paths(store, paths, report, describe_unchanged=describe_unchanged,
+                         scanned=scanned)
     imported = False
     keep_writer = getattr(store, "bulk_writes", None)
     with keep_writer() if keep_writer is not None else contextlib.nullcontext():
@@ -54,13 +57,21 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
 
 
 def plan_paths(store, paths: Iterable[str | os.PathLike], report: ImportReport, *,
-               describe_unchanged: bool = True) -> list[tuple[Path, str | None, object]]:
+               describe_unchanged: bool = True,
+               scanned: Look | None = None) -> list[tuple[Path, str | None, object]]:
     """What an import of `paths` will do with each file: (path, format, problem), where
     problem is a FileResult for a file found unchanged (not opened), (status, reason) for
     one that cannot be imported, None for one to import. Files left alone by their stat
-    get their line in `report` here."""
-    found = expand_paths(paths, report)
-    stamps = store.import_stamps() if found else {}
+    get their line in `report` here. `scanned`: see `import_paths`."""
+    if scanned is None:
+        found = expand_paths(paths, report)
+        stamps = store.import_stamps() if found else {}
+    else:
+        found = scanned.found
+        for name, status, reason in scanned.problems:
+            report.files.append(FileResult(name, status=status, error=reason))
+        stamps = scanned.stamps if scanned.stamps is not None else \
+            store.import_stamps() if found else {}
     planned: list[tuple[Path, str | None, object]] = []
     unchanged: list[tuple[FileResult, str]] = []
     for item in found:

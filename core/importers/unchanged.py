@@ -3,9 +3,9 @@
 An import record (state.py) keeps what `stat` said of the file when it was written. A
 complete record with the same size, mtime and inode means the file is not even opened.
 `Store.import_stamps` gives those few fields of every record in one query (the readers'
-states are not read); `all_unchanged` answers the commonest `arbor import --discover` of
-all, "nothing changed", with that query and a `stat` a file, before the store's API or
-any importer is loaded.
+states are not read); `look` answers the commonest `arbor import --discover` of all,
+"nothing changed", with that query and a `stat` a file, before the store's API or any
+importer is loaded, and when something did change hands the import what it saw.
 """
 
 from __future__ import annotations
@@ -58,24 +58,48 @@ def sessions_of(text: str | None) -> list[str]:
     return [uid for uid in value if isinstance(uid, str)] if isinstance(value, list) else []
 
 
-def all_unchanged(db_path: os.PathLike, paths: "Iterable[str | os.PathLike]") -> int | None:
-    """How many files `paths` hold, when every one of them is unchanged since its last
-    import (judged exactly as `import_paths` judges); None in any other case (a file to
-    import or to report, no store yet, a store to migrate): the caller then runs the
-    import. Reads the records through a read-only connection closed before it returns,
-    so call it before this process opens the store (see `sqlite.peek_import_stamps`)."""
+class Look:
+    """What `look` saw: the files `paths` hold (`files.Found`: each stat'ed once), the
+    paths left alone as (name, status, reason), the records' stamps (None when the store
+    was not read), and how many files there are when none changed (None otherwise). An
+    import that has to run is given it (`import_paths(scanned=...)`) so as not to walk
+    the folders and read the records a second time."""
+
+    __slots__ = ("found", "problems", "stamps", "unchanged")
+
+    def __init__(self, found: list, problems: list[tuple[str, str, str]]):
+        self.found = found
+        self.problems = problems
+        self.stamps: dict[str, tuple] | None = None
+        self.unchanged: int | None = None
+
+
+def look(db_path: os.PathLike, paths: "Iterable[str | os.PathLike]") -> Look:
+    """Whether every file `paths` hold is unchanged since its last import (judged exactly
+    as `import_paths` judges): `Look.unchanged` is then their number; it is None in any
+    other case (a file to import or to report, no store yet, a store to migrate), and the
+    caller runs the import. Reads the records through a read-only connection closed
+    before it returns, so call it before this process opens the store (see
+    `sqlite.peek_import_stamps`)."""
     from ..store.sqlite import peek_import_stamps
     from .files import scan
 
-    problems: list[str] = []
-    found = scan(paths, lambda name, status, reason: problems.append(name))
+    problems: list[tuple[str, str, str]] = []
+    found = scan(paths, lambda name, status, reason: problems.append((name, status, reason)))
+    seen = Look(found, problems)
     if problems or not found:
-        return None
-    stamps = peek_import_stamps(db_path)
+        return seen
+    seen.stamps = stamps = peek_import_stamps(db_path)
     if not stamps:
-        return None
+        return seen
     for item in found:
         known = stamp_of(stamps, item.key)
         if known is None or not is_unchanged(known[0], known[1], item.st):
-            return None
-    return len(found)
+            return seen
+    seen.unchanged = len(found)
+    return seen
+
+
+def all_unchanged(db_path: os.PathLike, paths: "Iterable[str | os.PathLike]") -> int | None:
+    """`look(...).unchanged`: how many files `paths` hold when none changed, else None."""
+    return look(db_path, paths).unchanged

@@ -46,17 +46,17 @@ def run(args: argparse.Namespace) -> int:
                   "~/.codex/sessions, ~/.pi/agent/sessions)", file=sys.stderr)
             return EXIT_FAILED
         paths.extend(found)
-    count = _nothing_changed(args.db, paths)
-    if count is not None:
+    seen = _look(args.db, paths)
+    if seen is not None and seen.unchanged is not None:
         if not args.quiet:
-            _say_unchanged(count, None, _store_shown(args.db))
+            _say_unchanged(seen.unchanged, None, _store_shown(args.db))
         return EXIT_OK
     store = open_store_or_explain(args.db)
     if store is None:
         return EXIT_STORE
     try:
         report = _run(store, paths, show_progress=not args.quiet and sys.stderr.isatty(),
-                      describe_unchanged=not args.quiet)
+                      describe_unchanged=not args.quiet, scanned=seen)
     finally:
         store.close()
     if args.quiet:
@@ -73,11 +73,12 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK if report.imported_files else EXIT_FAILED
 
 
-def _nothing_changed(db, paths) -> int | None:
-    """How many files `paths` hold when none changed since its last import (told from the
-    records and `stat` alone, without loading the store's API, an importer or Rich); None
-    when anything is to be done or said, or the store is not a plain file."""
-    from core.importers.unchanged import all_unchanged
+def _look(db, paths):
+    """`unchanged.look` at `paths`: whether none changed since its last import (told from
+    the records and `stat` alone, without loading the store's API, an importer or Rich),
+    and what the import is to be given when something did; None when the store is not a
+    plain file."""
+    from core.importers.unchanged import look
     from core.paths import store_location
 
     try:
@@ -86,7 +87,7 @@ def _nothing_changed(db, paths) -> int | None:
         return None
     if not isinstance(location, Path):
         return None
-    return all_unchanged(location, paths)
+    return look(location, paths)
 
 
 def _store_shown(db) -> str:
@@ -102,13 +103,14 @@ def _say_unchanged(count: int, seconds: float | None, store: str) -> None:
           f"unchanged since the last import ({took}store: {store})")
 
 
-def _run(store, paths, *, show_progress: bool, describe_unchanged: bool):
+def _run(store, paths, *, show_progress: bool, describe_unchanged: bool, scanned=None):
     """Import with a progress bar on stderr once a file is actually read (a run where
     nothing changed never imports Rich)."""
     from core.importers import import_paths
 
     if not show_progress:
-        return import_paths(store, paths, describe_unchanged=describe_unchanged)
+        return import_paths(store, paths, describe_unchanged=describe_unchanged,
+                            scanned=scanned)
     shown: list = []
 
     def update(progress) -> None:
@@ -117,7 +119,8 @@ def _run(store, paths, *, show_progress: bool, describe_unchanged: bool):
         shown[0].update(progress)
 
     try:
-        return import_paths(store, paths, progress=update, describe_unchanged=describe_unchanged)
+        return import_paths(store, paths, progress=update, describe_unchanged=describe_unchanged,
+                            scanned=scanned)
     finally:
         if shown:
             shown[0].close()
