@@ -21,11 +21,13 @@ NOT_FOR_AN_APPEND = ("genai_prices", "pydantic", "importlib.metadata", "decimal"
                      "core.session_types", "core.replay", "core.sqlite_probe", "rich", "textual")
 
 LOADED_RUN = r"""
-import json, sys
+import sys
 from tui.cli import main
 code = main(sys.argv[2:])
+modules = sorted(sys.modules)   # (before this script loads json to write them)
+import json
 with open(sys.argv[1], "w") as f:
-    json.dump({"code": code, "modules": sorted(sys.modules)}, f)
+    json.dump({"code": code, "modules": modules}, f)
 """
 
 
@@ -104,3 +106,22 @@ def test_an_import_of_a_grown_file_walks_the_folders_and_reads_the_records_once(
         handle.write(json.dumps(uf._user("n2", last["uuid"], "2025-10-02T12:00:00.000Z", "more"))
                      + "\n")
     assert _run(tmp_path, home, db, COUNTED_RUN) == {"walks": 1, "record_reads": 1}
+
+
+# Not needed to tell that nothing changed (one stat a file, one query): each was loaded by
+# such a run before (typing, json and threading with the SQLite backend's module, shutil
+# by argparse for the terminal's width, dataclasses with anything of the store's API).
+NOT_FOR_NO_CHANGE = ("typing", "json", "threading", "queue", "shutil", "dataclasses",
+                     "core.clock", "core.store.sqlite_bulk", "core.store.api", "orjson",
+                     "core.importers.driver", *NOT_FOR_AN_APPEND)
+
+
+def test_a_no_change_import_loads_only_what_telling_it_needs(tmp_path):
+    home = tmp_path / "home"
+    uf.claude_session(home / ".claude" / "projects" / "-work-usage-demo")
+    uf.codex_rollout(home / ".codex" / "sessions" / "2025" / "10" / "05")
+    db = tmp_path / "arbor.db"
+    _import(tmp_path, home, db)
+    modules = _import(tmp_path, home, db)
+    assert "core.importers.unchanged" in modules
+    assert _loaded(modules, NOT_FOR_NO_CHANGE) == []

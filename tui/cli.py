@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections import namedtuple
 
@@ -46,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run_command(command: Command, argv: list[str]) -> int:
     module = importlib.import_module(f".commands.{command.module}", __package__)
-    parser = argparse.ArgumentParser(prog=f"arbor {command.name}", description=command.summary)
+    parser = argparse.ArgumentParser(prog=f"arbor {command.name}", description=command.summary,
+                                     formatter_class=_HelpFormatter)
     module.configure(parser)
     args = _parse(parser, argv)
     if isinstance(args, int):
@@ -66,9 +68,38 @@ def _top_parser() -> argparse.ArgumentParser:
     width = max(len(c.name) for c in COMMANDS) + 2
     listing = "\n".join(f"  {c.name:<{width}}{c.summary}" for c in COMMANDS)
     return argparse.ArgumentParser(
-        prog="arbor", formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog="arbor", formatter_class=_RawDescriptionHelpFormatter,
         usage="arbor [--db PATH] [--demo] [--archived]\n       arbor COMMAND [--help] ...",
         epilog=f"commands:\n{listing}\n\n'arbor COMMAND --help' shows what a command takes.")
+
+
+def _columns() -> int:
+    """The terminal's width as `shutil.get_terminal_size()` tells it ($COLUMNS, else the
+    terminal of stdout, else 80). argparse asks shutil for it whenever an argument is
+    added, and shutil loads bz2, lzma and zlib: ~2 ms of every command's start."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's help, as wide as `_columns()` says (as wide as argparse makes it)."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None):
+        super().__init__(prog, indent_increment, max_help_position,
+                         _columns() - 2 if width is None else width)
+
+
+class _RawDescriptionHelpFormatter(_HelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """The same, keeping the description's and epilog's own lines."""
 
 
 def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace | int:

@@ -14,11 +14,16 @@ import sqlite3
 import stat
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
 
 from ..errors import StoreBusy, StoreDamaged, StoreNotFound, StoreUnavailable
-from . import sqlite_bulk, sqlite_search
+from . import sqlite_search
 from .migrations import sqlite as migrations
+
+TYPE_CHECKING = False   # `arbor import` with nothing changed reads the records through
+if TYPE_CHECKING:       # `peek_import_stamps` here: it loads neither typing nor the bulk writer
+    from typing import Any, Callable, Sequence
+
+    from . import sqlite_bulk
 
 BUSY_TIMEOUT_MS = 10_000
 WRITE_POLL = 0.001      # seconds between tries while another process holds the write lock
@@ -886,7 +891,9 @@ class SQLiteBackend:
     @staticmethod
     def executemany_text(conn: sqlite3.Connection, sql: str, rows: list[tuple]) -> None:
         """Rows whose last field is UTF-8 bytes, written as text."""
-        conn.executemany(sql, sqlite_bulk.as_text(rows))
+        from .sqlite_bulk import as_text
+
+        conn.executemany(sql, as_text(rows))
 
     @staticmethod
     def inserted_id(cursor: sqlite3.Cursor) -> int:
@@ -937,6 +944,8 @@ class SQLiteBackend:
                    ) -> sqlite_bulk.BulkWriter | None:
         """A thread that writes entry batches for the open write transaction (None: this
         SQLite lacks the JSON functions it needs, and batches are written inline)."""
+        from . import sqlite_bulk
+
         if self._bulk_supported is None:
             self._bulk_supported = sqlite_bulk.supported(conn)
         if not self._bulk_supported:

@@ -10,9 +10,11 @@ by giving that text again.
 
 from __future__ import annotations
 
-import json
 import sqlite3
-from typing import Iterator
+
+TYPE_CHECKING = False   # (reading SQL must stay cheap: `arbor import` with nothing changed
+if TYPE_CHECKING:       # loads this module, and neither typing nor json)
+    from typing import Iterator
 
 CREATE = ("CREATE VIRTUAL TABLE entries_fts USING fts5(text, content = '', detail = none,"
           " columnsize = 0, tokenize = 'unicode61 remove_diacritics 2')")
@@ -23,6 +25,8 @@ _BATCH = 5000
 
 
 def _texts(conn: sqlite3.Connection, where: str, args: tuple) -> Iterator[list[tuple[int, str]]]:
+    import json
+
     from ..entries import search_text   # (not at import: reading SQL must stay cheap)
 
     batch: list[tuple[int, str]] = []

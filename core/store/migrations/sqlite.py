@@ -7,10 +7,12 @@ newer arbor: it is refused before anything is written to it.
 from __future__ import annotations
 
 import sqlite3
-from typing import Callable
 
-from ...clock import to_text
 from ...errors import StoreTooNew
+
+TYPE_CHECKING = False   # (peek_import_stamps reads the version here: no typing, no clock)
+if TYPE_CHECKING:
+    from typing import Callable
 
 _V1 = """
 CREATE TABLE external_sessions (
@@ -589,6 +591,8 @@ def apply_migrations(conn: sqlite3.Connection, path: str = "the store",
     version = check_version(conn, path)
     if version == CURRENT_VERSION:
         return version
+    from ...clock import to_text
+
     conn.execute("BEGIN IMMEDIATE")
     try:
         conn.execute(
