@@ -125,3 +125,20 @@ def test_a_no_change_import_loads_only_what_telling_it_needs(tmp_path):
     modules = _import(tmp_path, home, db)
     assert "core.importers.unchanged" in modules
     assert _loaded(modules, NOT_FOR_NO_CHANGE) == []
+
+
+def test_the_records_stamps_are_read_from_an_index(tmp_path):
+    """A no-change import reads every record's stamp: from an index holding them, not from
+    the table, whose rows carry each reader's state (kilobytes) before those columns."""
+    import sqlite3
+
+    from core import open_store
+    from core.store.sqlite import Statements
+
+    open_store(tmp_path / "arbor.db").close()
+    conn = sqlite3.connect(tmp_path / "arbor.db")
+    try:
+        plan = " ".join(row[-1] for row in conn.execute(f"EXPLAIN QUERY PLAN {Statements.IMPORT_STAMPS}"))
+    finally:
+        conn.close()
+    assert "COVERING INDEX" in plan, plan

@@ -228,6 +228,7 @@ def test_migration_7_fills_the_stamp_columns_from_the_records(tmp_path):
 
     # a store as migration 7 found it (the migrations after it are left as they are)
     conn = sqlite3.connect(db)
+    conn.execute("DROP INDEX idx_import_stamps")     # (migration 10's, on these columns)
     for column in ("record_version", "complete", "mtime_ns", "inode", "device", "lines"):
         conn.execute(f"ALTER TABLE import_sources DROP COLUMN {column}")
     migrations._v7(conn)

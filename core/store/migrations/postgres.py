@@ -473,6 +473,16 @@ INSERT INTO usage_buckets({_BUCKET_KEY}, {', '.join(_BUCKET_SUMS)})
     FROM usage u GROUP BY 1, 2, 3, 4;
 """
 
+# What telling an unchanged file needs of every record (`Statements.IMPORT_STAMPS`), in an
+# index that holds it all: the table's rows carry each reader's state (2 KB on average,
+# up to 60 KB) before these columns, and a scan read through all of it (on SQLite, 3,000
+# records: 7.8 ms; 3.6 ms from this index).
+_V10 = """
+CREATE INDEX IF NOT EXISTS idx_import_stamps ON import_sources(
+    source_key, record_version, complete, size, mtime_ns, inode, device, lines);
+"""
+
+
 # (version, name, SQL or a function of the connection): the numbers and names of
 # migrations/sqlite.py. Append only; never edit a released migration.
 MIGRATIONS: list[tuple[int, str, str | Callable[[Any], None]]] = [
@@ -490,6 +500,8 @@ MIGRATIONS: list[tuple[int, str, str | Callable[[Any], None]]] = [
     (8, "an undo log of the app's operations; branches and checkpoints can be hidden", _V8),
     (9, "usage summed per hour, session and model, kept by triggers, and responses found by"
         " the prices they were priced with (fast usage reports)", _V9),
+    (10, "a no-change import reads the records' stamps from an index, not past each"
+         " record's reader state", _V10),
 ]
 
 CURRENT_VERSION = MIGRATIONS[-1][0]
