@@ -142,3 +142,59 @@ def test_the_records_stamps_are_read_from_an_index(tmp_path):
     finally:
         conn.close()
     assert "COVERING INDEX" in plan, plan
+
+
+def test_an_import_reports_the_sessions_size_from_its_kept_count(tmp_path, store_location):
+    """Reporting a session's size after a few lines were added reads the count its row
+    keeps instead of counting its entries (O(session) in an import of O(new lines)): the
+    two must agree, after the first import and after lines were appended."""
+    from core import open_store
+    from core.importers import import_paths
+
+    folder = tmp_path / "projects" / "-work-usage-demo"
+    session = uf.claude_session(folder)
+    store = open_store(store_location)
+    try:
+        for more in range(3):
+            if more:
+                last = json.loads(session.read_text().splitlines()[-1])
+                with open(session, "a") as handle:
+                    handle.write(json.dumps(uf._user(f"m{more}", last["uuid"],
+                                                     "2025-10-02T12:00:00.000Z", "more")) + "\n")
+            report = import_paths(store, [folder])
+            told = [s for f in report.files for s in f.sessions]
+            assert told
+            for result in told:
+                ext = store.get_external_session_by_uid(result.uid)
+                assert (result.entries_total, result.branches_total) == store.session_totals(ext.id)
+    finally:
+        store.close()
+
+
+def test_an_import_of_appended_lines_counts_no_session_whole(tmp_path):
+    """No statement of an import of a few appended lines counts a session's entries or
+    reads all its branches (each is O(session): 2 ms and more on a 30 MB session)."""
+    from core import open_store
+    from core.importers import import_paths
+
+    folder = tmp_path / "projects" / "-work-usage-demo"
+    session = uf.claude_session(folder)
+    store = open_store(tmp_path / "arbor.db")
+    try:
+        import_paths(store, [folder])
+        last = json.loads(session.read_text().splitlines()[-1])
+        with open(session, "a") as handle:
+            handle.write(json.dumps(uf._user("m1", last["uuid"], "2025-10-02T12:00:00.000Z",
+                                             "more")) + "\n")
+        statements: list[str] = []
+        store._conn.set_trace_callback(statements.append)
+        try:
+            report = import_paths(store, [folder])
+        finally:
+            store._conn.set_trace_callback(None)
+        assert [f.status for f in report.files].count("imported") == 1
+        whole = [s for s in statements if "COUNT(*) FROM entries WHERE external_session_id" in s
+                 or "LEFT JOIN entries h ON h.seq = i.head_seq" in s]
+        assert whole == []
+    finally:
+        store.close()

@@ -796,10 +796,10 @@ class _Import:
             if fork is None:
                 if side:
                     return f"sidechain: {title}" if title else "sidechain"
-                return "main" if not store.internal_sessions(target.id) else (title or "root")
+                return "main" if not store.branch_heads(target.id) else (title or "root")
             return title or "branch"
 
-        if self.stored is not None and store.internal_sessions(target.id):
+        if self.stored is not None and store.branch_heads(target.id):
             # a grown file: only the entries this read added are looked at
             sync = sync_new_branches(store, target.id, target.writer.written_rows(),
                                      key_prefix=f"{FORMAT}:{target.uid}", name_for=name_for)

@@ -170,7 +170,7 @@ class SessionTarget:
             self.result.name = store.session_name(self.id) or ""
         if self.tool_calls:
             store.add_tool_calls_to_current(self.id, self.tool_calls)
-        self.result.entries_total, self.result.branches_total = store.session_totals(self.id)
+        self.result.entries_total, self.result.branches_total = store.session_sizes(self.id)
         return self.result
 
 

@@ -633,6 +633,13 @@ class Store:
         row = self._one(self._sql.EXTERNAL_TOTALS, (external_session_id, external_session_id))
         return row[0], row[1]
 
+    def session_sizes(self, external_session_id: int) -> tuple[int, int]:
+        """(entries, branches) of a session, the entries from the count its row keeps (as
+        the session list shows them): an import of a few lines into a session of 100,000
+        entries does not count them all to report its size. (0, 0) for no such session."""
+        row = self._one(self._sql.EXTERNAL_KEPT_TOTALS, (external_session_id,))
+        return (row[0], row[1]) if row is not None else (0, 0)
+
     def sessions_by_metadata(self, source: str, equal: dict[str, Any], *,
                              unset: str) -> list[ExternalSession]:
         """The sessions of a source whose metadata has every key of `equal` with its value

@@ -120,6 +120,9 @@ class Statements:
     EXTERNAL_TOTALS = (
         "SELECT (SELECT COUNT(*) FROM entries WHERE external_session_id = %s),"
         " (SELECT COUNT(*) FROM internal_sessions WHERE external_session_id = %s)")
+    EXTERNAL_KEPT_TOTALS = (
+        "SELECT x.entry_count, (SELECT COUNT(*) FROM internal_sessions i"
+        " WHERE i.external_session_id = x.id) FROM external_sessions x WHERE x.id = %s")
     EXTERNAL_COUNT = "SELECT COUNT(*) FROM external_sessions"
     EXTERNAL_COUNT_OF_USER = "SELECT COUNT(*) FROM external_sessions WHERE user_id = %s"
     EXTERNAL_COUNT_ARCHIVED = "SELECT COUNT(*) FROM external_sessions WHERE is_active = 0"

@@ -121,6 +121,9 @@ class Statements:
     EXTERNAL_TOTALS = (
         "SELECT (SELECT COUNT(*) FROM entries WHERE external_session_id = ?),"
         " (SELECT COUNT(*) FROM internal_sessions WHERE external_session_id = ?)")
+    EXTERNAL_KEPT_TOTALS = (
+        "SELECT x.entry_count, (SELECT COUNT(*) FROM internal_sessions i"
+        " WHERE i.external_session_id = x.id) FROM external_sessions x WHERE x.id = ?")
     EXTERNAL_COUNT = "SELECT COUNT(*) FROM external_sessions"
     EXTERNAL_COUNT_OF_USER = "SELECT COUNT(*) FROM external_sessions WHERE user_id = ?"
     EXTERNAL_COUNT_ARCHIVED = "SELECT COUNT(*) FROM external_sessions WHERE is_active = 0"
