@@ -30,7 +30,6 @@ import hashlib
 import json
 import os
 import threading
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -116,10 +115,41 @@ def basis(path: Path | None = None, data: bytes | None = None) -> int:
     return int.from_bytes(digest, "big") or 1
 
 
-@dataclass(frozen=True, slots=True)
-class Rates:
+class _Frozen:
+    """A value of named fields that cannot be changed, equal to another of the same fields
+    (what `@dataclass(frozen=True, slots=True)` makes; written out because an import that
+    prices from kept cards loads these classes, and each dataclass costs ~0.6 ms to make)."""
+
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, name) for name in self._fields)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()   # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{self.__class__.__name__}({shown})"
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+class Rates(_Frozen):
     """USD per token of each kind, and per request, within one price tier."""
 
+    __slots__ = _fields = ("input", "cache_write", "cache_write_1h", "cache_read", "output",
+                           "reasoning", "request")
     input: float
     cache_write: float
     cache_write_1h: float
@@ -128,15 +158,26 @@ class Rates:
     reasoning: float
     request: float
 
+    def __init__(self, input: float, cache_write: float, cache_write_1h: float,
+                 cache_read: float, output: float, reasoning: float, request: float):
+        for name, value in zip(self._fields, (input, cache_write, cache_write_1h, cache_read,
+                                              output, reasoning, request)):
+            object.__setattr__(self, name, value)
 
-@dataclass(frozen=True, slots=True)
-class PriceCard:
+
+class PriceCard(_Frozen):
     """The rates of one model in one price period: `tiers[i]` applies when a request's input
     is above `starts[i]` (starts[0] is -1: the base rates)."""
 
+    __slots__ = _fields = ("model", "starts", "tiers")
     model: str          # the table's name for it, or the override's pattern
     starts: tuple[int, ...]
     tiers: tuple[Rates, ...]
+
+    def __init__(self, model: str, starts: tuple[int, ...], tiers: tuple[Rates, ...]):
+        object.__setattr__(self, "model", model)
+        object.__setattr__(self, "starts", starts)
+        object.__setattr__(self, "tiers", tiers)
 
     def rates_for(self, prompt_tokens: int) -> Rates:
         chosen = self.tiers[0]
