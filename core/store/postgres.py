@@ -26,6 +26,7 @@ from typing import Any, Callable, Sequence
 from ..errors import StoreDamaged, StoreNotFound, StoreUnavailable
 from ..paths import PostgresURL
 from .migrations import postgres as migrations
+from .postgres_bulk import CopyWriter, search_text
 
 CONNECT_TIMEOUT = 10      # seconds to reach the server
 POOL_TIMEOUT = 30         # seconds to wait for a connection of the pool
@@ -508,11 +509,7 @@ class Statements:
     # characters are indexed: a tsvector holds at most 1 MB.
     SEARCH_INSERT = ("INSERT INTO entries_search(seq, words) VALUES (%s, strip(to_tsvector('simple',"
                      " regexp_replace(left(%s, 250000), '[[:punct:]]+', ' ', 'g'))))")
-    # the same for many rows in one statement (the bulk writer of imports)
-    SEARCH_INSERT_MANY = (
-        "INSERT INTO entries_search(seq, words) SELECT r.seq, strip(to_tsvector('simple',"
-        " regexp_replace(left(r.text, 250000), '[[:punct:]]+', ' ', 'g')))"
-        " FROM unnest(%s::bigint[], %s::text[]) AS r(seq, text)")
+    # (the same for many rows in one statement: postgres_bulk.SEARCH_INSERT_MANY)
     _PUNCTUATION = re.compile(r"[\s!-/:-@\[-`{-~]+")
 
     @staticmethod
@@ -769,56 +766,6 @@ class Connection:
             _release_pool(self._pool, conn)
 
 
-class CopyWriter:
-    """Entry batches of an import written with COPY (the bulk path of PostgreSQL), search
-    rows and usage in one statement each. Synchronous: the server does the work in its own
-    process while this one goes on reading the next lines."""
-
-    def __init__(self, conn: Connection, explain: Callable[[BaseException], BaseException]):
-        self._conn = conn
-        self._explain = explain
-
-    def write(self, entries: list[tuple], texts: list[tuple], usage: list[tuple]) -> None:
-        import psycopg
-
-        conn = self._conn._live()
-        try:
-            if entries:
-                with conn.cursor() as cursor:
-                    with cursor.copy(_COPY_ENTRIES) as copy:
-                        for row in entries:
-                            copy.write_row((*row[:-1], row[-1].decode("utf-8")))
-                entries.clear()
-            if texts:
-                seqs = [row[0] for row in texts]
-                words = [_search_text(row[1]) for row in texts]
-                conn.execute(Statements.SEARCH_INSERT_MANY, (seqs, words))
-                texts.clear()
-            if usage:
-                with conn.cursor() as cursor:
-                    cursor.executemany(Statements.USAGE_INSERT, usage)
-                usage.clear()
-        except psycopg.IntegrityError as error:
-            raise self._explain(error) from None
-
-    def drain(self) -> None:
-        """Everything is written when `write` returns."""
-
-    def stop(self, *, discard: bool = False) -> None:
-        """Nothing runs in the background."""
-
-
-_COPY_ENTRIES = ("COPY entries (seq, external_session_id, id, parent_seq, type, timestamp, depth,"
-                 " chain, msg_index, role, data) FROM STDIN")
-
-
-def _search_text(text: bytes | str) -> str:
-    """Search text as PostgreSQL takes it: text cannot hold NUL."""
-    if type(text) is bytes:
-        text = text.decode("utf-8")
-    return text.replace("\x00", " ") if "\x00" in text else text
-
-
 # ------------------------------------------------------------------- the pools
 _pools: dict[str, list] = {}   # conninfo -> [pool, users]
 _pools_lock = threading.Lock()
@@ -965,6 +912,7 @@ class PostgresBackend:
         self.location = location.shown()
         self.errors: tuple[type[BaseException], ...] = (psycopg.Error,)
         self._schema: str | None = None
+        self._begin_write = _BEGIN_WRITE   # with lz4 once the server is known to have it
 
     # ---------------------------------------------------------------- opening
     def identity(self) -> tuple:
@@ -1027,12 +975,13 @@ class PostgresBackend:
             raise StoreNotFound(f"there is no arbor store at {shown}")
         migrations.check_version(conn, shown)
         migrations.apply_migrations(conn, shown, WRITE_LOCK, on_upgrade)
+        if conn.execute(_HAS_LZ4).fetchone() is not None:
+            self._begin_write = _BEGIN_WRITE + _LZ4
 
     # ----------------------------------------------------------- transactions
-    @staticmethod
-    def begin_write(conn: Connection) -> None:
+    def begin_write(self, conn: Connection) -> None:
         """Begin and take the store's write lock (one round trip)."""
-        conn.execute(f"BEGIN; SET LOCAL lock_timeout = {LOCK_TIMEOUT_MS}; {WRITE_LOCK}")
+        conn.execute(self._begin_write)
 
     @staticmethod
     def begin_read(conn: Connection) -> None:
@@ -1055,7 +1004,7 @@ class PostgresBackend:
     @staticmethod
     def executemany_text(conn: Connection, sql: str, rows: list[tuple]) -> None:
         """Rows whose last field is UTF-8 bytes, written as text."""
-        conn.executemany(sql, [(*row[:-1], _search_text(row[-1])) for row in rows])
+        conn.executemany(sql, [(*row[:-1], search_text(row[-1])) for row in rows])
 
     @staticmethod
     def inserted_id(cursor: Any) -> int:
@@ -1092,7 +1041,8 @@ class PostgresBackend:
     # ------------------------------------------------------------ bulk writes
     def start_bulk(self, conn: Connection, explain: Callable[[BaseException], BaseException]
                    ) -> CopyWriter:
-        return CopyWriter(conn, explain)
+        """A thread that writes entry batches for the open write transaction."""
+        return CopyWriter(conn, explain, Statements.USAGE_INSERT)
 
     @staticmethod
     def stop_bulk(conn: Connection, bulk: CopyWriter, *, discard: bool = False) -> None:
@@ -1125,6 +1075,13 @@ class PostgresBackend:
         return migrations.recorded_version(conn)
 
 
+_BEGIN_WRITE = f"BEGIN; SET LOCAL lock_timeout = {LOCK_TIMEOUT_MS}; {WRITE_LOCK}"
+# Long texts (entry data, big search vectors) are compressed with lz4 where the server was
+# built with it (PostgreSQL 14+): several times faster to write than the default pglz, and
+# to read; values written before keep theirs (each value records its method).
+_HAS_LZ4 = ("SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression'"
+            " AND 'lz4' = ANY(enumvals)")
+_LZ4 = "; SET LOCAL default_toast_compression = lz4"
 _COMMIT = ("SELECT pg_notify('" + CHANNEL + "', current_schema())"
            " WHERE pg_current_xact_id_if_assigned() IS NOT NULL; COMMIT")
 _FIRST_FREE_SEQ = ("SELECT GREATEST(COALESCE((SELECT MAX(seq) FROM entries), 0),"
