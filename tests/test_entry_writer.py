@@ -95,8 +95,8 @@ def test_writer_continues_entries_written_earlier(tmp_path):
 
 
 @pytest.mark.parametrize("background", [False, True], ids=["inline", "bulk-thread"])
-def test_writer_needs_a_write_transaction_and_refuses_duplicate_ids(tmp_path, background):
-    store = open_store(tmp_path / "y.db")
+def test_writer_needs_a_write_transaction_and_refuses_duplicate_ids(store_location, background):
+    store = open_store(store_location)
     ext = store.create_external_session("s")
     with pytest.raises(RuntimeError):
         store.writer(ext.id, background=background)
@@ -111,16 +111,18 @@ def test_writer_needs_a_write_transaction_and_refuses_duplicate_ids(tmp_path, ba
 
 
 def bulk_threads():
-    return [t for t in threading.enumerate() if t.name == "arbor-bulk-writer"]
+    """The bulk writer's thread (both backends), and PostgreSQL's thread for search words."""
+    return [t for t in threading.enumerate()
+            if t.name == "arbor-bulk-writer" or t.name.startswith("arbor-words")]
 
 
 def user(text):
     return {"message": {"role": "user", "content": text}}
 
 
-def test_bulk_thread_rows_are_read_back_inside_the_transaction(tmp_path):
+def test_bulk_thread_rows_are_read_back_inside_the_transaction(store_location):
     # A batch handed to the thread is written before any other use of the connection.
-    store = open_store(tmp_path / "r.db")
+    store = open_store(store_location)
     ext = store.create_external_session("s")
     with store.transaction():
         writer = store.writer(ext.id, background=True)
@@ -135,8 +137,8 @@ def test_bulk_thread_rows_are_read_back_inside_the_transaction(tmp_path):
     assert store.get_external_session(ext.id).message_count == 5
 
 
-def test_bulk_thread_is_discarded_when_the_transaction_fails(tmp_path):
-    store = open_store(tmp_path / "f.db")
+def test_bulk_thread_is_discarded_when_the_transaction_fails(store_location):
+    store = open_store(store_location)
     ext = store.create_external_session("s")
     with pytest.raises(KeyError):
         with store.transaction():
@@ -147,7 +149,10 @@ def test_bulk_thread_is_discarded_when_the_transaction_fails(tmp_path):
             raise KeyError("the importer failed")
     assert not bulk_threads()
     assert store.connection.execute("SELECT COUNT(*) FROM entries").fetchone()[0] == 0
-    assert index_terms(store) == []
+    if isinstance(store_location, str):   # PostgreSQL: the search rows
+        assert store.connection.execute("SELECT COUNT(*) FROM entries_search").fetchone()[0] == 0
+    else:
+        assert index_terms(store) == []
     # and the store goes on working
     assert store.append_entry(ext.id, None, "message", user("after")).msg_index == 1
 

@@ -184,3 +184,74 @@ def test_without_psycopg_a_url_says_how_to_install_it(monkeypatch, tmp_path):
     # a file store needs nothing of it
     with open_store(tmp_path / "local.db") as store:
         assert store.list_sessions() == []
+
+
+# Texts whose search words depend on what the database's locale calls punctuation: ASCII
+# marks, marks beyond ASCII (which an ICU locale counts and the C locale does not), symbols,
+# spaces of other kinds, combining marks, NUL, a word too long to index, and a mark where the
+# search text is cut (core.entries.FTS_TEXT_LIMIT).
+SEARCH_TEXTS = [
+    "foo.bar baz-qux snake_case C++ & C# don't say \"hi\" back\\slash 1.5e10 -42 $HOME ~/x",
+    "http://example.com/path?q=1&r=2 user@example.com v1.2.3 <tag attr='x'>",
+    "a→b … c—d ✓ done 🙂 ok 🚀 «guillemets» ¿qué? ¡sí! § ¶ © ® ™ ° ± × ÷ € £",
+    "naïve café e\u0301 Ω≈ç√∫ ﬁ Ⅻ ½ 日本語のテキスト、句読点。 ！，",
+    "tab\there new\nline nbsp\u00a0ideo\u3000space zero\u200dwidth esc\x1b del\x7f nul\x00end",
+    "plain words only",
+    "",
+    "x" * 65_530 + ".y tail",
+    "w " * 33_000 + "beyond.the.cut",
+]
+
+
+def _words_by_entry(store, session_id) -> dict[str, str]:
+    rows = store.connection.execute(
+        "SELECT e.id, s.words::text FROM entries e JOIN entries_search s ON s.seq = e.seq"
+        " WHERE e.external_session_id = %s", (session_id,)).fetchall()
+    return dict(rows)
+
+
+def _write_texts(store, name: str, background: bool) -> int:
+    session = store.create_external_session(name)
+    with store.transaction():
+        writer = store.writer(session.id, background=background)
+        for i, text in enumerate(SEARCH_TEXTS):
+            writer.add_row(None, "message", {"message": {"role": "user", "content": text}},
+                           entry_id=f"t{i}")
+        writer.flush()
+    return session.id
+
+
+def _icu_database(postgres_server) -> str:
+    import psycopg
+
+    with psycopg.connect(postgres_server.url_of(), autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = 'arbor_icu'").fetchone() is None:
+            try:
+                conn.execute("CREATE DATABASE arbor_icu LOCALE_PROVIDER icu ICU_LOCALE 'und'"
+                             " LOCALE 'C.UTF-8' TEMPLATE template0")
+            except psycopg.Error as error:
+                pytest.skip(f"this PostgreSQL cannot make an ICU database: {error}")
+    return postgres_server.url_of("arbor_icu")
+
+
+@pytest.mark.parametrize("database", ["c", "icu"])
+def test_an_imports_search_words_are_those_of_an_entry_written_alone(postgres_server, monkeypatch,
+                                                                     database):
+    # Imports blank punctuation before the server reads the words (and compute them on a
+    # second connection); entries written one at a time use the server's regular expression.
+    # Every way gives the same words, in a C database and in an ICU one (whose punctuation
+    # differs: `$+<=>^|~` are not marks there, `…—«»¿¡§¶` are).
+    from core.store import postgres_bulk
+
+    url = postgres_server.new_store_url() if database == "c" else _icu_database(postgres_server)
+    store = open_store(url)
+    alone = _words_by_entry(store, _write_texts(store, "alone", background=False))
+    bulk = _words_by_entry(store, _write_texts(store, "bulk", background=True))
+    monkeypatch.setattr(postgres_bulk._Words, "usable", property(lambda self: False))
+    no_spare = _words_by_entry(store, _write_texts(store, "no spare connection", background=True))
+    assert len(alone) == len(SEARCH_TEXTS) - 1   # the empty text has no words
+    assert "'bar'" in alone["t0"] and "'y'" in alone["t7"] and "'beyond'" not in alone["t8"]
+    assert bulk == alone
+    assert no_spare == alone
+    assert [hit.entry_id for hit in store.search("beyond")] == []
+    store.close()

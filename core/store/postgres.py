@@ -760,6 +760,20 @@ class Connection:
     def backend_pid(self) -> int:
         return self.raw.info.backend_pid
 
+    def spare(self, timeout: float) -> Any:
+        """A second psycopg connection of the pool for work outside this one's transaction
+        (None if none comes within `timeout` seconds); `give_back` returns it."""
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        try:
+            return self._pool.getconn(timeout=timeout)
+        except (PoolTimeout, psycopg.Error):
+            return None
+
+    def give_back(self, conn: Any) -> None:
+        self._pool.putconn(conn)
+
     def close(self) -> None:
         conn, self.raw = self.raw, None
         if conn is not None:

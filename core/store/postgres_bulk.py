@@ -2,26 +2,39 @@
 work (the rows, their indexes and foreign keys, the search vectors) overlaps the import's
 Python on the other core, as SQLite's bulk writer does (`sqlite_bulk`).
 
-Entries go in with COPY, search texts in one INSERT … SELECT over two arrays sent in
-binary, usage rows in one pipelined `executemany`. The thread shares the store's
-connection, and so its transaction: the store drains the queue before anything else
-touches the connection (`Store._conn`) and stops the thread before the transaction
-commits or rolls back; psycopg's connection lock makes each use whole.
+Entries go in with COPY, usage rows with one pipelined `executemany`. A search row's words
+(`to_tsvector` of its text, the larger part of the server's work) are computed by a second
+server process on a spare connection of the pool while the first writes the batch's
+entries, then inserted by the first as `tsvector` text: the same function in the same
+database, so the same words. Without a spare connection, the first computes them itself.
+
+The thread shares the store's connection, and so its transaction: the store drains the
+queue before anything else touches the connection (`Store._conn`) and stops the thread
+before the transaction commits or rolls back; psycopg's connection lock makes each use whole.
 """
 
 from __future__ import annotations
 
+import re
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
 
 from .sqlite_bulk import BulkWriter
 
 COPY_ENTRIES = ("COPY entries (seq, external_session_id, id, parent_seq, type, timestamp, depth,"
                 " chain, msg_index, role, data) FROM STDIN")
-# the search row of every text of a batch (the words as `Statements.SEARCH_INSERT` makes them)
-SEARCH_INSERT_MANY = (
-    "INSERT INTO entries_search(seq, words) SELECT r.seq, strip(to_tsvector('simple',"
-    " regexp_replace(left(r.text, 250000), '[[:punct:]]+', ' ', 'g')))"
-    " FROM unnest(%b::bigint[], %b::text[]) AS r(seq, text)")
+# A search text's words as `Statements.SEARCH_INSERT` makes them, for many texts at once.
+_WORDS = ("strip(to_tsvector('simple',"
+          " regexp_replace(left(r.text, 250000), '[[:punct:]]+', ' ', 'g')))")
+# the same of texts whose punctuation is blank already (`_Punctuation`), as text
+WORDS_OF_BLANKED = ("SELECT strip(to_tsvector('simple', left(r.text, 250000)))::text"
+                    " FROM unnest(%b::text[]) WITH ORDINALITY AS r(text, i) ORDER BY i")
+PUNCTUATION_OF = "SELECT c FROM unnest(%b::text[]) AS c WHERE c ~ '[[:punct:]]'"
+SEARCH_INSERT_WORDS = ("INSERT INTO entries_search(seq, words) SELECT r.seq, r.words::tsvector"
+                       " FROM unnest(%b::bigint[], %b::text[]) AS r(seq, words)")
+SEARCH_INSERT_MANY = (f"INSERT INTO entries_search(seq, words) SELECT r.seq, {_WORDS}"
+                      " FROM unnest(%b::bigint[], %b::text[]) AS r(seq, text)")
+SPARE_WAIT = 0.5   # seconds to wait for a spare connection of the pool
 
 
 def search_text(text: bytes | str) -> str:
@@ -31,21 +44,100 @@ def search_text(text: bytes | str) -> str:
     return text.replace("\x00", " ") if "\x00" in text else text
 
 
+_NOT_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+class _Punctuation:
+    """Blanks what the server's `[[:punct:]]` matches (its locale decides which characters
+    those are; each is asked once), so that `to_tsvector` reads the same words as after
+    `_WORDS`'s `regexp_replace` (a space for each mark instead of one for a run of them,
+    which splits the text into the same words) without the server scanning every text
+    with a regular expression. NUL is blanked too, as `search_text` does."""
+
+    def __init__(self, conn: Any):
+        self._conn = conn   # a psycopg connection to the store's database
+        marks = "".join(sorted(self._ask([chr(c) for c in range(1, 128)])))
+        self._ascii = bytes.maketrans(b"\0" + marks.encode(), b" " * (1 + len(marks)))
+        self._known: dict[str, bool] = {}
+
+    def _ask(self, chars: list[str]) -> set[str]:
+        return {row[0] for row in self._conn.execute(PUNCTUATION_OF, (chars,))}
+
+    def blank(self, texts: list[bytes]) -> list[str]:
+        out = []
+        wide = []   # (index, its characters beyond ASCII)
+        for raw in texts:
+            text = raw.translate(self._ascii).decode("utf-8")
+            if not text.isascii():
+                wide.append((len(out), set(_NOT_ASCII.findall(text))))
+            out.append(text)
+        unknown = {c for _, chars in wide for c in chars} - self._known.keys()
+        if unknown:
+            marks = self._ask(sorted(unknown))
+            self._known.update((c, c in marks) for c in unknown)
+        for i, chars in wide:
+            text = out[i]
+            for c in chars:
+                if self._known[c]:
+                    text = text.replace(c, " ")
+            out[i] = text
+        return out
+
+
+class _Words:
+    """Computes the words of search texts on a spare connection, one batch after another."""
+
+    def __init__(self, conn: Any):
+        self._store_conn = conn    # postgres.Connection: whose pool lends the spare one
+        self._spare = conn.spare(SPARE_WAIT)
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="arbor-words")
+        self._punctuation: _Punctuation | None = None
+
+    @property
+    def usable(self) -> bool:
+        return self._spare is not None and not self._spare.broken
+
+    def submit(self, texts: list[bytes]) -> Future:
+        return self._thread.submit(self._compute, texts)
+
+    def _compute(self, texts: list[bytes]) -> list[str]:
+        if self._punctuation is None:
+            self._punctuation = _Punctuation(self._spare)
+        blanked = self._punctuation.blank(texts)
+        return [row[0] for row in self._spare.execute(WORDS_OF_BLANKED, (blanked,))]
+
+    def close(self) -> None:
+        self._thread.shutdown(wait=True, cancel_futures=True)
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            self._store_conn.give_back(spare)
+
+
 class _Sender:
-    """What the writer thread runs a queued statement on: COPY for the entry rows, an
-    ordinary statement (or `executemany`, for a list of rows) for the rest."""
+    """What the writer thread runs a queued statement on: COPY for the entry rows, the
+    search rows with their words, `executemany` for a list of usage rows."""
 
     def __init__(self, conn: Any):
         self._conn = conn   # postgres.Connection
 
     def execute(self, sql: str, params: Any) -> None:
+        import psycopg
+
         conn = self._conn._live()
         if sql is COPY_ENTRIES:
             with conn.cursor() as cursor, cursor.copy(COPY_ENTRIES) as copy:
                 for row in params:
                     copy.write_row((*row[:-1], row[-1].decode("utf-8")))
         elif sql is SEARCH_INSERT_MANY:
-            conn.execute(sql, ([row[0] for row in params], [search_text(row[1]) for row in params]))
+            seqs, texts, words = params
+            try:
+                computed = None if words is None else words.result()
+            except psycopg.Error:
+                computed = None   # the spare connection failed: the words are computed here
+            if computed is None:
+                conn.execute(SEARCH_INSERT_MANY, (seqs, [search_text(text) for text in texts]))
+            else:
+                conn.execute(SEARCH_INSERT_WORDS, (seqs, computed))
         else:
             with conn.cursor() as cursor:
                 cursor.executemany(sql, params)
@@ -63,15 +155,29 @@ class CopyWriter(BulkWriter):
                  usage_insert: str):
         super().__init__(_Sender(conn), depth=4, explain=explain)
         self._usage_insert = usage_insert
+        self._words = _Words(conn)
 
     def write(self, entries: list[tuple], texts: list[tuple], usage: list[tuple]) -> None:
         """Queue an EntryWriter's buffered rows (entry rows and search texts end with UTF-8
         bytes) and empty the lists."""
         statements = []
-        for rows, sql in ((entries, COPY_ENTRIES), (texts, SEARCH_INSERT_MANY),
-                          (usage, self._usage_insert)):
-            if rows:
-                statements.append((sql, list(rows)))
-                rows.clear()
+        if entries:
+            statements.append((COPY_ENTRIES, list(entries)))
+            entries.clear()
+        if texts:
+            seqs = [row[0] for row in texts]
+            raw = [row[1] for row in texts]
+            words = self._words.submit(raw) if self._words.usable else None
+            statements.append((SEARCH_INSERT_MANY, (seqs, raw, words)))
+            texts.clear()
+        if usage:
+            statements.append((self._usage_insert, list(usage)))
+            usage.clear()
         if statements:
             self.submit(statements)
+
+    def stop(self, *, discard: bool = False) -> None:
+        try:
+            super().stop(discard=discard)
+        finally:
+            self._words.close()
