@@ -147,10 +147,6 @@ class CopyWriter(BulkWriter):
     """The queue and thread of `sqlite_bulk.BulkWriter` (order kept, first error raised by
     `drain`/`stop`, what follows it skipped), with PostgreSQL's statements."""
 
-    # rows an EntryWriter buffers before handing them over: small, so that the server
-    # works on one batch while the next is read (a file's last batch is waited for)
-    batch_rows = 250
-
     def __init__(self, conn: Any, explain: Callable[[BaseException], BaseException],
                  usage_insert: str):
         super().__init__(_Sender(conn), depth=4, explain=explain)

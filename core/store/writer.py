@@ -45,8 +45,6 @@ class EntryWriter:
         self._bulk = store._start_bulk() if background else None
         # (a thread that writes while this one reads on can say it waits for work)
         self._idle = getattr(self._bulk, "idle", None)
-        # rows buffered before a batch is written: the bulk writer may want them sooner
-        self.BATCH = getattr(self._bulk, "batch_rows", self.BATCH)
         self.next_seq = self._backend.first_free_entry_seq(self.conn)
         self._base = self.next_seq
         self._generation = store.write_generation
