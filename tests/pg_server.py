@@ -93,6 +93,12 @@ class PostgresServer:
             conn.execute(f"CREATE DATABASE {DATABASE}")
         return self
 
+    def restart(self) -> None:
+        """Stop the server (its connections end) and start it again, as an administrator's
+        restart does; pg_ctl keeps the options it was started with."""
+        self._run(str(self.binaries / "pg_ctl"), "-D", str(self.data), "-l", str(self.log),
+                  "-m", "fast", "-w", "-t", "60", "restart")
+
     def _watch(self) -> None:
         """A watchdog that stops the server and removes its folder when this process ends
         without `stop()` (a test run killed by a signal or a timeout): no server is left

@@ -134,6 +134,52 @@ def test_commits_of_other_connections_move_the_data_version_through_notify(postg
     app.close()
 
 
+def _write_from_another_process(url: str, session_id: int) -> None:
+    script = (f"from core import open_store\ns = open_store({url!r})\n"
+              f"s.append_entry({session_id}, None, 'message', {{'message': {{'role': 'user',"
+              f" 'content': 'from afar'}}}})\n")
+    subprocess.run([sys.executable, "-c", script], check=True, cwd=ROOT, timeout=60)
+
+
+def _moves(read, start: int, seconds: float = 20) -> bool:
+    deadline = time.monotonic() + seconds
+    while read() == start and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return read() != start
+
+
+def test_live_refresh_goes_on_after_the_server_restarts(tmp_path):
+    # An open app learns of others' commits through LISTEN; a restart of the server ends
+    # that connection. The listener connects again (and counts the gap as a change), and
+    # commits after the restart are told as before.
+    from pg_server import PostgresServer, find_binaries
+
+    binaries, why = find_binaries()
+    if binaries is None:
+        pytest.skip(why)
+    server = PostgresServer(binaries)
+    try:
+        server.start()
+        url = server.new_store_url()
+        app = open_store(url)
+        session = app.create_external_session("watched")
+        reader = app.reader()
+        before = reader.data_version()
+        _write_from_another_process(url, session.id)
+        assert _moves(reader.data_version, before)
+        server.restart()
+        after_restart = reader.data_version()
+        assert _moves(reader.data_version, after_restart), "the listener did not come back"
+        settled = reader.data_version()
+        _write_from_another_process(url, session.id)
+        assert _moves(reader.data_version, settled), "a commit after the restart went untold"
+        assert [e.message["content"] for e in app.session_entries(session.id)] == ["from afar"] * 2
+        reader.close()
+        app.close()
+    finally:
+        server.stop()
+
+
 WRITER = textwrap.dedent("""
     import sys
     from core import open_store

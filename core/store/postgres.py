@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+import time
 from typing import Any, Callable, Sequence
 
 from ..errors import StoreDamaged, StoreNotFound, StoreUnavailable
@@ -29,6 +30,7 @@ from .migrations import postgres as migrations
 from .postgres_bulk import CopyWriter, search_text
 
 CONNECT_TIMEOUT = 10      # seconds to reach the server
+LISTEN_RETRY_MAX = 5      # seconds between tries to listen again after the server went away
 POOL_TIMEOUT = 30         # seconds to wait for a connection of the pool
 LOCK_TIMEOUT_MS = 60_000  # a writer waits this long for the store's write lock
 CHANNEL = "arbor_changes"  # NOTIFY channel; the payload is the store's schema
@@ -733,6 +735,15 @@ class Statements:
         " a2a_master, updated_at FROM session_capabilities WHERE session_id = %s")
 
 
+_IDLE = 0   # psycopg.pq.TransactionStatus.IDLE
+
+
+def _ended_by_server(error: BaseException) -> bool:
+    import psycopg
+
+    return isinstance(error, psycopg.errors.AdminShutdown)
+
+
 class Connection:
     """A pooled psycopg connection with the part of sqlite3's connection interface the
     store uses: `execute(sql, args)` giving a cursor (`fetchone`, `fetchall`, iteration,
@@ -750,6 +761,16 @@ class Connection:
         return conn
 
     def execute(self, sql: str, args: Sequence[Any] | None = None) -> Any:
+        conn = self._live()
+        idle = conn.info.transaction_status == _IDLE
+        try:
+            return conn.execute(sql, args or None)
+        except Exception as error:
+            if not (idle and conn.broken and _ended_by_server(error)):
+                raise
+        # The server had ended this connection, outside any transaction, before the
+        # statement came (a restart ends every connection): it did not run, and runs on a
+        # fresh connection. Inside a transaction the error stands (its work is gone).
         return self._live().execute(sql, args or None)
 
     def executemany(self, sql: str, rows: Any) -> None:
@@ -860,7 +881,8 @@ if hasattr(os, "register_at_fork"):
 # ----------------------------------------------------------------- LISTEN/NOTIFY
 class Listener:
     """One connection per store and process that LISTENs for the store's commits and
-    counts them per committing server process; a store asks how many came from others."""
+    counts them per committing server process; a store asks how many came from others.
+    When the server goes away (restarted, unreachable), it listens again once it is back."""
 
     def __init__(self, conninfo: str, schema: str):
         self.conninfo = conninfo
@@ -880,22 +902,51 @@ class Listener:
         import psycopg
 
         try:
-            conn = psycopg.connect(self.conninfo, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
-            conn.execute(f"LISTEN {CHANNEL}")
+            conn = self._listen()
         except psycopg.Error as error:
             self._error = error
             self._ready.set()
             return
         self._ready.set()
+        while True:
+            try:
+                for note in conn.notifies():
+                    if note.payload == self.schema:
+                        self.by_pid[note.pid] = self.by_pid.get(note.pid, 0) + 1
+                        self.total += 1
+            except psycopg.Error:
+                pass   # the server went away (a restart, the network): listen again below
+            finally:
+                conn.close()
+            conn = self._listen_again()
+            # commits while nobody listened went untold: count one change from elsewhere,
+            # so that a store asking `data_version` reads again
+            self.by_pid[-1] = self.by_pid.get(-1, 0) + 1
+            self.total += 1
+
+    def _listen(self) -> Any:
+        import psycopg
+
+        conn = psycopg.connect(self.conninfo, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
         try:
-            for note in conn.notifies():
-                if note.payload == self.schema:
-                    self.by_pid[note.pid] = self.by_pid.get(note.pid, 0) + 1
-                    self.total += 1
-        except psycopg.Error:
-            pass   # the server went away; data_version stops moving until the next process
-        finally:
+            conn.execute(f"LISTEN {CHANNEL}")
+        except BaseException:
             conn.close()
+            raise
+        return conn
+
+    def _listen_again(self) -> Any:
+        """A new listening connection once the server takes one: tried after half a
+        second, then ever less often, up to every LISTEN_RETRY_MAX seconds."""
+        import psycopg
+
+        delay = 0.5
+        while True:
+            time.sleep(delay)
+            try:
+                return self._listen()
+            except psycopg.Error:
+                delay = min(delay * 2, LISTEN_RETRY_MAX)
 
 
 _listeners: dict[tuple[str, str], Listener] = {}
