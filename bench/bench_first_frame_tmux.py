@@ -10,7 +10,9 @@ two programs, so load changes hit both; the ratio is of the medians of one run. 
 includes the interpreter's start and imports (with a bytecode cache, as after `pip
 install`), opening the store and the polling delay (the same for both). `--no-follow`:
 arbor starts no file follower (it would add a thread watching agents' folders, which
-this store does not have).
+this store does not have). `--also DIR`: another arbor checkout (e.g. /work/main, to
+compare a change with what it changes) measured in the same run, alternating with the two
+others (the same interpreter; its code from DIR through PYTHONPATH).
 """
 
 from __future__ import annotations
@@ -38,11 +40,23 @@ def tmux(*args: str) -> str:
 
 
 def time_until(command: list[str], marker: str, env: dict, timeout: float = 60.0) -> float:
+    """Seconds from starting `command` in a new tmux session (in the folder PYTHONPATH
+    names: `python -m tui` imports from its current folder first) to `marker` on screen."""
     name = "w"
     tmux("kill-session", "-t", name)
-    started = time.perf_counter()
-    subprocess.run(["tmux", "-L", SOCKET, "new-session", "-d", "-s", name, "-x", "120", "-y", "40",
-                    *[f"-e{k}={v}" for k, v in env.items()], " ".join(command)], check=True)
+    for attempt in range(3):
+        started = time.perf_counter()
+        # (killing the last session stops the server; a new session started while it is
+        # still stopping fails with "server exited unexpectedly": start it again)
+        done = subprocess.run(["tmux", "-L", SOCKET, "new-session", "-d", "-s", name, "-x", "120",
+                               "-y", "40", "-c", env["PYTHONPATH"],
+                               *[f"-e{k}={v}" for k, v in env.items()],
+                               " ".join(command)], capture_output=True, text=True)
+        if done.returncode == 0:
+            break
+        time.sleep(0.1)
+    else:
+        raise SystemExit(f"tmux could not start {command[0]}: {done.stderr.strip()}")
     try:
         while time.perf_counter() - started < timeout:
             if marker in tmux("capture-pane", "-p", "-t", name):
@@ -57,7 +71,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", default="/tmp/arbor-big.db")
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--also", metavar="DIR", help="another arbor checkout, measured alike")
     args = parser.parse_args()
+    if args.also and not (Path(args.also) / "tui" / "app.py").is_file():
+        raise SystemExit(f"--also: {args.also} is not an arbor checkout (no tui/app.py)")
     if not shutil.which("tmux"):
         raise SystemExit("tmux is not installed")
     with sqlite3.connect(f"file:{args.db}?mode=ro", uri=True) as conn:
@@ -75,7 +92,8 @@ def main() -> int:
     first_row = None
     started = time.perf_counter()
     subprocess.run(["tmux", "-L", SOCKET, "new-session", "-d", "-s", "w", "-x", "120", "-y", "40",
-                    *[f"-e{k}={v}" for k, v in env.items()], " ".join(arbor)], check=True)
+                    "-c", str(REPO), *[f"-e{k}={v}" for k, v in env.items()], " ".join(arbor)],
+                   check=True)
     while time.perf_counter() - started < 120 and first_row is None:
         for line in tmux("capture-pane", "-p", "-t", "w").splitlines():
             if "Session 0" in line:
@@ -86,10 +104,15 @@ def main() -> int:
     if first_row is None:
         raise SystemExit("no session row seen in the warm-up run")
     time_until(empty, "EMPTYREADY", env)   # warm-up: bytecode cache
-    times: dict[str, list[float]] = {"empty": [], "arbor": []}
+    also_env = {**env, "PYTHONPATH": str(Path(args.also).resolve())} if args.also else None
+    if also_env:
+        time_until(arbor, first_row, also_env)   # warm-up: bytecode cache
+    times: dict[str, list[float]] = {"empty": [], "arbor": [], "also": []}
     for _ in range(args.runs):
         times["empty"].append(time_until(empty, "EMPTYREADY", env))
         times["arbor"].append(time_until(arbor, first_row, env))
+        if also_env:
+            times["also"].append(time_until(arbor, first_row, also_env))
     tmux("kill-server")
     shutil.rmtree(script.parent, ignore_errors=True)
     base = statistics.median(times["empty"])
@@ -97,8 +120,11 @@ def main() -> int:
           f"median of {args.runs} alternating runs; load average {os.getloadavg()[0]:.1f}")
     print(f"{'':40}{'median ms':>10}{'min ms':>9}{'x empty':>9}")
     for key, label in (("empty", "empty Textual app: its word on screen"),
-                       ("arbor", f"arbor: first session row ({first_row.strip()})")):
+                       ("arbor", f"arbor: first session row ({first_row.strip()})"),
+                       ("also", f"arbor at {args.also}: the same row")):
         values = times[key]
+        if not values:
+            continue
         print(f"{label:40}{statistics.median(values) * 1000:>10.0f}{min(values) * 1000:>9.0f}"
               f"{statistics.median(values) / base:>9.2f}")
     return 0

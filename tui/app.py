@@ -37,7 +37,6 @@ from .components.sessions_pane import SessionsPane
 from .components.status_line import StatusLine, status_text
 from .formatting import FAINT, short_id
 from .key_order import KeysInOrder
-from .message_source import MessageSource
 from .safe_text import clean, safe_line
 
 Clock = Callable[[], datetime]
@@ -116,6 +115,7 @@ class ArborApp(HistoryActions, TreeActions, KeysInOrder[int]):
         self._follow_timer = None
         self._polling = False
         self._partial = False
+        self._starting = False   # mounted, the first frame not drawn yet
         self.tree_mode = False   # the middle pane shows the session's entries, not its branches
 
     # ------------------------------------------------------------------ layout
@@ -155,9 +155,34 @@ class ArborApp(HistoryActions, TreeActions, KeysInOrder[int]):
         self.query_one(EmptyState).display = False
         self.entries_pane.display = False
         self.messages_pane.empty_text = Text("loading…", FAINT)
+        # The first frame lists the first screenful of sessions (one indexed query, LIMIT
+        # FIRST_PAGE). The rest comes one step a frame, so that none of it delays the one
+        # before (nor takes both cores while the terminal draws): the highlighted
+        # session's branches and messages, then the whole list and its costs (read in a
+        # thread), polling and following.
+        self._starting = True
+        self._show_first_page()
         self._update_status()
-        self._data_version = self.store.reader().data_version()
-        self.load_sessions()
+        self.call_after_refresh(self._show_first_session)
+
+    def _show_first_page(self) -> None:
+        try:
+            first = self.store.list_sessions(include_archived=self.show_archived,
+                                             limit=FIRST_PAGE)
+        except self.store.errors as error:
+            self._error(error)
+            return
+        if first:   # (no rows: the worker tells an empty store from one all archived)
+            self._sessions_loaded(first, 0, None, False, partial=len(first) == FIRST_PAGE,
+                                  show=False)
+
+    def _show_first_session(self) -> None:
+        self._catch_up()
+        self.call_after_refresh(self._load_the_rest)
+
+    def _load_the_rest(self) -> None:
+        self.load_sessions(first=True)
+        self._starting = False
         if self.poll_interval:
             self.set_interval(self.poll_interval, self._poll)
         if self.follow:
@@ -167,6 +192,7 @@ class ArborApp(HistoryActions, TreeActions, KeysInOrder[int]):
             self.live_follow = LiveFollow(self.store, lambda: self.post_message(StoreGrew()),
                                           **options)
             self.live_follow.start()
+            self._update_status()
 
     def on_unmount(self) -> None:
         if self.live_follow is not None:
@@ -178,26 +204,29 @@ class ArborApp(HistoryActions, TreeActions, KeysInOrder[int]):
 
     # ----------------------------------------------------------------- loading
     @work(thread=True, exclusive=True, group="sessions")
-    def load_sessions(self, keep_id: int | None = None, live: bool = False) -> None:
+    def load_sessions(self, keep_id: int | None = None, live: bool = False,
+                      first: bool = False) -> None:
+        # (the second connection: the app's own reads, such as the highlighted session's
+        # messages, do not wait behind these)
+        store = self.store.reader()
         try:
-            if not live and not self.loaded:
-                # the first screenful at once, then all of them (10,000 rows take ~50 ms)
-                first = self.store.list_sessions(include_archived=self.show_archived,
-                                                 limit=FIRST_PAGE)
-                if len(first) == FIRST_PAGE:
-                    self.call_from_thread(self._sessions_loaded, first, 0, keep_id, False, True)
-            rows = self.store.list_sessions(include_archived=self.show_archived)
-            self.sessions_pane.figures = self.store.session_usage()
+            if first:   # the version the poll compares with: read before the list
+                version = store.data_version()
+                self.call_from_thread(setattr, self, "_data_version", version)
+            rows = store.list_sessions(include_archived=self.show_archived)
+            self.sessions_pane.figures = store.session_usage()
             hidden = 0
             if not rows and not self.show_archived:
-                hidden = self.store.count_external_sessions(archived=True)
-        except self.store.errors as error:
+                hidden = store.count_external_sessions(archived=True)
+        except store.errors as error:
             self.call_from_thread(self._error, error)
             return
         self.call_from_thread(self._sessions_loaded, rows, hidden, keep_id, live)
 
     def _sessions_loaded(self, rows: list[SessionSummary], hidden: int, keep_id: int | None,
-                         live: bool, partial: bool = False) -> None:
+                         live: bool, partial: bool = False, show: bool = True) -> None:
+        """Rows read: list them; with `show`, also show the highlighted session (the first
+        page leaves that to `_after_first_frame`)."""
         self.sessions = rows
         self._partial = partial
         self._hidden_archived = hidden
@@ -222,7 +251,7 @@ class ArborApp(HistoryActions, TreeActions, KeysInOrder[int]):
             keep_id = pane.highlighted.id if pane.highlighted else None
         pane.set_sessions(rows, keep_id, notify=False)
         highlighted = pane.highlighted
-        if highlighted is not None:
+        if highlighted is not None and show:
             if highlighted.id != self.session_id:
                 self.show_session(highlighted.id)
             elif live:
@@ -282,6 +311,8 @@ class ArborApp(HistoryActions, TreeActions, KeysInOrder[int]):
     def show_branch(self, branch: InternalSession, *, keep_seq: int | None = None,
                     keep_depth: int | None = None, at_end: bool = True,
                     keep_view: bool = False) -> None:
+        from .message_source import MessageSource   # (not needed for the first frame)
+
         try:
             with self.store.reading():
                 source = MessageSource(self.store, branch, raw=self.raw,
@@ -392,7 +423,7 @@ class ArborApp(HistoryActions, TreeActions, KeysInOrder[int]):
     def busy(self) -> bool:
         """Whether a load is pending or running (tests and benchmarks wait for it)."""
         screen_busy = getattr(self.screen, "busy", False)
-        return self._follow_timer is not None or bool(screen_busy) or any(
+        return self._starting or self._follow_timer is not None or bool(screen_busy) or any(
             worker.is_running for worker in self.workers)
 
     @on(SessionsPane.Highlighted, "#sessions")
@@ -465,7 +496,9 @@ class ArborApp(HistoryActions, TreeActions, KeysInOrder[int]):
 
     def _polled(self, version: int | None) -> None:
         self._polling = False
-        if version is not None and version != self._data_version:
+        # (None: the first load has not read its version yet, and reads the list after it)
+        if version is not None and self._data_version is not None and \
+                version != self._data_version:
             self._data_version = version
             self.load_sessions(live=True)
 

@@ -25,11 +25,11 @@ from ..ids import generate_id
 from ..models import Checkpoint, ExternalSession, InternalSession, LazyHistory
 from . import registry
 from .backends import backend_for
-from .writer import EntryWriter
 
 TYPE_CHECKING = False   # (replay and session_types are imported where they are used: an
-if TYPE_CHECKING:       # import of appended lines needs neither, ~5 ms of its start)
-    from ..replay import ReplayState
+if TYPE_CHECKING:       # import of appended lines needs neither, ~5 ms of its start; nor
+    from ..replay import ReplayState   # does a program that only reads, such as the
+    from .writer import EntryWriter    # browser's first screen, need the entry writer)
     from ..session_types import (SequencedSessionCapabilityEvent, SequencedSessionRunEvent,
                                  SessionCapabilities, SessionCapabilityEvent, SessionRunEvent)
 
@@ -874,13 +874,15 @@ class Store:
 
     # ------------------------------------------------------------------ entries
     def writer(self, external_session_id: int, *, background: bool = False) -> EntryWriter:
+        from .writer import EntryWriter
+
         return EntryWriter(self, external_session_id, background=background)
 
     def append_entry(self, external_session_id: int, parent_seq: int | None, entry_type: str,
                      data: dict[str, Any], *, entry_id: str | None = None,
                      timestamp: Any = None) -> Entry:
         with self.transaction():
-            writer = EntryWriter(self, external_session_id)
+            writer = self.writer(external_session_id)
             entry = writer.add(parent_seq, entry_type, data, entry_id=entry_id, timestamp=timestamp)
             writer.flush()
             return entry
@@ -900,7 +902,7 @@ class Store:
             external_session_id, head = self._branch_target(conn, internal_session_id)
             if entry_type == COMPACTION:
                 self._check_kept(external_session_id, head, data)
-            writer = EntryWriter(self, external_session_id)
+            writer = self.writer(external_session_id)
             entry = writer.add(head, entry_type, data, entry_id=entry_id, timestamp=timestamp)
             writer.flush()
             tools = tool_call_count(entry.message)
@@ -927,7 +929,7 @@ class Store:
         """Append many messages to a branch in one transaction."""
         with self.transaction() as conn:
             external_session_id, head = self._branch_target(conn, internal_session_id)
-            writer = EntryWriter(self, external_session_id)
+            writer = self.writer(external_session_id)
             tools, out = 0, []
             for message in messages:
                 entry = writer.add(head, MESSAGE, {"message": message},

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from rich.style import Style
 from rich.text import Text
@@ -20,7 +21,9 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from ..formatting import DIM
-from ..message_source import Item, MessageSource
+
+if TYPE_CHECKING:   # (a source is made by the app when a branch is shown)
+    from ..message_source import Item, MessageSource
 
 GUTTER = 2
 CURSOR_BAR = Style(color="#5fafff", bold=True)
