@@ -111,9 +111,9 @@ def test_writer_needs_a_write_transaction_and_refuses_duplicate_ids(store_locati
 
 
 def bulk_threads():
-    """The bulk writer's thread (both backends), and PostgreSQL's thread for search words."""
+    """The bulk writer's thread (both backends); PostgreSQL's for search words and the index."""
     return [t for t in threading.enumerate()
-            if t.name == "arbor-bulk-writer" or t.name.startswith("arbor-words")]
+            if t.name == "arbor-bulk-writer" or t.name.startswith(("arbor-words", "arbor-gin"))]
 
 
 def user(text):

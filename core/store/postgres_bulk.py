@@ -7,6 +7,7 @@ Entries go in with COPY, usage rows with one pipelined `executemany`. A search r
 server process on a spare connection of the pool while the first writes the batch's
 entries, then inserted by the first as `tsvector` text: the same function in the same
 database, so the same words. Without a spare connection, the first computes them itself.
+A third connection keeps the search index's pending list short meanwhile (`_Cleaner`).
 
 The thread shares the store's connection, and so its transaction: the store drains the
 queue before anything else touches the connection (`Store._conn`) and stops the thread
@@ -34,6 +35,7 @@ SEARCH_INSERT_WORDS = ("INSERT INTO entries_search(seq, words) SELECT r.seq, r.w
                        " FROM unnest(%b::bigint[], %b::text[]) AS r(seq, words)")
 SEARCH_INSERT_MANY = (f"INSERT INTO entries_search(seq, words) SELECT r.seq, {_WORDS}"
                       " FROM unnest(%b::bigint[], %b::text[]) AS r(seq, text)")
+CLEAN_PENDING = "SELECT gin_clean_pending_list('idx_entries_search'::regclass)"
 SPARE_WAIT = 0.5   # seconds to wait for a spare connection of the pool
 
 
@@ -84,32 +86,68 @@ class _Punctuation:
         return out
 
 
-class _Words:
-    """Computes the words of search texts on a spare connection, one batch after another."""
+class _Spare:
+    """A spare connection of the store's pool with a thread of its own, for work outside
+    the store's transaction, one task after another."""
 
-    def __init__(self, conn: Any):
+    def __init__(self, conn: Any, name: str):
         self._store_conn = conn    # postgres.Connection: whose pool lends the spare one
-        self._spare = conn.spare(SPARE_WAIT)
-        self._thread = ThreadPoolExecutor(1, thread_name_prefix="arbor-words")
-        self._punctuation: _Punctuation | None = None
+        self.conn = conn.spare(SPARE_WAIT)
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix=name)
 
     @property
     def usable(self) -> bool:
-        return self._spare is not None and not self._spare.broken
+        return self.conn is not None and not self.conn.broken
 
-    def submit(self, texts: list[bytes]) -> Future:
-        return self._thread.submit(self._compute, texts)
-
-    def _compute(self, texts: list[bytes]) -> list[str]:
-        if self._punctuation is None:
-            self._punctuation = _Punctuation(self._spare)
-        blanked = self._punctuation.blank(texts)
-        return [row[0] for row in self._spare.execute(WORDS_OF_BLANKED, (blanked,))]
+    def submit(self, task: Callable[..., Any], *args: Any) -> Future:
+        return self._thread.submit(task, *args)
 
     def close(self) -> None:
         self._thread.shutdown(wait=True, cancel_futures=True)
-        spare, self._spare = self._spare, None
+        spare, self.conn = self.conn, None
         if spare is not None:
+            self._store_conn.give_back(spare)
+
+
+class _Words(_Spare):
+    """Computes the words of search texts, one batch after another."""
+
+    def __init__(self, conn: Any):
+        super().__init__(conn, "arbor-words")
+        self._punctuation: _Punctuation | None = None
+
+    def of(self, texts: list[bytes]) -> Future:
+        return self.submit(self._compute, texts)
+
+    def _compute(self, texts: list[bytes]) -> list[str]:
+        if self._punctuation is None:
+            self._punctuation = _Punctuation(self.conn)
+        blanked = self._punctuation.blank(texts)
+        return [row[0] for row in self.conn.execute(WORDS_OF_BLANKED, (blanked,))]
+
+
+class _Cleaner(_Spare):
+    """Moves the search index's pending entries into its tree (`gin_clean_pending_list`,
+    what autovacuum does) while the import goes on, so that the store's connection rarely
+    finds the pending list full and does it itself in the middle of a batch. The same
+    index, sooner; it stops at the first refusal (only the index's owner may)."""
+
+    def __init__(self, conn: Any):
+        super().__init__(conn, "arbor-gin-clean")
+        self._running: Future | None = None
+
+    def poke(self) -> None:
+        """Clean now unless a cleaning is under way."""
+        if self.usable and (self._running is None or self._running.done()):
+            self._running = self.submit(self._clean)
+
+    def _clean(self) -> None:
+        import psycopg
+
+        try:
+            self.conn.execute(CLEAN_PENDING)
+        except psycopg.Error:
+            spare, self.conn = self.conn, None
             self._store_conn.give_back(spare)
 
 
@@ -117,8 +155,9 @@ class _Sender:
     """What the writer thread runs a queued statement on: COPY for the entry rows, the
     search rows with their words, `executemany` for a list of usage rows."""
 
-    def __init__(self, conn: Any):
+    def __init__(self, conn: Any, cleaner: _Cleaner):
         self._conn = conn   # postgres.Connection
+        self._cleaner = cleaner
 
     def execute(self, sql: str, params: Any) -> None:
         import psycopg
@@ -138,6 +177,7 @@ class _Sender:
                 conn.execute(SEARCH_INSERT_MANY, (seqs, [search_text(text) for text in texts]))
             else:
                 conn.execute(SEARCH_INSERT_WORDS, (seqs, computed))
+            self._cleaner.poke()
         else:
             with conn.cursor() as cursor:
                 cursor.executemany(sql, params)
@@ -149,9 +189,10 @@ class CopyWriter(BulkWriter):
 
     def __init__(self, conn: Any, explain: Callable[[BaseException], BaseException],
                  usage_insert: str):
-        super().__init__(_Sender(conn), depth=4, explain=explain)
-        self._usage_insert = usage_insert
         self._words = _Words(conn)
+        self._cleaner = _Cleaner(conn)
+        super().__init__(_Sender(conn, self._cleaner), depth=4, explain=explain)
+        self._usage_insert = usage_insert
 
     def write(self, entries: list[tuple], texts: list[tuple], usage: list[tuple]) -> None:
         """Queue an EntryWriter's buffered rows (entry rows and search texts end with UTF-8
@@ -163,7 +204,7 @@ class CopyWriter(BulkWriter):
         if texts:
             seqs = [row[0] for row in texts]
             raw = [row[1] for row in texts]
-            words = self._words.submit(raw) if self._words.usable else None
+            words = self._words.of(raw) if self._words.usable else None
             statements.append((SEARCH_INSERT_MANY, (seqs, raw, words)))
             texts.clear()
         if usage:
@@ -177,3 +218,4 @@ class CopyWriter(BulkWriter):
             super().stop(discard=discard)
         finally:
             self._words.close()
+            self._cleaner.close()
