@@ -26,7 +26,7 @@ NOT_BEFORE_FIRST_FRAME = (
 )
 
 CHILD = r"""
-import json, sys
+import gc, json, sys
 from textual.app import App
 
 seen = {"frames": 0}
@@ -35,17 +35,22 @@ original_display = App._display
 
 def display(self, screen, renderable):
     original_display(self, screen, renderable)
-    if renderable is None or "modules" in seen:
+    if renderable is None:
+        return
+    if "modules" in seen:
+        if self.messages_pane.source is not None:   # the highlighted session, shown after
+            seen["collecting_later"] = gc.isenabled()
+            self.exit()
         return
     pane = self.sessions_pane
     if pane.rows:
         seen["frames_before"] = seen["frames"]
         seen["first_row"] = pane.rows[0].session.name
         seen["first_line"] = pane.render_line(0).text
+        seen["collecting"] = gc.isenabled()
         seen["modules"] = sorted(m for m in sys.modules
                                  if m.split(".")[0] in ("rich", "markdown_it", "core", "tui",
                                                         "watchfiles", "psycopg"))
-        self.exit()
     seen["frames"] += 1
 
 
@@ -85,6 +90,14 @@ def test_the_first_frame_lists_sessions_and_loads_nothing_it_does_not_show(demo_
     early = [name for name in NOT_BEFORE_FIRST_FRAME
              if name in loaded or any(m.startswith(name + ".") for m in loaded)]
     assert early == []
+
+
+def test_the_collector_waits_for_the_first_frame(demo_db, tmp_path):
+    """Start-up's objects live as long as the app: the cyclic collector is off until the
+    first frame is drawn (then on, with what start-up made frozen)."""
+    seen = first_frame(demo_db, tmp_path)
+    assert seen["collecting"] is False
+    assert seen["collecting_later"] is True
 
 
 def test_after_the_first_frame_the_highlighted_session_is_shown(demo_db, tmp_path):

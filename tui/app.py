@@ -177,6 +177,9 @@ class ArborApp(HistoryActions, TreeActions, KeysInOrder[int]):
                                   show=False)
 
     def _show_first_session(self) -> None:
+        if not gc.isenabled():   # (off while starting: tui/commands/browse.py)
+            gc.freeze()
+            gc.enable()
         self._catch_up()
         self.call_after_refresh(self._load_the_rest)
 
