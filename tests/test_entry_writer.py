@@ -191,3 +191,64 @@ def test_generated_ids_never_collide(tmp_path):
     store.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": "3"}})
     assert [e.id for e in store.path_entries(store.get_internal_session(branch.id).head_seq)] == \
         ["dup", "new1", "new2"]
+
+
+def test_generated_ids_pass_over_taken_ones_before_and_after_reading_them_at_once(store_location):
+    # The id factory gives, among new ids, an id the session had before, one this writer
+    # wrote itself (with a given id, written out), and one it made already: each is passed
+    # over, one by one at first and from the ids read at once after IDS_AT_ONCE_AFTER,
+    # exactly as asking the store each time does.
+    from core.store.writer import EntryWriter
+
+    made = [f"g{i}" for i in range(EntryWriter.IDS_AT_ONCE_AFTER + 10)]
+    head = EntryWriter.IDS_AT_ONCE_AFTER - 2
+    given = iter(["taken", made[0], made[0], "x", *made[1:head], "taken", "x", made[1],
+                  *made[head:]])
+    store = open_store(store_location, id_factory=lambda: next(given))
+    ext = store.create_external_session("s", uid="u")
+    with store.transaction():
+        earlier = store.writer(ext.id)
+        earlier.add(None, "message", user("before"), entry_id="taken")
+        earlier.flush()
+    with store.transaction():
+        writer = store.writer(ext.id)
+        parent = writer.add(None, "message", user("given id"), entry_id="x").seq
+        writer.flush_rows()
+        ids = []
+        for i in range(len(made)):
+            entry = writer.add(parent, "message", user(f"m{i}"))
+            parent = entry.seq
+            ids.append(entry.id)
+        writer.flush()
+    assert ids == made
+    assert [e.id for e in store.session_entries(ext.id)] == ["taken", "x", *made]
+    store.close()
+
+
+def test_generated_ids_are_not_asked_about_one_by_one(postgres_server):
+    # 300 appended messages: the first few ids are asked about one at a time, then the
+    # session's ids are read once (a round trip an entry before).
+    from core.store import postgres
+    from core.store.writer import EntryWriter
+
+    store = open_store(postgres_server.new_store_url())
+    branch = store.create_internal_session(store.create_external_session("s").id)
+    asked = []
+    original = postgres.Connection.execute
+
+    def counting(self, sql, *args, **kwargs):
+        asked.append(sql)
+        return original(self, sql, *args, **kwargs)
+
+    postgres.Connection.execute = counting
+    try:
+        entries = store.append_messages(branch.id, [{"role": "user", "content": f"m{i}"}
+                                                    for i in range(300)])
+    finally:
+        postgres.Connection.execute = original
+    assert len({e.id for e in entries}) == 300
+    one_by_one = asked.count(postgres.Statements.ENTRY_ID_TAKEN)
+    assert one_by_one <= EntryWriter.IDS_AT_ONCE_AFTER
+    assert asked.count(postgres.Statements.ENTRY_IDS_OF_SESSION) == 1
+    assert len(asked) < 60
+    store.close()

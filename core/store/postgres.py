@@ -318,6 +318,8 @@ class Statements:
     ENTRY_DATA_FIELD_OF_SESSION = ("SELECT seq, parent_seq, data::json -> %s"
                                    " FROM entries WHERE external_session_id = %s ORDER BY seq")
     ENTRY_ID_TAKEN = "SELECT 1 FROM entries WHERE external_session_id = %s AND id = %s"
+    ENTRY_IDS_OF_SESSION = "SELECT id FROM entries WHERE external_session_id = %s"
+    EXTERNAL_ENTRY_COUNT = "SELECT entry_count FROM external_sessions WHERE id = %s"
     ENTRY_PARENT_FACTS = (
         "SELECT depth, chain, msg_index, external_session_id,"
         " EXISTS(SELECT 1 FROM entries c WHERE c.parent_seq = entries.seq)"

@@ -28,6 +28,10 @@ class EntryWriter:
     """
 
     BATCH = 2000
+    # A writer that has made this many ids reads the ids its session has at once (if at
+    # most IDS_AT_ONCE_MAX), then tells a new id from a taken one without asking each time.
+    IDS_AT_ONCE_AFTER = 32
+    IDS_AT_ONCE_MAX = 50_000
     # With the bulk writer thread idle, a batch of this many rows is handed to it at once
     # rather than at BATCH: the thread then works while the import reads on, and a file's
     # end (which reads the store, so waits for the thread) waits for a short remainder only.
@@ -61,6 +65,8 @@ class EntryWriter:
         self._usage: list[tuple] = []   # the bulk writer's old usage path: stays empty
         self._usage_rows: UsageRows | None = None   # responses of the entries written here
         self._generated: set[str] = set()
+        self._session_ids: set[str] | None = None   # the session's ids, once read at once
+        self._session_ids_read = False
         self._last_data: dict[str, Any] = {}
         self._uncounted = 0  # rows not in the session's counters yet
         self._messages = 0
@@ -76,6 +82,7 @@ class EntryWriter:
         process may have added entries meanwhile, so seqs go on after theirs. The seqs
         skipped get placeholder slots in the arrays (never a parent of ours)."""
         self._generation = self.store.write_generation
+        self._session_ids, self._session_ids_read = None, False   # others may have written
         free = self._backend.first_free_entry_seq(self.conn)
         gap = free - self.next_seq
         if gap > 0:
@@ -104,11 +111,38 @@ class EntryWriter:
             candidate = self.store.id_factory()
             if candidate in self._generated:
                 continue
-            if self.conn.execute(self._sql.ENTRY_ID_TAKEN,
-                                 (self.external_session_id, candidate)).fetchone() is None:
+            if not self._id_taken(candidate):
                 self._generated.add(candidate)
                 return candidate
         raise ArborError("could not generate a unique entry id")
+
+    def _id_taken(self, candidate: str) -> bool:
+        """Whether the session has an entry with this id written (as the store would say)."""
+        known = self._session_ids
+        if known is None and not self._session_ids_read and \
+                len(self._generated) >= self.IDS_AT_ONCE_AFTER:
+            known = self._read_session_ids()
+        if known is not None:
+            return candidate in known
+        return self.conn.execute(self._sql.ENTRY_ID_TAKEN,
+                                 (self.external_session_id, candidate)).fetchone() is not None
+
+    def _read_session_ids(self) -> set[str] | None:
+        self._session_ids_read = True
+        conn, session = self.conn, self.external_session_id
+        count = conn.execute(self._sql.EXTERNAL_ENTRY_COUNT, (session,)).fetchone()
+        if count is None or count[0] + self._uncounted > self.IDS_AT_ONCE_MAX:
+            return None
+        self._session_ids = {row[0] for row in conn.execute(self._sql.ENTRY_IDS_OF_SESSION,
+                                                            (session,))}
+        return self._session_ids
+
+    def _written(self, rows: list[tuple]) -> None:
+        """Rows go to the store: writers of the session that know its ids learn theirs."""
+        for writer in self.store._writers:
+            if writer._session_ids is not None and \
+                    writer.external_session_id == self.external_session_id:
+                writer._session_ids.update(row[2] for row in rows)
 
     def _stamp(self, timestamp: Any, data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         if type(timestamp) is str and len(timestamp) == 29 and timestamp[10] == "T" and \
@@ -227,6 +261,8 @@ class EntryWriter:
         return found[0] if found else None
 
     def flush_rows(self) -> None:
+        if self._rows:
+            self._written(self._rows)
         if self._bulk is not None:
             self._bulk.write(self._rows, self._fts, self._usage)
             return
