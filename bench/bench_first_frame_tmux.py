@@ -10,7 +10,9 @@ two programs, so load changes hit both; the ratio is of the medians of one run. 
 includes the interpreter's start and imports (with a bytecode cache, as after `pip
 install`), opening the store and the polling delay (the same for both). `--no-follow`:
 arbor starts no file follower (it would add a thread watching agents' folders, which
-this store does not have). `--also DIR`: another arbor checkout (e.g. /work/main, to
+this store does not have). For arbor also: until the highlighted session's messages are
+on screen too (the messages pane's title names the branch), the first screen complete
+(the first frame has the rows; the messages come a frame or more later). `--also DIR`: another arbor checkout (e.g. /work/main, to
 compare a change with what it changes) measured in the same run, alternating with the two
 others (the same interpreter; its code from DIR through PYTHONPATH).
 """
@@ -29,6 +31,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+MESSAGES = "Messages · "   # the messages pane's title once a branch is shown
 SOCKET = f"arbor-bench-ff-{os.getpid()}"
 EMPTY = ("from textual.app import App\nfrom textual.widgets import Static\n"
          "class Empty(App):\n    def compose(self):\n        yield Static('EMPTYREADY')\n"
@@ -39,9 +42,11 @@ def tmux(*args: str) -> str:
     return subprocess.run(["tmux", "-L", SOCKET, *args], capture_output=True, text=True).stdout
 
 
-def time_until(command: list[str], marker: str, env: dict, timeout: float = 60.0) -> float:
+def time_until(command: list[str], marker: str, env: dict, timeout: float = 60.0,
+               then: str | None = None) -> tuple[float, float | None]:
     """Seconds from starting `command` in a new tmux session (in the folder PYTHONPATH
-    names: `python -m tui` imports from its current folder first) to `marker` on screen."""
+    names: `python -m tui` imports from its current folder first) to `marker` on screen,
+    and (with `then`) to `then` on screen too."""
     name = "w"
     tmux("kill-session", "-t", name)
     for attempt in range(3):
@@ -58,9 +63,13 @@ def time_until(command: list[str], marker: str, env: dict, timeout: float = 60.0
     else:
         raise SystemExit(f"tmux could not start {command[0]}: {done.stderr.strip()}")
     try:
+        first = None
         while time.perf_counter() - started < timeout:
-            if marker in tmux("capture-pane", "-p", "-t", name):
-                return time.perf_counter() - started
+            screen = tmux("capture-pane", "-p", "-t", name)
+            if first is None and marker in screen:
+                first = time.perf_counter() - started
+            if first is not None and (then is None or then in screen):
+                return first, (time.perf_counter() - started) if then else None
             time.sleep(0.005)
         raise SystemExit(f"{command[0]}: {marker!r} not on screen after {timeout} s")
     finally:
@@ -107,25 +116,30 @@ def main() -> int:
     also_env = {**env, "PYTHONPATH": str(Path(args.also).resolve())} if args.also else None
     if also_env:
         time_until(arbor, first_row, also_env)   # warm-up: bytecode cache
-    times: dict[str, list[float]] = {"empty": [], "arbor": [], "also": []}
+    times: dict[str, list[float]] = {key: [] for key in ("empty", "arbor", "arbor+", "also",
+                                                         "also+")}
     for _ in range(args.runs):
-        times["empty"].append(time_until(empty, "EMPTYREADY", env))
-        times["arbor"].append(time_until(arbor, first_row, env))
-        if also_env:
-            times["also"].append(time_until(arbor, first_row, also_env))
+        times["empty"].append(time_until(empty, "EMPTYREADY", env)[0])
+        for key, run_env in (("arbor", env), ("also", also_env)):
+            if run_env:
+                row, messages = time_until(arbor, first_row, run_env, then=MESSAGES)
+                times[key].append(row)
+                times[key + "+"].append(messages)
     tmux("kill-server")
     shutil.rmtree(script.parent, ignore_errors=True)
     base = statistics.median(times["empty"])
     print(f"store: {args.db} ({sessions:,} sessions, {entries:,} entries); tmux 120x40; "
           f"median of {args.runs} alternating runs; load average {os.getloadavg()[0]:.1f}")
-    print(f"{'':40}{'median ms':>10}{'min ms':>9}{'x empty':>9}")
+    print(f"{'':44}{'median ms':>10}{'min ms':>9}{'x empty':>9}")
     for key, label in (("empty", "empty Textual app: its word on screen"),
                        ("arbor", f"arbor: first session row ({first_row.strip()})"),
-                       ("also", f"arbor at {args.also}: the same row")):
+                       ("arbor+", "arbor: + the session's messages"),
+                       ("also", f"arbor at {args.also}: the same row"),
+                       ("also+", f"arbor at {args.also}: + messages")):
         values = times[key]
         if not values:
             continue
-        print(f"{label:40}{statistics.median(values) * 1000:>10.0f}{min(values) * 1000:>9.0f}"
+        print(f"{label:44}{statistics.median(values) * 1000:>10.0f}{min(values) * 1000:>9.0f}"
               f"{statistics.median(values) / base:>9.2f}")
     return 0
 

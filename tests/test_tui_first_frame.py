@@ -38,7 +38,7 @@ def display(self, screen, renderable):
     if renderable is None:
         return
     if "modules" in seen:
-        if self.messages_pane.source is not None:   # the highlighted session, shown after
+        if not self._starting:   # the first session shown, the whole list being read
             seen["collecting_later"] = gc.isenabled()
             self.exit()
         return
@@ -94,7 +94,7 @@ def test_the_first_frame_lists_sessions_and_loads_nothing_it_does_not_show(demo_
 
 def test_the_collector_waits_for_the_first_frame(demo_db, tmp_path):
     """Start-up's objects live as long as the app: the cyclic collector is off until the
-    first frame is drawn (then on, with what start-up made frozen)."""
+    first screen is drawn (then on, with what start-up made frozen)."""
     seen = first_frame(demo_db, tmp_path)
     assert seen["collecting"] is False
     assert seen["collecting_later"] is True

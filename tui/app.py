@@ -177,13 +177,13 @@ class ArborApp(HistoryActions, TreeActions, KeysInOrder[int]):
                                   show=False)
 
     def _show_first_session(self) -> None:
-        if not gc.isenabled():   # (off while starting: tui/commands/browse.py)
-            gc.freeze()
-            gc.enable()
         self._catch_up()
         self.call_after_refresh(self._load_the_rest)
 
     def _load_the_rest(self) -> None:
+        if not gc.isenabled():   # (off while starting: tui/commands/browse.py)
+            gc.freeze()
+            gc.enable()
         self.load_sessions(first=True)
         self._starting = False
         if self.poll_interval:

@@ -29,7 +29,8 @@ def run(args: argparse.Namespace) -> int:
     # Start-up makes ~57,000 objects that live as long as the app (modules, classes,
     # styles, widgets): the cyclic collector's ~90 passes over them before the first frame
     # are wasted work (~10 ms of ~220 ms CPU). The app turns it on again (after freezing
-    # what start-up made) once that frame is drawn; and here whatever happens.
+    # what start-up made) once the first screen is drawn, the highlighted session's
+    # messages included; and here whatever happens.
     gc.disable()
     try:
         store = open_or_explain(lambda: _open(args))
