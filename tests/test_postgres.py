@@ -292,12 +292,15 @@ def test_an_imports_search_words_are_those_of_an_entry_written_alone(postgres_se
     url = postgres_server.new_store_url() if database == "c" else _icu_database(postgres_server)
     store = open_store(url)
     alone = _words_by_entry(store, _write_texts(store, "alone", background=False))
+    inline = _words_by_entry(store, _write_texts(store, "few texts", background=True))
+    monkeypatch.setattr(postgres_bulk, "WORDS_APART_FROM", 1)   # these few apart, too
     bulk = _words_by_entry(store, _write_texts(store, "bulk", background=True))
     monkeypatch.setattr(postgres_bulk._Words, "usable", property(lambda self: False))
     no_spare = _words_by_entry(store, _write_texts(store, "no spare connection", background=True))
     assert len(alone) == len(SEARCH_TEXTS) - 1   # the empty text has no words
     assert "'bar'" in alone["t0"] and "'y'" in alone["t7"] and "'beyond'" not in alone["t8"]
     assert bulk == alone
+    assert inline == alone
     assert no_spare == alone
     assert [hit.entry_id for hit in store.search("beyond")] == []
     store.close()

@@ -6,8 +6,9 @@ Entries go in with COPY, usage rows with one pipelined `executemany`. A search r
 (`to_tsvector` of its text, the larger part of the server's work) are computed by a second
 server process on a spare connection of the pool while the first writes the batch's
 entries, then inserted by the first as `tsvector` text: the same function in the same
-database, so the same words. Without a spare connection, the first computes them itself.
-A third connection keeps the search index's pending list short meanwhile (`_Cleaner`).
+database, so the same words. For a small batch, or without a spare connection, the first
+computes them itself. A third connection keeps the search index's pending list short
+meanwhile (`_Cleaner`). Small imports take neither spare connection.
 
 The thread shares the store's connection, and so its transaction: the store drains the
 queue before anything else touches the connection (`Store._conn`) and stops the thread
@@ -37,6 +38,8 @@ SEARCH_INSERT_MANY = (f"INSERT INTO entries_search(seq, words) SELECT r.seq, {_W
                       " FROM unnest(%b::bigint[], %b::text[]) AS r(seq, text)")
 CLEAN_PENDING = "SELECT gin_clean_pending_list('idx_entries_search'::regclass)"
 SPARE_WAIT = 0.5   # seconds to wait for a spare connection of the pool
+WORDS_APART_FROM = 32   # texts in a batch from which their words are computed apart
+CLEAN_FROM = 1000       # search rows an import writes before the index is kept clean apart
 
 
 def search_text(text: bytes | str) -> str:
@@ -92,11 +95,16 @@ class _Spare:
 
     def __init__(self, conn: Any, name: str):
         self._store_conn = conn    # postgres.Connection: whose pool lends the spare one
-        self.conn = conn.spare(SPARE_WAIT)
+        self.conn: Any = None
+        self._asked = False
         self._thread = ThreadPoolExecutor(1, thread_name_prefix=name)
 
     @property
     def usable(self) -> bool:
+        """Whether it has a working connection (asked of the pool when first needed)."""
+        if not self._asked:
+            self._asked = True
+            self.conn = self._store_conn.spare(SPARE_WAIT)
         return self.conn is not None and not self.conn.broken
 
     def submit(self, task: Callable[..., Any], *args: Any) -> Future:
@@ -135,10 +143,14 @@ class _Cleaner(_Spare):
     def __init__(self, conn: Any):
         super().__init__(conn, "arbor-gin-clean")
         self._running: Future | None = None
+        self._rows = 0
 
-    def poke(self) -> None:
-        """Clean now unless a cleaning is under way."""
-        if self.usable and (self._running is None or self._running.done()):
+    def wrote(self, rows: int) -> None:
+        """Search rows were inserted: clean unless a cleaning is under way (or the import
+        is small so far: it needs no third connection)."""
+        self._rows += rows
+        if self._rows >= CLEAN_FROM and (self._running is None or self._running.done()) \
+                and self.usable:
             self._running = self.submit(self._clean)
 
     def _clean(self) -> None:
@@ -177,7 +189,7 @@ class _Sender:
                 conn.execute(SEARCH_INSERT_MANY, (seqs, [search_text(text) for text in texts]))
             else:
                 conn.execute(SEARCH_INSERT_WORDS, (seqs, computed))
-            self._cleaner.poke()
+            self._cleaner.wrote(len(seqs))
         else:
             with conn.cursor() as cursor:
                 cursor.executemany(sql, params)
@@ -204,7 +216,8 @@ class CopyWriter(BulkWriter):
         if texts:
             seqs = [row[0] for row in texts]
             raw = [row[1] for row in texts]
-            words = self._words.of(raw) if self._words.usable else None
+            apart = len(raw) >= WORDS_APART_FROM and self._words.usable
+            words = self._words.of(raw) if apart else None
             statements.append((SEARCH_INSERT_MANY, (seqs, raw, words)))
             texts.clear()
         if usage:
