@@ -133,3 +133,29 @@ def test_the_first_page_of_sessions_is_read_through_an_index(tmp_path):
     assert "INDEX idx_external_sessions_activity" in plan
     assert "TEMP B-TREE" not in plan
     assert sql.endswith("LIMIT 100")
+
+
+def test_a_list_that_cannot_be_read_is_said_once(demo_db, monkeypatch):
+    """The first page is read before the first frame and the whole list after it: when the
+    list cannot be read, the app says so once (not once for each read) and goes on."""
+    import asyncio
+    import sqlite3
+
+    from conftest import open_fixed, settle
+    from core.store import Store
+    from tui.app import ArborApp
+
+    def fails(self, **_options):
+        raise sqlite3.DatabaseError("database disk image is malformed")
+
+    monkeypatch.setattr(Store, "list_sessions", fails)
+
+    async def go() -> None:
+        app = ArborApp(open_fixed(demo_db), poll_interval=None)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            said = [n.message for n in app._notifications if "could not be read" in n.message]
+            assert len(said) == 1 and "malformed" in said[0]
+            assert app.is_running
+
+    asyncio.run(go())

@@ -169,9 +169,8 @@ class ArborApp(HistoryActions, TreeActions, KeysInOrder[int]):
         try:
             first = self.store.list_sessions(include_archived=self.show_archived,
                                              limit=FIRST_PAGE)
-        except self.store.errors as error:
-            self._error(error)
-            return
+        except self.store.errors:
+            return   # (said once, by the worker that reads the whole list next)
         if first:   # (no rows: the worker tells an empty store from one all archived)
             self._sessions_loaded(first, 0, None, False, partial=len(first) == FIRST_PAGE,
                                   show=False)
