@@ -19,7 +19,7 @@ from core import open_store
 from core.importers import import_paths, state
 from core.importers import unchanged as unchanged_module
 from core.importers.files import AGENT_FOLDERS, FOLDER_SUFFIXES, agent_rule, scan
-from core.importers.unchanged import all_unchanged
+from core.importers.unchanged import look
 
 from test_import_robust import CC_FIXTURE, CODEX_FIXTURE, PI_FIXTURE
 
@@ -112,13 +112,13 @@ def test_a_quiet_import_of_a_grown_file_does_not_load_rich(tmp_path):
     assert not [m for m in grown["loaded"] if m.split(".")[0] in ("rich", "textual")]
 
 
-def test_all_unchanged_agrees_with_the_import_for_every_kind_of_change(tmp_path):
+def test_look_agrees_with_the_import_for_every_kind_of_change(tmp_path):
     logs = tmp_path / "logs"
     logs.mkdir()
     files = [Path(shutil.copy(source, logs / source.name))
              for source in (CC_FIXTURE, CODEX_FIXTURE, PI_FIXTURE)]
     db = tmp_path / "arbor.db"
-    assert all_unchanged(db, [logs]) is None          # no store yet
+    assert look(db, [logs]).unchanged is None          # no store yet
     store = open_store(db)
     try:
         import_paths(store, [logs])
@@ -126,8 +126,8 @@ def test_all_unchanged_agrees_with_the_import_for_every_kind_of_change(tmp_path)
         store.close()
 
     def both() -> tuple[int | None, list[str]]:
-        """all_unchanged, and the import's status of each file (in `files` order)."""
-        quick = all_unchanged(db, [logs])
+        """look(...).unchanged, and the import's status of each file (in `files` order)."""
+        quick = look(db, [logs]).unchanged
         with_store = open_store(db)
         try:
             status = {f.path: f.status for f in import_paths(with_store, [logs]).files}
@@ -162,7 +162,7 @@ def test_all_unchanged_agrees_with_the_import_for_every_kind_of_change(tmp_path)
     assert quick is None and statuses[1] == "imported"
     # a file that is not a log beside them is reported by the import: not "all unchanged"
     (logs / "notes.db").write_bytes(b"x")
-    assert all_unchanged(db, [logs]) is None
+    assert look(db, [logs]).unchanged is None
 
 
 def test_an_import_given_the_look_plans_as_one_that_looks_again(tmp_path):

@@ -12,7 +12,7 @@ every leaf becomes an internal session. A file is read from where its last impor
 long. Lines that cannot be read are skipped and reported with their line numbers.
 
 Names are imported on first use (PEP 562): `arbor import` over files that have not changed
-reads only `files.py` and `unchanged.py` (see `unchanged.all_unchanged`).
+reads only `files.py` and `unchanged.py` (see `unchanged.look`).
 """
 
 from __future__ import annotations

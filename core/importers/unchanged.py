@@ -98,8 +98,3 @@ def look(db_path: os.PathLike, paths: "Iterable[str | os.PathLike]") -> Look:
             return seen
     seen.unchanged = len(found)
     return seen
-
-
-def all_unchanged(db_path: os.PathLike, paths: "Iterable[str | os.PathLike]") -> int | None:
-    """`look(...).unchanged`: how many files `paths` hold when none changed, else None."""
-    return look(db_path, paths).unchanged
