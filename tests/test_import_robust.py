@@ -591,3 +591,26 @@ def test_ctrl_c_in_the_middle_of_a_file_keeps_what_was_committed_and_goes_on(sto
     again = only(import_paths(store, [big]))
     assert again.status == "imported" and again.entries_added == 7000 - kept
     assert again.sessions[0].entries_total == 7000
+
+
+def test_each_line_knows_where_the_next_read_starts(tmp_path, monkeypatch):
+    """`RawLine.end` (what the Claude Code reader records as consumed, instead of asking
+    the file's tell() on every line) is where the file stands after the line: with blank
+    lines, CRLF endings, a line over the length limit (skipped whole) and a torn last line."""
+    from core.importers import base
+
+    monkeypatch.setattr(base, "MAX_LINE_BYTES", 64)
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b'{"a": 1}\n\n  \n{"b": 2}\r\n' + b'{"long": "' + b"x" * 200 + b'"}\n'
+                     + b'{"c": 3}\n{"torn": ')
+    with open(path, "rb") as handle:
+        seen = []
+        for raw in base.iter_lines(handle):
+            seen.append((raw.number, raw.end, handle.tell()))
+    assert [number for number, _end, _tell in seen] == [1, 4, 5, 6, 7]
+    assert all(end == tell for _number, end, tell in seen)
+    assert seen[-1][1] == path.stat().st_size
+    with open(path, "rb") as handle:   # from an offset, as a resumed read starts
+        handle.seek(9)
+        ends = [(raw.end, handle.tell()) for raw in base.iter_lines(handle, 9, 2)]
+    assert ends and all(end == tell for end, tell in ends)

@@ -218,6 +218,8 @@ class RawLine:
     offset: int      # byte offset of the line's start
     data: bytes      # without the line ending
     complete: bool   # ended with a newline (False: the last line of a file still being written)
+    end: int = 0     # byte offset just past the line (where the next read starts: the file's
+    #                  tell(), which costs a system call that lets the writer thread in)
 
 
 def iter_lines(handle, start_offset: int = 0, start_number: int = 1) -> Iterator[RawLine]:
@@ -240,7 +242,7 @@ def iter_lines(handle, start_offset: int = 0, start_number: int = 1) -> Iterator
                 rest += len(more)
                 if not more or more.endswith(b"\n"):
                     break
-            yield RawLine(number, offset, b"", False)
+            yield RawLine(number, offset, b"", False, offset + rest)
             offset += rest
             continue
         line_start = offset
@@ -248,7 +250,7 @@ def iter_lines(handle, start_offset: int = 0, start_number: int = 1) -> Iterator
         stripped = data.rstrip(b"\r\n")
         if not stripped or stripped.isspace():
             continue
-        yield RawLine(number, line_start, stripped, complete)
+        yield RawLine(number, line_start, stripped, complete, offset)
 
 
 # A line that is not valid UTF-8 is read with U+FFFD in place of the bytes that are not;

@@ -176,7 +176,6 @@ class _Import:
         pacer = self.pacer
         with open(self.path, "rb", buffering=READ_BUFFER) as handle:
             handle.seek(self.start_offset)
-            tell = handle.tell
             number = self.start_line
             for raw in iter_lines(handle, self.start_offset, self.start_line + 1):
                 number = raw.number
@@ -193,13 +192,13 @@ class _Import:
                     except LineError as error:
                         if raw.complete:
                             result.skip(number, str(error))
-                            self.consumed, self.consumed_line = tell(), number
+                            self.consumed, self.consumed_line = raw.end, number
                         else:
                             # a torn last line: left for the next read, when it is whole
                             result.skip(number, str(error))
                         continue
                 handle_line(d, number, raw.offset, data)
-                self.consumed, self.consumed_line = tell(), number
+                self.consumed, self.consumed_line = raw.end, number
                 if pacer is not None and pacer.due():
                     self._commit_point(number)
             result.lines = number
