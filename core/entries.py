@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import Any
+
+from .values import Record
+
+TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
+if TYPE_CHECKING:
+    from typing import Any
 
 # Entry types of the Go session package (and pi); any other type is kept as given.
 SESSION = "session"
@@ -33,10 +37,11 @@ TOOL_RESULT_BLOCKS = frozenset({"toolResult", "tool_result", "function_call_outp
 FTS_TEXT_LIMIT = 64 * 1024
 
 
-@dataclass(slots=True)
-class Entry:
+class Entry(Record):
     """One stored entry of a session's tree (a row of `entries`)."""
 
+    __slots__ = _fields = ("seq", "id", "external_session_id", "parent_seq", "type", "timestamp",
+                           "depth", "chain", "msg_index", "role", "data", "parent_id")
     seq: int
     id: str
     external_session_id: int
@@ -47,8 +52,25 @@ class Entry:
     chain: int
     msg_index: int
     role: str | None
-    data: dict[str, Any] = field(default_factory=dict)
-    parent_id: str | None = None
+    data: dict[str, Any]
+    parent_id: str | None
+
+    def __init__(self, seq: int, id: str, external_session_id: int, parent_seq: int | None,
+                 type: str, timestamp: str, depth: int, chain: int, msg_index: int,
+                 role: str | None, data: dict[str, Any] | None = None,
+                 parent_id: str | None = None):
+        self.seq = seq
+        self.id = id
+        self.external_session_id = external_session_id
+        self.parent_seq = parent_seq
+        self.type = type
+        self.timestamp = timestamp
+        self.depth = depth
+        self.chain = chain
+        self.msg_index = msg_index
+        self.role = role
+        self.data = {} if data is None else data
+        self.parent_id = parent_id
 
     @property
     def message(self) -> dict[str, Any] | None:

@@ -10,9 +10,12 @@ stack already is."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from .errors import NestedTooDeeply
+
+TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
+if TYPE_CHECKING:
+    from typing import Any
 
 try:  # declared, but the import still works without it
     import orjson as _orjson

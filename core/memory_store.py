@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .clock import Clock, parse, to_text, utc_now
+from .clock import parse, to_text, utc_now
 from .entries import (BRANCH_SUMMARY, COMPACTION, CUSTOM, LABEL, MESSAGE, MODEL_CHANGE,
                       SESSION_INFO, THINKING_LEVEL_CHANGE, Entry, role_of)
 from .errors import ArborError, NotFound
 from .ids import generate_id
 from .replay import ReplayState, replay_entries
 from .session_types import CompactionEntry, Header
+
+if TYPE_CHECKING:
+    from .clock import Clock
 
 CURRENT_VERSION = 3
 

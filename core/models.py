@@ -11,11 +11,14 @@ from __future__ import annotations
 import copy
 import os
 from collections.abc import MutableSequence
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable, Iterable
 
 from .clock import parse, to_text, utc_now
+from .values import Record
+
+TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable
 
 
 class LazyHistory(MutableSequence):
@@ -75,28 +78,57 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-@dataclass
-class ExternalSession:
+class ExternalSession(Record):
     """A session as the user sees it in the list (one log, or one agent's session)."""
 
-    id: int | None = None
-    user_id: int = 0
-    session_name: str = ""
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
-    is_active: bool = True
-    internal_session_ids: list[str] = field(default_factory=list)
-    current_internal_session_id: str | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-    branch_count: int = 0
-    total_checkpoints: int = 0
+    _fields = ("id", "user_id", "session_name", "created_at", "updated_at", "is_active",
+               "internal_session_ids", "current_internal_session_id", "metadata",
+               "branch_count", "total_checkpoints", "uid", "cwd", "source", "kind",
+               "parent_session", "message_count")
+    id: int | None
+    user_id: int
+    session_name: str
+    created_at: datetime | None
+    updated_at: datetime | None
+    is_active: bool
+    internal_session_ids: list[str]
+    current_internal_session_id: str | None
+    metadata: dict[str, Any]
+    branch_count: int
+    total_checkpoints: int
     # arbor's own fields
-    uid: str = ""
-    cwd: str = ""
-    source: str = "arbor"
-    kind: str = "session"
-    parent_session: str | None = None
-    message_count: int = 0
+    uid: str
+    cwd: str
+    source: str
+    kind: str
+    parent_session: str | None
+    message_count: int
+
+    def __init__(self, id: int | None = None, user_id: int = 0, session_name: str = "",
+                 created_at: datetime | None = None, updated_at: datetime | None = None,
+                 is_active: bool = True, internal_session_ids: list[str] | None = None,
+                 current_internal_session_id: str | None = None,
+                 metadata: dict[str, Any] | None = None, branch_count: int = 0,
+                 total_checkpoints: int = 0, uid: str = "", cwd: str = "", source: str = "arbor",
+                 kind: str = "session", parent_session: str | None = None,
+                 message_count: int = 0):
+        self.id = id
+        self.user_id = user_id
+        self.session_name = session_name
+        self.created_at = created_at
+        self.updated_at = updated_at
+        self.is_active = is_active
+        self.internal_session_ids = [] if internal_session_ids is None else internal_session_ids
+        self.current_internal_session_id = current_internal_session_id
+        self.metadata = {} if metadata is None else metadata
+        self.branch_count = branch_count
+        self.total_checkpoints = total_checkpoints
+        self.uid = uid
+        self.cwd = cwd
+        self.source = source
+        self.kind = kind
+        self.parent_session = parent_session
+        self.message_count = message_count
 
     def add_internal_session(self, session_id: str, is_branch: bool = False) -> None:
         if session_id in self.internal_session_ids:
@@ -182,24 +214,48 @@ class ExternalSession:
         )
 
 
-@dataclass
-class Checkpoint:
+class Checkpoint(Record):
     """A named tag on an entry, with a snapshot of the session state."""
 
-    id: int | None = None
-    internal_session_id: int | None = None
-    checkpoint_name: str = ""
-    session_state: dict[str, Any] = field(default_factory=dict)
-    conversation_history: MutableSequence = field(default_factory=LazyHistory)
-    is_auto: bool = False
-    created_at: datetime | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-    tool_invocations: list[dict[str, Any]] = field(default_factory=list)
+    _fields = ("id", "internal_session_id", "checkpoint_name", "session_state",
+               "conversation_history", "is_auto", "created_at", "metadata", "tool_invocations",
+               "external_session_id", "entry_seq", "entry_id", "is_hidden")
+    id: int | None
+    internal_session_id: int | None
+    checkpoint_name: str
+    session_state: dict[str, Any]
+    conversation_history: MutableSequence
+    is_auto: bool
+    created_at: datetime | None
+    metadata: dict[str, Any]
+    tool_invocations: list[dict[str, Any]]
     # arbor's own fields: the entry this checkpoint tags
-    external_session_id: int | None = None
-    entry_seq: int | None = None
-    entry_id: str | None = None
-    is_hidden: bool = False   # hidden by the user (an undone checkpoint), never deleted
+    external_session_id: int | None
+    entry_seq: int | None
+    entry_id: str | None
+    is_hidden: bool   # hidden by the user (an undone checkpoint), never deleted
+
+    def __init__(self, id: int | None = None, internal_session_id: int | None = None,
+                 checkpoint_name: str = "", session_state: dict[str, Any] | None = None,
+                 conversation_history: MutableSequence | None = None, is_auto: bool = False,
+                 created_at: datetime | None = None, metadata: dict[str, Any] | None = None,
+                 tool_invocations: list[dict[str, Any]] | None = None,
+                 external_session_id: int | None = None, entry_seq: int | None = None,
+                 entry_id: str | None = None, is_hidden: bool = False):
+        self.id = id
+        self.internal_session_id = internal_session_id
+        self.checkpoint_name = checkpoint_name
+        self.session_state = {} if session_state is None else session_state
+        self.conversation_history = (LazyHistory() if conversation_history is None
+                                     else conversation_history)
+        self.is_auto = is_auto
+        self.created_at = created_at
+        self.metadata = {} if metadata is None else metadata
+        self.tool_invocations = [] if tool_invocations is None else tool_invocations
+        self.external_session_id = external_session_id
+        self.entry_seq = entry_seq
+        self.entry_id = entry_id
+        self.is_hidden = is_hidden
 
     @property
     def name(self) -> str:
@@ -239,35 +295,68 @@ class Checkpoint:
         )
 
 
-@dataclass
-class InternalSession:
+class InternalSession(Record):
     """A branch of a session: a named head entry."""
 
-    id: int | None = None
-    external_session_id: int = 0
-    langgraph_session_id: str = ""
-    session_state: dict[str, Any] = field(default_factory=dict)
-    conversation_history: MutableSequence = field(default_factory=LazyHistory)
-    created_at: datetime | None = None
-    is_current: bool = True
-    checkpoint_count: int = 0
-    parent_session_id: int | None = None
-    branch_point_checkpoint_id: int | None = None
-    tool_invocation_count: int = 0
-    metadata: dict[str, Any] = field(default_factory=dict)
+    _fields = ("id", "external_session_id", "langgraph_session_id", "session_state",
+               "conversation_history", "created_at", "is_current", "checkpoint_count",
+               "parent_session_id", "branch_point_checkpoint_id", "tool_invocation_count",
+               "metadata", "name", "head_seq", "head_id", "fork_seq", "fork_id",
+               "message_count", "updated_at", "is_hidden")
+    id: int | None
+    external_session_id: int
+    langgraph_session_id: str
+    session_state: dict[str, Any]
+    conversation_history: MutableSequence
+    created_at: datetime | None
+    is_current: bool
+    checkpoint_count: int
+    parent_session_id: int | None
+    branch_point_checkpoint_id: int | None
+    tool_invocation_count: int
+    metadata: dict[str, Any]
     # arbor's own fields: where the branch forked and where its head is
-    name: str = ""
-    head_seq: int | None = None
-    head_id: str | None = None
-    fork_seq: int | None = None
-    fork_id: str | None = None
-    message_count: int = 0
-    updated_at: datetime | None = None
-    is_hidden: bool = False   # hidden by the user (shown with the archived), never deleted
+    name: str
+    head_seq: int | None
+    head_id: str | None
+    fork_seq: int | None
+    fork_id: str | None
+    message_count: int
+    updated_at: datetime | None
+    is_hidden: bool   # hidden by the user (shown with the archived), never deleted
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.conversation_history, LazyHistory):
-            self.conversation_history = LazyHistory(items=self.conversation_history)
+    def __init__(self, id: int | None = None, external_session_id: int = 0,
+                 langgraph_session_id: str = "", session_state: dict[str, Any] | None = None,
+                 conversation_history: MutableSequence | None = None,
+                 created_at: datetime | None = None, is_current: bool = True,
+                 checkpoint_count: int = 0, parent_session_id: int | None = None,
+                 branch_point_checkpoint_id: int | None = None, tool_invocation_count: int = 0,
+                 metadata: dict[str, Any] | None = None, name: str = "",
+                 head_seq: int | None = None, head_id: str | None = None,
+                 fork_seq: int | None = None, fork_id: str | None = None, message_count: int = 0,
+                 updated_at: datetime | None = None, is_hidden: bool = False):
+        self.id = id
+        self.external_session_id = external_session_id
+        self.langgraph_session_id = langgraph_session_id
+        self.session_state = {} if session_state is None else session_state
+        self.conversation_history = (conversation_history
+                                     if isinstance(conversation_history, LazyHistory)
+                                     else LazyHistory(items=conversation_history))
+        self.created_at = created_at
+        self.is_current = is_current
+        self.checkpoint_count = checkpoint_count
+        self.parent_session_id = parent_session_id
+        self.branch_point_checkpoint_id = branch_point_checkpoint_id
+        self.tool_invocation_count = tool_invocation_count
+        self.metadata = {} if metadata is None else metadata
+        self.name = name
+        self.head_seq = head_seq
+        self.head_id = head_id
+        self.fork_seq = fork_seq
+        self.fork_id = fork_id
+        self.message_count = message_count
+        self.updated_at = updated_at
+        self.is_hidden = is_hidden
 
     def add_message(self, role: str, content: Any, **kwargs: Any) -> None:
         message = {"role": role, "content": content, "timestamp": to_text(None)}

@@ -26,15 +26,19 @@ from __future__ import annotations
 
 import fnmatch
 import functools
-import hashlib
 import json
 import os
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
+from .digests import blake2b
 from .errors import ArborError
+from .values import Frozen
+
+TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
+if TYPE_CHECKING:
+    from typing import Any
 
 TYPE_CHECKING = False   # (decimal is imported with the table: pricing from kept cards needs
 if TYPE_CHECKING:       # neither)
@@ -111,41 +115,11 @@ def basis(path: Path | None = None, data: bytes | None = None) -> int:
     Stored beside every computed cost, so costs made with other prices are found and redone."""
     if data is None:
         data = _overrides_bytes(path if path is not None else overrides_path())
-    digest = hashlib.blake2b(table_version().encode() + b"\0" + data, digest_size=7).digest()
+    digest = blake2b(table_version().encode() + b"\0" + data, digest_size=7).digest()
     return int.from_bytes(digest, "big") or 1
 
 
-class _Frozen:
-    """A value of named fields that cannot be changed, equal to another of the same fields
-    (what `@dataclass(frozen=True, slots=True)` makes; written out because an import that
-    prices from kept cards loads these classes, and each dataclass costs ~0.6 ms to make)."""
-
-    __slots__ = ()
-    _fields: tuple[str, ...] = ()
-
-    def _values(self) -> tuple:
-        return tuple(getattr(self, name) for name in self._fields)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() == other._values()   # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
-        return f"{self.__class__.__name__}({shown})"
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r}")
-
-
-class Rates(_Frozen):
+class Rates(Frozen):
     """USD per token of each kind, and per request, within one price tier."""
 
     __slots__ = _fields = ("input", "cache_write", "cache_write_1h", "cache_read", "output",
@@ -165,7 +139,7 @@ class Rates(_Frozen):
             object.__setattr__(self, name, value)
 
 
-class PriceCard(_Frozen):
+class PriceCard(Frozen):
     """The rates of one model in one price period: `tiers[i]` applies when a request's input
     is above `starts[i]` (starts[0] is -1: the base rates)."""
 

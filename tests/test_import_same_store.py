@@ -6,6 +6,7 @@ real-shaped tree (bench/claude_tree.py) plus the fixtures of every log format.""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 import sys
@@ -115,3 +116,50 @@ def test_batches_handed_over_early_or_late_give_the_same_store(home, tmp_path, m
     monkeypatch.setattr(writer_module.EntryWriter, "EARLY", 10 ** 9)
     late = import_home(home, tmp_path / "late.db")
     assert early == late
+
+
+def _grown_store(home: Path, db: Path, monkeypatch, *, inline_below: int) -> tuple[dict, int]:
+    """The active session imported, grown by 10 lines and imported again: (the store, how
+    many bulk writers the second import started)."""
+    from core.importers import claude_code
+    from core.store import sqlite_bulk
+
+    sessions = sorted((home / ".claude" / "projects").rglob("*.jsonl"),
+                      key=lambda p: p.stat().st_size)
+    work = db.parent / "grown"   # (the same path for both stores: it is in the metadata)
+    target = work / sessions[-1].relative_to(home)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(sessions[-1], target)
+    os.utime(target, ns=(1_700_000_000 * 10**9,) * 2)   # (lines without a time take the file's)
+    with open_store(db) as store:
+        assert [f.status for f in import_paths(store, [target]).files] == ["imported"]
+    claude_tree.append_lines(target, 10, seed=5)
+    os.utime(target, ns=(1_700_000_100 * 10**9,) * 2)
+    started = []
+    real_init = sqlite_bulk.BulkWriter.__init__
+
+    def counting(self, *args, **kwargs):
+        started.append(self)
+        real_init(self, *args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(sqlite_bulk.BulkWriter, "__init__", counting)
+        patch.setattr(claude_code, "INLINE_BELOW", inline_below)
+        with open_store(db) as store:
+            report = import_paths(store, [target])
+    assert [f.status for f in report.files] == ["imported"]
+    assert report.files[0].entries_added > 0
+    return dump(db), len(started)
+
+
+def test_appended_lines_written_inline_give_the_bulk_writers_store(home, tmp_path, monkeypatch,
+                                                                   unpaced):
+    """A few lines appended to a session are written inline (no bulk writer thread for
+    them: issue 11); the store is the one the bulk writer makes of them, row for row."""
+    inline, inline_writers = _grown_store(home, tmp_path / "inline.db", monkeypatch,
+                                          inline_below=1 << 20)
+    bulk, bulk_writers = _grown_store(home, tmp_path / "bulk.db", monkeypatch, inline_below=0)
+    assert (inline_writers, bulk_writers) == (0, 1)
+    assert inline.keys() == bulk.keys()
+    for table in inline:
+        assert inline[table] == bulk[table], table

@@ -16,18 +16,29 @@ from tests import usage_files as uf
 
 REPO = Path(__file__).resolve().parent.parent
 
-# Not needed to import appended lines of a known file: each was loaded by such a run before.
+# Not needed to import appended lines of a known file: each was loaded by such a run before
+# (typing by most of the store's and importers' modules for their annotations, hashlib (and
+# so OpenSSL) for the file's head and tail digests, base64 for lines that are not UTF-8,
+# the bulk writer's thread and queue for the ten rows).
 NOT_FOR_AN_APPEND = ("genai_prices", "pydantic", "importlib.metadata", "decimal", "secrets",
-                     "core.session_types", "core.replay", "core.sqlite_probe", "rich", "textual")
+                     "core.session_types", "core.replay", "core.sqlite_probe", "rich", "textual",
+                     "typing", "hashlib", "base64", "queue", "core.store.sqlite_bulk")
 
 LOADED_RUN = r"""
 import sys
 from tui.cli import main
 code = main(sys.argv[2:])
 modules = sorted(sys.modules)   # (before this script loads json to write them)
+# arbor's classes made by @dataclass in the modules the run loaded (each costs ~0.5 ms to
+# make; orjson loads the `dataclasses` module itself, so its presence tells nothing)
+made = sorted(f"{name}.{value.__qualname__}" for name, module in list(sys.modules.items())
+              if name.split(".")[0] in ("core", "tui")
+              for value in list(vars(module).values())
+              if isinstance(value, type) and value.__module__ == name
+              and "__dataclass_fields__" in value.__dict__)
 import json
 with open(sys.argv[1], "w") as f:
-    json.dump({"code": code, "modules": modules}, f)
+    json.dump({"code": code, "modules": modules, "dataclasses": made}, f)
 """
 
 
@@ -48,6 +59,16 @@ def _import(tmp_path: Path, home: Path, db: Path) -> set[str]:
     return set(_run(tmp_path, home, db, LOADED_RUN)["modules"])
 
 
+def _append_to(session: Path, number: int) -> None:
+    """Two lines more in a session: a question and a priced answer."""
+    last = json.loads(session.read_text().splitlines()[-1])
+    lines = [uf._user(f"n{number}-q", last["uuid"], "2025-10-02T11:00:00.000Z", "one more thing"),
+             uf._assistant(f"n{number}", f"n{number}-q", "2025-10-02T11:00:01.000Z",
+                           f"msg_n{number}", f"req_n{number}", uf._usage(9, 333, 700, 9000))]
+    with open(session, "a") as handle:
+        handle.write("".join(json.dumps(line) + "\n" for line in lines))
+
+
 def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
     return sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in names))
 
@@ -57,15 +78,24 @@ def test_an_import_of_appended_lines_loads_only_what_it_needs(tmp_path):
     session = uf.claude_session(home / ".claude" / "projects" / "-work-usage-demo")
     db = tmp_path / "arbor.db"
     _import(tmp_path, home, db)
-    last = json.loads(session.read_text().splitlines()[-1])
-    lines = [uf._user("n1-q", last["uuid"], "2025-10-02T11:00:00.000Z", "one more thing"),
-             uf._assistant("n1", "n1-q", "2025-10-02T11:00:01.000Z", "msg_n1", "req_n1",
-                           uf._usage(9, 333, 700, 9000))]
-    with open(session, "a") as handle:
-        handle.write("".join(json.dumps(line) + "\n" for line in lines))
+    _append_to(session, 1)
     modules = _import(tmp_path, home, db)
     assert "core.importers.claude_code" in modules, "the grown file was read"
     assert _loaded(modules, NOT_FOR_AN_APPEND) == []
+
+
+def test_an_import_of_appended_lines_makes_no_dataclass(tmp_path):
+    """The value classes an append loads (the store's rows, the import's report and
+    records, usage) are written out (core/values.py): ~23 classes made by @dataclass were
+    ~10 ms of such an import's start."""
+    home = tmp_path / "home"
+    session = uf.claude_session(home / ".claude" / "projects" / "-work-usage-demo")
+    db = tmp_path / "arbor.db"
+    _import(tmp_path, home, db)
+    _append_to(session, 1)
+    run = _run(tmp_path, home, db, LOADED_RUN)
+    assert "core.importers.claude_code" in run["modules"], "the grown file was read"
+    assert run["dataclasses"] == []
 
 
 # Runs `arbor import` counting the folder walks and the reads of every import record.

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from core import values
 from core.entries import block_type
 
 HIDDEN_NOTE = "∴ thinking hidden (H shows it)"
@@ -33,4 +34,4 @@ def without_thinking(item):
         kept = [{"type": "text", "text": HIDDEN_NOTE}]
     data = dict(entry.data)
     data["message"] = {**message, "content": kept}
-    return replace(item, entry=replace(entry, data=data))
+    return replace(item, entry=values.replace(entry, data=data))

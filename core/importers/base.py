@@ -7,21 +7,23 @@ with its line number instead of stopping the import.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import os
 import re
 import time
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator
 
 from ..clock import parse as parse_time
+from ..digests import sha1
 from ..fastjson import loads as fast_loads
 from ..fastjson import nested_deeper_than
+from ..values import Frozen, Record
 from .files import path_key, real_folder  # noqa: F401 - where they were
+
+TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterator
 
 # One line may be large (real Claude Code lines of many megabytes occur), but not unbounded.
 MAX_LINE_BYTES = 256 * 1024 * 1024
@@ -33,47 +35,79 @@ HEAD_BYTES = 4096
 MAX_JSON_DEPTH = 200
 
 
-@dataclass(frozen=True, slots=True)
-class Skipped:
+class Skipped(Frozen):
     """A line (or record) that was not imported, and why."""
 
+    __slots__ = _fields = ("path", "line", "reason")
     path: str
     line: int | None
     reason: str
+
+    def __init__(self, path: str, line: int | None, reason: str):
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "line", line)
+        object.__setattr__(self, "reason", reason)
 
     def where(self) -> str:
         return f"{self.path}:{self.line}" if self.line is not None else self.path
 
 
-@dataclass
-class SessionResult:
+class SessionResult(Record):
     """A session an import wrote to or found unchanged: what was added, what it holds."""
 
+    _fields = ("uid", "name", "source", "created", "entries_added", "messages_added",
+               "branches_added", "entries_total", "branches_total")
     uid: str
     name: str
     source: str
     created: bool
-    entries_added: int = 0
-    messages_added: int = 0
-    branches_added: int = 0
-    entries_total: int = 0
-    branches_total: int = 0
+    entries_added: int
+    messages_added: int
+    branches_added: int
+    entries_total: int
+    branches_total: int
+
+    def __init__(self, uid: str, name: str, source: str, created: bool, entries_added: int = 0,
+                 messages_added: int = 0, branches_added: int = 0, entries_total: int = 0,
+                 branches_total: int = 0):
+        self.uid = uid
+        self.name = name
+        self.source = source
+        self.created = created
+        self.entries_added = entries_added
+        self.messages_added = messages_added
+        self.branches_added = branches_added
+        self.entries_total = entries_total
+        self.branches_total = branches_total
 
 
-@dataclass
-class FileResult:
+class FileResult(Record):
     """What happened to one path."""
 
+    _fields = ("path", "format", "status", "lines", "sessions", "skipped", "duplicates", "error")
     path: str
-    format: str | None = None
+    format: str | None
     # imported | unchanged | not-a-log | skipped (left alone on purpose: an arbor store,
     # SQLite's -wal/-shm/-journal, a pipe or socket) | unreadable | failed
-    status: str = "imported"
-    lines: int = 0
-    sessions: list[SessionResult] = field(default_factory=list)
-    skipped: list[Skipped] = field(default_factory=list)
-    duplicates: int = 0
-    error: str | None = None
+    status: str
+    lines: int
+    sessions: list[SessionResult]
+    skipped: list[Skipped]
+    duplicates: int
+    error: str | None
+
+    def __init__(self, path: str, format: str | None = None, status: str = "imported",
+                 lines: int = 0, sessions: list[SessionResult] | None = None,
+                 skipped: list[Skipped] | None = None, duplicates: int = 0,
+                 error: str | None = None):
+        self.path = path
+        self.format = format
+        self.status = status
+        self.lines = lines
+        self.sessions = [] if sessions is None else sessions
+        self.skipped = [] if skipped is None else skipped
+        self.duplicates = duplicates
+        self.error = error
 
     @property
     def sessions_added(self) -> int:
@@ -103,12 +137,16 @@ class FileResult:
         self.skipped.append(Skipped(self.path, line, reason))
 
 
-@dataclass
-class ImportReport:
+class ImportReport(Record):
     """What an import of some paths did: a FileResult a file, and how long it took."""
 
-    files: list[FileResult] = field(default_factory=list)
-    seconds: float = 0.0
+    _fields = ("files", "seconds")
+    files: list[FileResult]
+    seconds: float
+
+    def __init__(self, files: list[FileResult] | None = None, seconds: float = 0.0):
+        self.files = [] if files is None else files
+        self.seconds = seconds
 
     @property
     def sessions_added(self) -> int:
@@ -174,19 +212,30 @@ class ImportReport:
         return " ".join(parts)
 
 
-@dataclass(frozen=True, slots=True)
-class Progress:
+class Progress(Frozen):
     """One progress update: which file, how far (bytes), how many files in all."""
 
+    __slots__ = _fields = ("path", "file_index", "file_count", "done", "total", "phase")
     path: str
     file_index: int
     file_count: int
     done: int
     total: int
-    phase: str = "reading"
+    phase: str
+
+    def __init__(self, path: str, file_index: int, file_count: int, done: int, total: int,
+                 phase: str = "reading"):
+        setattr_ = object.__setattr__
+        setattr_(self, "path", path)
+        setattr_(self, "file_index", file_index)
+        setattr_(self, "file_count", file_count)
+        setattr_(self, "done", done)
+        setattr_(self, "total", total)
+        setattr_(self, "phase", phase)
 
 
-ProgressCallback = Callable[[Progress], None]
+if TYPE_CHECKING:
+    ProgressCallback = Callable[[Progress], None]
 
 
 class ProgressTicker:
@@ -210,16 +259,22 @@ class ProgressTicker:
 
 
 # ----------------------------------------------------------------------------- lines
-@dataclass(slots=True)
-class RawLine:
+class RawLine(Record):
     """One line of a log as read: its number, where it starts, and its bytes."""
 
+    __slots__ = _fields = ("number", "offset", "data", "complete")
     number: int      # 1-based
     offset: int      # byte offset of the line's start
     data: bytes      # without the line ending
     complete: bool   # ended with a newline (False: the last line of a file still being written)
     end: int = 0     # byte offset just past the line (where the next read starts: the file's
     #                  tell(), which costs a system call that lets the writer thread in)
+
+    def __init__(self, number: int, offset: int, data: bytes, complete: bool):
+        self.number = number
+        self.offset = offset
+        self.data = data
+        self.complete = complete
 
 
 def iter_lines(handle, start_offset: int = 0, start_number: int = 1) -> Iterator[RawLine]:
@@ -263,6 +318,8 @@ def raw_lines_of(data: dict[str, Any]) -> list[bytes]:
     """The original bytes of the lines not valid UTF-8 that an entry's data holds (each
     importer keeps a line's leftover fields in its own place: at the top, under "claude",
     under "codex" with the lines folded into it), in the order they are found."""
+    from base64 import b64decode
+
     out = []
     stack: list[Any] = [data]
     while stack:
@@ -270,7 +327,7 @@ def raw_lines_of(data: dict[str, Any]) -> list[bytes]:
         if isinstance(value, dict):
             raw = value.get(RAW_LINE_KEY)
             if isinstance(raw, str):
-                out.append(base64.b64decode(raw))
+                out.append(b64decode(raw))
             stack.extend(reversed([v for v in value.values() if isinstance(v, (dict, list))]))
         elif isinstance(value, list):
             stack.extend(reversed([v for v in value if isinstance(v, (dict, list))]))
@@ -319,7 +376,9 @@ def parse_line(raw: RawLine) -> dict[str, Any]:
         except ValueError:
             raise LineError("not JSON (binary data)") from None
         if isinstance(value, dict):
-            value[RAW_LINE_KEY] = base64.b64encode(raw.data).decode("ascii")
+            from base64 import b64encode   # (a line not UTF-8 is rare: ~1 ms of start-up)
+
+            value[RAW_LINE_KEY] = b64encode(raw.data).decode("ascii")
     except RecursionError:
         raise LineError("JSON nested too deeply") from None
     except ValueError as error:
@@ -436,11 +495,11 @@ def epoch_ms(moment: datetime | str | None) -> int | None:
 # ----------------------------------------------------------------------- fingerprints
 def file_head_hash(path: Path) -> str:
     with open(path, "rb") as handle:
-        return hashlib.sha1(handle.read(HEAD_BYTES)).hexdigest()
+        return sha1(handle.read(HEAD_BYTES)).hexdigest()
 
 
 def short_hash(text: str, length: int = 10) -> str:
-    return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()[:length]
+    return sha1(text.encode("utf-8", "replace")).hexdigest()[:length]
 
 
 # ------------------------------------------------------------------------- naming

@@ -46,16 +46,19 @@ import math
 import re
 from array import array
 from pathlib import Path
-from typing import Any
 
 from ..entries import COMPACTION, MESSAGE, SESSION_INFO, block_type, content_text
 from .base import (READ_BUFFER, SHAPE_ERRORS, Clockwork, FileResult, LineError, ProgressTicker,
                    RawLine, file_mtime, iter_lines, nested_too_deeply, odd_shape, parse_line,
                    short_hash, title_from_text)
 from ..fastjson import loads_common
-from .session import SessionTarget, StoredIds, first_text_title
+from .session import INLINE_BELOW, SessionTarget, StoredIds, first_text_title
 from .state import Pacer
 from .tree import sync_branches, sync_new_branches
+
+TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
+if TYPE_CHECKING:
+    from typing import Any
 
 FORMAT = "claude_code"
 
@@ -626,7 +629,8 @@ class _Import:
                 self.store, uid=uid, name=self.path.stem, source=FORMAT, cwd=self.cwd,
                 metadata=metadata, created_at=self.clock.first or self.fallback, kind=kind,
                 parent_session=parent, spawn_ref=spawn_ref, remember_new=False,
-                ids_on_demand=resuming)
+                ids_on_demand=resuming,
+                background=not resuming or self.ticker.total - self.start_offset >= INLINE_BELOW)
         return self.target
 
     def _identity(self) -> tuple[str, str, str | None]:

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 from datetime import datetime
-from typing import Any
 
 from ..entries import MESSAGE, tool_call_count
 from .base import SessionResult, title_from_text
+
+TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
+if TYPE_CHECKING:
+    from typing import Any
 
 
 # Set by the import driver for formats that cannot resume from an offset (Codex, pi): their
@@ -20,6 +23,11 @@ from .base import SessionResult, title_from_text
 # out; an interrupted import of such a file is read again from its start next time, where
 # the entries' ids make it add only what is missing.
 PACING: ContextVar[Any] = ContextVar("arbor_import_pacing", default=None)
+
+# A resumed read of fewer bytes than this (a log that grew by a few lines) writes its
+# entries inline: the bulk writer's thread, its larger page cache (set, then shrunk back)
+# and its module cost more than the few rows it would write (~8 ms of a 60 ms import).
+INLINE_BELOW = 1 << 20
 
 
 class StoredIds:
@@ -61,9 +69,11 @@ class SessionTarget:
                  metadata: dict[str, Any] | None = None, created_at: datetime | None = None,
                  kind: str = "session", parent_session: str | None = None,
                  spawn_ref: str | None = None, remember_new: bool = True,
-                 ids_on_demand: bool = False):
+                 ids_on_demand: bool = False, background: bool = True):
         # remember_new=False: the importer keeps its own node -> seq map, so new entry ids
         # are not kept here (saves memory on large files); existing ids still are.
+        # background=False: entries are written inline, not by the bulk writer's thread
+        # (for a small read, see INLINE_BELOW); the rows are the same.
         self.known: dict[str, int] | StoredIds
         self.remember_new = remember_new
         self.store = store
@@ -88,7 +98,7 @@ class SessionTarget:
         self.uid = uid
         self.source = source
         self.spawns: list[tuple[str, int]] = []
-        self.writer = store.writer(self.id, background=True)
+        self.writer = store.writer(self.id, background=background)
         self.result = SessionResult(uid=uid, name=name, source=source, created=created)
         self.tool_calls = 0
 

@@ -54,13 +54,16 @@ read whole, in one transaction.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
-from dataclasses import dataclass, field
-from typing import Any
 
+from ..digests import sha1
 from ..fastjson import dumps, loads
+from ..values import Frozen, Record
+
+TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
+if TYPE_CHECKING:
+    from typing import Any
 
 HEAD_BYTES = 4096
 TAIL_BYTES = 1024
@@ -70,27 +73,48 @@ STATE_VERSION = 1
 UNCHANGED, RESUME, FROM_START = "unchanged", "resume", "from-start"
 
 
-@dataclass
-class FileState:
+class FileState(Record):
     """The record of a file's import: where it stopped and what the file was then."""
 
+    _fields = ("format", "offset", "line", "tail", "head", "head_len", "size", "mtime_ns",
+               "inode", "device", "complete", "sessions", "lines", "version")
     format: str
-    offset: int = 0
-    line: int = 0
-    tail: str = ""
-    head: str = ""
-    head_len: int = 0
-    size: int = 0
-    mtime_ns: int = 0
-    inode: int = 0
-    device: int = 0
-    complete: bool = False
-    sessions: list[str] = field(default_factory=list)
-    lines: int = 0
-    version: int = STATE_VERSION
+    offset: int
+    line: int
+    tail: str
+    head: str
+    head_len: int
+    size: int
+    mtime_ns: int
+    inode: int
+    device: int
+    complete: bool
+    sessions: list[str]
+    lines: int
+    version: int
+
+    def __init__(self, format: str, offset: int = 0, line: int = 0, tail: str = "",
+                 head: str = "", head_len: int = 0, size: int = 0, mtime_ns: int = 0,
+                 inode: int = 0, device: int = 0, complete: bool = False,
+                 sessions: list[str] | None = None, lines: int = 0,
+                 version: int = STATE_VERSION):
+        self.format = format
+        self.offset = offset
+        self.line = line
+        self.tail = tail
+        self.head = head
+        self.head_len = head_len
+        self.size = size
+        self.mtime_ns = mtime_ns
+        self.inode = inode
+        self.device = device
+        self.complete = complete
+        self.sessions = [] if sessions is None else sessions
+        self.lines = lines
+        self.version = version
 
     def to_dict(self) -> dict[str, Any]:
-        fields = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        fields = {name: getattr(self, name) for name in self._fields}
         # the reader's state as text inside the record: the common question (did the file
         # change?) reads the record without building the reader's lists and maps
         fields["reader"] = None if self.reader is None else dumps(self.reader)
@@ -113,7 +137,7 @@ class FileState:
     def from_dict(cls, value: Any, fmt: str) -> "FileState | None":
         if not isinstance(value, dict) or value.get("version") != STATE_VERSION:
             return None
-        known = {k: v for k, v in value.items() if k in cls.__dataclass_fields__}
+        known = {k: v for k, v in value.items() if k in cls._fields}
         known.setdefault("format", fmt)
         reader = value.get("reader")
         try:
@@ -148,15 +172,24 @@ class FileState:
         self.inode, self.device = st.st_ino, st.st_dev
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(Frozen):
     """What an import does with a file (`plan`): its action and where it starts."""
 
+    __slots__ = _fields = ("action", "offset", "line", "reader", "why")
     action: str                     # UNCHANGED | RESUME | FROM_START
-    offset: int = 0
-    line: int = 0
-    reader: dict[str, Any] | None = None
-    why: str = ""
+    offset: int
+    line: int
+    reader: dict[str, Any] | None
+    why: str
+
+    def __init__(self, action: str, offset: int = 0, line: int = 0,
+                 reader: dict[str, Any] | None = None, why: str = ""):
+        setattr_ = object.__setattr__
+        setattr_(self, "action", action)
+        setattr_(self, "offset", offset)
+        setattr_(self, "line", line)
+        setattr_(self, "reader", reader)
+        setattr_(self, "why", why)
 
 
 def plan(state: FileState | None, st: os.stat_result, fd: int | None = None) -> Plan:
@@ -180,12 +213,12 @@ def plan(state: FileState | None, st: os.stat_result, fd: int | None = None) -> 
 
 
 def head_hash(fd: int, length: int = HEAD_BYTES) -> str:
-    return hashlib.sha1(os.pread(fd, length, 0)).hexdigest()
+    return sha1(os.pread(fd, length, 0)).hexdigest()
 
 
 def tail_hash(fd: int, offset: int) -> str:
     start = max(0, offset - TAIL_BYTES)
-    return hashlib.sha1(os.pread(fd, offset - start, start)).hexdigest()
+    return sha1(os.pread(fd, offset - start, start)).hexdigest()
 
 
 class Pacer:

@@ -4,10 +4,13 @@ everything after it asks the backend object."""
 
 from __future__ import annotations
 
-from typing import Any
 
 from ..errors import StoreUnavailable
 from ..paths import PostgresURL, store_location
+
+TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def backend_for(value: Any) -> Any:

@@ -15,7 +15,10 @@ priced by the time of day is never kept: the book prices it every time.
 from __future__ import annotations
 
 import json
-from typing import Any
+
+TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
+if TYPE_CHECKING:
+    from typing import Any
 
 _PREFIX = "price_cards "
 _MISSING = object()

@@ -895,10 +895,9 @@ class SQLiteBackend:
 
     @staticmethod
     def executemany_text(conn: sqlite3.Connection, sql: str, rows: list[tuple]) -> None:
-        """Rows whose last field is UTF-8 bytes, written as text."""
-        from .sqlite_bulk import as_text
-
-        conn.executemany(sql, as_text(rows))
+        """Rows whose last field is UTF-8 bytes, written as text. (Not with `sqlite_bulk.as_text`:
+        that module loads threading and queue, which a small import writing inline need not.)"""
+        conn.executemany(sql, [(*row[:-1], row[-1].decode("utf-8")) for row in rows])
 
     @staticmethod
     def inserted_id(cursor: sqlite3.Cursor) -> int:

@@ -7,12 +7,13 @@ is written as a number instead of more guides.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from rich.text import Text
 from textual.binding import Binding
 
+from core import values
 from core.models import Checkpoint, InternalSession
 
 from ..formatting import (CHECKPOINT_STYLE, CURRENT_STYLE, DIM, FAINT, LABEL_STYLE,  # noqa: F401
@@ -49,7 +50,7 @@ def visible_branches(branches: list[InternalSession], *, show_hidden: bool) -> l
             seen.add(parent)
             parent = by_id[parent].parent_session_id
         if parent != branch.parent_session_id:
-            branch = replace(branch, parent_session_id=parent)
+            branch = values.replace(branch, parent_session_id=parent)
         out.append(branch)
     return out
 
