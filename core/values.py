@@ -53,6 +53,19 @@ class Frozen(Record):
     def __delattr__(self, name: str) -> None:
         raise AttributeError(f"cannot delete field {name!r}")
 
+    def __reduce__(self) -> tuple:
+        # copy, deepcopy and pickle set the fields of the copy, which __setattr__ refuses
+        # (a frozen dataclass defines __getstate__/__setstate__ for the same reason)
+        return _remade, (self.__class__, self._values())
+
+
+def _remade(cls: type, fields: tuple) -> Any:
+    """A `Frozen` of class `cls` with these field values (what `Frozen.__reduce__` gives)."""
+    value = cls.__new__(cls)
+    for name, field in zip(cls._fields, fields):
+        object.__setattr__(value, name, field)
+    return value
+
 
 def replace(value: V, /, **changes: Any) -> V:
     """A copy of `value` with some fields changed (`dataclasses.replace` for these classes)."""

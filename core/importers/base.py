@@ -262,19 +262,20 @@ class ProgressTicker:
 class RawLine(Record):
     """One line of a log as read: its number, where it starts, and its bytes."""
 
-    __slots__ = _fields = ("number", "offset", "data", "complete")
+    __slots__ = _fields = ("number", "offset", "data", "complete", "end")
     number: int      # 1-based
     offset: int      # byte offset of the line's start
     data: bytes      # without the line ending
     complete: bool   # ended with a newline (False: the last line of a file still being written)
-    end: int = 0     # byte offset just past the line (where the next read starts: the file's
+    end: int         # byte offset just past the line (where the next read starts: the file's
     #                  tell(), which costs a system call that lets the writer thread in)
 
-    def __init__(self, number: int, offset: int, data: bytes, complete: bool):
+    def __init__(self, number: int, offset: int, data: bytes, complete: bool, end: int = 0):
         self.number = number
         self.offset = offset
         self.data = data
         self.complete = complete
+        self.end = end
 
 
 def iter_lines(handle, start_offset: int = 0, start_number: int = 1) -> Iterator[RawLine]:
