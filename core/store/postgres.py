@@ -27,7 +27,7 @@ from typing import Any, Callable, Sequence
 from ..errors import StoreDamaged, StoreNotFound, StoreUnavailable
 from ..paths import PostgresURL
 from .migrations import postgres as migrations
-from .postgres_bulk import CopyWriter, search_text
+from .postgres_bulk import CopyWriter, Lexemes, search_text
 
 CONNECT_TIMEOUT = 10      # seconds to reach the server
 LISTEN_RETRY_MAX = 5      # seconds between tries to listen again after the server went away
@@ -740,6 +740,15 @@ class Statements:
 _IDLE = 0   # psycopg.pq.TransactionStatus.IDLE
 
 
+def _waits_for_search(sql: str) -> bool:
+    """Whether a statement must wait for the search rows an import is writing apart: any
+    that reads or writes them, deletes, or is not a plain SELECT, INSERT or UPDATE (a
+    ROLLBACK never waits: what is pending is discarded)."""
+    if sql.startswith(("SELECT", "INSERT", "UPDATE")):
+        return "entries_search" in sql or "DELETE" in sql
+    return not sql.startswith("ROLLBACK")
+
+
 def _ended_by_server(error: BaseException) -> bool:
     import psycopg
 
@@ -754,6 +763,9 @@ class Connection:
     def __init__(self, pool: Any, conn: Any):
         self._pool = pool
         self.raw = conn
+        # an import's CopyWriter while it writes search rows apart (postgres_bulk): waited
+        # for before a commit and before statements that read search rows or delete
+        self.deferred: CopyWriter | None = None
 
     def _live(self) -> Any:
         conn = self.raw
@@ -762,7 +774,15 @@ class Connection:
             conn = self.raw = self._pool.getconn()
         return conn
 
+    def settle(self) -> None:
+        """Wait for the search rows an import writes apart (raising its error)."""
+        deferred = self.deferred
+        if deferred is not None and deferred.pending:
+            deferred.settle()
+
     def execute(self, sql: str, args: Sequence[Any] | None = None) -> Any:
+        if self.deferred is not None and _waits_for_search(sql):
+            self.settle()
         conn = self._live()
         idle = conn.info.transaction_status == _IDLE
         try:
@@ -776,6 +796,8 @@ class Connection:
         return self._live().execute(sql, args or None)
 
     def executemany(self, sql: str, rows: Any) -> None:
+        if self.deferred is not None and _waits_for_search(sql):
+            self.settle()
         with self._live().cursor() as cursor:
             cursor.executemany(sql, rows)
 
@@ -799,6 +821,7 @@ class Connection:
 
     def close(self) -> None:
         conn, self.raw = self.raw, None
+        self.deferred = None
         if conn is not None:
             _release_pool(self._pool, conn)
 
@@ -833,8 +856,16 @@ def _adapt(conn: Any) -> None:
                 return float(text)
             return int(text)
 
+    class Words(Dumper):     # postgres_bulk.Lexemes: a tsvector as the server sent it
+        oid = conn.adapters.types["tsvector"].oid
+        format = Format.BINARY
+
+        def dump(self, obj: Lexemes) -> bytes:
+            return obj
+
     conn.adapters.register_dumper(bool, IntFlag)
     conn.adapters.register_loader("numeric", Number)
+    conn.adapters.register_dumper(Lexemes, Words)
 
 
 def _acquire_pool(conninfo: str) -> Any:
@@ -1056,7 +1087,14 @@ class PostgresBackend:
 
     @staticmethod
     def commit(conn: Connection) -> None:
-        """Commit, telling listeners of the store when the transaction wrote something."""
+        """Commit, telling listeners of the store when the transaction wrote something.
+        Search rows still being written apart are waited for; if one failed, the
+        transaction is rolled back and the error raised."""
+        try:
+            conn.settle()
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
         conn.execute(_COMMIT)
 
     @staticmethod

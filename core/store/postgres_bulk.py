@@ -13,11 +13,20 @@ meanwhile (`_Cleaner`). Small imports take neither spare connection.
 The thread shares the store's connection, and so its transaction: the store drains the
 queue before anything else touches the connection (`Store._conn`) and stops the thread
 before the transaction commits or rolls back; psycopg's connection lock makes each use whole.
+
+The search rows whose words come from the spare connection are inserted by the words'
+thread itself, on the store's connection, once their entries are copied: the store's
+reads do not wait for them (they never read the search rows an import is writing), so the
+end of a file (its branches, usage, import record) runs on while the last words are
+computed. The connection waits for them before a commit, and before any statement that
+reads search rows or deletes (`Connection.execute`, `_waits_for_search`). Words travel as
+binary `tsvector`s (no text to print and parse again).
 """
 
 from __future__ import annotations
 
 import re
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
 
@@ -28,12 +37,12 @@ COPY_ENTRIES = ("COPY entries (seq, external_session_id, id, parent_seq, type, t
 # A search text's words as `Statements.SEARCH_INSERT` makes them, for many texts at once.
 _WORDS = ("strip(to_tsvector('simple',"
           " regexp_replace(left(r.text, 250000), '[[:punct:]]+', ' ', 'g')))")
-# the same of texts whose punctuation is blank already (`_Punctuation`), as text
-WORDS_OF_BLANKED = ("SELECT strip(to_tsvector('simple', left(r.text, 250000)))::text"
+# the same of texts whose punctuation is blank already (`_Punctuation`), read in binary
+WORDS_OF_BLANKED = ("SELECT strip(to_tsvector('simple', left(r.text, 250000)))"
                     " FROM unnest(%b::text[]) WITH ORDINALITY AS r(text, i) ORDER BY i")
 PUNCTUATION_OF = "SELECT c FROM unnest(%b::text[]) AS c WHERE c ~ '[[:punct:]]'"
-SEARCH_INSERT_WORDS = ("INSERT INTO entries_search(seq, words) SELECT r.seq, r.words::tsvector"
-                       " FROM unnest(%b::bigint[], %b::text[]) AS r(seq, words)")
+SEARCH_INSERT_WORDS = ("INSERT INTO entries_search(seq, words)"
+                       " SELECT r.seq, r.words FROM unnest(%b::bigint[], %b::tsvector[]) AS r(seq, words)")
 SEARCH_INSERT_MANY = (f"INSERT INTO entries_search(seq, words) SELECT r.seq, {_WORDS}"
                       " FROM unnest(%b::bigint[], %b::text[]) AS r(seq, text)")
 CLEAN_PENDING = "SELECT gin_clean_pending_list('idx_entries_search'::regclass)"
@@ -47,6 +56,13 @@ def search_text(text: bytes | str) -> str:
     if type(text) is bytes:
         text = text.decode("utf-8")
     return text.replace("\x00", " ") if "\x00" in text else text
+
+
+class Lexemes(bytes):
+    """A `tsvector` in PostgreSQL's binary form, as the server sent it (`postgres._adapt`
+    sends it back as a `tsvector`)."""
+
+    __slots__ = ()
 
 
 _NOT_ASCII = re.compile(r"[^\x00-\x7f]")
@@ -124,14 +140,13 @@ class _Words(_Spare):
         super().__init__(conn, "arbor-words")
         self._punctuation: _Punctuation | None = None
 
-    def of(self, texts: list[bytes]) -> Future:
-        return self.submit(self._compute, texts)
-
-    def _compute(self, texts: list[bytes]) -> list[str]:
+    def compute(self, texts: list[bytes]) -> list[Lexemes]:
+        """The words of each text (run on this thread)."""
         if self._punctuation is None:
             self._punctuation = _Punctuation(self.conn)
         blanked = self._punctuation.blank(texts)
-        return [row[0] for row in self.conn.execute(WORDS_OF_BLANKED, (blanked,))]
+        with self.conn.cursor(binary=True) as cursor:
+            return [Lexemes(row[0]) for row in cursor.execute(WORDS_OF_BLANKED, (blanked,))]
 
 
 class _Cleaner(_Spare):
@@ -172,23 +187,18 @@ class _Sender:
         self._cleaner = cleaner
 
     def execute(self, sql: str, params: Any) -> None:
-        import psycopg
-
         conn = self._conn._live()
         if sql is COPY_ENTRIES:
-            with conn.cursor() as cursor, cursor.copy(COPY_ENTRIES) as copy:
-                for row in params:
-                    copy.write_row((*row[:-1], row[-1].decode("utf-8")))
-        elif sql is SEARCH_INSERT_MANY:
-            seqs, texts, words = params
+            rows, copied = params
             try:
-                computed = None if words is None else words.result()
-            except psycopg.Error:
-                computed = None   # the spare connection failed: the words are computed here
-            if computed is None:
-                conn.execute(SEARCH_INSERT_MANY, (seqs, [search_text(text) for text in texts]))
-            else:
-                conn.execute(SEARCH_INSERT_WORDS, (seqs, computed))
+                with conn.cursor() as cursor, cursor.copy(COPY_ENTRIES) as copy:
+                    for row in rows:
+                        copy.write_row((*row[:-1], row[-1].decode("utf-8")))
+            finally:
+                copied.set()
+        elif sql is SEARCH_INSERT_MANY:
+            seqs, texts = params
+            conn.execute(SEARCH_INSERT_MANY, (seqs, [search_text(text) for text in texts]))
             self._cleaner.wrote(len(seqs))
         else:
             with conn.cursor() as cursor:
@@ -201,24 +211,33 @@ class CopyWriter(BulkWriter):
 
     def __init__(self, conn: Any, explain: Callable[[BaseException], BaseException],
                  usage_insert: str):
+        self._store_conn = conn   # postgres.Connection
         self._words = _Words(conn)
         self._cleaner = _Cleaner(conn)
         super().__init__(_Sender(conn, self._cleaner), depth=4, explain=explain)
         self._usage_insert = usage_insert
+        self._copied = threading.Event()   # set once the newest COPY queued has run
+        self._copied.set()
+        self._later: list[Future] = []     # search rows the words' thread writes
+        conn.deferred = self
 
     def write(self, entries: list[tuple], texts: list[tuple], usage: list[tuple]) -> None:
         """Queue an EntryWriter's buffered rows (entry rows and search texts end with UTF-8
         bytes) and empty the lists."""
         statements = []
         if entries:
-            statements.append((COPY_ENTRIES, list(entries)))
+            self._copied = threading.Event()
+            statements.append((COPY_ENTRIES, (list(entries), self._copied)))
             entries.clear()
         if texts:
             seqs = [row[0] for row in texts]
             raw = [row[1] for row in texts]
-            apart = len(raw) >= WORDS_APART_FROM and self._words.usable
-            words = self._words.of(raw) if apart else None
-            statements.append((SEARCH_INSERT_MANY, (seqs, raw, words)))
+            if len(raw) >= WORDS_APART_FROM and self._words.usable:
+                self._later = [task for task in self._later if not task.done()]
+                self._later.append(self._words.submit(self._search_rows, seqs, raw,
+                                                      self._copied))
+            else:
+                statements.append((SEARCH_INSERT_MANY, (seqs, raw)))
             texts.clear()
         if usage:
             statements.append((self._usage_insert, list(usage)))
@@ -226,9 +245,56 @@ class CopyWriter(BulkWriter):
         if statements:
             self.submit(statements)
 
+    def _search_rows(self, seqs: list[int], texts: list[bytes], copied: threading.Event
+                     ) -> None:
+        """(the words' thread) The words of the texts, inserted on the store's connection
+        once their entries are there."""
+        import psycopg
+
+        try:
+            words = self._words.compute(texts)
+        except psycopg.Error:
+            words = None   # the spare connection failed: the store's connection computes them
+        while not copied.wait(0.05):
+            if self._error is not None or self._discard:
+                return
+        if self._error is not None or self._discard:
+            return
+        try:
+            conn = self._store_conn._live()
+            if words is None:
+                conn.execute(SEARCH_INSERT_MANY, (seqs, [search_text(text) for text in texts]))
+            else:
+                conn.execute(SEARCH_INSERT_WORDS, (seqs, words))
+        except BaseException as error:  # noqa: BLE001 - handed to the main thread
+            if self._error is None:
+                self._error = error
+            return
+        self._cleaner.wrote(len(seqs))
+
+    @property
+    def pending(self) -> bool:
+        """Whether search rows are still being written apart."""
+        return bool(self._later)
+
+    def settle(self) -> None:
+        """Wait until every search row handed to the words' thread is written; raise the
+        first error of either thread (once: the transaction is then rolled back)."""
+        later, self._later = self._later, []
+        for task in later:
+            task.result()
+        error, self._error = self._error, None
+        if error is not None:
+            raise self._explain(error)
+
     def stop(self, *, discard: bool = False) -> None:
         try:
             super().stop(discard=discard)
+            if not discard:
+                self.settle()
         finally:
+            self._discard = True   # (what is still queued on the words' thread is skipped)
             self._words.close()
             self._cleaner.close()
+            if self._store_conn.deferred is self:
+                self._store_conn.deferred = None
