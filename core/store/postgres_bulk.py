@@ -33,7 +33,10 @@ from typing import Any, Callable
 from .sqlite_bulk import BulkWriter
 
 COPY_ENTRIES = ("COPY entries (seq, external_session_id, id, parent_seq, type, timestamp, depth,"
-                " chain, msg_index, role, data) FROM STDIN")
+                " chain, msg_index, role, data) FROM STDIN (FORMAT BINARY)")
+# (binary: the server reads each field as it is, without parsing digits or unescaping text)
+_ENTRY_TYPES = ("int8", "int8", "text", "int8", "text", "text", "int8", "int8", "int8", "text",
+                "text")
 # A search text's words as `Statements.SEARCH_INSERT` makes them, for many texts at once.
 _WORDS = ("strip(to_tsvector('simple',"
           " regexp_replace(left(r.text, 250000), '[[:punct:]]+', ' ', 'g')))")
@@ -192,6 +195,7 @@ class _Sender:
             rows, copied = params
             try:
                 with conn.cursor() as cursor, cursor.copy(COPY_ENTRIES) as copy:
+                    copy.set_types(_ENTRY_TYPES)
                     for row in rows:
                         copy.write_row((*row[:-1], row[-1].decode("utf-8")))
             finally:
