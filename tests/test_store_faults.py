@@ -176,3 +176,39 @@ def test_a_write_behind_another_programs_long_write_is_one_sentence_and_changes_
     assert [m["content"] for m in manager.get_messages()] == ["before", "after"]
     close_root_dbs()
 
+
+
+def test_a_long_write_that_cannot_take_the_store_back_says_so_and_keeps_what_it_committed(
+        tmp_path, monkeypatch):
+    """A long write (an import) commits, leaves the store to others for a moment and takes
+    it back (`commit_and_continue`); when another program keeps it past the timeout, the
+    error is that one sentence (not a failed rollback of a transaction that is not open),
+    what was committed stays, and the store takes writes again."""
+    from core import StoreBusy
+    from core.store import sqlite as sqlite_backend
+
+    monkeypatch.setattr(sqlite_backend, "BUSY_TIMEOUT_MS", 300)
+    db = tmp_path / "s.db"
+    with open_store(db) as store:
+        other = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+        real_commit = sqlite_backend.SQLiteBackend.commit
+
+        def commit_then_taken(conn):
+            real_commit(conn)
+            other.execute("BEGIN IMMEDIATE")   # another program gets in between
+
+        try:
+            with pytest.raises(StoreBusy, match="another program has been writing"):
+                with store.transaction():
+                    store.create_external_session("first", uid="first")
+                    monkeypatch.setattr(sqlite_backend.SQLiteBackend, "commit",
+                                        staticmethod(commit_then_taken))
+                    store.commit_and_continue()
+                    store.create_external_session("second", uid="second")
+        finally:
+            monkeypatch.setattr(sqlite_backend.SQLiteBackend, "commit", staticmethod(real_commit))
+            other.execute("ROLLBACK")
+            other.close()
+        assert [s.uid for s in store.list_sessions()] == ["first"]
+        store.create_external_session("third", uid="third")
+        assert sorted(s.uid for s in store.list_sessions()) == ["first", "third"]

@@ -886,7 +886,10 @@ class SQLiteBackend:
 
     @staticmethod
     def rollback(conn: sqlite3.Connection) -> None:
-        conn.execute("ROLLBACK")
+        # (none is open when the write lock could not be taken again after a commit, in
+        # `Store.commit_and_continue`: the error that says so is the one to raise)
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
 
     # ---------------------------------------------------------------- writing
     @staticmethod
