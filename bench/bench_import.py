@@ -5,14 +5,17 @@ otherwise run on the same files, in one run (the machine is shared: compare the 
 
 The tree comes from `bench/claude_tree.py` (see its docstring for what it makes); it is
 generated once into --cache (default /tmp/arbor-bench-trees) and reused. Every
-measurement runs in a child process, so its wall time, CPU time (user + system) and peak
-memory (max RSS) are its own. Tables:
+measurement runs in a child process, so its wall time, CPU time (user + system, with that
+of the worker processes it waits for) and peak memory are its own; the memory is the
+larger of the child's max RSS and the peak of the RSS of it and its workers together
+(sampled every 20 ms). Tables:
 
 1. Cold import of the tree: the parse-only floor (orjson over every line, one core),
    ccusage (`ccusage claude daily --offline --json`, what a user runs to read these
    files), claude-code-log (`--all-projects -f json`, on a copy of the tree: it writes its
    cache beside the logs; slow, so run once), and `arbor import --discover` into a new
-   store. Ratios are to ccusage and to the floor, of medians of the same run.
+   store (with --one-process, also with ARBOR_IMPORT_WORKERS=0). Ratios are to ccusage and
+   to the floor, of medians of the same run.
 2. The growing session: `arbor import` again with nothing changed, and after appending 10
    lines to the active (31%) session.
 3. A no-change `arbor import --discover` over a tree of 3,000 files (--discover-files):
@@ -40,6 +43,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -78,9 +82,39 @@ print(json.dumps({"seconds": seconds, "files": len(report.files),
 """
 
 
+def _tree_rss(root: int) -> int:
+    """Resident bytes of a process and all its descendants now (Linux /proc; 0 elsewhere)."""
+    try:
+        parents: dict[int, int] = {}
+        rss: dict[int, int] = {}
+        page = os.sysconf("SC_PAGE_SIZE")
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{name}/stat", "rb") as handle:
+                    fields = handle.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            parents[int(name)] = int(fields[1])
+            rss[int(name)] = int(fields[21]) * page
+    except OSError:
+        return 0
+    total, wanted = 0, {root}
+    changed = True
+    while changed:
+        changed = False
+        for pid, parent in parents.items():
+            if parent in wanted and pid not in wanted:
+                wanted.add(pid)
+                changed = True
+    return sum(rss.get(pid, 0) for pid in wanted)
+
+
 class Run:
-    """One child process: wall seconds, CPU seconds (user + system) and peak RSS in MB,
-    from wait4 (the child's own resource use)."""
+    """One child process: wall seconds, CPU seconds (user + system; its worker processes'
+    included, which it waits for) and peak memory in MB: the child's own peak RSS from wait4,
+    and the peak of the RSS of it and all its descendants together, sampled every 20 ms."""
 
     def __init__(self, argv: list[str], *, env: dict | None = None):
         environ = {**os.environ, **(env or {})}
@@ -88,7 +122,19 @@ class Run:
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             started = time.perf_counter()
             child = subprocess.Popen(argv, env=environ, stdout=out, stderr=err, cwd=str(ARBOR))
+            peak = [0]
+            done = threading.Event()
+
+            def sample() -> None:
+                while not done.wait(0.02):
+                    peak[0] = max(peak[0], _tree_rss(child.pid))
+
+            sampler = threading.Thread(target=sample, daemon=True)
+            sampler.start()
             _pid, status, usage = os.wait4(child.pid, 0)
+            done.set()
+            sampler.join()
+            self.tree_rss = peak[0] / 1048576
             self.wall = time.perf_counter() - started
             child.returncode = self.code = os.waitstatus_to_exitcode(status)
             out.seek(0)
@@ -181,9 +227,9 @@ def find_tool(given: str | None, name: str, fallbacks: list[str]) -> str | None:
 
 
 def cold_import(root: Path, facts: dict, work: Path, *, repeat: int, ccusage: str | None,
-                ccl: str | None, label: str) -> dict:
+                ccl: str | None, label: str, one_process: bool = False) -> dict:
     projects = root / ".claude" / "projects"
-    results: dict[str, list[Run]] = {"floor": [], "ccusage": [], "arbor": []}
+    results: dict[str, list[Run]] = {"floor": [], "ccusage": [], "arbor": [], "arbor1": []}
     for index in range(repeat):
         results["floor"].append(Run([sys.executable, "-c", FLOOR, str(projects)],
                                     env=python_env()).check("parse floor"))
@@ -198,6 +244,11 @@ def cold_import(root: Path, facts: dict, work: Path, *, repeat: int, ccusage: st
         db = fresh_db(work, f"cold-{label}.db")
         argv, env = arbor("--discover", "--db", str(db), home=root)
         results["arbor"].append(Run(argv, env=env).check("arbor import"))
+        if one_process:
+            db = fresh_db(work, f"cold-{label}-1.db")
+            argv, env = arbor("--discover", "--db", str(db), home=root)
+            results["arbor1"].append(Run(argv, env={**env, "ARBOR_IMPORT_WORKERS": "0"})
+                                     .check("arbor import (one process)"))
     ccl_run = None
     if ccl:
         copy = work / f"ccl-{label}"
@@ -216,17 +267,21 @@ def cold_import(root: Path, facts: dict, work: Path, *, repeat: int, ccusage: st
     cpu_floor = median([r.cpu for r in results["floor"]])
     rows = []
     names = {"floor": "parse-only floor (orjson, 1 core)", "ccusage": "ccusage 20 --offline",
-             "arbor": "arbor import --discover (new store)"}
+             "arbor": "arbor import --discover (new store)",
+             "arbor1": "  the same in one process (no workers)"}
     out = {}
-    for key in ("floor", "ccusage", "arbor"):
+    for key in ("floor", "ccusage", "arbor", "arbor1"):
         runs = results[key]
+        if key == "arbor1" and not one_process:
+            continue
         if not runs:
             rows.append((names[key], "not installed", "", "", "", "", "", ""))
             continue
         wall = median([r.wall for r in runs])
         cpu = median([r.cpu for r in runs])
         out[key] = wall
-        rows.append((names[key], f"{wall:.2f}", f"{cpu:.2f}", f"{max(r.rss for r in runs):.0f}",
+        rows.append((names[key], f"{wall:.2f}", f"{cpu:.2f}",
+                     f"{max(max(r.rss, r.tree_rss) for r in runs):.0f}",
                      f"{wall / base_cc:.2f}x" if results["ccusage"] else "—",
                      f"{wall / base_floor:.2f}x",
                      f"{cpu / cpu_cc:.2f}x" if results["ccusage"] else "—",
@@ -240,10 +295,10 @@ def cold_import(root: Path, facts: dict, work: Path, *, repeat: int, ccusage: st
                      f"{ccl_run.cpu / cpu_floor:.2f}x"))
         out["ccl"] = ccl_run.wall
     table(f"Cold import of {facts['bytes'] / 1048576:.0f} MB, {facts['files']} files, "
-          f"{facts['lines']:,} lines (median of {repeat}; wall and CPU seconds, peak RSS MB)",
+          f"{facts['lines']:,} lines (median of {repeat}; wall and CPU seconds, peak RSS MB of all its processes together)",
           ("", "wall s", "CPU s", "peak MB", "wall vs ccusage", "wall vs floor",
            "CPU vs ccusage", "CPU vs floor"), rows)
-    out["arbor_rss"] = max(r.rss for r in results["arbor"])
+    out["arbor_rss"] = max(max(r.rss, r.tree_rss) for r in results["arbor"])
     out["arbor_cpu"] = median([r.cpu for r in results["arbor"]])
     return out
 
@@ -317,6 +372,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--claude-code-log", dest="ccl", help="the claude-code-log command")
     parser.add_argument("--no-claude-code-log", action="store_true",
                         help="skip it (it takes minutes on 100 MB)")
+    parser.add_argument("--one-process", action="store_true",
+                        help="the cold import also without worker processes (ARBOR_IMPORT_WORKERS=0)")
+    parser.add_argument("--skip-growing", action="store_true", help="no re-import table")
     args = parser.parse_args(argv)
     global ARBOR
     if args.repo:
@@ -333,15 +391,16 @@ def main(argv: list[str] | None = None) -> int:
         root, facts = tree(cache, args.mb)
         print(facts["description"])
         cold_import(root, facts, work, repeat=args.repeat, ccusage=ccusage, ccl=ccl,
-                    label=f"{args.mb:g}")
-        growing(root, facts, work, repeat=args.repeat)
+                    label=f"{args.mb:g}", one_process=args.one_process)
+        if not args.skip_growing:
+            growing(root, facts, work, repeat=args.repeat)
         if args.discover_files:
             many_files(cache, work, args.discover_files, repeat=args.repeat)
         if args.scale_mb:
             big, big_facts = tree(cache, args.scale_mb)
             print(big_facts["description"])
             cold_import(big, big_facts, work, repeat=1, ccusage=ccusage, ccl=None,
-                        label=f"{args.scale_mb:g}")
+                        label=f"{args.scale_mb:g}", one_process=args.one_process)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     sys.path.insert(0, str(REPO))

@@ -140,13 +140,16 @@ class FileResult(Record):
 class ImportReport(Record):
     """What an import of some paths did: a FileResult a file, and how long it took."""
 
-    _fields = ("files", "seconds")
+    _fields = ("files", "seconds", "converted")
     files: list[FileResult]
     seconds: float
+    converted: int   # files read by worker processes (core.importers.parallel)
 
-    def __init__(self, files: list[FileResult] | None = None, seconds: float = 0.0):
+    def __init__(self, files: list[FileResult] | None = None, seconds: float = 0.0,
+                 converted: int = 0):
         self.files = [] if files is None else files
         self.seconds = seconds
+        self.converted = converted
 
     @property
     def sessions_added(self) -> int:

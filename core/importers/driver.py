@@ -16,7 +16,7 @@ from .files import expand_paths
 from .session import PACING
 from .state import (FROM_START, HEAD_BYTES, RESUME, UNCHANGED, FileState, Pacer, Plan,
                     head_hash, plan, tail_hash)
-from .unchanged import Look, is_unchanged, sessions_of, stamp_of
+from .unchanged import FORMATS, Look, is_unchanged, sessions_of, stamp_of
 
 TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
 if TYPE_CHECKING:
@@ -40,20 +40,46 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
     read them, the records' stamps), used instead of walking and asking again."""
     started = time.monotonic()
     report = ImportReport()
+    new: set[Path] = set()
     planned = plan_paths(store, paths, report, describe_unchanged=describe_unchanged,
-                         scanned=scanned)
+                         scanned=scanned, new=new)
     imported = False
+
+    def here(index: int) -> FileResult:
+        path, fmt, _problem = planned[index]
+        return import_file(store, path, fmt, progress=progress, index=index,
+                           count=len(planned))
+
     keep_writer = getattr(store, "bulk_writes", None)
-    with keep_writer() if keep_writer is not None else contextlib.nullcontext():
-        for index, (path, fmt, problem) in enumerate(planned):
-            if isinstance(problem, FileResult):
-                report.files.append(problem)
-            elif fmt is None:
-                report.files.append(FileResult(str(path), status=problem[0], error=problem[1]))
-            else:
-                report.files.append(import_file(store, path, fmt, progress=progress,
-                                                index=index, count=len(planned)))
-                imported = True
+    workers = None
+    if new:
+        from .parallel import ParallelImport
+
+        workers = ParallelImport(store, planned, new, commit_every=COMMIT_EVERY)
+    try:
+        with keep_writer() if keep_writer is not None else contextlib.nullcontext():
+            if workers is not None and not workers.start():
+                workers = None
+            for index, (path, fmt, problem) in enumerate(planned):
+                if isinstance(problem, FileResult):
+                    report.files.append(problem)
+                elif fmt is None:
+                    report.files.append(FileResult(str(path), status=problem[0], error=problem[1]))
+                elif workers is not None and workers.owns(index):
+                    result = workers.result(index, here)
+                    if progress is not None:
+                        size = file_size(path)
+                        ProgressTicker(progress, str(path), index, len(planned), size)(
+                            size, force=True)
+                    report.files.append(result)
+                    imported = True
+                else:
+                    report.files.append(here(index))
+                    imported = True
+    finally:
+        if workers is not None:
+            report.converted = workers.converted
+            workers.close()
     if imported:
         link_lineage(store)
     report.seconds = time.monotonic() - started
@@ -61,12 +87,13 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
 
 
 def plan_paths(store, paths: Iterable[str | os.PathLike], report: ImportReport, *,
-               describe_unchanged: bool = True,
-               scanned: Look | None = None) -> list[tuple[Path, str | None, object]]:
+               describe_unchanged: bool = True, scanned: Look | None = None,
+               new: set[Path] | None = None) -> list[tuple[Path, str | None, object]]:
     """What an import of `paths` will do with each file: (path, format, problem), where
     problem is a FileResult for a file found unchanged (not opened), (status, reason) for
     one that cannot be imported, None for one to import. Files left alone by their stat
-    get their line in `report` here. `scanned`: see `import_paths`."""
+    get their line in `report` here. `scanned`: see `import_paths`. `new`: gets the paths
+    of the files to import that have no import record at all."""
     if scanned is None:
         found = expand_paths(paths, report)
         stamps = store.import_stamps() if found else {}
@@ -95,6 +122,8 @@ def plan_paths(store, paths: Iterable[str | os.PathLike], report: ImportReport, 
         try:
             fmt = detect_format(path)
             planned.append((path, fmt, None))
+            if new is not None and not any(f"{known}:{item.key}" in stamps for known in FORMATS):
+                new.add(path)
         except NotALog as reason:
             planned.append((path, None, (reason.status, str(reason))))
         except OSError as error:

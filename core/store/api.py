@@ -1645,6 +1645,75 @@ class Store:
         with self.transaction() as conn:
             conn.execute(self._sql.IMPORT_SOURCES_FORGET, (external_session_id,))
 
+    # ------------------------------------------------------------ scratch stores
+    @property
+    def takes_scratch(self) -> bool:
+        """Whether sessions imported into a scratch store (a worker's, in a big import:
+        core.importers.parallel) can be moved into this store (SQLite: yes)."""
+        return getattr(self._backend, "takes_scratch", False)
+
+    def price_cards(self) -> list[tuple[str, str]]:
+        """The rates kept for pricing (price_cards.py), for a scratch store to start with."""
+        from .sqlite_merge import price_cards
+
+        with self._lock:
+            return price_cards(self._conn)
+
+    @contextmanager
+    def scratch_attached(self, path: str | os.PathLike) -> Iterator[None]:
+        """The scratch store at `path` open beside this one, for `merge_scratch_session`
+        (not inside a transaction: a file is attached between them)."""
+        from . import sqlite_merge
+
+        with self._lock:
+            if self._depth:
+                raise RuntimeError("a scratch store is attached outside any transaction")
+            conn = self._conn
+            sqlite_merge.attach(conn, os.fspath(path))
+            try:
+                yield
+            finally:
+                if self._depth:   # (a failure inside a transaction rolled it back already)
+                    raise RuntimeError("scratch_attached ended inside a transaction")
+                sqlite_merge.detach(conn)
+
+    def scratch_problems(self) -> list[str]:
+        """What in the attached scratch store cannot be moved into this store (tables with
+        rows this store does not take from a scratch store); empty when all can."""
+        from . import sqlite_merge
+
+        with self._lock:
+            return sqlite_merge.unmergeable(self._conn)
+
+    def merge_scratch_session(self, uid: str, *, pace: Callable[[], Any] = lambda: None) -> bool:
+        """Move the attached scratch store's session `uid` into this store, with new ids,
+        inside the caller's write transaction, which `pace()` may commit and go on with
+        (`commit_and_continue`) between stretches of its entries (sqlite_merge.merge_session
+        says what a commit there leaves). False, changing nothing, when this store has a
+        session with that uid already."""
+        from . import sqlite_merge
+
+        with self._lock:
+            if not self.in_write_transaction:
+                raise RuntimeError("merge_scratch_session needs an open store.transaction()")
+            conn = self._conn
+            if conn.execute(self._sql.SESSION_ID_BY_UID, (uid,)).fetchone() is not None:
+                return False
+            row = conn.execute(f"SELECT id FROM {sqlite_merge.SCRATCH}.external_sessions"
+                               " WHERE uid = ?", (uid,)).fetchone()
+            if row is None:
+                raise ArborError(f"the scratch store has no session {uid!r}")
+            sqlite_merge.merge_session(conn, row[0], pace=pace)
+            return True
+
+    def merge_scratch_prices(self) -> None:
+        """Keep the rates the attached scratch store's importer had to ask the price table
+        for (each card's days, this store's and the scratch store's together)."""
+        from . import sqlite_merge
+
+        with self.transaction() as conn:
+            sqlite_merge.merge_price_cards(conn)
+
     # ------------------------------------------------------------------- search
     def search(self, query: str, *, limit: int = 200, external_session_id: int | None = None
                ) -> list[SearchHit]:

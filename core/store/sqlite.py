@@ -747,6 +747,7 @@ class SQLiteBackend:
     name = "sqlite"
     sql = Statements
     errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
+    takes_scratch = True   # sessions of a worker's scratch store move in (sqlite_merge.py)
 
     def __init__(self, path: Path):
         self.path = path   # what `Store.path` gives back: the store's name

@@ -1,0 +1,328 @@
+"""A big import converts its new files in worker processes while this process writes.
+
+Reading a log is Python (parse each line, build the tree, convert each message); writing
+it is SQLite's. One process does both in turn and uses one core; here worker processes
+(worker.py) import batches of new Claude Code files into scratch stores of their own
+(core/store/sqlite_merge.py), by the same code as any import, while this process moves
+finished batches into the store with a few statements a table: the store gets exactly the
+rows a one-process import writes.
+
+Which files go to the workers: Claude Code logs never imported before (no record), in
+runs of consecutive planned files, BATCH_BYTES or BATCH_FILES a batch; the rest (a file that
+grew, other formats) is imported here, in its turn. Batches are moved in in plan order, so
+whatever depends on order (which copy of a response counts) comes out as it would. A
+session moves in a stretch of entries at a time, and the transaction is committed about
+every COMMIT_EVERY seconds, so agents writing to the store wait no longer than they do
+behind any import (sqlite_merge.merge_session: what a commit there leaves). A batch whose
+worker fails, or that cannot move in (a session the store has already, under the same
+uid), is imported here instead, from the first file not moved in: the outcome is the same,
+only slower.
+
+ARBOR_IMPORT_WORKERS sets how many workers (0: none); by default one a CPU, up to four,
+and none on one CPU or for an import of less than PARALLEL_MIN_BYTES.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from .base import FileResult
+from .frames import read_frame, write_frame
+
+TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
+if TYPE_CHECKING:
+    from typing import Any, Callable
+
+BATCH_BYTES = 2 << 20
+BATCH_FILES = 64
+PARALLEL_MIN_BYTES = 8 << 20
+MAX_WORKERS = 4
+# How far the workers may read ahead of the batches moved in: in batches a worker, and
+# in bytes of logs (scratch stores on disk take about 1.4 times as much).
+AHEAD = 4
+AHEAD_BYTES = 256 << 20
+
+
+def workers_wanted(files: int, size: int) -> int:
+    """How many worker processes an import of `files` new files of `size` bytes in all uses."""
+    setting = os.environ.get("ARBOR_IMPORT_WORKERS", "").strip()
+    if setting:
+        try:
+            return max(0, min(int(setting), files))
+        except ValueError:
+            pass
+    if size < PARALLEL_MIN_BYTES or files < 2:
+        return 0
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return 0 if (cpus or 1) < 2 else min(cpus or 1, MAX_WORKERS, files)
+
+
+def batches(planned: list, eligible: Callable[[int], bool]) -> list[list[int]]:
+    """Runs of consecutive planned files the workers may import, cut into batches."""
+    out: list[list[int]] = []
+    current: list[int] = []
+    size = 0
+    for index in range(len(planned)):
+        if not eligible(index):
+            if current:
+                out.append(current)
+                current, size = [], 0
+            continue
+        length = _size(planned[index][0])
+        if current and (size + length > BATCH_BYTES or len(current) >= BATCH_FILES):
+            out.append(current)
+            current, size = [], 0
+        current.append(index)
+        size += length
+    if current:
+        out.append(current)
+    return out
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+class Workers:
+    """The worker processes of one import and the batches given to them."""
+
+    def __init__(self, count: int, cards: list[tuple[str, str]]):
+        # (imported here: an import too small for workers loads none of this)
+        import queue
+        import subprocess
+        import sys
+        import tempfile
+        import threading
+
+        self.folder = tempfile.mkdtemp(prefix="arbor-import-")   # (private: mode 0700)
+        self._answers = queue.Queue()
+        self.procs: list = []
+        self._load: list[int] = []
+        self._next_job = 0
+        self._job_worker: dict[int, int] = {}
+        self._dead: set[int] = set()
+        # The worker imports this very `core`, wherever it was imported from, before
+        # anything of the current folder (which may have a `core` of its own); it runs in
+        # the current folder, since the paths it is given are the user's as given.
+        root = str(Path(__file__).resolve().parent.parent.parent)
+        start = (f"import sys; sys.path.insert(0, {root!r}); "
+                 "from core.importers.worker import main; sys.exit(main())")
+        for number in range(count):
+            log = open(os.path.join(self.folder, f"worker-{number}.log"), "wb")
+            try:
+                proc = subprocess.Popen(
+                    [sys.executable, "-c", start], stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE, stderr=log,
+                    start_new_session=True)   # a Ctrl-C is this process's to handle
+            finally:
+                log.close()
+            self.procs.append(proc)
+            self._load.append(0)
+            try:
+                write_frame(proc.stdin, {"folder": self.folder, "cards": cards})
+            except OSError:
+                self._dead.add(number)
+            threading.Thread(target=self._listen, args=(number, proc), daemon=True,
+                             name=f"arbor-import-worker-{number}").start()
+
+    def _listen(self, number: int, proc) -> None:
+        try:
+            while True:
+                self._answers.put((number, read_frame(proc.stdout)))
+        except (EOFError, OSError, ValueError):
+            self._answers.put((number, None))   # gone: its batches are imported here
+
+    def submit(self, files: list[tuple[str, str]]) -> int | None:
+        """Give a batch to the least busy worker alive; its job number (None: none alive)."""
+        alive = [i for i in range(len(self.procs)) if i not in self._dead]
+        if not alive:
+            return None
+        number = min(alive, key=lambda i: self._load[i])
+        job = self._next_job
+        self._next_job += 1
+        out = os.path.join(self.folder, f"batch-{job}.db")
+        try:
+            write_frame(self.procs[number].stdin, {"job": job, "files": files, "out": out})
+        except OSError:
+            self._dead.add(number)
+            return self.submit(files)
+        self._load[number] += 1
+        self._job_worker[job] = number
+        return job
+
+    def take(self, job: int, answered: dict[int, dict]) -> dict | None:
+        """The answer to `job` (None: its worker died first). Answers to other jobs that
+        come meanwhile are kept in `answered`."""
+        while job not in answered:
+            if self._job_worker.get(job) in self._dead:
+                return None
+            number, answer = self._answers.get()
+            if answer is None:
+                self._dead.add(number)
+                continue
+            self._load[number] -= 1
+            answered[answer["job"]] = answer
+        return answered.pop(job)
+
+    def close(self) -> None:
+        for proc in self.procs:
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+        import shutil
+        import subprocess
+
+        deadline = time.monotonic() + 2
+        for proc in self.procs:
+            try:
+                proc.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class ParallelImport:
+    """Which planned files the workers import, and their results in plan order."""
+
+    def __init__(self, store, planned: list, new: set, *, commit_every: float):
+        from .detect import CLAUDE_CODE
+
+        self.store = store
+        self.planned = planned
+        self.commit_every = commit_every
+
+        def eligible(index: int) -> bool:
+            path, fmt, problem = planned[index]
+            return fmt == CLAUDE_CODE and problem is None and path in new
+
+        self.batches = batches(planned, eligible) if store.takes_scratch else []
+        self.first_of: dict[int, int] = {}
+        self.owned: set[int] = set()
+        self.results: dict[int, FileResult] = {}
+        self.workers: Workers | None = None
+        self.converted = 0    # files whose rows came from a worker
+        self._jobs: dict[int, int | None] = {}
+        self._answered: dict[int, dict] = {}
+        self._submitted = 0
+        self._landed = 0
+
+    def start(self) -> bool:
+        """Start the workers, when the import is worth them; whether it was."""
+        owned = [index for batch in self.batches for index in batch]
+        count = workers_wanted(len(owned), sum(map(_size, (self.planned[i][0] for i in owned))))
+        if not count:
+            self.batches = []
+            return False
+        self.first_of = {batch[0]: number for number, batch in enumerate(self.batches)}
+        self.owned = set(owned)
+        self._sizes = {i: _size(self.planned[i][0]) for i in owned}
+        self.workers = Workers(min(count, len(self.batches)), self.store.price_cards())
+        self._top_up()
+        return True
+
+    def owns(self, index: int) -> bool:
+        return index in self.owned
+
+    def result(self, index: int, import_here: Callable[[int], FileResult]) -> FileResult:
+        """The result of planned file `index` (one the workers own). At a batch's first
+        file the batch is taken back and moved into the store; what does not move in is
+        imported here (`import_here`)."""
+        number = self.first_of.get(index)
+        if number is not None:
+            self._land(number, import_here)
+        return self.results.pop(index)
+
+    def _top_up(self) -> None:
+        workers = self.workers
+        while self._submitted < len(self.batches):
+            ahead = self.batches[self._landed:self._submitted]
+            if ahead and (len(ahead) >= AHEAD * len(workers.procs) or sum(
+                    self._sizes[i] for batch in ahead for i in batch) >= AHEAD_BYTES):
+                return
+            batch = self.batches[self._submitted]
+            self._jobs[self._submitted] = workers.submit(
+                [(str(self.planned[i][0]), self.planned[i][1]) for i in batch])
+            self._submitted += 1
+
+    def _land(self, number: int, import_here: Callable[[int], FileResult]) -> None:
+        batch = self.batches[number]
+        job = self._jobs.pop(number, None)
+        answer = self.workers.take(job, self._answered) if job is not None else None
+        self._landed += 1
+        self._top_up()
+        moved = 0
+        if answer is not None:
+            try:
+                if "results" in answer:
+                    moved = self._move_in(answer["out"], answer["results"], batch)
+            finally:
+                _remove(answer["out"])
+        for index in batch[moved:]:
+            self.results[index] = import_here(index)
+
+    def _move_in(self, scratch: str, results: list[FileResult], batch: list[int]) -> int:
+        """Move the batch's sessions in, file by file, in order, up to the first that
+        cannot (a file whose import failed there, a session the store has already);
+        returns how many files moved in."""
+        store = self.store
+        if len(results) != len(batch):
+            return 0
+        uids = [uid for result in results for uid in _uids(result)]
+        if len(uids) != len(set(uids)):
+            return 0     # two files into one session: imported here, one after the other
+        done = committed = 0
+        last = time.monotonic()
+
+        def pace() -> None:
+            """Commit when the transaction has held the store long enough."""
+            nonlocal committed, last
+            if time.monotonic() - last >= self.commit_every:
+                store.commit_and_continue()
+                committed, last = done, time.monotonic()
+
+        with store.scratch_attached(scratch):
+            if store.scratch_problems():
+                return 0
+            try:
+                with store.transaction():
+                    for result in results:
+                        if result.status == "failed" or any(
+                                store.session_id_by_uid(uid) is not None for uid in _uids(result)):
+                            break   # imported here: whatever failed there, it says so itself
+                        for uid in _uids(result):
+                            store.merge_scratch_session(uid, pace=pace)
+                        done += 1
+                        pace()
+                    store.merge_scratch_prices()
+                committed = done
+            except store.errors:
+                pass   # rolled back to the last commit: the rest is imported here
+        for index, result in zip(batch[:committed], results):
+            self.results[index] = result
+        self.converted += committed
+        return committed
+
+    def close(self) -> None:
+        if self.workers is not None:
+            self.workers.close()
+            self.workers = None
+
+
+def _uids(result: FileResult) -> list[str]:
+    return [session.uid for session in result.sessions] if result.status == "imported" else []
+
+
+def _remove(path: str) -> None:
+    """A scratch file (never a store: this process made it, and has detached it)."""
+    for name in (path, path + "-journal", path + "-wal", path + "-shm"):
+        try:
+            os.unlink(name)
+        except FileNotFoundError:
+            pass
