@@ -56,6 +56,7 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
         from .parallel import ParallelImport
 
         workers = ParallelImport(store, planned, new, commit_every=COMMIT_EVERY)
+    failing = True
     try:
         with keep_writer() if keep_writer is not None else contextlib.nullcontext():
             if workers is not None and not workers.start():
@@ -76,10 +77,11 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
                 else:
                     report.files.append(here(index))
                     imported = True
+        failing = False
     finally:
         if workers is not None:
             report.converted = workers.converted
-            workers.close()
+            workers.close(stop=failing)
     if imported:
         link_lineage(store)
     report.seconds = time.monotonic() - started

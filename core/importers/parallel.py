@@ -169,15 +169,19 @@ class Workers:
             answered[answer["job"]] = answer
         return answered.pop(job)
 
-    def close(self) -> None:
+    def close(self, *, stop: bool = False) -> None:
+        """End the workers (idle ones end at once; `stop`: busy ones too, the import is
+        failing) and delete their scratch stores."""
+        import shutil
+        import subprocess
+
         for proc in self.procs:
             try:
                 proc.stdin.close()
             except OSError:
                 pass
-        import shutil
-        import subprocess
-
+            if stop:
+                proc.kill()
         deadline = time.monotonic() + 2
         for proc in self.procs:
             try:
@@ -309,9 +313,9 @@ class ParallelImport:
         self.converted += committed
         return committed
 
-    def close(self) -> None:
+    def close(self, *, stop: bool = False) -> None:
         if self.workers is not None:
-            self.workers.close()
+            self.workers.close(stop=stop)
             self.workers = None
 
 
