@@ -41,7 +41,7 @@ PARALLEL_MIN_BYTES = 8 << 20
 MAX_WORKERS = 4
 # How far the workers may read ahead of the batches moved in: in batches a worker, and
 # in bytes of logs (scratch stores on disk take about 1.4 times as much).
-AHEAD = 4
+AHEAD = 32
 AHEAD_BYTES = 256 << 20
 
 
