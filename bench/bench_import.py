@@ -304,11 +304,18 @@ def cold_import(root: Path, facts: dict, work: Path, *, repeat: int, ccusage: st
 
 
 def growing(root: Path, facts: dict, work: Path, *, repeat: int) -> dict:
-    """No-change import, and import after appending 10 lines to the active session."""
+    """No-change import, and import after appending 10 lines to the active session (of a
+    copy of the tree: the cached tree stays as generated, for the next run)."""
+    copy = work / "growing-tree"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(root / ".claude", copy / ".claude", copy_function=os.link)
+    active = copy / Path(facts["active"]).relative_to(root)
+    active.unlink()
+    shutil.copy2(Path(facts["active"]), active)   # the one file that grows: a real copy
+    root = copy
     db = fresh_db(work, "growing.db")
     argv, env = arbor("--discover", "--db", str(db), home=root)
     Run(argv, env=env).check("arbor import (first)")
-    active = Path(facts["active"])
     same, grown = [], []
     for index in range(repeat):
         same.append(Run(argv, env=env).check("arbor import (no change)"))

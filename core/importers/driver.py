@@ -68,10 +68,11 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
                     report.files.append(FileResult(str(path), status=problem[0], error=problem[1]))
                 elif workers is not None and workers.owns(index):
                     result = workers.result(index, here)
-                    if progress is not None:
+                    if progress is not None and workers.moved_in(index):
                         size = file_size(path)
-                        ProgressTicker(progress, str(path), index, len(planned), size)(
-                            size, force=True)
+                        ticker = ProgressTicker(progress, str(path), index, len(planned), size)
+                        ticker.phase = "read apart, moved in"
+                        ticker(size, force=True)
                     report.files.append(result)
                     imported = True
                 else:

@@ -211,11 +211,11 @@ class ParallelImport:
         self.owned: set[int] = set()
         self.results: dict[int, FileResult] = {}
         self.workers: Workers | None = None
-        self.converted = 0    # files whose rows came from a worker
         self._jobs: dict[int, int | None] = {}
         self._answered: dict[int, dict] = {}
         self._submitted = 0
         self._landed = 0
+        self._moved: set[int] = set()
 
     def start(self) -> bool:
         """Start the workers, when the import is worth them; whether it was."""
@@ -310,8 +310,17 @@ class ParallelImport:
                 pass   # rolled back to the last commit: the rest is imported here
         for index, result in zip(batch[:committed], results):
             self.results[index] = result
-        self.converted += committed
+            self._moved.add(index)
         return committed
+
+    @property
+    def converted(self) -> int:
+        """How many files were read by workers and moved in."""
+        return len(self._moved)
+
+    def moved_in(self, index: int) -> bool:
+        """Whether planned file `index` was read by a worker and moved in (not imported here)."""
+        return index in self._moved
 
     def close(self, *, stop: bool = False) -> None:
         if self.workers is not None:
