@@ -334,7 +334,7 @@ def test_a_session_moved_in_stretches_is_the_same_store(home, tmp_path, monkeypa
                                                         stretches):
     made = _commits(monkeypatch, lambda count: None)
     report = _import(home, tmp_path / "parallel.db")
-    assert report.converted > 10 and len(made) > 40     # commits inside sessions, not only between
+    assert report.converted > 10 and len(made) > 10     # commits between stretches of entries
     assert dump(tmp_path / "parallel.db") == _serial(home, tmp_path / "serial.db", monkeypatch)
 
 
@@ -357,13 +357,13 @@ def test_another_writer_between_stretches_takes_ids_after_the_moved_ones(
     written = []
 
     def write(count: int) -> None:
-        if count in (5, 25):
+        if count in (3, 12):
             subprocess.run([sys.executable, "-c", agent, str(db), root], check=True, timeout=60)
             written.append(count)
 
     _commits(monkeypatch, write)
     _import(home, db)
-    assert written == [5, 25]
+    assert written == [3, 12]
     conn = sqlite3.connect(db)
     try:
         agents = conn.execute("SELECT COUNT(*) FROM external_sessions x JOIN entries e ON"
@@ -383,10 +383,10 @@ def _serial_db(home: Path, tmp_path: Path, monkeypatch) -> Path:
 
 def test_an_import_interrupted_inside_a_session_is_finished_by_the_next(
         home, tmp_path, monkeypatch, workers, stretches):
-    """Interrupted between two stretches of a session, an import leaves that session as
-    any interrupted import does (entries with their usage and search rows, no branches, no
-    record); the next import finishes it, and the store means what a one-process import's
-    means."""
+    """Interrupted between two stretches of a batch's entries, an import leaves the batch's
+    sessions as any interrupted import does (entries with their usage and search rows, no
+    branches, no record); the next import finishes them, and the store means what a
+    one-process import's means."""
     db = tmp_path / "parallel.db"
 
     def unrecorded() -> int:
@@ -398,7 +398,7 @@ def test_an_import_interrupted_inside_a_session_is_finished_by_the_next(
             conn.close()
 
     def interrupt(count: int) -> None:
-        if count > 10 and unrecorded():    # some sessions in, and one half-way
+        if count > 10 and unrecorded():    # some sessions in, and some half-way
             raise KeyboardInterrupt
 
     with monkeypatch.context() as patch:
@@ -406,7 +406,7 @@ def test_an_import_interrupted_inside_a_session_is_finished_by_the_next(
         with open_store(tmp_path / "parallel.db") as store:
             with pytest.raises(KeyboardInterrupt):
                 import_paths(store, discover(home, env={}))
-    assert unrecorded() == 1   # cut inside a session (stretches of 40, a commit after each)
+    assert unrecorded() >= 1   # cut inside a move (stretches of 40, a commit after each)
     with open_store(tmp_path / "parallel.db") as store:
         import_paths(store, discover(home, env={}))
     assert meaning(tmp_path / "parallel.db") == meaning(_serial_db(home, tmp_path, monkeypatch))

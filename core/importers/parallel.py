@@ -13,7 +13,7 @@ grew, other formats) is imported here, in its turn. Batches are moved in in plan
 whatever depends on order (which copy of a response counts) comes out as it would. A
 session moves in a stretch of entries at a time, and the transaction is committed about
 every COMMIT_EVERY seconds, so agents writing to the store wait no longer than they do
-behind any import (sqlite_merge.merge_session: what a commit there leaves). A batch whose
+behind any import (sqlite_merge.merge_sessions: what a commit there leaves). A batch whose
 worker fails, or that cannot move in (a session the store has already, under the same
 uid), is imported here instead, from the first file not moved in: the outcome is the same,
 only slower.
@@ -272,46 +272,49 @@ class ParallelImport:
             self.results[index] = import_here(index)
 
     def _move_in(self, scratch: str, results: list[FileResult], batch: list[int]) -> int:
-        """Move the batch's sessions in, file by file, in order, up to the first that
-        cannot (a file whose import failed there, a session the store has already);
-        returns how many files moved in."""
+        """Move the batch's sessions in, up to its first file that cannot (one whose import
+        failed there, or whose session the store has already); returns how many files
+        moved in. The sessions move in together: a commit while they do leaves each of them
+        as an interrupted import does, so the files are whole in the store only once all
+        are in, and none counts as moved in before (the rest is imported here)."""
         store = self.store
         if len(results) != len(batch):
             return 0
         uids = [uid for result in results for uid in _uids(result)]
         if len(uids) != len(set(uids)):
             return 0     # two files into one session: imported here, one after the other
-        done = committed = 0
+        files = 0
+        for result in results:
+            if result.status == "failed" or any(
+                    store.session_id_by_uid(uid) is not None for uid in _uids(result)):
+                break   # imported here: whatever failed there, it says so itself
+            files += 1
+        uids = [uid for result in results[:files] for uid in _uids(result)]
         last = time.monotonic()
 
         def pace() -> None:
             """Commit when the transaction has held the store long enough."""
-            nonlocal committed, last
+            nonlocal last
             if time.monotonic() - last >= self.commit_every:
                 store.commit_and_continue()
-                committed, last = done, time.monotonic()
+                last = time.monotonic()
 
+        moved = 0
         with store.scratch_attached(scratch):
             if store.scratch_problems():
                 return 0
             try:
                 with store.transaction():
-                    for result in results:
-                        if result.status == "failed" or any(
-                                store.session_id_by_uid(uid) is not None for uid in _uids(result)):
-                            break   # imported here: whatever failed there, it says so itself
-                        for uid in _uids(result):
-                            store.merge_scratch_session(uid, pace=pace)
-                        done += 1
-                        pace()
+                    if not store.merge_scratch_sessions(uids, pace=pace):
+                        return 0
                     store.merge_scratch_prices()
-                committed = done
+                moved = files
             except store.errors:
-                pass   # rolled back to the last commit: the rest is imported here
-        for index, result in zip(batch[:committed], results):
+                pass   # rolled back to the last commit: the files are imported here
+        for index, result in zip(batch[:moved], results):
             self.results[index] = result
             self._moved.add(index)
-        return committed
+        return moved
 
     @property
     def converted(self) -> int:

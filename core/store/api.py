@@ -1685,25 +1685,32 @@ class Store:
         with self._lock:
             return sqlite_merge.unmergeable(self._conn)
 
-    def merge_scratch_session(self, uid: str, *, pace: Callable[[], Any] = lambda: None) -> bool:
-        """Move the attached scratch store's session `uid` into this store, with new ids,
-        inside the caller's write transaction, which `pace()` may commit and go on with
-        (`commit_and_continue`) between stretches of its entries (sqlite_merge.merge_session
-        says what a commit there leaves). False, changing nothing, when this store has a
-        session with that uid already."""
+    def merge_scratch_sessions(self, uids: list[str], *,
+                               pace: Callable[[], Any] = lambda: None) -> bool:
+        """Move these sessions of the attached scratch store (the first ones it made, in
+        order) into this store, with new ids, inside the caller's write transaction, which
+        `pace()` may commit and go on with (`commit_and_continue`) between stretches of
+        their entries (sqlite_merge.merge_sessions says what a commit there leaves). False,
+        changing nothing, when this store has a session with one of these uids already."""
         from . import sqlite_merge
 
         with self._lock:
             if not self.in_write_transaction:
-                raise RuntimeError("merge_scratch_session needs an open store.transaction()")
+                raise RuntimeError("merge_scratch_sessions needs an open store.transaction()")
             conn = self._conn
-            if conn.execute(self._sql.SESSION_ID_BY_UID, (uid,)).fetchone() is not None:
+            if any(conn.execute(self._sql.SESSION_ID_BY_UID, (uid,)).fetchone() is not None
+                   for uid in uids):
                 return False
-            row = conn.execute(f"SELECT id FROM {sqlite_merge.SCRATCH}.external_sessions"
-                               " WHERE uid = ?", (uid,)).fetchone()
-            if row is None:
-                raise ArborError(f"the scratch store has no session {uid!r}")
-            sqlite_merge.merge_session(conn, row[0], pace=pace)
+            ids = sorted(row[0] for row in conn.execute(
+                f"SELECT id FROM {sqlite_merge.SCRATCH}.external_sessions WHERE uid IN"
+                f" ({', '.join('?' * len(uids))})", uids))
+            if len(ids) != len(uids) or (ids and ids[-1] - ids[0] + 1 != len(ids)) or \
+                    (ids and conn.execute(f"SELECT COUNT(*) FROM {sqlite_merge.SCRATCH}."
+                                          "external_sessions WHERE id < ?", (ids[0],)
+                                          ).fetchone()[0]):
+                raise ArborError("the scratch store's sessions are not the first ones it made")
+            if ids:
+                sqlite_merge.merge_sessions(conn, ids[0], ids[-1], pace=pace)
             return True
 
     def merge_scratch_prices(self) -> None:

@@ -78,7 +78,7 @@ COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("device", ""), ("lines", "")),
 }
 # Tables in the order their rows go in (a row's references exist before it).
-# Tables in the order merge_session copies them (a row's references exist before it).
+# Tables in the order merge_sessions copies them (a row's references exist before it).
 ORDER = ("external_sessions", "entries", "usage", "spawn_points", "internal_sessions",
          "reflog", "labels", "import_sources")
 # Not copied: derived again as rows go in, or the store's own.
@@ -96,9 +96,10 @@ EMPTY = frozenset({"checkpoints", "operation_log", "session_run_events",
 SPACES = {"E": ("entries", "seq"), "X": ("external_sessions", "id"),
           "I": ("internal_sessions", "id"), "R": ("reflog", "seq"), "L": ("labels", "seq"), "U": ("usage", "seq")}
 # Which rows of a table belong to one session (:session, its id in the scratch store).
-_OF_SESSION = {"external_sessions": "s.id = :session",
-               "reflog": f"s.internal_session_id IN (SELECT id FROM {SCRATCH}.internal_sessions"
-                         " WHERE external_session_id = :session)"}
+# Which rows of a table belong to the sessions moved (scratch ids :first to :last).
+_OF_SESSIONS = {"external_sessions": "s.id BETWEEN :first AND :last",
+                "reflog": f"s.internal_session_id IN (SELECT id FROM {SCRATCH}.internal_sessions"
+                          " WHERE external_session_id BETWEEN :first AND :last)"}
 _PRICE_CARDS = "price_cards %"
 
 
@@ -131,7 +132,7 @@ def _light(conn: sqlite3.Connection) -> None:
 
 def _executemany_bytes(conn: sqlite3.Connection, sql: str, rows: list[tuple]) -> None:
     """Rows whose last field is UTF-8 bytes, written as they are (a BLOB): the store reads
-    them back as text (`CAST(... AS TEXT)` in merge_session), so the scratch store's
+    them back as text (`CAST(... AS TEXT)` in merge_sessions), so the scratch store's
     importer does not decode every entry's data only for SQLite to encode it again."""
     conn.executemany(sql, rows)
 
@@ -192,18 +193,18 @@ def _first_free(conn: sqlite3.Connection, table: str, column: str) -> int:
 
 
 def _where(table: str) -> str:
-    return _OF_SESSION.get(table, "s.external_session_id = :session")
+    return _OF_SESSIONS.get(table, "s.external_session_id BETWEEN :first AND :last")
 
 
-def _reserve(conn: sqlite3.Connection, session: int) -> dict[str, int]:
-    """The offset of each id space for one session's rows, and their room in the store:
-    its ids run on from the store's first free one, and sqlite_sequence is moved past them
-    at once (every table here is AUTOINCREMENT), so that another writer, between the
-    transactions of a long session's move, takes ids after them, never among them."""
+def _reserve(conn: sqlite3.Connection, args: dict[str, int]) -> dict[str, int]:
+    """The offset of each id space for the rows moved, and their room in the store: their
+    ids run on from the store's first free one, and sqlite_sequence is moved past them at
+    once (every table here is AUTOINCREMENT), so that another writer, between the
+    transactions of a long move, takes ids after them, never among them."""
     offsets: dict[str, int] = {}
     for space, (table, column) in SPACES.items():
         low, high = conn.execute(f"SELECT MIN(s.{column}), MAX(s.{column}) FROM {SCRATCH}.{table}"
-                                 f" AS s WHERE {_where(table)}", {"session": session}).fetchone()
+                                 f" AS s WHERE {_where(table)}", args).fetchone()
         if low is None:
             offsets[space] = 0     # no rows of this space: no room needed
             continue
@@ -246,29 +247,30 @@ def _copy(conn: sqlite3.Connection, table: str, where: str, args: dict[str, Any]
                  f" AS s WHERE {where} ORDER BY s.{COLUMNS[table][0][0]}", args)
 
 
-# The session's totals, from the rows of one stretch of its entries (the same sums the
+# The sessions' totals, from the rows of one stretch of their entries (the same sums the
 # importer's writer keeps as it writes them: store/writer.py, store/usage_rows.py).
 _ADD_COUNTS = (
-    "UPDATE main.external_sessions SET"
-    " entry_count = entry_count + (SELECT COUNT(*) FROM {s}.entries WHERE external_session_id"
-    " = :session AND seq >= :low AND seq < :high),"
-    " message_count = message_count + (SELECT COUNT(*) FROM {s}.entries WHERE"
-    " external_session_id = :session AND seq >= :low AND seq < :high AND type = 'message'),"
-    " first_user_seq = COALESCE(first_user_seq, (SELECT MIN(seq) + :E FROM {s}.entries WHERE"
-    " external_session_id = :session AND seq >= :low AND seq < :high AND role = 'user'))"
-    " WHERE id = :session + :X").format(s=SCRATCH)
+    "UPDATE main.external_sessions SET entry_count = entry_count + c.entries,"
+    " message_count = message_count + c.messages,"
+    " first_user_seq = COALESCE(first_user_seq, c.first_user)"
+    " FROM (SELECT external_session_id + :X AS id, COUNT(*) AS entries,"
+    " SUM(type = 'message') AS messages, MIN(CASE WHEN role = 'user' THEN seq END) + :E"
+    " AS first_user FROM {s}.entries WHERE seq >= :low AND seq < :high"
+    " AND external_session_id BETWEEN :first AND :last GROUP BY external_session_id) AS c"
+    " WHERE main.external_sessions.id = c.id").format(s=SCRATCH)
 _ADD_USAGE = (
     "INSERT INTO main.session_usage(external_session_id, model, responses, input_tokens,"
     " output_tokens, cache_creation_tokens, cache_read_tokens, reasoning_tokens, cost_usd,"
     " unpriced, subagent_cost_usd, subagent_tokens)"
-    " SELECT :session + :X, model, COUNT(*), SUM(input_tokens), SUM(output_tokens),"
+    " SELECT external_session_id + :X, model, COUNT(*), SUM(input_tokens), SUM(output_tokens),"
     " SUM(cache_creation_tokens), SUM(cache_read_tokens), SUM(reasoning_tokens),"
     " TOTAL(COALESCE(cost_usd, 0)), SUM(cost_usd IS NULL),"
     " TOTAL(CASE WHEN subagent = 1 THEN COALESCE(cost_usd, 0) ELSE 0 END),"
     " SUM(CASE WHEN subagent = 1 THEN input_tokens + output_tokens + cache_creation_tokens"
     " + cache_read_tokens ELSE 0 END)"
-    " FROM {s}.usage WHERE external_session_id = :session AND {which} GROUP BY model"
-    " ORDER BY model ON CONFLICT(external_session_id, model) DO UPDATE SET"
+    " FROM {s}.usage WHERE external_session_id BETWEEN :first AND :last AND {which}"
+    " GROUP BY external_session_id, model ORDER BY external_session_id, model"
+    " ON CONFLICT(external_session_id, model) DO UPDATE SET"
     " responses = responses + excluded.responses,"
     " input_tokens = input_tokens + excluded.input_tokens,"
     " output_tokens = output_tokens + excluded.output_tokens,"
@@ -281,53 +283,52 @@ _ADD_USAGE = (
 STRETCH = 2000   # entries moved a statement (about 0.1 s of the store's work at most)
 
 
-def merge_session(conn: sqlite3.Connection, session: int, *,
-                  pace: Callable[[], Any] = lambda: None, stretch: int = STRETCH) -> int:
-    """Copy one scratch session (its id there) into the store, inside the caller's write
-    transaction; returns its id in the store. Its uid must not be taken.
+def merge_sessions(conn: sqlite3.Connection, first: int, last: int, *,
+                   pace: Callable[[], Any] = lambda: None, stretch: int = STRETCH) -> int:
+    """Copy the scratch sessions with ids `first` to `last` into the store, inside the
+    caller's write transaction; returns the offset of their ids (a session's id in the
+    store is its scratch id plus it). None of their uids may be taken.
 
-    Its entries go in a stretch at a time, each with its search rows, usage rows, spawn
-    points and the session's totals for them, and `pace()` is called between stretches (the
-    caller may commit there). What a commit between them leaves is a session the way an
-    interrupted import leaves one: entries with all that belongs to them, no branches yet
-    and no import record, so the next import of the file reads it again and adds the rest.
-    The branches and the record come last."""
-    offsets = _reserve(conn, session)
-    args: dict[str, Any] = {**offsets, "session": session}
+    Their entries go in a stretch at a time, each with its search rows, usage rows, spawn
+    points and the sessions' totals for them, and `pace()` is called between stretches
+    (the caller may commit there). What a commit between them leaves are sessions the way
+    an interrupted import leaves one: entries with all that belongs to them, no branches yet
+    and no import record, so the next import of their files reads them again and adds the
+    rest. The branches and the records come last."""
+    args: dict[str, Any] = {"first": first, "last": last}
+    args.update(_reserve(conn, args))
     _copy(conn, "external_sessions", _where("external_sessions"), args,
           overrides={"entry_count": "0", "message_count": "0", "first_user_seq": "NULL"})
-    low, high = conn.execute(f"SELECT MIN(seq), MAX(seq) FROM {SCRATCH}.entries"
-                             " WHERE external_session_id = ?", (session,)).fetchone()
+    low, high = conn.execute(f"SELECT MIN(seq), MAX(seq) FROM {SCRATCH}.entries WHERE"
+                             " external_session_id BETWEEN :first AND :last", args).fetchone()
     if low is not None:
         for start in range(low, high + 1, stretch):
             part = {**args, "low": start, "high": min(start + stretch, high + 1)}
-            span = "s.seq >= :low AND s.seq < :high"
-            _copy(conn, "entries", f"s.external_session_id = :session AND {span}", part)
+            ours = "s.external_session_id BETWEEN :first AND :last"
+            _copy(conn, "entries", f"{ours} AND s.seq >= :low AND s.seq < :high", part)
             conn.execute(f"INSERT INTO main.entries_fts(rowid, text) SELECT s.rowid + :E,"
-                         " CAST(s.text AS TEXT)"
-                         f" FROM {SCRATCH}.entries_fts AS s WHERE s.rowid IN (SELECT seq FROM"
-                         f" {SCRATCH}.entries WHERE external_session_id = :session AND seq >= :low"
-                         " AND seq < :high) ORDER BY s.rowid", part)
-            _copy(conn, "usage", "s.external_session_id = :session AND s.entry_seq >= :low"
-                  " AND s.entry_seq < :high", part)
+                         f" CAST(s.text AS TEXT) FROM {SCRATCH}.entries_fts AS s WHERE"
+                         f" s.rowid IN (SELECT seq FROM {SCRATCH}.entries WHERE seq >= :low AND"
+                         " seq < :high AND external_session_id BETWEEN :first AND :last)"
+                         " ORDER BY s.rowid", part)
+            _copy(conn, "usage", f"{ours} AND s.entry_seq >= :low AND s.entry_seq < :high", part)
             conn.execute(_ADD_USAGE.format(s=SCRATCH, which="entry_seq >= :low AND"
                                            " entry_seq < :high"), part)
-            _copy(conn, "spawn_points", f"s.external_session_id = :session AND {span}", part)
+            _copy(conn, "spawn_points", f"{ours} AND s.seq >= :low AND s.seq < :high", part)
             conn.execute(_ADD_COUNTS, part)
             pace()
-    unattached = "s.external_session_id = :session AND s.entry_seq IS NULL"
-    _copy(conn, "usage", unattached, args)
+    _copy(conn, "usage", f"{_where('usage')} AND s.entry_seq IS NULL", args)
     conn.execute(_ADD_USAGE.format(s=SCRATCH, which="entry_seq IS NULL"), args)
     for table in ("internal_sessions", "reflog", "labels", "import_sources"):
         _copy(conn, table, _where(table), args)
-    # the session's own row as the importer left it (its name, facts and totals)
+    # the sessions' own rows as the importer left them (their names, facts and totals)
     names = [column for column, how in COLUMNS["external_sessions"] if how == ""]
-    conn.execute(f"UPDATE main.external_sessions SET ({', '.join(names)}) = (SELECT"
-                 f" {', '.join(names)} FROM {SCRATCH}.external_sessions WHERE id = :session),"
-                 " first_user_seq = (SELECT first_user_seq + :E FROM"
-                 f" {SCRATCH}.external_sessions WHERE id = :session) WHERE id = :session + :X",
+    conn.execute(f"UPDATE main.external_sessions SET ({', '.join(names)}) ="
+                 f" ({', '.join('s.' + name for name in names)}),"
+                 f" first_user_seq = s.first_user_seq + :E FROM {SCRATCH}.external_sessions AS s"
+                 " WHERE main.external_sessions.id = s.id + :X AND s.id BETWEEN :first AND :last",
                  args)
-    return session + offsets["X"]
+    return args["X"]
 
 
 def merge_price_cards(conn: sqlite3.Connection) -> None:
