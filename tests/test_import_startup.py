@@ -20,11 +20,12 @@ REPO = Path(__file__).resolve().parent.parent
 # (typing by most of the store's and importers' modules for their annotations, hashlib (and
 # so OpenSSL) for the file's head and tail digests, base64 for lines that are not UTF-8,
 # the bulk writer's thread and queue for the ten rows, orjson (and with it dataclasses,
-# inspect and uuid: ~40 ms of start-up and exit) for a few kilobytes of JSON).
+# inspect and uuid: ~40 ms of start-up and exit) for a few kilobytes of JSON, threading for
+# the store's locks, copy for the session models' deep copies).
 NOT_FOR_AN_APPEND = ("genai_prices", "pydantic", "importlib.metadata", "decimal", "secrets",
                      "core.session_types", "core.replay", "core.sqlite_probe", "rich", "textual",
                      "typing", "hashlib", "base64", "queue", "core.store.sqlite_bulk",
-                     "orjson", "dataclasses", "inspect", "uuid")
+                     "orjson", "dataclasses", "inspect", "uuid", "threading", "copy")
 
 LOADED_RUN = r"""
 import sys
@@ -143,7 +144,7 @@ def test_an_import_of_a_grown_file_walks_the_folders_and_reads_the_records_once(
 # Not needed to tell that nothing changed (one stat a file, one query): each was loaded by
 # such a run before (typing, json and threading with the SQLite backend's module, shutil
 # by argparse for the terminal's width, dataclasses with anything of the store's API).
-NOT_FOR_NO_CHANGE = ("typing", "json", "threading", "queue", "shutil", "core.clock",
+NOT_FOR_NO_CHANGE = ("typing", "json", "queue", "shutil", "core.clock",
                      "core.store.sqlite_bulk", "core.store.api", "core.importers.driver",
                      *NOT_FOR_AN_APPEND)
 
