@@ -245,11 +245,23 @@ def _standard_utf8(value: Any) -> bytes:
         return _standard(_encode_ascii, value).encode("ascii")
 
 
+def _plain_utf8(value: Any) -> bytes:
+    """`_standard_utf8` of a value `_plain` let through (no depth to check: it did)."""
+    text = _encode(value)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _encode_ascii(value).encode("ascii")
+
+
 def dumps_utf8(value: Any) -> bytes:
     """`dumps` as UTF-8 bytes. Text UTF-8 cannot hold (lone surrogates, from undecodable
     input) is written as JSON escapes, so nothing is lost."""
     if _orjson is None and _plain(value):
-        return _standard_utf8(value)   # orjson's bytes (it refuses lone surrogates: the same)
+        try:
+            return _plain_utf8(value)   # orjson's bytes (it refuses lone surrogates: the same)
+        except RecursionError:
+            pass   # (the caller's stack was already deep: orjson's is not the caller's)
     if _orjson is not None or _accelerate():
         try:
             return _orjson.dumps(value)
@@ -261,7 +273,10 @@ def dumps_utf8(value: Any) -> bytes:
 def dumps(value: Any) -> str:
     """Compact JSON text, non-ASCII kept as is (as core's store writes it)."""
     if _orjson is None and _plain(value):
-        return _standard(_encode, value)
+        try:
+            return _encode(value)
+        except RecursionError:
+            pass
     if _orjson is not None or _accelerate():
         try:
             return _orjson.dumps(value).decode("utf-8")

@@ -137,10 +137,9 @@ def test_plain_values_are_written_by_both_to_the_same_bytes():
     assert fastjson._accelerate()     # dumps and dumps_utf8: the old path, orjson first
     for value in _plain_values():
         assert fastjson.plain_size(value, 1 << 30) >= 0, repr(value)[:80]
-        assert fastjson._standard_utf8(value) == fastjson.dumps_utf8(value), repr(value)[:80]
-        assert fastjson._standard(fastjson._encode, value) == fastjson.dumps(value), \
-            repr(value)[:80]
-    assert fastjson._standard_utf8({"a": [1, "é"]}) == orjson.dumps({"a": [1, "é"]})
+        assert fastjson._plain_utf8(value) == fastjson.dumps_utf8(value), repr(value)[:80]
+        assert fastjson._encode(value) == fastjson.dumps(value), repr(value)[:80]
+    assert fastjson._plain_utf8({"a": [1, "é"]}) == orjson.dumps({"a": [1, "é"]})
 
 
 class _Colour(enum.Enum):
@@ -163,7 +162,7 @@ def test_anything_else_is_left_to_orjson(value):
     """Floats (written differently: 1e-07 against 1e-7), subclasses, enums, datetimes,
     keys that are not text, more than MAX_DEPTH levels: not for the standard library."""
     assert fastjson.plain_size(value, 1 << 30) == -1
-    assert orjson.dumps(1e-07) != fastjson._standard_utf8(1e-07)   # (why floats are left)
+    assert orjson.dumps(1e-07) != fastjson._plain_utf8(1e-07)   # (why floats are left)
 
 
 def test_plain_size_stops_at_the_limit():
