@@ -50,7 +50,7 @@ INT64_MIN, UINT64_MAX = -(1 << 63), (1 << 64) - 1   # the integers orjson reads 
 
 def _accelerate() -> bool:
     """Load orjson for the rest of the process (False: it is not installed)."""
-    global _orjson, _missing, loads_common
+    global _orjson, _missing
     if _orjson is None and not _missing:
         try:  # declared, but the import still works without it
             import orjson
@@ -58,7 +58,6 @@ def _accelerate() -> bool:
             _missing = True
         else:
             _orjson = orjson
-            loads_common = orjson.loads
     return _orjson is not None
 
 
@@ -119,26 +118,33 @@ def loads(data: bytes) -> Any:
 
 
 def _small_common(data: bytes) -> Any:
-    """`loads_common` before orjson is loaded."""
+    """`common_decoder`'s decoder before orjson is loaded: the standard library's reading,
+    or an error for what it refuses and for what orjson might read otherwise."""
     if _orjson is None and _small(len(data)):
         return _small_loads(data)
     return _orjson.loads(data) if _orjson is not None else json.loads(data)
 
 
-# The decoder alone, for a hot loop that hands what it refuses to `loads` (or to a reader
-# that explains the error): orjson refuses a few things the standard library reads.
-# (Rebound to orjson's own once it is loaded; a loop binds `common_decoder()` instead.)
-loads_common = _small_common
-
-
 def common_decoder(expected: int) -> Callable[[bytes], Any]:
-    """`loads_common` for a loop about to read about `expected` bytes of JSON: orjson's own
-    decoder (loaded now) when that is more than is left for the standard library."""
+    """The decoder alone, for a hot loop about to read about `expected` bytes of JSON that
+    hands whatever the decoder refuses to `loads` (or to a reader that explains the
+    error): orjson's own (loaded now) when that is more than is left for the standard
+    library, else `_small_common` (a refusal there is not orjson's: only `loads` says
+    what a line holds)."""
     if _orjson is None and not _missing and expected > _small_left:
         _accelerate()
     if _orjson is not None:
         return _orjson.loads
     return _small_common if not _missing else json.loads
+
+
+def strict_loads(data: bytes) -> Any:
+    """orjson's reading exactly, its refusals (a ValueError) included, for a caller to whom
+    what orjson refuses is unreadable; the standard library's should orjson be missing.
+    (Loads orjson: no import of appended Claude Code lines asks it.)"""
+    if _orjson is not None or _accelerate():
+        return _orjson.loads(data)
+    return json.loads(data)
 
 
 MAX_DEPTH = 254   # orjson's own limit for writing

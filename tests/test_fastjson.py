@@ -181,7 +181,7 @@ def loaded():
 fastjson.loads(b'{"a": [1, 2, "three"]}')
 fastjson.dumps_utf8({"a": [1, 2, "three"]})
 fastjson.dumps({"a": None})
-fastjson.loads_common(b'{"b": true}')
+fastjson.common_decoder(100)(b'{"b": true}')
 steps.append(("a few values", loaded()))
 fastjson.dumps_utf8({"f": 0.5})
 steps.append(("a float", loaded()))
@@ -199,7 +199,8 @@ for _ in range(fastjson.SMALL_BYTES // len(item) - 8):
 steps.append(("within SMALL_BYTES", "orjson" in sys.modules))
 for _ in range(16):
     fastjson.loads(item)
-steps.append(("beyond it", "orjson" in sys.modules, fastjson.loads_common is sys.modules["orjson"].loads))
+steps.append(("beyond it", "orjson" in sys.modules,
+              fastjson.common_decoder(1) is sys.modules["orjson"].loads))
 with open(sys.argv[1], "w") as f:
     json.dump(steps, f)
 """
@@ -231,6 +232,29 @@ def test_a_few_values_do_not_load_orjson_and_a_float_does(tmp_path):
 def test_orjson_is_loaded_once_there_is_more_json_than_small_bytes(tmp_path):
     assert _child(tmp_path, BUDGET_RUN) == [["within SMALL_BYTES", False],
                                            ["beyond it", True, True]]
+
+
+def test_strict_loads_reads_and_refuses_as_orjson_does():
+    """For a caller to whom what orjson refuses is unreadable (the usage rows of stored
+    entries): orjson's answer, its refusals as ValueError, integers beyond 64 bits as floats."""
+    from core.store.usage_rows import _decode
+
+    for text in (b'NaN', b'\xef\xbb\xbf{"bom": 1}', b'"\\ud800"', b'{"a"', b'1e400'):
+        with pytest.raises(ValueError):
+            fastjson.strict_loads(text)
+    assert type(fastjson.strict_loads(b"18446744073709551616")) is float
+    assert _decode(b'{"big": 18446744073709551616}') == {"big": float(2**64)}
+    assert _decode(b'{"x": NaN}') is None and _decode(b"[1]") is None
+    for text in _texts_to_read()[:60]:
+        try:
+            want = ("value", orjson.loads(text))
+        except orjson.JSONDecodeError:
+            want = ("refused",)
+        try:
+            got = ("value", fastjson.strict_loads(text))
+        except ValueError:
+            got = ("refused",)
+        assert got[0] == want[0] and (got[0] == "refused" or _same(got[1], want[1])), text[:80]
 
 
 def test_a_loop_about_to_read_much_gets_orjsons_decoder(tmp_path):
