@@ -482,12 +482,19 @@ def _merge(made: dict, writer: SessionWriter) -> None:
 
 def append_lines(path: str | os.PathLike, lines: int, *, seed: int = 99) -> int:
     """Grow a session as Claude Code would: whole turns, cut to `lines` lines, each
-    attached to the file's last line. Returns the bytes added."""
+    attached to the file's last line. Returns the bytes added.
+
+    The lines' ids come from `seed` and the file's size: the same file grown the same way
+    gets the same lines, and growing it again (a benchmark run again on a tree it keeps)
+    never writes an id the file already holds. (With `seed` alone, every run of
+    bench_import.py appended the ids of the run before, and measured the import of
+    duplicate uuids instead of the import of new lines.)"""
     import json
 
     path = Path(path)
+    size = path.stat().st_size
     with open(path, "rb") as handle:
-        handle.seek(max(0, path.stat().st_size - 256 * 1024))
+        handle.seek(max(0, size - 256 * 1024))
         tail = [line for line in handle.read().splitlines() if line.strip()]
     last = None
     for raw in reversed(tail):
@@ -500,7 +507,7 @@ def append_lines(path: str | os.PathLike, lines: int, *, seed: int = 99) -> int:
             break
     if last is None:
         raise ValueError(f"{path}: no line to continue from")
-    rng = random.Random(seed)
+    rng = random.Random(f"{seed}:{size}")
 
     class Buffer:
         def __init__(self):
@@ -511,7 +518,7 @@ def append_lines(path: str | os.PathLike, lines: int, *, seed: int = 99) -> int:
 
     buffer = Buffer()
     stamp = time.mktime(time.strptime(last["timestamp"][:19], "%Y-%m-%dT%H:%M:%S"))
-    writer = SessionWriter(buffer, rng, Corpus(random.Random(seed)),
+    writer = SessionWriter(buffer, rng, Corpus(random.Random(f"{seed}:{size}")),
                            session_id=last["sessionId"], cwd=last.get("cwd", "/"),
                            model=MODELS[0], version=last.get("version", VERSIONS[-1]),
                            start=stamp + 60, branch=last.get("gitBranch", "main"),

@@ -8,7 +8,6 @@ root-to-head path, loaded when first read.
 
 from __future__ import annotations
 
-import copy
 import os
 from collections.abc import MutableSequence
 from datetime import datetime
@@ -65,7 +64,14 @@ class LazyHistory(MutableSequence):
         return repr(self._list()) if self.loaded else "LazyHistory(<not loaded>)"
 
     def __deepcopy__(self, memo):
-        return copy.deepcopy(self._list(), memo)
+        return _deepcopy(self._list(), memo)
+
+
+def _deepcopy(value: Any, memo: dict | None = None) -> Any:
+    """`copy.deepcopy`, the module loaded on first use (reading a session copies nothing)."""
+    from copy import deepcopy
+
+    return deepcopy(value, memo)
 
 
 def _date(value: Any) -> datetime | None:
@@ -266,7 +272,7 @@ class Checkpoint(Record):
             "id": self.id,
             "internal_session_id": self.internal_session_id,
             "checkpoint_name": self.checkpoint_name,
-            "session_state": copy.deepcopy(self.session_state),
+            "session_state": _deepcopy(self.session_state),
             "conversation_history": list(self.conversation_history),
             "is_auto": self.is_auto,
             "created_at": _iso(self.created_at),
@@ -369,8 +375,8 @@ class InternalSession(Record):
         return cls(
             external_session_id=external_session_id,
             langgraph_session_id=f"branch_{os.urandom(6).hex()}",
-            session_state=copy.deepcopy(checkpoint.session_state),
-            conversation_history=LazyHistory(items=copy.deepcopy(list(checkpoint.conversation_history))),
+            session_state=_deepcopy(checkpoint.session_state),
+            conversation_history=LazyHistory(items=_deepcopy(list(checkpoint.conversation_history))),
             created_at=utc_now(),
             is_current=True,
             parent_session_id=parent_session_id,
@@ -425,7 +431,7 @@ class InternalSession(Record):
             "id": self.id,
             "external_session_id": self.external_session_id,
             "langgraph_session_id": self.langgraph_session_id,
-            "session_state": copy.deepcopy(self.session_state),
+            "session_state": _deepcopy(self.session_state),
             "conversation_history": list(self.conversation_history),
             "created_at": _iso(self.created_at),
             "is_current": self.is_current,

@@ -28,7 +28,7 @@ import fnmatch
 import functools
 import json
 import os
-import threading
+from _thread import allocate_lock   # (threading's Lock, without loading threading)
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -273,7 +273,7 @@ class PriceBook:
         self._models: dict[tuple[str, str], Any] = {}
         self._cards: dict[tuple, PriceCard] = {}
         self._daily: dict[tuple, PriceCard | None] = {}
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
 
     # ----------------------------------------------------------------- lookup
     def _override(self, model: str):
@@ -421,7 +421,7 @@ def _active_variants(info, when: datetime, context: dict | None) -> tuple[int, .
 
 
 _book: PriceBook | None = None
-_book_lock = threading.Lock()
+_book_lock = allocate_lock()
 
 
 def price_book() -> PriceBook:

@@ -188,8 +188,9 @@ def test_a_grown_file_is_read_from_where_the_last_import_stopped(store, tmp_path
     first = only(import_paths(store, [path]))
     assert first.status == "imported"
     parsed = []
-    loads = claude_code.loads_common
-    monkeypatch.setattr(claude_code, "loads_common", lambda data: parsed.append(data) or loads(data))
+    decoder = claude_code.common_decoder    # (the reader's decoder for a read of that size)
+    monkeypatch.setattr(claude_code, "common_decoder", lambda expected: (
+        lambda data, loads=decoder(expected): parsed.append(data) or loads(data)))
     with open(path, "a") as out:
         out.write("\n".join(lines[20:]) + "\n")
     grown = only(import_paths(store, [path]))

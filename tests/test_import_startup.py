@@ -19,10 +19,13 @@ REPO = Path(__file__).resolve().parent.parent
 # Not needed to import appended lines of a known file: each was loaded by such a run before
 # (typing by most of the store's and importers' modules for their annotations, hashlib (and
 # so OpenSSL) for the file's head and tail digests, base64 for lines that are not UTF-8,
-# the bulk writer's thread and queue for the ten rows).
+# the bulk writer's thread and queue for the ten rows, orjson (and with it dataclasses,
+# inspect and uuid: ~40 ms of start-up and exit) for a few kilobytes of JSON, threading for
+# the store's locks, copy for the session models' deep copies).
 NOT_FOR_AN_APPEND = ("genai_prices", "pydantic", "importlib.metadata", "decimal", "secrets",
                      "core.session_types", "core.replay", "core.sqlite_probe", "rich", "textual",
-                     "typing", "hashlib", "base64", "queue", "core.store.sqlite_bulk")
+                     "typing", "hashlib", "base64", "queue", "core.store.sqlite_bulk",
+                     "orjson", "dataclasses", "inspect", "uuid", "threading", "copy")
 
 LOADED_RUN = r"""
 import sys
@@ -30,7 +33,7 @@ from tui.cli import main
 code = main(sys.argv[2:])
 modules = sorted(sys.modules)   # (before this script loads json to write them)
 # arbor's classes made by @dataclass in the modules the run loaded (each costs ~0.5 ms to
-# make; orjson loads the `dataclasses` module itself, so its presence tells nothing)
+# make; whatever loads the `dataclasses` module, the class is made by it)
 made = sorted(f"{name}.{value.__qualname__}" for name, module in list(sys.modules.items())
               if name.split(".")[0] in ("core", "tui")
               for value in list(vars(module).values())
@@ -141,9 +144,9 @@ def test_an_import_of_a_grown_file_walks_the_folders_and_reads_the_records_once(
 # Not needed to tell that nothing changed (one stat a file, one query): each was loaded by
 # such a run before (typing, json and threading with the SQLite backend's module, shutil
 # by argparse for the terminal's width, dataclasses with anything of the store's API).
-NOT_FOR_NO_CHANGE = ("typing", "json", "threading", "queue", "shutil", "dataclasses",
-                     "core.clock", "core.store.sqlite_bulk", "core.store.api", "orjson",
-                     "core.importers.driver", *NOT_FOR_AN_APPEND)
+NOT_FOR_NO_CHANGE = ("typing", "json", "queue", "shutil", "core.clock",
+                     "core.store.sqlite_bulk", "core.store.api", "core.importers.driver",
+                     *NOT_FOR_AN_APPEND)
 
 
 def test_a_no_change_import_loads_only_what_telling_it_needs(tmp_path):
@@ -226,5 +229,82 @@ def test_an_import_of_appended_lines_counts_no_session_whole(tmp_path):
         whole = [s for s in statements if "COUNT(*) FROM entries WHERE external_session_id" in s
                  or "LEFT JOIN entries h ON h.seq = i.head_seq" in s]
         assert whole == []
+    finally:
+        store.close()
+
+
+def _append_import_statements(tmp_path) -> tuple[list[str], list[str]]:
+    """The SQL an import of two appended lines runs (the store's own connection, traced),
+    and the new lines' ids."""
+    from core import open_store
+    from core.importers import import_paths
+
+    folder = tmp_path / "projects" / "-work-usage-demo"
+    session = uf.claude_session(folder)
+    store = open_store(tmp_path / "arbor.db")
+    try:
+        import_paths(store, [folder])
+        _append_to(session, 7)
+        statements: list[str] = []
+        store._conn.set_trace_callback(statements.append)
+        try:
+            report = import_paths(store, [folder])
+        finally:
+            store._conn.set_trace_callback(None)
+        assert [f.status for f in report.files].count("imported") == 1
+        assert sum(f.entries_added for f in report.files) == 2
+    finally:
+        store.close()
+    return statements, ["n7-q", "n7"]
+
+
+def test_an_import_of_appended_lines_asks_after_each_id_once(tmp_path):
+    """A new line's id is not in the store: asked once, not again before it is written
+    (it was asked three times: is it a duplicate, is it stored, before the write)."""
+    statements, new_ids = _append_import_statements(tmp_path)
+    asked = [s for s in statements if s.startswith("SELECT seq FROM entries WHERE "
+                                                   "external_session_id =") and " AND id = " in s]
+    for entry_id in new_ids:
+        assert sum(s.endswith(f"id = '{entry_id}'") for s in asked) == 1, asked
+
+
+def test_an_import_of_appended_lines_reads_the_session_row_once(tmp_path):
+    """Whether the file's session is still there and which id it has are asked by id, not
+    by reading the whole session (its row, metadata and branch list) three times."""
+    statements, _ = _append_import_statements(tmp_path)
+    whole = [s for s in statements if "FROM external_sessions x WHERE x.uid = " in s]
+    assert len(whole) == 1, whole
+
+
+def test_an_id_found_missing_is_asked_again_after_a_commit_or_once_written(tmp_path):
+    """StoredIds remembers an id the store does not have until this session writes it or
+    the store commits and goes on (another process may have written it meanwhile)."""
+    from core import open_store
+    from core.importers.session import StoredIds
+
+    def message(text: str) -> dict:
+        return {"message": {"role": "user", "content": text}}
+
+    store = open_store(tmp_path / "arbor.db")
+    try:
+        with store.transaction():
+            session = store.create_external_session("s", uid="s1")
+            ids = StoredIds(store, session.id)
+            writer = store.writer(session.id)
+            asked: list[str] = []
+            store._conn.set_trace_callback(asked.append)
+            assert ids.get("e1") is None and "e1" not in ids and ids.get("e1", -1) == -1
+            assert len(asked) == 1                            # remembered as missing
+            seq = writer.add(None, "message", message("x"), entry_id="e1").seq
+            writer.flush()
+            ids.written("e1")
+            assert ids.get("e1") == seq                       # asked again once written
+            assert ids.get("e2") is None
+            other = writer.add(None, "message", message("y"), entry_id="e2").seq
+            writer.flush()                                    # (as if another writer's)
+            assert ids.get("e2") is None                      # no commit: still missing
+            assert store.commit_and_continue()
+            assert ids.get("e2") == other                     # asked again after it
+            store._conn.set_trace_callback(None)
     finally:
         store.close()

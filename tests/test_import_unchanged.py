@@ -296,3 +296,33 @@ def test_the_scan_lists_what_os_walk_listed_with_the_agent_rules(tmp_path, monke
     assert str(top / "elsewhere/moved/sessions/c.db") not in listed
     assert str(top / "elsewhere/moved/c.db") in listed
     assert len(AGENT_FOLDERS) == 3
+
+
+def test_the_scan_resolves_the_folder_it_is_given_and_no_folder_below(tmp_path, monkeypatch):
+    """A subfolder found by the scan is never a link (links to folders are not followed),
+    so its resolved path is its parent's and its name: only the folder given is resolved
+    (one lstat a folder less; 800 folders in a tree of 3,000 logs). The keys stay the
+    files' real paths, through a link above the folder given too."""
+    from core.importers import files
+
+    real_top = tmp_path / "real" / ".claude" / "projects"
+    for folder in ["p1", "p1/s1/subagents", "p2", "p2/s2/subagents"]:
+        (real_top / folder).mkdir(parents=True)
+        (real_top / folder / "x.jsonl").write_text("{}\n")
+    (tmp_path / "link").symlink_to(tmp_path / "real", target_is_directory=True)
+    top = tmp_path / "link" / ".claude" / "projects"
+    files.real_folder.cache_clear()
+    resolved: list[str] = []
+    real_folder = files.real_folder
+
+    def recorded(folder: str) -> str:
+        resolved.append(folder)
+        return real_folder(folder)
+
+    monkeypatch.setattr(files, "real_folder", recorded)
+    found = scan([top], lambda *problem: None)
+    assert len(found) == 4
+    assert [item.key for item in found] == [os.path.realpath(item.name) for item in found]
+    assert all(item.key.startswith(str(real_top)) for item in found)
+    assert resolved and all(not folder.startswith(str(top) + os.sep) for folder in resolved), \
+        resolved

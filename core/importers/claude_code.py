@@ -51,7 +51,7 @@ from ..entries import COMPACTION, MESSAGE, SESSION_INFO, block_type, content_tex
 from .base import (READ_BUFFER, SHAPE_ERRORS, Clockwork, FileResult, LineError, ProgressTicker,
                    RawLine, file_mtime, iter_lines, nested_too_deeply, odd_shape, parse_line,
                    short_hash, title_from_text)
-from ..fastjson import loads_common
+from ..fastjson import common_decoder
 from .session import INLINE_BELOW, SessionTarget, StoredIds, first_text_title
 from .state import Pacer
 from .tree import sync_branches, sync_new_branches
@@ -177,6 +177,8 @@ class _Import:
         ticker = self.ticker
         handle_line = self.handle
         pacer = self.pacer
+        # (orjson's decoder for a big read; for a few lines, the standard library's: fastjson)
+        loads_common = common_decoder(ticker.total - self.start_offset)
         with open(self.path, "rb", buffering=READ_BUFFER) as handle:
             handle.seek(self.start_offset)
             number = self.start_line

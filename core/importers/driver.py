@@ -218,10 +218,10 @@ def import_file(store, path: Path, fmt: str | None = None, *,
             state.head = head_hash(fd, state.head_len)
 
             def save(current: FileState) -> None:
-                first = store.get_external_session_by_uid(current.sessions[0])
+                first = store.session_id_by_uid(current.sessions[0])
                 if first is not None:
                     store.record_import_source(
-                        key=key, path=str(path), external_session_id=first.id, fmt=fmt,
+                        key=key, path=str(path), external_session_id=first, fmt=fmt,
                         size=current.size, mtime=current.mtime_ns / 1e9, state=current.to_dict())
 
             with store.transaction():
@@ -307,7 +307,7 @@ def _recorded(store, key: str, fmt: str) -> FileState | None:
 
 def _sessions_exist(store, state: FileState) -> bool:
     return bool(state.sessions) and all(
-        store.get_external_session_by_uid(uid) is not None for uid in state.sessions)
+        store.session_id_by_uid(uid) is not None for uid in state.sessions)
 
 
 def _module(fmt: str):

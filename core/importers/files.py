@@ -263,11 +263,18 @@ def _walk(top: str, onerror: Callable[[OSError], None],
     `os.walk` gives them; links to folders are not followed): its resolved path with a
     trailing separator (None when it cannot be told without resolving each file) and the
     DirEntry of the files in it an import considers (only the agent's own files in an
-    agent's folder, see `agent_rule`; a folder's rule is worked out from its parent's)."""
+    agent's folder, see `agent_rule`; a folder's rule is worked out from its parent's).
+
+    Only `top` is resolved (`real_folder`): a subfolder, never a link here, is its
+    parent's resolved path and its name (one lstat a folder fewer: 800 in a tree of
+    3,000 logs)."""
     top = str(Path(top))
-    stack = [(top, _tail_index(top), _place_index(top, places))]
+    real_top = None if ".." in top.split(os.sep) else \
+        os.path.join(real_folder(os.path.abspath(top)), "")
+    shown = [str(where) for where, _rule in places]
+    stack = [(top, _tail_index(top), _place_index(top, places), real_top)]
     while stack:
-        folder, tail, place = stack.pop()
+        folder, tail, place, real = stack.pop()
         try:
             with os.scandir(folder) as listing:
                 entries = sorted(listing, key=_by_name)
@@ -285,30 +292,31 @@ def _walk(top: str, onerror: Callable[[OSError], None],
                 is_dir = False
             if is_dir:
                 if not entry.is_symlink():
-                    subfolders.append(_subfolder(entry, tail, place, places))
+                    path, sub_tail, sub_place = _subfolder(entry, tail, place, shown)
+                    subfolders.append((path, sub_tail, sub_place,
+                                       None if real is None else f"{real}{entry.name}{os.sep}"))
                 continue
             name = entry.name
             if rule(name) if rule is not None else name.endswith(FOLDER_SUFFIXES):
                 files.append(entry)
         if files:
-            real = None if ".." in folder.split(os.sep) else \
-                os.path.join(real_folder(os.path.abspath(folder)), "")
             yield real, files
         stack.extend(reversed(subfolders))
 
 
 def _subfolder(entry: os.DirEntry, tail: int | None, place: int | None,
-               places: list[tuple[Path, Callable[[str], bool]]]) -> tuple[str, int | None, int | None]:
+               shown: list[str]) -> tuple[str, int | None, int | None]:
     """(path, tail index, place index) of a subfolder, from its parent's (`agent_rule`'s
     answer for it): a default name can only be completed by the subfolder's own name, and
-    a place can only be the subfolder itself (those holding it hold its parent)."""
+    a place (`shown`: the places as text) can only be the subfolder itself (those holding
+    it hold its parent)."""
     path, name = entry.path, entry.name
     if any(end[-1] == name for end, _rule in _TAILS[:tail]):
         found = _tail_index(path)
         if found is not None and (tail is None or found < tail):
             tail = found
-    for index, (where, _rule) in enumerate(places[:place]):
-        if str(where) == path:
+    for index, where in enumerate(shown[:place]):
+        if where == path:
             place = index
             break
     return path, tail, place

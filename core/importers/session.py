@@ -32,13 +32,19 @@ INLINE_BELOW = 1 << 20
 
 class StoredIds:
     """Entry id -> seq of a session's stored entries, looked up one at a time (a file that
-    grew by a few lines asks a few questions), and read whole once many are asked."""
+    grew by a few lines asks a few questions), and read whole once many are asked.
+
+    An id found missing is not asked about again (a new line's id is asked about up to
+    three times before its entry is written) until this session writes it (`written`) or
+    the store commits and goes on (`Store.write_generation`: others may write between)."""
 
     WHOLE_AFTER = 2000
 
     def __init__(self, store, external_session_id: int):
         self.store, self.external_session_id = store, external_session_id
         self.found: dict[str, int] = {}
+        self.missing: set[str] = set()
+        self.generation = store.write_generation
         self.asked = 0
         self.whole = False
 
@@ -46,13 +52,20 @@ class StoredIds:
         found = self.found.get(entry_id)
         if found is not None or self.whole:
             return found if found is not None else default
+        if entry_id in self.missing:
+            if self.generation == self.store.write_generation:
+                return default
+            self.missing.clear()
+            self.generation = self.store.write_generation
         self.asked += 1
         if self.asked > self.WHOLE_AFTER:
             self.found.update(self.store.entry_seqs(self.external_session_id))
             self.whole = True
+            self.missing.clear()
             return self.found.get(entry_id, default)
         seq = self.store.entry_seq(self.external_session_id, entry_id)
         if seq is None:
+            self.missing.add(entry_id)
             return default
         self.found[entry_id] = seq
         return seq
@@ -62,6 +75,11 @@ class StoredIds:
 
     def __setitem__(self, entry_id: str, seq: int) -> None:
         self.found[entry_id] = seq
+        self.missing.discard(entry_id)
+
+    def written(self, entry_id: str) -> None:
+        """This session wrote the entry (its seq is not kept: see `remember_new`)."""
+        self.missing.discard(entry_id)
 
 
 class SessionTarget:
@@ -141,6 +159,8 @@ class SessionTarget:
         seq = self.writer.add_row(parent_seq, entry_type, data, entry_id, timestamp)
         if self.remember_new:
             self.known[entry_id] = seq
+        elif type(self.known) is StoredIds:
+            self.known.written(entry_id)
         self.result.entries_added += 1
         if entry_type == MESSAGE:
             self.result.messages_added += 1

@@ -15,13 +15,16 @@ file by any path, symlink or hard link), or its resolved path while it does not 
 from __future__ import annotations
 
 import os
-import threading
 import weakref
+from _thread import RLock, allocate_lock
 from collections import OrderedDict
 
 TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
 if TYPE_CHECKING:
     from typing import Any, Callable
+
+# (The locks `threading.RLock()` and `threading.Lock()` hand out, made without loading the
+# `threading` module: an import of a few appended lines starts no thread.)
 
 MAIN = "main"
 READER = "reader"  # a second connection, for reads in background threads
@@ -34,7 +37,7 @@ class Link:
         self.key = key
         self.backend = backend
         self.db = db
-        self.lock = threading.RLock()
+        self.lock = RLock()
         self.depth = 0           # nested transaction() / reading() levels
         self.read_only = False   # the open transaction is a read snapshot
         self.bulk: Any = None    # the backend's bulk writer of the open write transaction
@@ -46,7 +49,7 @@ class Link:
 
 
 _links: dict[tuple, Link] = {}
-_registry_lock = threading.Lock()
+_registry_lock = allocate_lock()
 
 
 def acquire(backend: Any, role: str, *, create: bool,
@@ -94,7 +97,7 @@ def _forget_in_child() -> None:
     # A forked child must not use (or close) its parent's connections: it starts afresh.
     global _registry_lock
     _links.clear()
-    _registry_lock = threading.Lock()
+    _registry_lock = allocate_lock()
 
 
 if hasattr(os, "register_at_fork"):

@@ -190,10 +190,10 @@ class UsageRows:
 
 
 def _decode(data: Any) -> dict[str, Any] | None:
-    from ..fastjson import loads_common
+    from ..fastjson import strict_loads
 
     try:
-        decoded = loads_common(data)
+        decoded = strict_loads(data)
     except ValueError:
         return None
     return decoded if isinstance(decoded, dict) else None
