@@ -14,8 +14,9 @@ larger of the child's max RSS and the peak of the RSS of it and its workers toge
    ccusage (`ccusage claude daily --offline --json`, what a user runs to read these
    files), claude-code-log (`--all-projects -f json`, on a copy of the tree: it writes its
    cache beside the logs; slow, so run once), and `arbor import --discover` into a new
-   store (with --one-process, also with ARBOR_IMPORT_WORKERS=0). Ratios are to ccusage and
-   to the floor, of medians of the same run.
+   store (by default with a worker process a CPU, up to four; --workers 0,1 also with
+   ARBOR_IMPORT_WORKERS=0 and =1, 0 being one process). Ratios are to ccusage and to the
+   floor, of medians of the same run.
 2. The growing session: `arbor import` again with nothing changed, and after appending 10
    lines to the active (31%) session.
 3. A no-change `arbor import --discover` over a tree of 3,000 files (--discover-files):
@@ -227,9 +228,10 @@ def find_tool(given: str | None, name: str, fallbacks: list[str]) -> str | None:
 
 
 def cold_import(root: Path, facts: dict, work: Path, *, repeat: int, ccusage: str | None,
-                ccl: str | None, label: str, one_process: bool = False) -> dict:
+                ccl: str | None, label: str, workers: tuple[str, ...] = ()) -> dict:
     projects = root / ".claude" / "projects"
-    results: dict[str, list[Run]] = {"floor": [], "ccusage": [], "arbor": [], "arbor1": []}
+    results: dict[str, list[Run]] = {"floor": [], "ccusage": [], "arbor": [],
+                                     **{f"workers={n}": [] for n in workers}}
     for index in range(repeat):
         results["floor"].append(Run([sys.executable, "-c", FLOOR, str(projects)],
                                     env=python_env()).check("parse floor"))
@@ -244,11 +246,12 @@ def cold_import(root: Path, facts: dict, work: Path, *, repeat: int, ccusage: st
         db = fresh_db(work, f"cold-{label}.db")
         argv, env = arbor("--discover", "--db", str(db), home=root)
         results["arbor"].append(Run(argv, env=env).check("arbor import"))
-        if one_process:
-            db = fresh_db(work, f"cold-{label}-1.db")
+        for count in workers:
+            db = fresh_db(work, f"cold-{label}-{count}.db")
             argv, env = arbor("--discover", "--db", str(db), home=root)
-            results["arbor1"].append(Run(argv, env={**env, "ARBOR_IMPORT_WORKERS": "0"})
-                                     .check("arbor import (one process)"))
+            results[f"workers={count}"].append(
+                Run(argv, env={**env, "ARBOR_IMPORT_WORKERS": count})
+                .check(f"arbor import (ARBOR_IMPORT_WORKERS={count})"))
     ccl_run = None
     if ccl:
         copy = work / f"ccl-{label}"
@@ -268,12 +271,10 @@ def cold_import(root: Path, facts: dict, work: Path, *, repeat: int, ccusage: st
     rows = []
     names = {"floor": "parse-only floor (orjson, 1 core)", "ccusage": "ccusage 20 --offline",
              "arbor": "arbor import --discover (new store)",
-             "arbor1": "  the same in one process (no workers)"}
+             **{f"workers={n}": f"  the same, ARBOR_IMPORT_WORKERS={n}" for n in workers}}
     out = {}
-    for key in ("floor", "ccusage", "arbor", "arbor1"):
+    for key in results:
         runs = results[key]
-        if key == "arbor1" and not one_process:
-            continue
         if not runs:
             rows.append((names[key], "not installed", "", "", "", "", "", ""))
             continue
@@ -379,10 +380,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--claude-code-log", dest="ccl", help="the claude-code-log command")
     parser.add_argument("--no-claude-code-log", action="store_true",
                         help="skip it (it takes minutes on 100 MB)")
-    parser.add_argument("--one-process", action="store_true",
-                        help="the cold import also without worker processes (ARBOR_IMPORT_WORKERS=0)")
+    parser.add_argument("--workers", default="",
+                        help="the cold import also with these ARBOR_IMPORT_WORKERS, e.g. 0,1"
+                             " (0: in one process)")
     parser.add_argument("--skip-growing", action="store_true", help="no re-import table")
     args = parser.parse_args(argv)
+    workers = tuple(n.strip() for n in args.workers.split(",") if n.strip())
     global ARBOR
     if args.repo:
         ARBOR = Path(args.repo).resolve()
@@ -398,7 +401,7 @@ def main(argv: list[str] | None = None) -> int:
         root, facts = tree(cache, args.mb)
         print(facts["description"])
         cold_import(root, facts, work, repeat=args.repeat, ccusage=ccusage, ccl=ccl,
-                    label=f"{args.mb:g}", one_process=args.one_process)
+                    label=f"{args.mb:g}", workers=workers)
         if not args.skip_growing:
             growing(root, facts, work, repeat=args.repeat)
         if args.discover_files:
@@ -407,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
             big, big_facts = tree(cache, args.scale_mb)
             print(big_facts["description"])
             cold_import(big, big_facts, work, repeat=1, ccusage=ccusage, ccl=None,
-                        label=f"{args.scale_mb:g}", one_process=args.one_process)
+                        label=f"{args.scale_mb:g}", workers=workers)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     sys.path.insert(0, str(REPO))
