@@ -1,0 +1,175 @@
+"""Benchmark: the least a store of a Claude Code tree costs, next to ccusage, in one run.
+
+    .venv/bin/python bench/bench_import_floor.py [--mb 100] [--cache /tmp/arbor-bench-trees]
+
+Issue 11 asks a cold import to take at most 2x what ccusage takes to read the same tree.
+This prints what two pieces of an import cost on their own, each in a child process of
+its own, without any of arbor's Python: SQLite writing the tree's lines (their own bytes,
+as they are, not converted) into a table with the four indexes arbor's `entries` has, one
+transaction about every 0.1 s, as an import commits; and SQLite's FTS5 indexing the text an
+import gives the search index (core.entries.search_text of each entry, read from a store
+made once by importing the tree), the same table options, committing as often. Next to
+them: the parse-only floor (orjson over every line) and ccusage. Whatever arbor does on
+top of these two, an import costs at least their sum of CPU, and on one SQLite file they
+run one after the other (one writer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "bench"))
+
+import bench_import  # noqa: E402
+from bench_import import FLOOR, Run, find_tool, python_env, table, tree  # noqa: E402
+
+INSERT = r"""
+import os, sys, time, sqlite3
+root, db = sys.argv[1], sys.argv[2]
+conn = sqlite3.connect(db, isolation_level=None)
+conn.execute("PRAGMA journal_mode = WAL")
+conn.execute("PRAGMA synchronous = NORMAL")
+conn.execute("CREATE TABLE entries (seq INTEGER PRIMARY KEY AUTOINCREMENT, session INTEGER,"
+             " id TEXT, parent_seq INTEGER, type TEXT, timestamp TEXT, depth INTEGER,"
+             " chain INTEGER, msg_index INTEGER, role TEXT, data TEXT, UNIQUE (session, id))")
+conn.execute("CREATE INDEX p ON entries(parent_seq)")
+conn.execute("CREATE INDEX c ON entries(chain, depth)")
+conn.execute("CREATE INDEX u ON entries(session, seq) WHERE role = 'user'")
+rows, seq, last = [], 0, time.monotonic()
+conn.execute("BEGIN IMMEDIATE")
+session = 0
+for folder, _dirs, files in os.walk(root):
+    for name in sorted(files):
+        if not name.endswith(".jsonl"):
+            continue
+        session += 1
+        with open(os.path.join(folder, name), "rb") as handle:
+            for line in handle:
+                line = line.rstrip(b"\n")
+                if not line:
+                    continue
+                seq += 1
+                rows.append((seq, session, str(seq), seq - 1 or None, "message",
+                             "2026-01-01T00:00:00.000000+00:00", seq, seq, seq,
+                             "user" if seq % 9 == 0 else None, line.decode("utf-8", "replace")))
+                if len(rows) >= 256:
+                    conn.executemany("INSERT INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
+                    rows.clear()
+                    if time.monotonic() - last >= 0.1:
+                        conn.execute("COMMIT"); conn.execute("BEGIN IMMEDIATE")
+                        last = time.monotonic()
+conn.executemany("INSERT INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
+conn.execute("COMMIT")
+conn.close()
+print(seq)
+"""
+
+INDEX = r"""
+import sys, time, sqlite3
+texts, db = sys.argv[1], sys.argv[2]
+source = sqlite3.connect(texts)
+conn = sqlite3.connect(db, isolation_level=None)
+conn.execute("PRAGMA journal_mode = WAL")
+conn.execute("PRAGMA synchronous = NORMAL")
+conn.execute("CREATE VIRTUAL TABLE entries_fts USING fts5(text, content = '', detail = none,"
+             " columnsize = 0, tokenize = 'unicode61 remove_diacritics 2')")
+last = time.monotonic()
+conn.execute("BEGIN IMMEDIATE")
+batch = []
+for row in source.execute("SELECT seq, text FROM texts ORDER BY seq"):
+    batch.append(row)
+    if len(batch) >= 256:
+        conn.executemany("INSERT INTO entries_fts(rowid, text) VALUES (?, ?)", batch)
+        batch.clear()
+        if time.monotonic() - last >= 0.1:
+            conn.execute("COMMIT"); conn.execute("BEGIN IMMEDIATE")
+            last = time.monotonic()
+conn.executemany("INSERT INTO entries_fts(rowid, text) VALUES (?, ?)", batch)
+conn.execute("COMMIT")
+conn.close()
+"""
+
+TEXTS = r"""
+import sys, sqlite3
+sys.path.insert(0, sys.argv[3])
+from pathlib import Path
+from core import open_store
+from core.entries import search_text
+from core.fastjson import loads
+from core.importers import discover, import_paths
+store = open_store(sys.argv[1])
+import_paths(store, discover(Path(sys.argv[2])))
+out = sqlite3.connect(sys.argv[4])
+out.execute("CREATE TABLE texts (seq INTEGER PRIMARY KEY, text TEXT)")
+rows = []
+for seq, kind, data in store.connection.execute("SELECT seq, type, data FROM entries"):
+    text = search_text(kind, loads(data.encode() if isinstance(data, str) else data))
+    if text:
+        rows.append((seq, text))
+out.executemany("INSERT INTO texts VALUES (?, ?)", rows)
+out.commit()
+print(sum(len(t) for _s, t in rows))
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mb", type=float, default=100)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--cache", default="/tmp/arbor-bench-trees")
+    parser.add_argument("--ccusage")
+    args = parser.parse_args(argv)
+    root, facts = tree(Path(args.cache), args.mb)
+    projects = root / ".claude" / "projects"
+    ccusage = find_tool(args.ccusage, "ccusage", ["/tmp/engine-npm/node_modules/.bin/ccusage"])
+    work = Path(tempfile.mkdtemp(prefix="arbor-floor-"))
+    texts = work / "texts.db"
+    made = Run([sys.executable, "-c", TEXTS, str(work / "store.db"), str(root), str(REPO),
+                str(texts)], env=python_env()).check("the search texts")
+    chars = int(made.out.strip())
+    runs: dict[str, list[Run]] = {"floor": [], "ccusage": [], "insert": [], "index": []}
+    for _ in range(args.repeat):
+        runs["floor"].append(Run([sys.executable, "-c", FLOOR, str(projects)],
+                                 env=python_env()).check("parse floor"))
+        if ccusage:
+            runs["ccusage"].append(Run([ccusage, "claude", "daily", "--offline", "--json"],
+                                       env={"CLAUDE_CONFIG_DIR": str(root / ".claude"),
+                                            "HOME": str(root)}).check("ccusage"))
+        for key, script, source in (("insert", INSERT, projects), ("index", INDEX, texts)):
+            db = bench_import.fresh_db(work, f"{key}.db")
+            runs[key].append(Run([sys.executable, "-c", script, str(source), str(db)],
+                                 env=python_env()).check(key))
+    base = statistics.median([r.wall for r in runs["ccusage"]]) if runs["ccusage"] else None
+    base_cpu = statistics.median([r.cpu for r in runs["ccusage"]]) if runs["ccusage"] else None
+    names = {"floor": "parse-only floor (orjson, 1 core)", "ccusage": "ccusage 20 --offline",
+             "insert": "SQLite: the lines into an indexed table",
+             "index": f"SQLite FTS5: {chars / 1e6:.1f} M characters of search text"}
+    rows = []
+    for key, found in runs.items():
+        if not found:
+            rows.append((names[key], "not installed", "", "", ""))
+            continue
+        wall = statistics.median([r.wall for r in found])
+        cpu = statistics.median([r.cpu for r in found])
+        rows.append((names[key], f"{wall:.2f}", f"{cpu:.2f}",
+                     f"{wall / base:.2f}x" if base else "—", f"{cpu / base_cpu:.2f}x" if base else "—"))
+    if base:
+        both = sum(statistics.median([r.wall for r in runs[k]]) for k in ("insert", "index"))
+        rows.append(("the two SQLite parts, one after the other", f"{both:.2f}", "",
+                     f"{both / base:.2f}x", ""))
+    table(f"Floors of a cold import of {facts['bytes'] / 1048576:.0f} MB, {facts['files']} files,"
+          f" {facts['lines']:,} lines (median of {args.repeat})",
+          ("", "wall s", "CPU s", "wall vs ccusage", "CPU vs ccusage"), rows)
+    print(f"\n{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end; "
+          f"ccusage: {ccusage or 'absent'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
