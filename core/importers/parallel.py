@@ -33,7 +33,7 @@ from .frames import read_frame, write_frame
 
 TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
 if TYPE_CHECKING:
-    from typing import Any, Callable
+    from typing import Callable
 
 BATCH_BYTES = 2 << 20
 BATCH_FILES = 64
