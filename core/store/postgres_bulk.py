@@ -232,6 +232,7 @@ class _Sender:
         self._cleaner = cleaner
 
     def execute(self, sql: str, params: Any) -> None:
+        self._conn.send_later()   # (what the store's thread left to go with its next statement)
         conn = self._conn._live()
         if sql is COPY_ENTRIES:
             rows, copied = params
