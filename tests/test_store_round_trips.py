@@ -2,15 +2,106 @@
 
 A write transaction's INSERTs and UPDATEs that return no rows go with the next statement
 that has rows to give (one query string, values bound by psycopg), its BEGIN with its first
-statement, the last of them with the COMMIT (core/store/postgres.py, `_may_wait`)."""
+statement, the last of them with the COMMIT (core/store/postgres.py, `_may_wait`). And the
+store does not read back what the transaction itself just made: a session or branch it
+created (returned as built), their names, metadata and (no) branches, an entry's row read
+once (core/store/api.py, registry.Link.made). Each of those answers is checked here against
+a fresh read, on both backends; the count of round trips is checked on PostgreSQL."""
 
 from __future__ import annotations
+
+import sys
+from pathlib import Path
 
 import pytest
 
 from core import open_store
+from core.errors import ArborError, NotFound
+from core.importers import import_paths
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+import claude_tree  # noqa: E402
 
 
+def _fresh(store, sql_name: str, *args):
+    """A row read past the store's knowledge of its transaction."""
+    return store.connection.execute(getattr(store._sql, sql_name), args).fetchone()
+
+
+def test_a_made_session_and_branch_are_what_reading_them_back_gives(store_location):
+    with open_store(store_location) as store:
+        with store.transaction():
+            made = store.create_external_session(
+                "the name", uid="u-1", user_id=7, cwd="/home/me/src", source="claude_code",
+                kind="subagent", parent_session="u-0",
+                metadata={"path": "/x", "nested": {"a": [1, 2.5, None, True]}, "é": "ü"},
+                created_at="2025-03-04T05:06:07.123+00:00")
+            assert made == store.get_external_session(made.id)
+            writer = store.writer(made.id)
+            root = writer.add_row(None, "message", {"message": {"role": "user", "content": "hi"}},
+                                  entry_id="a", timestamp="2025-03-04T05:06:08+00:00")
+            leaf = writer.add_row(root, "message", {"message": {"role": "assistant",
+                                                                "content": "yes"}},
+                                  entry_id="b", timestamp="2025-03-04T05:06:09+00:00")
+            writer.flush()
+            main = store.create_internal_session(made.id, head_seq=root, name="main",
+                                                 is_current=False, session_state={"k": 1},
+                                                 metadata={"m": [1]}, checkpoint_count=2,
+                                                 created_at="2025-03-04T05:06:10+00:00")
+            assert main == store.get_internal_session(main.id)
+            fork = store.create_internal_session(made.id, head_seq=leaf, fork_seq=root,
+                                                 parent_session_id=main.id,
+                                                 langgraph_session_id="key-b",
+                                                 tool_invocation_count=3)
+            assert fork == store.get_internal_session(fork.id)
+            assert (fork.head_id, fork.fork_id, fork.message_count) == ("b", "a", 2)
+        # and after the commit, read with nothing known
+        assert made.id == store.get_external_session_by_uid("u-1").id
+        assert store.get_internal_session(fork.id).head_id == "b"
+
+
+def test_what_a_transaction_knows_of_what_it_made_is_what_is_stored(store_location):
+    with open_store(store_location) as store:
+        other = store.create_external_session("older")
+        with store.transaction():
+            made = store.create_external_session("first name", metadata={"a": 1})
+            assert store.branch_heads(made.id) == []
+            store.rename_session(made.id, "second name")
+            store.set_session_metadata(made.id, {"b": [2]})
+            assert store.session_name(made.id) == "second name" == \
+                _fresh(store, "EXTERNAL_NAME", made.id)[0]
+            assert store.session_metadata(made.id) == {"b": [2]}
+            writer = store.writer(made.id)
+            seq = writer.add_row(None, "message", {"message": {"role": "user", "content": "x"}},
+                                 entry_id="e1", timestamp="2025-01-01T00:00:00+00:00")
+            writer.flush()
+            assert store.entry_id_of(seq) == "e1"
+            assert store.entry_timestamp_of(seq) == "2025-01-01T00:00:00.000+00:00"
+            assert store.get_entry(seq).data["message"]["content"] == "x"
+            branch = store.create_internal_session(made.id, head_seq=seq, is_current=False)
+            assert store.branch_heads(made.id) == [(branch.id, seq)]
+            assert store.set_current(branch.id)
+            assert store.current_internal_session(made.id).id == branch.id
+            store.delete_internal_session(branch.id)
+            assert store.branch_heads(made.id) == []
+            # what it did not make is read as ever
+            with pytest.raises(NotFound):
+                store.rename_session(other.id + 1000, "nobody")
+            with pytest.raises(ArborError, match="belongs to another session"):
+                store.create_internal_session(other.id, head_seq=seq)
+        assert store.session_name(made.id) == "second name"
+        assert store.session_metadata(made.id) == {"b": [2]}
+        # a session made and deleted in one transaction is forgotten with it
+        with store.transaction():
+            gone = store.create_external_session("gone")
+            store.delete_external_session(gone.id)
+            assert store.session_name(gone.id) is None
+            with pytest.raises(NotFound):
+                store.rename_session(gone.id, "still gone")
+
+
+# ------------------------------------------------------------------ PostgreSQL only
 @pytest.fixture
 def pg_store(postgres_server):
     store = open_store(postgres_server.new_store_url("trips"))
@@ -42,6 +133,19 @@ def _round_trips(store, call) -> int:
         for name, original in originals.items():
             setattr(psycopg.Cursor, name, original)
     return count[0]
+
+
+def test_an_import_of_one_small_file_takes_few_round_trips(pg_store, tmp_path):
+    # A 92 KB Claude Code file (69 entries, one branch, ten responses) into a store that has
+    # imported one file before: 48 round trips before the statements that need no answer
+    # went with the next one and the store read back what it had just made; 22 after.
+    claude_tree.generate(tmp_path, mb=0.3)
+    files = sorted(tmp_path.rglob("*.jsonl"))
+    import_paths(pg_store, [files[0]])
+    report = []
+    trips = _round_trips(pg_store, lambda: report.append(import_paths(pg_store, [files[1]])))
+    assert report[0].files[0].status == "imported" and report[0].entries_added == 69
+    assert trips <= 24, trips
 
 
 def test_a_transaction_that_sends_nothing_sends_nothing(pg_store):

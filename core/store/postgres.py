@@ -61,7 +61,10 @@ _EXTERNAL_SELECT = (
     "(SELECT COUNT(*) FROM internal_sessions i WHERE i.external_session_id = x.id"
     " AND i.parent_session_id IS NOT NULL), "
     "(SELECT i.langgraph_session_id FROM internal_sessions i "
-    " WHERE i.external_session_id = x.id AND i.is_current = 1) FROM external_sessions x"
+    " WHERE i.external_session_id = x.id AND i.is_current = 1), "
+    # and the session's branch keys, as EXTERNAL_BRANCH_IDS gives them (api._external_from_row)
+    "(SELECT array_agg(i.langgraph_session_id ORDER BY i.id) FROM internal_sessions i"
+    " WHERE i.external_session_id = x.id) FROM external_sessions x"
 )
 
 _CHECKPOINT_SELECT = (
