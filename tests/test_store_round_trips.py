@@ -198,3 +198,39 @@ def test_an_error_of_a_statement_that_waited_fails_its_transaction(pg_store):
     assert pg_store.get_external_session(session.id).session_name == "s"
     pg_store.rename_session(session.id, "the connection goes on")
     assert pg_store.session_name(session.id) == "the connection goes on"
+
+
+def test_many_usage_rows_in_one_statement_are_the_rows_one_by_one(postgres_server, monkeypatch):
+    # More than a few usage rows go in as one INSERT … SELECT FROM unnest(arrays) (one round
+    # trip): the same rows, seqs (their order), bucket sums and refusals as row by row.
+    from core.store import postgres
+
+    def rows(session_id: int) -> list[tuple]:
+        return [(session_id, "anthropic", "messages", f"model-{i % 3}", i, 2 * i, 3 * i, 0,
+                 f"2025-01-0{1 + i % 5}T0{i % 10}:00:00.000+00:00", None, None, None,
+                 None if i % 7 == 0 else f"key-{i}", i % 4, 0, i, 0,
+                 None if i % 3 else i / 7, i % 2, 5, i % 2 == 0, i % 5 == 0, 1)
+                for i in range(40)]
+
+    def insert(url: str, one_by_one: bool) -> dict:
+        with monkeypatch.context() as patch:
+            if one_by_one:
+                patch.setattr(postgres, "_AS_ONE", {})
+            with open_store(url) as store:
+                session = store.create_external_session("s")
+                with store.transaction() as conn:
+                    postgres.PostgresBackend.executemany(
+                        conn, postgres.Statements.USAGE_INSERT_RESPONSE, rows(session.id))
+                out = {table: store.connection.execute(f"SELECT * FROM {table} ORDER BY 1, 2, 3, 4"
+                                                       ).fetchall()
+                       for table in ("usage", "usage_buckets")}
+                with pytest.raises(store.errors, match="duplicate key"):   # a response twice
+                    with store.transaction() as conn:
+                        postgres.PostgresBackend.executemany(
+                            conn, postgres.Statements.USAGE_INSERT_RESPONSE, rows(session.id))
+                return out
+
+    one = insert(postgres_server.new_store_url("one"), one_by_one=False)
+    many = insert(postgres_server.new_store_url("many"), one_by_one=True)
+    assert len(one["usage"]) == 40 and one["usage_buckets"]
+    assert one == many

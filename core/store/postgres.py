@@ -1267,6 +1267,15 @@ class PostgresBackend:
     # ---------------------------------------------------------------- writing
     @staticmethod
     def executemany(conn: Connection, sql: str, rows: Any) -> None:
+        as_one = _AS_ONE.get(sql)
+        if as_one is not None:
+            rows = list(rows)
+            if len(rows) > _LATER_ROWS_MAX:
+                one_sql, kinds = as_one
+                columns = [list(column) for column in zip(*rows)]
+                if all(_of_kind(column, kind) for kind, column in zip(kinds, columns)):
+                    conn.execute(one_sql, columns)
+                    return
         conn.executemany(sql, rows)
 
     @staticmethod
@@ -1342,6 +1351,46 @@ class PostgresBackend:
     def schema_version(conn: Connection) -> int:
         return migrations.recorded_version(conn)
 
+
+def _as_one(sql: str, types: str) -> tuple[str, tuple]:
+    """The statement that inserts many rows of an `INSERT … VALUES (%s,…)` at once, in their
+    order, each column a binary array of the type given (and the Python type its values
+    are given as, for an array of one type)."""
+    columns = sql[sql.index("(") + 1:sql.index(")")]
+    kinds = {"bigint": int, "integer": int, "text": str, "float8": float}
+    names = types.split()
+    arrays = ", ".join(f"%b::{name}[]" for name in names)
+    return (f"INSERT INTO {sql.split()[2].split('(')[0]}({columns}) SELECT {columns} FROM"
+            f" unnest({arrays}) WITH ORDINALITY AS r({columns}, _i) ORDER BY _i",
+            tuple(kinds[name] for name in names))
+
+
+def _of_kind(column: list, kind: type) -> bool:
+    """Whether every value of a column is None or of the type its array is sent as (a bool
+    as an int and an int as a float are the numbers they are); else the rows go one by one."""
+    for i, value in enumerate(column):
+        found = type(value)
+        if found is kind or value is None:
+            continue
+        if found is bool and kind is int:
+            column[i] = int(value)
+        elif found is int and kind is float:
+            column[i] = float(value)
+        else:
+            return False
+    return True
+
+
+# An executemany of more than _LATER_ROWS_MAX rows of these is one statement: one round
+# trip, one executor run, where psycopg's executemany pipelines a statement a row (which
+# waits on the server once more for every few rows when the machine is busy). The same
+# rows, in the same order (their seqs), the same triggers.
+_AS_ONE = {
+    Statements.USAGE_INSERT_RESPONSE: _as_one(
+        Statements.USAGE_INSERT_RESPONSE,
+        "bigint text text text bigint bigint bigint bigint text bigint bigint bigint text"
+        " bigint bigint bigint bigint float8 integer bigint integer integer integer"),
+}
 
 _BEGIN_WRITE = f"BEGIN; SET LOCAL lock_timeout = {LOCK_TIMEOUT_MS}; {WRITE_LOCK}"
 # Long texts (entry data, big search vectors) are compressed with lz4 where the server was

@@ -272,6 +272,7 @@ class CopyWriter(BulkWriter):
         """Queue an EntryWriter's buffered rows (entry rows and search texts end with UTF-8
         bytes) and empty the lists."""
         statements = []
+        apart = None
         if entries:
             self._copied = threading.Event()
             statements.append((COPY_ENTRIES, (list(entries), self._copied)))
@@ -280,9 +281,7 @@ class CopyWriter(BulkWriter):
             seqs = [row[0] for row in texts]
             raw = [row[1] for row in texts]
             if len(raw) >= WORDS_APART_FROM and self._words.usable:
-                self._later = [task for task in self._later if not task.done()]
-                self._later.append(self._words.submit(self._search_rows, seqs, raw,
-                                                      self._copied))
+                apart = (seqs, raw, self._copied)
             else:
                 statements.append((SEARCH_INSERT_MANY, (seqs, raw)))
             texts.clear()
@@ -291,6 +290,9 @@ class CopyWriter(BulkWriter):
             usage.clear()
         if statements:
             self.submit(statements)
+        if apart is not None:   # (after the COPY: its rows start while the words are blanked)
+            self._later = [task for task in self._later if not task.done()]
+            self._later.append(self._words.submit(self._search_rows, *apart))
 
     def _search_rows(self, seqs: list[int], texts: list[bytes], copied: threading.Event
                      ) -> None:
