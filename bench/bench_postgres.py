@@ -73,6 +73,71 @@ def statements_per_call(calls) -> list[int]:
         postgres.Connection.execute = original
 
 
+def round_trips_of(store, call) -> tuple[int, int]:
+    """(statements, round trips) the store's connection carries during `call`, from any
+    thread: statements as the store asks for them (each execute or executemany, BEGIN,
+    COMMIT, ROLLBACK; the COPY of the writer thread), round trips as they go to the server
+    (what psycopg sends and then waits for: an execute, an executemany, a COPY; several
+    statements sent at once are one)."""
+    import psycopg
+
+    from core.store import postgres
+
+    raw = store.connection.raw
+    statements, trips = [0], [0]
+    conn_execute, conn_many = postgres.Connection.execute, postgres.Connection.executemany
+    # (BEGIN, COMMIT, ROLLBACK: through execute, or apart where the connection has them)
+    ends = {name: getattr(postgres.Connection, name)
+            for name in ("begin", "commit", "rollback") if hasattr(postgres.Connection, name)}
+    cur_execute, cur_many, cur_copy = psycopg.Cursor.execute, psycopg.Cursor.executemany, \
+        psycopg.Cursor.copy
+
+    def counted(original, tallies, mine):
+        def run(self, *args, **kwargs):
+            if mine(self):
+                for tally in tallies:
+                    tally[0] += 1
+            return original(self, *args, **kwargs)
+        return run
+
+    on_store = lambda self: self.raw is raw   # noqa: E731
+    on_raw = lambda cursor: cursor.connection is raw   # noqa: E731
+    postgres.Connection.execute = counted(conn_execute, [statements], on_store)
+    postgres.Connection.executemany = counted(conn_many, [statements], on_store)
+    for name, original in ends.items():
+        setattr(postgres.Connection, name, counted(original, [statements], on_store))
+    psycopg.Cursor.execute = counted(cur_execute, [trips], on_raw)
+    psycopg.Cursor.executemany = counted(cur_many, [trips], on_raw)
+    psycopg.Cursor.copy = counted(cur_copy, [statements, trips], on_raw)
+    try:
+        call()
+    finally:
+        postgres.Connection.execute, postgres.Connection.executemany = conn_execute, conn_many
+        for name, original in ends.items():
+            setattr(postgres.Connection, name, original)
+        psycopg.Cursor.execute, psycopg.Cursor.executemany = cur_execute, cur_many
+        psycopg.Cursor.copy = cur_copy
+    return statements[0], trips[0]
+
+
+def import_round_trips(url: str, work: Path) -> list[tuple]:
+    """Statements and round trips of the import of one small Claude Code file (a store
+    that has imported one file before, so that what is read once per store is read)."""
+    from bench.claude_tree import generate
+    from core.importers import import_paths
+
+    tree = work / "small"
+    generate(tree, mb=0.3)
+    files = sorted(tree.rglob("*.jsonl"))
+    store = open_store(new_schema(url, "trips"))
+    import_paths(store, [files[0]])
+    size = files[1].stat().st_size
+    counts = round_trips_of(store, lambda: import_paths(store, [files[1]]))
+    store.close()
+    return [(f"statements / round trips: import of one {size / 1000:.0f} KB file",
+             f"{counts[0]} / {counts[1]}", "")]
+
+
 def message(i: int) -> dict:
     role = "user" if i % 2 == 0 else "assistant"
     return {"role": role, "content": f"message {i}: " + "lorem ipsum dolor sit amet " * 4}
@@ -207,6 +272,7 @@ def main() -> None:
     print("-" * 84, flush=True)
     parts = [] if args.skip_small else [
         lambda: branch_and_rollback(url, args.depth, args.repeat),
+        lambda: import_round_trips(url, work),
         lambda: import_ratio(url, args.mb, work, 3)]
     if not args.skip_big:
         parts.append(lambda: first_frame(url, args.runs))

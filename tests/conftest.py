@@ -94,15 +94,30 @@ def pytest_pyfunc_call(pyfuncitem):
     return True
 
 
+_fixed_stores: list = []   # opened by open_fixed, closed when the test ends
+
+
 def open_fixed(path: Path):
     """The store with a fixed clock (the demo's "now") and counted ids, so that what the
-    app writes during a test (branches, labels, compactions) looks the same every run."""
+    app writes during a test (branches, labels, compactions) looks the same every run.
+    Closed when the test ends (the app does not close the store it is given)."""
     from core import open_store
     from core.demo import DEMO_NOW
 
     numbers = iter(range(0xA0000000, 0xFFFFFFFF))
-    return open_store(path, create=False, clock=lambda: DEMO_NOW,
-                      id_factory=lambda: f"{next(numbers):08x}")
+    store = open_store(path, create=False, clock=lambda: DEMO_NOW,
+                       id_factory=lambda: f"{next(numbers):08x}")
+    _fixed_stores.append(store)
+    return store
+
+
+@pytest.fixture(autouse=True)
+def _close_fixed_stores():
+    # (a store left open keeps its connection, on PostgreSQL its pool, until the
+    # interpreter ends, where the pool's __del__ finds its module half torn down)
+    yield
+    while _fixed_stores:
+        _fixed_stores.pop().close()
 
 
 async def settle(pilot) -> None:

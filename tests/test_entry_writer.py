@@ -96,18 +96,18 @@ def test_writer_continues_entries_written_earlier(tmp_path):
 
 @pytest.mark.parametrize("background", [False, True], ids=["inline", "bulk-thread"])
 def test_writer_needs_a_write_transaction_and_refuses_duplicate_ids(store_location, background):
-    store = open_store(store_location)
-    ext = store.create_external_session("s")
-    with pytest.raises(RuntimeError):
-        store.writer(ext.id, background=background)
-    with pytest.raises(ArborError, match="already in this session"):
-        with store.transaction():
-            writer = store.writer(ext.id, background=background)
-            writer.add_row(None, "message", {"message": {"role": "user", "content": "1"}}, entry_id="x")
-            writer.add_row(None, "message", {"message": {"role": "user", "content": "2"}}, entry_id="x")
-            writer.flush()
-    assert store.connection.execute("SELECT COUNT(*) FROM entries").fetchone()[0] == 0
-    assert not bulk_threads()
+    with open_store(store_location) as store:
+        ext = store.create_external_session("s")
+        with pytest.raises(RuntimeError):
+            store.writer(ext.id, background=background)
+        with pytest.raises(ArborError, match="already in this session"):
+            with store.transaction():
+                writer = store.writer(ext.id, background=background)
+                writer.add_row(None, "message", user("1"), entry_id="x")
+                writer.add_row(None, "message", user("2"), entry_id="x")
+                writer.flush()
+        assert store.connection.execute("SELECT COUNT(*) FROM entries").fetchone()[0] == 0
+        assert not bulk_threads()
 
 
 def bulk_threads():
@@ -122,39 +122,40 @@ def user(text):
 
 def test_bulk_thread_rows_are_read_back_inside_the_transaction(store_location):
     # A batch handed to the thread is written before any other use of the connection.
-    store = open_store(store_location)
-    ext = store.create_external_session("s")
-    with store.transaction():
-        writer = store.writer(ext.id, background=True)
-        writer.BATCH = 2
-        seqs = [writer.add_row(None, "message", user(f"m{i}"), entry_id=f"e{i}") for i in range(5)]
-        assert bulk_threads()
-        # two batches went to the thread; the store waits for them before it reads
-        assert store.get_entry(seqs[3]).message["content"] == "m3"
-        assert [hit.entry_id for hit in store.search("m1")] == ["e1"]
-        writer.flush()
-    assert not bulk_threads()
-    assert store.get_external_session(ext.id).message_count == 5
+    with open_store(store_location) as store:
+        ext = store.create_external_session("s")
+        with store.transaction():
+            writer = store.writer(ext.id, background=True)
+            writer.BATCH = 2
+            seqs = [writer.add_row(None, "message", user(f"m{i}"), entry_id=f"e{i}")
+                    for i in range(5)]
+            assert bulk_threads()
+            # two batches went to the thread; the store waits for them before it reads
+            assert store.get_entry(seqs[3]).message["content"] == "m3"
+            assert [hit.entry_id for hit in store.search("m1")] == ["e1"]
+            writer.flush()
+        assert not bulk_threads()
+        assert store.get_external_session(ext.id).message_count == 5
 
 
 def test_bulk_thread_is_discarded_when_the_transaction_fails(store_location):
-    store = open_store(store_location)
-    ext = store.create_external_session("s")
-    with pytest.raises(KeyError):
-        with store.transaction():
-            writer = store.writer(ext.id, background=True)
-            writer.BATCH = 10
-            for i in range(100):
-                writer.add_row(None, "message", user(f"m{i}"), entry_id=f"e{i}")
-            raise KeyError("the importer failed")
-    assert not bulk_threads()
-    assert store.connection.execute("SELECT COUNT(*) FROM entries").fetchone()[0] == 0
-    if isinstance(store_location, str):   # PostgreSQL: the search rows
-        assert store.connection.execute("SELECT COUNT(*) FROM entries_search").fetchone()[0] == 0
-    else:
-        assert index_terms(store) == []
-    # and the store goes on working
-    assert store.append_entry(ext.id, None, "message", user("after")).msg_index == 1
+    with open_store(store_location) as store:
+        ext = store.create_external_session("s")
+        with pytest.raises(KeyError):
+            with store.transaction():
+                writer = store.writer(ext.id, background=True)
+                writer.BATCH = 10
+                for i in range(100):
+                    writer.add_row(None, "message", user(f"m{i}"), entry_id=f"e{i}")
+                raise KeyError("the importer failed")
+        assert not bulk_threads()
+        assert store.connection.execute("SELECT COUNT(*) FROM entries").fetchone()[0] == 0
+        if isinstance(store_location, str):   # PostgreSQL: the search rows
+            assert store.connection.execute("SELECT COUNT(*) FROM entries_search").fetchone()[0] == 0
+        else:
+            assert index_terms(store) == []
+        # and the store goes on working
+        assert store.append_entry(ext.id, None, "message", user("after")).msg_index == 1
 
 
 @pytest.mark.parametrize("background", [False, True], ids=["inline", "bulk-thread"])

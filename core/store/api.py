@@ -36,6 +36,7 @@ if TYPE_CHECKING:       # import of appended lines needs neither, ~5 ms of its s
                                  SessionCapabilities, SessionCapabilityEvent, SessionRunEvent)
 
 COMMIT_PAUSE = 0.002   # seconds a long write leaves the store free between its transactions
+_MADE_MAX = 4096       # facts a write transaction keeps (registry.Link.made) before entries' go
 
 
 class SessionSummary(Frozen):
@@ -438,6 +439,8 @@ class Store:
             backend = self._backend
             backend.begin_write(self._db)
             self._depth = 1
+            made = self._link.made
+            made.clear()
             try:
                 yield self._db
                 # everything queued is written (or its error raised) first
@@ -445,11 +448,13 @@ class Store:
             except BaseException:
                 self._depth = 0
                 self._writers.clear()   # a writer lives and dies with its transaction
+                made.clear()
                 self._stop_bulk(discard=True)
                 backend.rollback(self._db)
                 raise
             self._depth = 0
             self._writers.clear()
+            made.clear()
             backend.commit(self._db)
 
     def commit_and_continue(self) -> bool:
@@ -466,6 +471,7 @@ class Store:
             if self._bulk is not None:
                 self._bulk.drain()
             self._backend.commit(self._db)
+            self._link.made.clear()   # (others may change it now)
             self.write_generation += 1
             time.sleep(COMMIT_PAUSE)
             self._backend.begin_write(self._db)
@@ -537,23 +543,36 @@ class Store:
                                 metadata: dict[str, Any] | None = None, created_at: Any = None,
                                 header_version: int = 3) -> ExternalSession:
         stamp = to_text(created_at if created_at is not None else self.clock())
+        stored_metadata = _dumps(metadata or {})
         with self.transaction() as conn:
             for _attempt in range(16):
                 new_uid = uid or self.id_factory()
                 new_id = self._backend.insert_unless_taken(
                     conn, self._sql.EXTERNAL_INSERT,
-                    (new_uid, user_id, session_name, stamp, stamp, _dumps(metadata or {}), cwd,
+                    (new_uid, user_id, session_name, stamp, stamp, stored_metadata, cwd,
                      source, kind, parent_session, header_version), "uid")
                 if new_id is not None:
                     break
                 if uid:
                     raise ArborError(f"a session with id {uid!r} already exists")
-            return self.get_external_session(new_id)
+            self._link.made[("session", new_id)] = [str(session_name), stored_metadata, 0]
+            # what reading the row back gives (a session this transaction just made has no
+            # branch yet), without reading it: the columns not given are their defaults
+            return self._external_from_row(
+                (new_id, new_uid, int(user_id), str(session_name), stamp, stamp, 1,
+                 stored_metadata, 0, str(cwd), str(source), str(kind),
+                 None if parent_session is None else str(parent_session), 0, 0, None, []))
 
     def _external_from_row(self, row) -> ExternalSession:
+        """A session from `EXTERNAL_BY_ID`'s columns; a backend's select may end with the
+        session's branch keys (`EXTERNAL_BRANCH_IDS`'s, in one round trip), else they are
+        read apart."""
         (ext_id, uid, user_id, name, created, updated, active, meta, checkpoints, cwd, source,
-         kind, parent, messages, branch_count, current) = row
-        ids = [r[0] for r in self._conn.execute(self._sql.EXTERNAL_BRANCH_IDS, (ext_id,))]
+         kind, parent, messages, branch_count, current, *branch_ids) = row
+        if branch_ids:
+            ids = list(branch_ids[0] or ())
+        else:
+            ids = [r[0] for r in self._conn.execute(self._sql.EXTERNAL_BRANCH_IDS, (ext_id,))]
         return ExternalSession(
             id=ext_id, user_id=user_id, session_name=name, created_at=parse(created),
             updated_at=parse(updated), is_active=bool(active), internal_session_ids=ids,
@@ -586,6 +605,7 @@ class Store:
         if not session.id:
             return False
         with self.transaction() as conn:
+            self._link.made.pop(("session", session.id), None)
             cursor = conn.execute(
                 self._sql.EXTERNAL_UPDATE,
                 (session.session_name, 1 if session.is_active else 0, _dumps(session.metadata),
@@ -704,21 +724,39 @@ class Store:
             return self._one(self._sql.EXTERNAL_COUNT_OF_USER, (user_id,))[0]
         return self._one(self._sql.EXTERNAL_COUNT)[0]
 
+    def _made(self, kind: str, key: int) -> Any:
+        """What this write transaction made of a session or branch (see registry.Link.made),
+        or None."""
+        with self._lock:
+            return self._link.made.get((kind, key)) if self.in_write_transaction else None
+
     def session_name(self, external_session_id: int) -> str | None:
         """A session's name (None: no such session)."""
+        made = self._made("session", external_session_id)
+        if made is not None:
+            return made[0]
         row = self._one(self._sql.EXTERNAL_NAME, (external_session_id,))
         return row[0] if row else None
 
     def session_metadata(self, external_session_id: int) -> dict[str, Any]:
         """A session's metadata ({} when it has none or no such session)."""
-        row = self._one(self._sql.EXTERNAL_METADATA, (external_session_id,))
-        value = _loads(row[0], {}) if row else {}
+        made = self._made("session", external_session_id)
+        if made is not None:
+            text = made[1]
+        else:
+            row = self._one(self._sql.EXTERNAL_METADATA, (external_session_id,))
+            text = row[0] if row else None
+        value = _loads(text, {}) if text else {}
         return value if isinstance(value, dict) else {}
 
     def set_session_metadata(self, external_session_id: int, metadata: dict[str, Any]) -> None:
         """Replace a session's metadata (its activity time stays)."""
+        text = _dumps(metadata)
         with self.transaction() as conn:
-            conn.execute(self._sql.EXTERNAL_SET_METADATA, (_dumps(metadata), external_session_id))
+            conn.execute(self._sql.EXTERNAL_SET_METADATA, (text, external_session_id))
+            made = self._link.made.get(("session", external_session_id))
+            if made is not None:
+                made[1] = text
 
     def set_cwd_if_empty(self, external_session_id: int, cwd: str) -> None:
         """Give a session its working folder unless it has one."""
@@ -769,7 +807,11 @@ class Store:
 
     def rename_session(self, external_session_id: int, name: str) -> None:
         with self.transaction() as conn:
-            if not conn.execute(self._sql.EXTERNAL_RENAME, (name, external_session_id)).rowcount:
+            cursor = conn.execute(self._sql.EXTERNAL_RENAME, (name, external_session_id))
+            made = self._link.made.get(("session", external_session_id))
+            if made is not None:   # (it is there: this transaction made it)
+                made[0] = str(name)
+            elif not cursor.rowcount:
                 raise NotFound(f"session {external_session_id} does not exist")
 
     def set_active(self, external_session_id: int, active: bool) -> None:
@@ -783,6 +825,11 @@ class Store:
         """Delete a session and everything in it. Explicit, never implied by another operation."""
         sql = self._sql
         with self.transaction() as conn:
+            made = self._link.made
+            for key in [key for key, value in made.items() if key == ("session", external_session_id)
+                        or (key[0] == "branch" and value == external_session_id)
+                        or (key[0] == "entry" and value[2] == external_session_id)]:
+                del made[key]
             self._backend.forget_session_entries(conn, external_session_id)
             uid = conn.execute(sql.EXTERNAL_UID, (external_session_id,)).fetchone()
             # responses this session held first: a copy in another session counts instead
@@ -829,25 +876,24 @@ class Store:
         stamp = to_text(created_at if created_at is not None else self.clock())
         sql = self._sql
         with self.transaction() as conn:
-            self._check_own(conn, sql.ENTRY_SESSION_OF, head_seq, external_session_id,
-                            "entry", "a branch's head")
-            self._check_own(conn, sql.ENTRY_SESSION_OF, fork_seq, external_session_id,
-                            "entry", "a branch's fork point")
+            head = self._own_entry(conn, head_seq, external_session_id, "a branch's head")
+            fork = self._own_entry(conn, fork_seq, external_session_id, "a branch's fork point")
             self._check_own(conn, sql.INTERNAL_SESSION_OF, parent_session_id, external_session_id,
                             "branch", "a branch's parent")
             self._check_own(conn, sql.CHECKPOINT_SESSION_OF, branch_point_checkpoint_id,
                             external_session_id, "checkpoint", "a branch's fork point")
             if is_current:
                 conn.execute(sql.INTERNAL_CLEAR_CURRENT, (external_session_id,))
+            state_text, metadata_text = _dumps(session_state or {}), _dumps(metadata or {})
             for _attempt in range(16):
                 lg = langgraph_session_id or f"{self.id_factory()}{self.id_factory()}"
                 try:
                     new_id = self._backend.insert_unless_taken(
                         conn, sql.INTERNAL_INSERT,
-                        (external_session_id, lg, name, _dumps(session_state or {}), stamp, stamp,
+                        (external_session_id, lg, name, state_text, stamp, stamp,
                          1 if is_current else 0, checkpoint_count, parent_session_id,
                          branch_point_checkpoint_id, fork_seq, head_seq, tool_invocation_count,
-                         _dumps(metadata or {})), "langgraph_session_id")
+                         metadata_text), "langgraph_session_id")
                 except self._backend.errors as error:
                     raise ArborError(f"cannot create branch: {error}") from None
                 if new_id is not None:
@@ -855,7 +901,54 @@ class Store:
                 if langgraph_session_id:
                     raise ArborError(f"cannot create branch: the branch key {lg!r} is taken")
             conn.execute(sql.EXTERNAL_TOUCH, (stamp, external_session_id))
-            return self.get_internal_session(new_id)
+            made = self._link.made
+            made[("branch", new_id)] = external_session_id
+            session = made.get(("session", external_session_id))
+            if session is not None:
+                session[2] += 1   # (branches it has)
+            if (head_seq is not None and head is None) or (fork_seq is not None and fork is None):
+                return self.get_internal_session(new_id)
+            # what reading the row back gives, without reading it (the head's id and message
+            # index, the fork's id: from the entries' rows this transaction read)
+            return self._internal_from_row(
+                (new_id, external_session_id, str(lg), str(name), state_text, stamp, stamp,
+                 1 if is_current else 0, int(checkpoint_count), parent_session_id,
+                 branch_point_checkpoint_id, fork_seq, head_seq, int(tool_invocation_count),
+                 metadata_text, head and head[1], head and head[8], fork and fork[1], 0))
+
+    def _entry_row(self, seq: int) -> tuple | None:
+        """An entry's row (`ENTRY_BY_SEQ`'s columns; None: no such entry). Inside a write
+        transaction, an entry read once is not read again (entries never change, and none
+        is deleted but by this transaction: see registry.Link.made)."""
+        with self._lock:
+            if not self.in_write_transaction:
+                return self._conn.execute(self._sql.ENTRY_BY_SEQ, (seq,)).fetchone()
+            made = self._link.made
+            row = made.get(("entry", seq))
+            if row is None:
+                row = self._conn.execute(self._sql.ENTRY_BY_SEQ, (seq,)).fetchone()
+                if row is not None:
+                    if len(made) >= _MADE_MAX:
+                        for key in [key for key in made if key[0] == "entry"]:
+                            del made[key]
+                    made[("entry", seq)] = row
+            return row
+
+    def _own_entry(self, conn: Any, seq: int | None, external_session_id: int, role: str
+                   ) -> tuple | None:
+        """Refuse (as `_check_own`) an entry a branch points at unless it is one of the
+        session's; its row when this transaction has read it (else None: only its session
+        is read, not its data)."""
+        if seq is None:
+            return None
+        row = self._link.made.get(("entry", seq))
+        if row is None:
+            self._check_own(conn, self._sql.ENTRY_SESSION_OF, seq, external_session_id, "entry",
+                            role)
+        elif row[2] != external_session_id:
+            raise ArborError(f"entry {seq} belongs to another session; {role} must be one of "
+                             f"session {external_session_id}")
+        return row
 
     @staticmethod
     def _check_own(conn: Any, sql: str, ref: int | None, external_session_id: int, kind: str,
@@ -894,6 +987,9 @@ class Store:
 
     def branch_heads(self, external_session_id: int) -> list[tuple[int, int | None]]:
         """(branch id, head seq) of every branch of a session, oldest branch first."""
+        made = self._made("session", external_session_id)
+        if made is not None and not made[2]:
+            return []   # (made by this transaction, which has given it no branch yet)
         return [(row[0], row[1]) for row in self._all(self._sql.INTERNAL_HEADS, (external_session_id,))]
 
     def branch_key_taken(self, langgraph_session_id: str) -> bool:
@@ -916,10 +1012,13 @@ class Store:
     def set_current(self, internal_session_id: int) -> bool:
         sql = self._sql
         with self.transaction() as conn:
-            row = conn.execute(sql.INTERNAL_SESSION_OF, (internal_session_id,)).fetchone()
-            if row is None:
-                return False
-            conn.execute(sql.INTERNAL_CLEAR_OTHER_CURRENT, (row[0], internal_session_id))
+            session = self._link.made.get(("branch", internal_session_id))
+            if session is None:
+                row = conn.execute(sql.INTERNAL_SESSION_OF, (internal_session_id,)).fetchone()
+                if row is None:
+                    return False
+                session = row[0]
+            conn.execute(sql.INTERNAL_CLEAR_OTHER_CURRENT, (session, internal_session_id))
             conn.execute(sql.INTERNAL_SET_CURRENT, (internal_session_id,))
             return True
 
@@ -944,6 +1043,10 @@ class Store:
     def delete_internal_session(self, internal_session_id: int) -> bool:
         """Remove a branch pointer. Its entries stay (they are history)."""
         with self.transaction() as conn:
+            made = self._link.made
+            session = made.pop(("branch", internal_session_id), None)
+            if session is not None and ("session", session) in made:
+                made.pop(("session", session))   # (its branches are read again)
             return conn.execute(self._sql.INTERNAL_DELETE, (internal_session_id,)).rowcount > 0
 
     def move_head(self, internal_session_id: int, head_seq: int | None, *, reason: str = "") -> None:
@@ -1046,7 +1149,7 @@ class Store:
                      _loads(row[10], {}), row[11])
 
     def get_entry(self, seq: int) -> Entry | None:
-        row = self._one(self._sql.ENTRY_BY_SEQ, (seq,))
+        row = self._entry_row(seq)
         return self._entry_from_row(row) if row else None
 
     def find_entry(self, external_session_id: int, entry_id: str) -> Entry | None:
@@ -1054,6 +1157,9 @@ class Store:
         return self._entry_from_row(row) if row else None
 
     def entry_id_of(self, seq: int) -> str | None:
+        if self.in_write_transaction:   # (the row, for what else this transaction asks of it)
+            row = self._entry_row(seq)
+            return row[1] if row else None
         row = self._one(self._sql.ENTRY_ID_OF, (seq,))
         return row[0] if row else None
 
@@ -1062,6 +1168,9 @@ class Store:
         return row[0] if row else None
 
     def entry_timestamp_of(self, seq: int) -> str | None:
+        if self.in_write_transaction:
+            row = self._entry_row(seq)
+            return row[5] if row else None
         row = self._one(self._sql.ENTRY_TIMESTAMP_OF, (seq,))
         return row[0] if row else None
 

@@ -61,7 +61,10 @@ _EXTERNAL_SELECT = (
     "(SELECT COUNT(*) FROM internal_sessions i WHERE i.external_session_id = x.id"
     " AND i.parent_session_id IS NOT NULL), "
     "(SELECT i.langgraph_session_id FROM internal_sessions i "
-    " WHERE i.external_session_id = x.id AND i.is_current = 1) FROM external_sessions x"
+    " WHERE i.external_session_id = x.id AND i.is_current = 1), "
+    # and the session's branch keys, as EXTERNAL_BRANCH_IDS gives them (api._external_from_row)
+    "(SELECT array_agg(i.langgraph_session_id ORDER BY i.id) FROM internal_sessions i"
+    " WHERE i.external_session_id = x.id) FROM external_sessions x"
 )
 
 _CHECKPOINT_SELECT = (
@@ -739,6 +742,32 @@ class Statements:
 
 _IDLE = 0   # psycopg.pq.TransactionStatus.IDLE
 
+# Inside a write transaction, an INSERT or UPDATE that returns no rows waits in the
+# connection and goes with the next statement that has rows to give (or with the COMMIT),
+# several statements in one query string with their values bound here: one round trip.
+# So a file's import sends its counters, metadata, current branch and import record with
+# the reads that follow them, and a transaction's BEGIN goes with its first statement.
+# Statements run in the order they were made (the writer thread sends what waits before
+# its COPY). A statement's rowcount, when asked for, sends it and what waits before it.
+# An error of one that waited is raised by the statement it went with, and fails the
+# transaction as it would have at once: on PostgreSQL an error ends what a transaction can
+# do. Statements that touch search rows are never held (`_waits_for_search`).
+_LATER_ROWS_MAX = 16   # an executemany of at most this many rows waits too, a row a statement
+_held: dict[str, bool] = {}   # statement -> whether it may wait
+# (entry rows go at once: the entry writer explains their errors, an id taken for one)
+_ENTRY_WRITES = ("INSERT INTO entries(", "INSERT INTO entries ", "UPDATE entries ")
+
+
+def _may_wait(sql: str) -> bool:
+    found = _held.get(sql)
+    if found is None:
+        found = (sql.startswith(("INSERT", "UPDATE")) and "RETURNING" not in sql
+                 and "%b" not in sql and not _waits_for_search(sql)
+                 and not sql.startswith(_ENTRY_WRITES))
+        if len(_held) < 4096:
+            _held[sql] = found
+    return found
+
 
 def _waits_for_search(sql: str) -> bool:
     """Whether a statement must wait for the search rows an import is writing apart: any
@@ -755,6 +784,33 @@ def _ended_by_server(error: BaseException) -> bool:
     return isinstance(error, psycopg.errors.AdminShutdown)
 
 
+class _Waiting:
+    """The cursor of a statement that waits (see `_may_wait`): its rowcount sends it."""
+
+    __slots__ = ("_conn", "_rowcount", "_sent")
+
+    def __init__(self, conn: "Connection"):
+        self._conn = conn
+        self._rowcount = -1
+        self._sent = False
+
+    @property
+    def rowcount(self) -> int:
+        if not self._sent:
+            self._conn.send_later()
+        if not self._sent:
+            raise RuntimeError("this statement did not run: one sent before it failed")
+        return self._rowcount
+
+    def fetchone(self) -> Any:
+        import psycopg   # (what psycopg says of a cursor whose statement gave no rows)
+
+        raise psycopg.ProgrammingError("the last operation didn't produce records (an INSERT"
+                                       " or UPDATE without RETURNING)")
+
+    fetchall = fetchone
+
+
 class Connection:
     """A pooled psycopg connection with the part of sqlite3's connection interface the
     store uses: `execute(sql, args)` giving a cursor (`fetchone`, `fetchall`, iteration,
@@ -766,6 +822,13 @@ class Connection:
         # an import's CopyWriter while it writes search rows apart (postgres_bulk): waited
         # for before a commit and before statements that read search rows or delete
         self.deferred: CopyWriter | None = None
+        # statements (their values bound) that go with the next one, each with how many
+        # statements it is and the cursor that gets its rowcount: the transaction's BEGIN
+        # (`_begin` while it has not gone), INSERTs and UPDATEs (see `_may_wait`)
+        self._later: list[tuple[str, int, _Waiting | None]] = []
+        self._later_lock = threading.Lock()
+        self._begin: str | None = None
+        self._writing = False
 
     def _live(self) -> Any:
         conn = self.raw
@@ -774,6 +837,101 @@ class Connection:
             conn = self.raw = self._pool.getconn()
         return conn
 
+    # ------------------------------------------------ statements sent later
+    def begin(self, statements: str, *, write: bool) -> None:
+        """BEGIN (and what goes with it, no values): sent with the transaction's first
+        statement, and not at all by a transaction that sends none."""
+        with self._later_lock:
+            self._later.append((statements, statements.count(";") + 1, None))
+            self._begin = statements
+        self._writing = write
+
+    def _bound(self, sql: str, args: Sequence[Any] | None) -> str:
+        import psycopg
+
+        return psycopg.ClientCursor(self.raw).mogrify(sql, args) if args else sql
+
+    def _hold(self, sql: str, args: Sequence[Any] | None) -> _Waiting:
+        waiting = _Waiting(self)
+        bound = self._bound(sql, args)
+        with self._later_lock:
+            self._later.append((bound, 1, waiting))
+        return waiting
+
+    def _take_later(self) -> list[tuple[str, int, _Waiting | None]]:
+        with self._later_lock:
+            later, self._later = self._later, []
+            self._begin = None
+        return later
+
+    def send_later(self) -> None:
+        """Send what waits (before the writer thread's COPY, or for a rowcount)."""
+        if self._later:
+            self._run(self._take_later(), None, None)
+
+    def _run(self, later: list, sql: str | None, args: Any) -> Any:
+        """Run what waits and then `sql` (if any) in one query, or `sql` alone; once more on
+        a fresh connection when the server had ended this one outside any transaction (a
+        restart ends every connection): then nothing ran. Inside a transaction the error
+        stands (its work is gone)."""
+        conn = self._live()
+        idle = conn.info.transaction_status == _IDLE
+        try:
+            return self._send(conn, later, sql, args)
+        except Exception as error:
+            if not (idle and conn.broken and _ended_by_server(error)):
+                raise
+        return self._send(self._live(), later, sql, args)
+
+    def _send(self, conn: Any, later: list, sql: str | None, args: Any) -> Any:
+        if not later:
+            return conn.execute(sql, args or None)
+        import psycopg
+
+        parts = [text for text, _n, _w in later]
+        if sql is not None:
+            parts.append(self._bound(sql, args))
+        cursor = psycopg.ClientCursor(conn)
+        cursor.execute("; ".join(parts), prepare=False)
+        counts = []   # the rowcount of each statement's result, in order
+        while True:
+            counts.append(cursor.rowcount)
+            if not cursor.nextset():
+                break
+        at = 0
+        for _text, n, waiting in later:
+            at += n
+            if waiting is not None:
+                waiting._rowcount, waiting._sent = counts[at - 1], True
+        return cursor   # (at the last statement's result)
+
+    def commit(self, statement: str) -> None:
+        """COMMIT (`statement`, no values) with what waits; nothing at all when the
+        transaction sent nothing. Failed, the transaction is rolled back."""
+        with self._later_lock:
+            unsent = self._begin is not None
+        later = self._take_later()
+        self._writing = False
+        if unsent and len(later) == 1:
+            return
+        later.append((statement, statement.count(";") + 1, None))
+        conn = self._live()
+        try:
+            self._run(later, None, None)
+        except BaseException:
+            if not conn.broken and conn.info.transaction_status != _IDLE:
+                conn.execute("ROLLBACK")
+            raise
+
+    def rollback(self) -> None:
+        """ROLLBACK, and what waits is dropped; nothing is sent when the BEGIN was not."""
+        with self._later_lock:
+            unsent = self._begin is not None
+        self._take_later()
+        self._writing = False
+        if not unsent:
+            self._live().execute("ROLLBACK")
+
     def settle(self) -> None:
         """Wait for the search rows an import writes apart (raising its error)."""
         deferred = self.deferred
@@ -781,23 +939,26 @@ class Connection:
             deferred.settle()
 
     def execute(self, sql: str, args: Sequence[Any] | None = None) -> Any:
+        if self._writing and _may_wait(sql):
+            return self._hold(sql, args)
         if self.deferred is not None and _waits_for_search(sql):
             self.settle()
-        conn = self._live()
-        idle = conn.info.transaction_status == _IDLE
-        try:
-            return conn.execute(sql, args or None)
-        except Exception as error:
-            if not (idle and conn.broken and _ended_by_server(error)):
-                raise
-        # The server had ended this connection, outside any transaction, before the
-        # statement came (a restart ends every connection): it did not run, and runs on a
-        # fresh connection. Inside a transaction the error stands (its work is gone).
-        return self._live().execute(sql, args or None)
+        later = self._later
+        if later and ("%b" in sql or any(type(arg) is Lexemes for arg in args or ())):
+            self.send_later()   # (values only the server binds: this one goes apart)
+            later = None
+        return self._run(self._take_later() if later else [], sql, args)
 
     def executemany(self, sql: str, rows: Any) -> None:
+        if self._writing and _may_wait(sql):
+            rows = list(rows)
+            if len(rows) <= _LATER_ROWS_MAX:
+                for row in rows:
+                    self._hold(sql, row)
+                return
         if self.deferred is not None and _waits_for_search(sql):
             self.settle()
+        self.send_later()
         with self._live().cursor() as cursor:
             cursor.executemany(sql, rows)
 
@@ -822,6 +983,7 @@ class Connection:
     def close(self) -> None:
         conn, self.raw = self.raw, None
         self.deferred = None
+        self._later, self._begin, self._writing = [], None, False
         if conn is not None:
             _release_pool(self._pool, conn)
 
@@ -1078,12 +1240,13 @@ class PostgresBackend:
 
     # ----------------------------------------------------------- transactions
     def begin_write(self, conn: Connection) -> None:
-        """Begin and take the store's write lock (one round trip)."""
-        conn.execute(self._begin_write)
+        """Begin and take the store's write lock (with the transaction's first statement:
+        no round trip of its own)."""
+        conn.begin(self._begin_write, write=True)
 
     @staticmethod
     def begin_read(conn: Connection) -> None:
-        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        conn.begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", write=False)
 
     @staticmethod
     def commit(conn: Connection) -> None:
@@ -1093,17 +1256,26 @@ class PostgresBackend:
         try:
             conn.settle()
         except BaseException:
-            conn.execute("ROLLBACK")
+            conn.rollback()
             raise
-        conn.execute(_COMMIT)
+        conn.commit(_COMMIT)
 
     @staticmethod
     def rollback(conn: Connection) -> None:
-        conn.execute("ROLLBACK")
+        conn.rollback()
 
     # ---------------------------------------------------------------- writing
     @staticmethod
     def executemany(conn: Connection, sql: str, rows: Any) -> None:
+        as_one = _AS_ONE.get(sql)
+        if as_one is not None:
+            rows = list(rows)
+            if len(rows) > _LATER_ROWS_MAX:
+                one_sql, kinds = as_one
+                columns = [list(column) for column in zip(*rows)]
+                if all(_of_kind(column, kind) for kind, column in zip(kinds, columns)):
+                    conn.execute(one_sql, columns)
+                    return
         conn.executemany(sql, rows)
 
     @staticmethod
@@ -1179,6 +1351,46 @@ class PostgresBackend:
     def schema_version(conn: Connection) -> int:
         return migrations.recorded_version(conn)
 
+
+def _as_one(sql: str, types: str) -> tuple[str, tuple]:
+    """The statement that inserts many rows of an `INSERT … VALUES (%s,…)` at once, in their
+    order, each column a binary array of the type given (and the Python type its values
+    are given as, for an array of one type)."""
+    columns = sql[sql.index("(") + 1:sql.index(")")]
+    kinds = {"bigint": int, "integer": int, "text": str, "float8": float}
+    names = types.split()
+    arrays = ", ".join(f"%b::{name}[]" for name in names)
+    return (f"INSERT INTO {sql.split()[2].split('(')[0]}({columns}) SELECT {columns} FROM"
+            f" unnest({arrays}) WITH ORDINALITY AS r({columns}, _i) ORDER BY _i",
+            tuple(kinds[name] for name in names))
+
+
+def _of_kind(column: list, kind: type) -> bool:
+    """Whether every value of a column is None or of the type its array is sent as (a bool
+    as an int and an int as a float are the numbers they are); else the rows go one by one."""
+    for i, value in enumerate(column):
+        found = type(value)
+        if found is kind or value is None:
+            continue
+        if found is bool and kind is int:
+            column[i] = int(value)
+        elif found is int and kind is float:
+            column[i] = float(value)
+        else:
+            return False
+    return True
+
+
+# An executemany of more than _LATER_ROWS_MAX rows of these is one statement: one round
+# trip, one executor run, where psycopg's executemany pipelines a statement a row (which
+# waits on the server once more for every few rows when the machine is busy). The same
+# rows, in the same order (their seqs), the same triggers.
+_AS_ONE = {
+    Statements.USAGE_INSERT_RESPONSE: _as_one(
+        Statements.USAGE_INSERT_RESPONSE,
+        "bigint text text text bigint bigint bigint bigint text bigint bigint bigint text"
+        " bigint bigint bigint bigint float8 integer bigint integer integer integer"),
+}
 
 _BEGIN_WRITE = f"BEGIN; SET LOCAL lock_timeout = {LOCK_TIMEOUT_MS}; {WRITE_LOCK}"
 # Long texts (entry data, big search vectors) are compressed with lz4 where the server was

@@ -45,6 +45,9 @@ class Link:
         self.segments_cache: OrderedDict[int, tuple] = OrderedDict()  # paths never change
         self.write_generation = 0  # commits of a long write that went on (commit_and_continue)
         self.writers: weakref.WeakSet = weakref.WeakSet()  # entry writers of the transaction
+        # what the open write transaction made (sessions: [name, metadata], branches: their
+        # session), which no one else can have changed: asked without a query (Store)
+        self.made: dict[tuple[str, int], Any] = {}
         self.refs = 0
 
 
