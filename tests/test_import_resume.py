@@ -256,6 +256,58 @@ def test_a_torn_last_line_waits_for_its_end(store, tmp_path):
     assert store.find_entry(ext.id, "z1").parent_id == "a9"
 
 
+@pytest.mark.parametrize("module_name", ["claude_code", "codex"])
+def test_a_torn_line_finished_while_it_is_read_is_one_line_not_two(store, tmp_path,
+                                                                    monkeypatch, module_name):
+    """The agent finishes its torn last line while the importer reads the file: the reader
+    has the line's start as the file's end, and then (the file grew) its rest. The rest is
+    not a line of its own: read on, it was two bad lines and the message lost, the record
+    past it (found by killing and restarting `arbor watch` while agents write)."""
+    import importlib
+
+    module = importlib.import_module(f"core.importers.{module_name}")
+    if module_name == "claude_code":
+        lines = tricky_lines()
+        more = cc_line("z1", "a9", text="finished while read")
+    else:
+        lines = CODEX_FIXTURE.read_text().splitlines()
+        more = json.dumps({"timestamp": "2025-09-01T10:00:09.000Z", "type": "response_item",
+                           "payload": {"type": "message", "role": "user", "content": [
+                               {"type": "input_text", "text": "finished while read"}]}})
+    path = tmp_path / "s.jsonl"
+    whole = "\n".join(lines) + "\n"
+    path.write_text(whole + more[:30])
+    from core.importers import base
+
+    real = base.iter_lines
+
+    def finished_while_read(handle, *args, **kwargs):
+        for raw in real(handle, *args, **kwargs):
+            if not raw.complete:               # the agent writes the rest now
+                with open(path, "a") as out:
+                    out.write(more[30:] + "\n")
+            yield raw
+
+    for owner in (base, module):             # (codex reads through base.object_lines)
+        monkeypatch.setattr(owner, "iter_lines", finished_while_read)
+    first = only(import_paths(store, [path]))
+    # the torn line, once, and nothing read after it
+    assert [s.line for s in first.skipped if s.line > len(lines)] == [len(lines) + 1]
+    monkeypatch.undo()
+    second = only(import_paths(store, [path]))
+    assert not second.skipped and second.entries_added >= 1
+    fresh = open_store(tmp_path / "fresh.db")
+    try:
+        import_paths(fresh, [path])
+        mine = store.get_external_session_by_uid(second.session_uid)
+        theirs = fresh.get_external_session_by_uid(second.session_uid)
+        assert sorted(e.id for e in store.session_entries(mine.id)) == \
+            sorted(e.id for e in fresh.session_entries(theirs.id))
+        assert mine.message_count == theirs.message_count
+    finally:
+        fresh.close()
+
+
 def test_a_rewritten_or_truncated_file_is_read_again_from_the_start(store, tmp_path):
     lines = tricky_lines()
     path = write_lines(tmp_path / "s.jsonl", lines)

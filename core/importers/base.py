@@ -282,7 +282,11 @@ class RawLine(Record):
 
 
 def iter_lines(handle, start_offset: int = 0, start_number: int = 1) -> Iterator[RawLine]:
-    """Lines of a binary file, with their byte offsets. Blank lines are skipped."""
+    """Lines of a binary file, with their byte offsets. Blank lines are skipped.
+
+    A line without its newline is the last one given: the end of the file as it was when
+    read. A writer may finish that line while the file is read; what it then reads is the
+    rest of the same line, not a line of its own (two bad lines, one lost message)."""
     offset = start_offset
     number = start_number - 1
     readline = handle.readline
@@ -308,8 +312,12 @@ def iter_lines(handle, start_offset: int = 0, start_number: int = 1) -> Iterator
         offset += length
         stripped = data.rstrip(b"\r\n")
         if not stripped or stripped.isspace():
+            if not complete:
+                return
             continue
         yield RawLine(number, line_start, stripped, complete, offset)
+        if not complete:
+            return
 
 
 # A line that is not valid UTF-8 is read with U+FFFD in place of the bytes that are not;
