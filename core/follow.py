@@ -44,6 +44,8 @@ DEBOUNCE_MS = 150         # at most this long between a change and its import
 STEP_MS = 40              # ... or this long after the last change of a burst
 POLL_DELAY_MS = 500       # polling: the interval between two stat passes
 ROOTS_EVERY = 5.0         # seconds between checks for folders to follow newly imported
+RETRY_FIRST = 1.0         # seconds before a failed import pass is tried again ...
+RETRY_MOST = 30.0         # ... doubling up to this while it keeps failing
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,7 @@ class FollowStats:
     entries: int = 0
     sessions: set[str] = field(default_factory=set)
     last_error: str | None = None
+    failures: int = 0               # import passes that failed (each is tried again)
 
 
 def poll_wanted() -> bool:
@@ -90,6 +93,11 @@ class Follower:
         self.stats = FollowStats()
         self._own = _store_files(store)
         self._catch_up_now = threading.Event()
+        # files of a pass that failed (a busy store, a full disk): tried again at _retry_at,
+        # since the agent may write nothing more to them to wake the watcher
+        self._retry_files: set[Path] = set()
+        self._retry_at: float | None = None
+        self._retry_delay = RETRY_FIRST
 
     # ------------------------------------------------------------------ what
     def followed_files(self) -> dict[Path, str]:
@@ -187,11 +195,14 @@ class Follower:
         try:
             report = import_paths(self.store, existing)
         except ArborError as error:
-            self.stats.last_error = str(error)
+            self._failed(existing, str(error))
             return None
         except Exception as error:  # noqa: BLE001 - a follower must outlive one bad pass
-            self.stats.last_error = f"{type(error).__name__}: {error}"
+            self._failed(existing, f"{type(error).__name__}: {error}")
             return None
+        self._retry_files.difference_update(existing)
+        if not self._retry_files:
+            self._retry_at, self._retry_delay = None, RETRY_FIRST
         if report.entries_added or report.sessions_added or report.branches_added:
             self.stats.imports += 1
             self.stats.entries += report.entries_added
@@ -201,6 +212,25 @@ class Follower:
             if self.on_import is not None:
                 self.on_import(report)
         return report
+
+    def _failed(self, files: list[Path], problem: str) -> None:
+        self.stats.last_error = problem
+        self.stats.failures += 1
+        self._retry_files.update(files)
+        self._retry_at = time.monotonic() + self._retry_delay
+        self._retry_delay = min(self._retry_delay * 2, RETRY_MOST)
+
+    def retry_due(self) -> bool:
+        return self._retry_at is not None and time.monotonic() >= self._retry_at
+
+    def retry(self):
+        """Import again what a failed pass left, and whatever else changed meanwhile."""
+        self._retry_at = None
+        self._retry_files = {p for p in self._retry_files if p.exists()}
+        files = list(dict.fromkeys([*self._retry_files, *self.changed_files()]))
+        if not files:
+            self._retry_delay = RETRY_FIRST
+        return self._import(files)
 
     # -------------------------------------------------------------------- run
     def run(self, stop: threading.Event) -> None:
@@ -258,6 +288,8 @@ class Follower:
                 if self._catch_up_now.is_set():
                     self._catch_up_now.clear()
                     self.catch_up()
+                if self.retry_due():
+                    self.retry()
                 if time.monotonic() >= next_roots_check:
                     next_roots_check = time.monotonic() + ROOTS_EVERY
                     if self.roots() != roots:

@@ -132,6 +132,35 @@ def test_files_never_imported_are_left_alone_until_they_change(store, home):
     assert len(store.list_sessions()) == 1
 
 
+def test_a_failed_pass_is_tried_again_though_the_file_changes_no_more(store, home,
+                                                                       monkeypatch):
+    """A pass that fails (here the store is busy: another process holds its write lock)
+    leaves the line for later; the agent may write nothing more to wake the watcher."""
+    import core.importers as importers
+    from core.errors import StoreBusy
+
+    writers = agent_home(home)
+    writers["claude_code"].start("the first line")
+    import_paths(store, [writers["claude_code"].path])
+    failing = {"left": 2}
+    real = importers.import_paths
+
+    def busy_twice(*args, **kwargs):
+        if failing["left"]:
+            failing["left"] -= 1
+            raise StoreBusy("the store is busy")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(importers, "import_paths", busy_twice)
+    with Running(Follower(store, home=home)) as follower:
+        writers["claude_code"].append("assistant", "written once, while the store was busy")
+        wait_until(lambda: "written once, while the store was busy" in texts(store))
+        assert follower.stats.failures == 2
+        assert follower.stats.last_error == "the store is busy"
+        assert follower._retry_at is None and not follower._retry_files
+    assert texts(store).count("written once, while the store was busy") == 1
+
+
 def test_what_changed_while_nobody_followed_is_caught_up_at_start(store, home):
     writers = agent_home(home)
     writers["claude_code"].start("before")

@@ -92,7 +92,12 @@ def test_watch_killed_and_restarted_loses_and_duplicates_nothing(tmp_path):
 
         started = time.monotonic()
         while not complete():
-            assert time.monotonic() - started < 60, _contents(db)
+            if time.monotonic() - started > 60:
+                watcher.send_signal(signal.SIGTERM)
+                _out, err = watcher.communicate(timeout=20)
+                counts = {uid: (count, usage) for uid, (_ids, count, usage) in _contents(db).items()}
+                raise AssertionError(f"not all {expected} messages after 60 s: {counts}; "
+                                     f"the watcher said: {err}")
             time.sleep(0.2)
         watcher.send_signal(signal.SIGTERM)
         assert watcher.wait(20) == 0

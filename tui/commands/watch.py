@@ -39,6 +39,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_STORE
     from core.follow import Follower
 
+    from ..safe_text import clean
+
     stop = threading.Event()
 
     def terminate(_signum, _frame) -> None:
@@ -52,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
     runner.start()
     try:
         told = False
+        failures = 0
         while runner.is_alive():
             runner.join(timeout=0.2)
             if not told and follower.stats.mode not in ("starting",):
@@ -59,6 +62,10 @@ def run(args: argparse.Namespace) -> int:
                 print(f"arbor watch: following {follower.stats.roots} folder"
                       f"{'s' if follower.stats.roots != 1 else ''} ({follower.stats.mode}); "
                       "Ctrl-C stops", file=sys.stderr, flush=True)
+            if follower.stats.failures != failures and not args.quiet:
+                failures = follower.stats.failures
+                print(f"arbor watch: {clean(follower.stats.last_error or '')} (trying again)",
+                      file=sys.stderr, flush=True)
     except KeyboardInterrupt:
         pass
     finally:
