@@ -82,6 +82,20 @@ _SUMMARY_SELECT = (
 )
 
 
+# A session's totals per model, added to (the one-row path and the scratch merge alike).
+SESSION_USAGE_ON_CONFLICT = (
+    " ON CONFLICT(external_session_id, model) DO UPDATE SET"
+    " responses = responses + excluded.responses,"
+    " input_tokens = input_tokens + excluded.input_tokens,"
+    " output_tokens = output_tokens + excluded.output_tokens,"
+    " cache_creation_tokens = cache_creation_tokens + excluded.cache_creation_tokens,"
+    " cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens,"
+    " reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens,"
+    " cost_usd = cost_usd + excluded.cost_usd, unpriced = unpriced + excluded.unpriced,"
+    " subagent_cost_usd = subagent_cost_usd + excluded.subagent_cost_usd,"
+    " subagent_tokens = subagent_tokens + excluded.subagent_tokens")
+
+
 class Statements:
     """Every statement of the store API, by name. Parameters are positional (`?`)."""
 
@@ -560,16 +574,7 @@ class Statements:
         "INSERT INTO session_usage(external_session_id, model, responses, input_tokens,"
         " output_tokens, cache_creation_tokens, cache_read_tokens, reasoning_tokens, cost_usd,"
         " unpriced, subagent_cost_usd, subagent_tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
-        " ON CONFLICT(external_session_id, model) DO UPDATE SET"
-        " responses = responses + excluded.responses,"
-        " input_tokens = input_tokens + excluded.input_tokens,"
-        " output_tokens = output_tokens + excluded.output_tokens,"
-        " cache_creation_tokens = cache_creation_tokens + excluded.cache_creation_tokens,"
-        " cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens,"
-        " reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens,"
-        " cost_usd = cost_usd + excluded.cost_usd, unpriced = unpriced + excluded.unpriced,"
-        " subagent_cost_usd = subagent_cost_usd + excluded.subagent_cost_usd,"
-        " subagent_tokens = subagent_tokens + excluded.subagent_tokens")
+        + SESSION_USAGE_ON_CONFLICT)
     # Rebuilt from the rows (after a migration, a repricing, a deletion of a session).
     SESSION_USAGE_CLEAR = "DELETE FROM session_usage"
     SESSION_USAGE_REBUILD = (

@@ -23,6 +23,8 @@ from __future__ import annotations
 import json
 import sqlite3
 
+from .sqlite import SESSION_USAGE_ON_CONFLICT
+
 TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
 if TYPE_CHECKING:
     from typing import Any, Callable
@@ -270,16 +272,7 @@ _ADD_USAGE = (
     " + cache_read_tokens ELSE 0 END)"
     " FROM {s}.usage WHERE external_session_id BETWEEN :first AND :last AND {which}"
     " GROUP BY external_session_id, model ORDER BY external_session_id, model"
-    " ON CONFLICT(external_session_id, model) DO UPDATE SET"
-    " responses = responses + excluded.responses,"
-    " input_tokens = input_tokens + excluded.input_tokens,"
-    " output_tokens = output_tokens + excluded.output_tokens,"
-    " cache_creation_tokens = cache_creation_tokens + excluded.cache_creation_tokens,"
-    " cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens,"
-    " reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens,"
-    " cost_usd = cost_usd + excluded.cost_usd, unpriced = unpriced + excluded.unpriced,"
-    " subagent_cost_usd = subagent_cost_usd + excluded.subagent_cost_usd,"
-    " subagent_tokens = subagent_tokens + excluded.subagent_tokens")
+    + SESSION_USAGE_ON_CONFLICT)
 STRETCH = 2000   # entries moved a statement (about 0.1 s of the store's work at most)
 
 
