@@ -201,7 +201,12 @@ class Follower:
             self._failed(existing, f"{type(error).__name__}: {error}")
             return None
         self._retry_files.difference_update(existing)
-        if not self._retry_files:
+        # a file the pass could not import (its own transaction found the store busy, the
+        # file could not be read): tried again like a pass that failed whole
+        failed = [item for item in report.files if item.status == "failed"]
+        if failed:
+            self._failed([Path(item.path) for item in failed], failed[0].error or "failed")
+        elif not self._retry_files:
             self._retry_at, self._retry_delay = None, RETRY_FIRST
         if report.entries_added or report.sessions_added or report.branches_added:
             self.stats.imports += 1

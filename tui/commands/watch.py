@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     runner.start()
     try:
         told = False
-        failures = 0
+        failures, told_problem = 0, None
         while runner.is_alive():
             runner.join(timeout=0.2)
             if not told and follower.stats.mode not in ("starting",):
@@ -62,10 +62,13 @@ def run(args: argparse.Namespace) -> int:
                 print(f"arbor watch: following {follower.stats.roots} folder"
                       f"{'s' if follower.stats.roots != 1 else ''} ({follower.stats.mode}); "
                       "Ctrl-C stops", file=sys.stderr, flush=True)
-            if follower.stats.failures != failures and not args.quiet:
+            if follower.stats.failures != failures:
                 failures = follower.stats.failures
-                print(f"arbor watch: {clean(follower.stats.last_error or '')} (trying again)",
-                      file=sys.stderr, flush=True)
+                problem = follower.stats.last_error
+                if problem != told_problem and not args.quiet:   # (once while it lasts)
+                    told_problem = problem
+                    print(f"arbor watch: {clean(problem or '')} (trying again)",
+                          file=sys.stderr, flush=True)
     except KeyboardInterrupt:
         pass
     finally:
