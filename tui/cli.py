@@ -56,12 +56,63 @@ def _run_command(command: Command, argv: list[str]) -> int:
     from .commands.shared import EXIT_INTERRUPTED
 
     try:
-        return module.run(args)
-    except KeyboardInterrupt:
+        with _stopped_by_signals(not getattr(module, "KEEPS_SIGNALS", False)):
+            return module.run(args)
+    except KeyboardInterrupt as error:
         left = getattr(module, "INTERRUPTED", "")
-        print(f"\narbor {command.name}: interrupted" + (f"; {left}." if left else "."),
-              file=sys.stderr)
-        return EXIT_INTERRUPTED
+        how = f"stopped by {error.name}" if isinstance(error, Stopped) else "interrupted"
+        try:
+            print(f"\narbor {command.name}: {how}" + (f"; {left}." if left else "."),
+                  file=sys.stderr)
+        except (OSError, ValueError):
+            pass   # (a SIGHUP: the terminal may be gone)
+        return 128 + error.signum if isinstance(error, Stopped) else EXIT_INTERRUPTED
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised as Ctrl-C raises KeyboardInterrupt: a command stopped by
+    `kill`, `timeout` or a closed terminal cleans up as it does after Ctrl-C (an import
+    rolls back to its last commit, stops its workers and deletes their scratch stores)
+    instead of dying where it stands."""
+
+    def __init__(self, signum: int, name: str):
+        super().__init__(name)
+        self.signum, self.name = signum, name
+
+
+class _stopped_by_signals:
+    """Within it, SIGTERM and SIGHUP raise `Stopped` in the main thread (`active`: the
+    command has not said it handles them itself, as `resume` does: its agent owns the
+    terminal)."""
+
+    def __init__(self, active: bool):
+        self.active = active
+        self.previous: dict[int, object] = {}
+
+    def __enter__(self):
+        if not self.active:
+            return self
+        import signal
+
+        def stop(signum, _frame):
+            raise Stopped(signum, signal.Signals(signum).name)
+
+        for name in ("SIGTERM", "SIGHUP"):
+            number = getattr(signal, name, None)
+            if number is None:
+                continue
+            try:
+                self.previous[number] = signal.signal(number, stop)
+            except ValueError:   # not the main thread: signals stay as they are
+                break
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+
+        for number, handler in self.previous.items():
+            signal.signal(number, handler)
+        return False
 
 
 def _top_parser() -> argparse.ArgumentParser:

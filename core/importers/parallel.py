@@ -81,6 +81,75 @@ def batches(planned: list, eligible: Callable[[int], bool]) -> list[list[int]]:
     return out
 
 
+# Scratch folders (in the temporary folder, $TMPDIR) are named so, and hold OWNER_LOCK,
+# locked (flock) by their import while it runs: the lock goes with the process, however it
+# ends, so a folder whose lock nobody holds is an import's that was killed or lost power
+# before it could delete it (up to AHEAD_BYTES of logs as scratch stores, in RAM where
+# /tmp is a tmpfs). The next import with workers deletes such folders.
+FOLDER_PREFIX = "arbor-import-"
+OWNER_LOCK = "owner.lock"
+
+
+def own_folder(folder: str) -> int | None:
+    """Lock `folder` as this process's (the descriptor holds the lock; None where there is
+    no flock). The lock file is locked under another name, then renamed into place, so no
+    other import ever finds it there unlocked."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not a POSIX system: folders are not swept
+        return None
+    taking = os.path.join(folder, OWNER_LOCK + ".new")
+    fd = os.open(taking, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.rename(taking, os.path.join(folder, OWNER_LOCK))
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def sweep_abandoned(parent: str, own: str | None = None) -> list[str]:
+    """Delete the scratch folders in `parent` that no running import owns (their OWNER_LOCK
+    can be locked); the folders deleted. Left alone: folders of other users, symbolic
+    links, folders without a lock file (an older arbor's, or one being made), and any
+    folder whose lock is held."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover
+        return []
+    import shutil
+    import stat
+
+    removed: list[str] = []
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return removed
+    for name in names:
+        folder = os.path.join(parent, name)
+        if not name.startswith(FOLDER_PREFIX) or folder == own:
+            continue
+        try:
+            info = os.lstat(folder)
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+                continue
+            fd = os.open(os.path.join(folder, OWNER_LOCK), os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue   # its import is running
+        try:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+        finally:
+            os.close(fd)
+    return removed
+
+
 def _size(path: Path) -> int:
     try:
         return os.stat(path).st_size
@@ -92,20 +161,31 @@ class Workers:
     """The worker processes of one import and the batches given to them."""
 
     def __init__(self, count: int, cards: list[tuple[str, str]]):
-        # (imported here: an import too small for workers loads none of this)
-        import queue
-        import subprocess
-        import sys
-        import tempfile
-        import threading
+        import queue   # (imported here: an import too small for workers loads none of this)
 
-        self.folder = tempfile.mkdtemp(prefix="arbor-import-")   # (private: mode 0700)
         self._answers = queue.Queue()
         self.procs: list = []
         self._load: list[int] = []
         self._next_job = 0
         self._job_worker: dict[int, int] = {}
         self._dead: set[int] = set()
+        self.folder: str | None = None
+        self._owner: int | None = None
+        try:
+            self._start(count, cards)
+        except BaseException:   # Ctrl-C or a signal while they start: none is left behind
+            self.close(stop=True)
+            raise
+
+    def _start(self, count: int, cards: list[tuple[str, str]]) -> None:
+        import subprocess
+        import sys
+        import tempfile
+        import threading
+
+        self.folder = tempfile.mkdtemp(prefix=FOLDER_PREFIX)   # (private: mode 0700)
+        self._owner = own_folder(self.folder)
+        sweep_abandoned(tempfile.gettempdir(), self.folder)
         # The worker imports this very `core`, wherever it was imported from, before
         # anything of the current folder (which may have a `core` of its own); it runs in
         # the current folder, since the paths it is given are the user's as given.
@@ -189,7 +269,11 @@ class Workers:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-        shutil.rmtree(self.folder, ignore_errors=True)
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+        if self._owner is not None:
+            os.close(self._owner)
+            self._owner = None
 
 
 class ParallelImport:

@@ -18,10 +18,26 @@ from pathlib import Path
 from .frames import read_frame, write_frame
 
 
-def _serve(stdin, stdout) -> None:
+class Orphaned(BaseException):
+    """The importing process is gone (killed: it could not stop its workers). What it
+    gave this worker is of no use to anyone: the worker stops, within a progress tick
+    (0.1 s) of a file it is reading, instead of reading its batch to the end."""
+
+
+def parent_watch(parent: int):
+    """A progress callback that raises Orphaned once this process's parent is no longer
+    `parent` (an orphan is adopted by init or a subreaper)."""
+    def check(_progress=None) -> None:
+        if os.getppid() != parent:
+            raise Orphaned
+    return check
+
+
+def _serve(stdin, stdout, parent: int) -> None:
     from ..store.sqlite_merge import open_scratch
     from .driver import import_file
 
+    orphaned = parent_watch(parent)
     settings = read_frame(stdin)
     if not isinstance(settings, dict):
         return
@@ -33,10 +49,12 @@ def _serve(stdin, stdout) -> None:
             job = read_frame(stdin)
             if job is None:
                 return
+            orphaned()   # (jobs sent before the importing process died are still there)
             try:
                 store = open_scratch(job["out"], template=template)
                 try:
-                    results = [import_file(store, Path(path), fmt, budget=float("inf"))
+                    results = [import_file(store, Path(path), fmt, budget=float("inf"),
+                                           progress=orphaned)
                                for path, fmt in job["files"]]
                 finally:
                     store.close()
@@ -53,9 +71,10 @@ def main() -> int:
         os.nice(10)   # the importing process moves batches in: it goes first
     except OSError:
         pass
+    parent = os.getppid()
     try:
-        _serve(sys.stdin.buffer, sys.stdout.buffer)
-    except (EOFError, BrokenPipeError, KeyboardInterrupt):
+        _serve(sys.stdin.buffer, sys.stdout.buffer, parent)
+    except (EOFError, BrokenPipeError, KeyboardInterrupt, Orphaned):
         pass   # the importing process went away or was interrupted: nothing to say
     return 0
 

@@ -20,6 +20,9 @@ from .shared import EXIT_FAILED, EXIT_OK, EXIT_STORE, add_db_argument, open_stor
 
 EXIT_NO_EXECUTABLE = 127  # as a shell reports a command it cannot find
 INTERRUPTED = "the agent was stopped; the session file written for it is kept"
+# SIGTERM and SIGHUP keep their usual effect (cli.Stopped is not raised here): the agent
+# runs in this terminal, and what it does with them is its own affair.
+KEEPS_SIGNALS = True
 
 
 def configure(p: argparse.ArgumentParser) -> None:
