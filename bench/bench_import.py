@@ -18,7 +18,8 @@ larger of the child's max RSS and the peak of the RSS of it and its workers toge
    ARBOR_IMPORT_WORKERS=0 and =1, 0 being one process). Ratios are to ccusage and to the
    floor, of medians of the same run.
 2. The growing session: `arbor import` again with nothing changed, and after appending 10
-   lines to the active (31%) session.
+   lines to the active (31%) session, and to the smallest main session over 64 KB (what
+   an append costs apart from the size of the file: the same, when only new bytes are read).
 3. A no-change `arbor import --discover` over a tree of 3,000 files (--discover-files):
    the whole command, and the import call alone (in-process, without interpreter start).
 4. --scale-mb (0: skip): the parse floor, ccusage and arbor's cold import on a bigger tree.
@@ -305,28 +306,42 @@ def cold_import(root: Path, facts: dict, work: Path, *, repeat: int, ccusage: st
 
 
 def growing(root: Path, facts: dict, work: Path, *, repeat: int) -> dict:
-    """No-change import, and import after appending 10 lines to the active session (of a
-    copy of the tree: the cached tree stays as generated, for the next run)."""
+    """No-change import, and imports after appending 10 lines to the active session and to
+    a small one (of a copy of the tree: the cached tree stays as generated, for the next
+    run)."""
     copy = work / "growing-tree"
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(root / ".claude", copy / ".claude", copy_function=os.link)
     active = copy / Path(facts["active"]).relative_to(root)
-    active.unlink()
-    shutil.copy2(Path(facts["active"]), active)   # the one file that grows: a real copy
+    # and a small main session, grown the same way: what an append costs apart from the
+    # size of the file it grows (the same, if only the new bytes are read)
+    small = min((p for p in copy.rglob("*.jsonl") if "subagents" not in p.parts
+                 and p.stat().st_size > 64 * 1024 and p != active), key=lambda p: p.stat().st_size)
+    for grows in (active, small):   # the files that grow: real copies
+        grows.unlink()
+        shutil.copy2(root / grows.relative_to(copy), grows)
     root = copy
     db = fresh_db(work, "growing.db")
     argv, env = arbor("--discover", "--db", str(db), home=root)
     Run(argv, env=env).check("arbor import (first)")
-    same, grown = [], []
-    for index in range(repeat):
+    same, grown, grown_small = [], [], []
+    for index in range(repeat):   # (alternating, so that the machine's load falls on all)
         same.append(Run(argv, env=env).check("arbor import (no change)"))
         claude_tree.append_lines(active, 10, seed=1000 + index)
         grown.append(Run(argv, env=env).check("arbor import (10 lines more)"))
+        claude_tree.append_lines(small, 10, seed=2000 + index)
+        grown_small.append(Run(argv, env=env).check("arbor import (10 lines more, small)"))
     base = median([r.wall for r in same])
-    rows = [("no change", f"{base:.3f}", f"{median([r.cpu for r in same]):.3f}", "1.00x"),
-            ("10 lines appended to the active session",
-             f"{median([r.wall for r in grown]):.3f}", f"{median([r.cpu for r in grown]):.3f}",
-             f"{median([r.wall for r in grown]) / base:.2f}x")]
+
+    def row(label: str, runs: list) -> tuple:
+        wall = median([r.wall for r in runs])
+        return (label, f"{wall:.3f}", f"{median([r.cpu for r in runs]):.3f}", f"{wall / base:.2f}x")
+
+    rows = [row("no change", same),
+            row(f"10 lines appended to the active session ({active.stat().st_size >> 20} MB)",
+                grown),
+            row(f"10 lines appended to a small session ({small.stat().st_size >> 10} KB)",
+                grown_small)]
     table(f"Re-import of the same tree (active session {active.stat().st_size / 1048576:.1f} MB; "
           f"median of {repeat})", ("", "wall s", "CPU s", "vs no change"), rows)
     return {"same": base, "grown": median([r.wall for r in grown])}
