@@ -43,6 +43,8 @@ MAX_WORKERS = 4
 # in bytes of logs (scratch stores on disk take about 1.4 times as much).
 AHEAD = 32
 AHEAD_BYTES = 256 << 20
+# A batch this big (one long session) is read early, outside that window (`_send_early`).
+BIG_BYTES = 16 << 20
 
 
 def workers_wanted(files: int, size: int) -> int:
@@ -168,6 +170,7 @@ class Workers:
         self._load: list[int] = []
         self._next_job = 0
         self._job_worker: dict[int, int] = {}
+        self._job_load: dict[int, int] = {}
         self._dead: set[int] = set()
         self.folder: str | None = None
         self._owner: int | None = None
@@ -217,8 +220,9 @@ class Workers:
         except (EOFError, OSError, ValueError):
             self._answers.put((number, None))   # gone: its batches are imported here
 
-    def submit(self, files: list[tuple[str, str]]) -> int | None:
-        """Give a batch to the least busy worker alive; its job number (None: none alive)."""
+    def submit(self, files: list[tuple[str, str]], size: int = 0) -> int | None:
+        """Give a batch of `size` bytes to the worker alive with the fewest bytes to read;
+        its job number (None: none alive)."""
         alive = [i for i in range(len(self.procs)) if i not in self._dead]
         if not alive:
             return None
@@ -230,9 +234,10 @@ class Workers:
             write_frame(self.procs[number].stdin, {"job": job, "files": files, "out": out})
         except OSError:
             self._dead.add(number)
-            return self.submit(files)
-        self._load[number] += 1
+            return self.submit(files, size)
+        self._load[number] += size + 1   # (+1: of equal bytes, the fewer jobs)
         self._job_worker[job] = number
+        self._job_load[job] = size + 1
         return job
 
     def take(self, job: int, answered: dict[int, dict]) -> dict | None:
@@ -245,7 +250,7 @@ class Workers:
             if answer is None:
                 self._dead.add(number)
                 continue
-            self._load[number] -= 1
+            self._load[number] -= self._job_load.pop(answer["job"], 0)
             answered[answer["job"]] = answer
         return answered.pop(job)
 
@@ -297,7 +302,8 @@ class ParallelImport:
         self.workers: Workers | None = None
         self._jobs: dict[int, int | None] = {}
         self._answered: dict[int, dict] = {}
-        self._submitted = 0
+        self._next = 0                   # batches before it are sent
+        self._early: set[int] = set()    # batches sent before their turn (`_send_early`)
         self._landed = 0
         self._moved: set[int] = set()
 
@@ -311,6 +317,7 @@ class ParallelImport:
         self.first_of = {batch[0]: number for number, batch in enumerate(self.batches)}
         self.owned = set(owned)
         self._sizes = {i: _size(self.planned[i][0]) for i in owned}
+        self._bytes = [sum(self._sizes[i] for i in batch) for batch in self.batches]
         self.workers = Workers(min(count, len(self.batches)), self.store.price_cards())
         self._top_up()
         return True
@@ -328,16 +335,40 @@ class ParallelImport:
         return self.results.pop(index)
 
     def _top_up(self) -> None:
-        workers = self.workers
-        while self._submitted < len(self.batches):
-            ahead = self.batches[self._landed:self._submitted]
-            if ahead and (len(ahead) >= AHEAD * len(workers.procs) or sum(
-                    self._sizes[i] for batch in ahead for i in batch) >= AHEAD_BYTES):
+        """Send the batches in plan order, as far ahead of the one moved in next as AHEAD
+        and AHEAD_BYTES allow (what waits on disk as scratch stores), and a big one early."""
+        self._send_early()
+        limit = AHEAD * len(self.workers.procs)
+        while self._next < len(self.batches):
+            number = self._next
+            if number not in self._early:
+                ahead = [n for n in range(self._landed, number) if n not in self._early]
+                if ahead and (len(ahead) >= limit or
+                              sum(self._bytes[n] for n in ahead) >= AHEAD_BYTES):
+                    return
+                self._send(number)
+            self._next += 1
+
+    def _send_early(self) -> None:
+        """A batch of BIG_BYTES or more (one long session) keeps a worker as long as many
+        batches do. Sent in its turn, the batches after it wait for it, and so do all the
+        workers but its own once the window is full: it is sent at once instead, wherever
+        it is in the plan, so that it is read while the others are, and ready when its turn
+        comes. One at a time (its scratch store is as big), the next once it is moved in;
+        not with one worker, which would read it before the batches this process needs
+        first."""
+        if len(self.workers.procs) < 2 or any(n >= self._landed for n in self._early):
+            return
+        for number in range(self._next, len(self.batches)):
+            if self._bytes[number] >= BIG_BYTES:
+                self._early.add(number)
+                self._send(number)
                 return
-            batch = self.batches[self._submitted]
-            self._jobs[self._submitted] = workers.submit(
-                [(str(self.planned[i][0]), self.planned[i][1]) for i in batch])
-            self._submitted += 1
+
+    def _send(self, number: int) -> None:
+        self._jobs[number] = self.workers.submit(
+            [(str(self.planned[i][0]), self.planned[i][1]) for i in self.batches[number]],
+            self._bytes[number])
 
     def _land(self, number: int, import_here: Callable[[int], FileResult]) -> None:
         batch = self.batches[number]
