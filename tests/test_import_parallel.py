@@ -58,10 +58,9 @@ def workers(monkeypatch):
     monkeypatch.setattr(driver, "COMMIT_EVERY", 1e9)
 
 
-def _scratch_folders() -> set[str]:
-    import tempfile
-
-    return set(glob.glob(str(Path(tempfile.gettempdir()) / "arbor-import-*")))
+def _scratch_folders(where: Path) -> set[str]:
+    """The scratch folders beside a store in `where` (parallel.scratch_parent)."""
+    return set(glob.glob(str(where / (parallel.FOLDER_PREFIX + "*"))))
 
 
 def _import(home: Path, db: Path, **options):
@@ -81,11 +80,11 @@ def _serial(home: Path, db: Path, monkeypatch) -> dict:
 
 
 def test_workers_give_the_one_process_store_row_for_row(home, tmp_path, monkeypatch, workers):
-    before = _scratch_folders()
+    before = _scratch_folders(tmp_path)
     report = _import(home, tmp_path / "parallel.db")
     claude = [f for f in report.files if f.format == "claude_code"]
     assert report.converted == len(claude) > 10     # every Claude Code file came from a worker
-    assert _scratch_folders() == before              # no scratch store left behind
+    assert _scratch_folders(tmp_path) == before      # no scratch store left behind
     moved = dump(tmp_path / "parallel.db")
     alone = _serial(home, tmp_path / "serial.db", monkeypatch)
     assert moved.keys() == alone.keys()
@@ -161,7 +160,7 @@ def test_an_interrupted_import_leaves_no_worker_nor_scratch_file(home, tmp_path,
         started.append(self)
 
     monkeypatch.setattr(parallel.Workers, "__init__", keep)
-    before = _scratch_folders()
+    before = _scratch_folders(tmp_path)
     seen = []
 
     def progress(update) -> None:
@@ -174,7 +173,8 @@ def test_an_interrupted_import_leaves_no_worker_nor_scratch_file(home, tmp_path,
             import_paths(store, discover(home, env={}), progress=progress)
         assert store.integrity_check() == "ok"
     assert started and all(proc.poll() is not None for proc in started[0].procs)
-    assert _scratch_folders() == before
+    assert Path(started[0].folder).parent == tmp_path    # beside the store, not in /tmp
+    assert _scratch_folders(tmp_path) == before
     # what was moved in is whole: the next import adds the rest and gives the same store
     with open_store(tmp_path / "parallel.db") as store:
         statuses = {f.status for f in import_paths(store, discover(home, env={})).files}

@@ -39,7 +39,11 @@ def serial(home, tmp_path_factory) -> dict:
 
 
 def _env(home: Path, tmp: Path, workers: str) -> dict:
-    return dict(os.environ, HOME=str(home), TMPDIR=str(tmp), ARBOR_IMPORT_WORKERS=workers)
+    """(TMPDIR: a folder of its own, which must stay empty: scratch folders go beside the
+    store, in `tmp`.)"""
+    temporary = tmp / "tmpdir"
+    temporary.mkdir(exist_ok=True)
+    return dict(os.environ, HOME=str(home), TMPDIR=str(temporary), ARBOR_IMPORT_WORKERS=workers)
 
 
 def _import(home: Path, db: Path, *, workers: str = "2", tmp: Path | None = None):
@@ -55,7 +59,7 @@ def _started(home: Path, db: Path, tmp: Path) -> subprocess.Popen:
                                 "--db", str(db)], cwd=REPO, env=_env(home, tmp, "2"),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
-    while not list(tmp.glob("arbor-import-*/worker-*.log")):
+    while not list(tmp.glob(parallel.FOLDER_PREFIX + "*/worker-*.log")):
         assert process.poll() is None, process.communicate()
         assert time.monotonic() < deadline, "the import started no worker"
         time.sleep(0.005)
@@ -72,7 +76,9 @@ def _rounded(held: dict) -> dict:
 
 
 def _folders(tmp: Path) -> list[Path]:
-    return sorted(tmp.glob("arbor-import-*"))
+    temporary = tmp / "tmpdir"
+    assert not temporary.exists() or not any(temporary.iterdir())   # nothing in TMPDIR
+    return sorted(tmp.glob(parallel.FOLDER_PREFIX + "*"))
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
@@ -113,20 +119,21 @@ def test_only_folders_nobody_owns_are_swept(tmp_path):
             (path / file).write_bytes(b"x")
         return path
 
-    dead = folder("arbor-import-dead", parallel.OWNER_LOCK, "batch-0.db")
-    live = folder("arbor-import-live")
+    dead = folder(parallel.FOLDER_PREFIX + "dead", parallel.OWNER_LOCK, "batch-0.db")
+    live = folder(parallel.FOLDER_PREFIX + "live")
     held = parallel.own_folder(str(live))
     assert held is not None and (live / parallel.OWNER_LOCK).exists()
-    older = folder("arbor-import-older", "batch-0.db")          # no lock file: not ours to judge
+    older = folder(parallel.FOLDER_PREFIX + "older", "batch-0.db")   # no lock: not ours to judge
     other = folder("not-arbor", parallel.OWNER_LOCK)
     target = folder("elsewhere", parallel.OWNER_LOCK, "precious")
-    (tmp_path / "arbor-import-link").symlink_to(target)
+    link = tmp_path / (parallel.FOLDER_PREFIX + "link")
+    link.symlink_to(target)
     try:
         assert parallel.sweep_abandoned(str(tmp_path)) == [str(dead)]
     finally:
         os.close(held)
     assert not dead.exists()
-    for kept in (live, older, other, target / "precious", tmp_path / "arbor-import-link"):
+    for kept in (live, older, other, target / "precious", link):
         assert kept.exists()
     # once its owner lets go, the live one is abandoned too
     assert parallel.sweep_abandoned(str(tmp_path)) == [str(live)]

@@ -83,13 +83,24 @@ def batches(planned: list, eligible: Callable[[int], bool]) -> list[list[int]]:
     return out
 
 
-# Scratch folders (in the temporary folder, $TMPDIR) are named so, and hold OWNER_LOCK,
-# locked (flock) by their import while it runs: the lock goes with the process, however it
-# ends, so a folder whose lock nobody holds is an import's that was killed or lost power
-# before it could delete it (up to AHEAD_BYTES of logs as scratch stores, in RAM where
-# /tmp is a tmpfs). The next import with workers deletes such folders.
-FOLDER_PREFIX = "arbor-import-"
+# Scratch folders are made beside the store (`scratch_parent`), named so, and hold
+# OWNER_LOCK, locked (flock) by their import while it runs: the lock goes with the process,
+# however it ends, so a folder whose lock nobody holds is an import's that was killed or
+# lost power before it could delete it (up to AHEAD_BYTES of logs, and a big batch, as
+# scratch stores). The next import with workers there deletes such folders.
+FOLDER_PREFIX = ".arbor-import-"
 OWNER_LOCK = "owner.lock"
+
+
+def scratch_parent(store_path) -> str:
+    """Where an import's scratch folder goes: the store's own folder, on the disk that is
+    to hold what the scratch stores hold (the temporary folder is often a tmpfs, in
+    memory, and scratch stores of a big import take hundreds of MB); the temporary folder
+    when the store's cannot be written to."""
+    import tempfile
+
+    folder = os.path.dirname(os.path.abspath(store_path)) if store_path else ""
+    return folder if folder and os.access(folder, os.W_OK | os.X_OK) else tempfile.gettempdir()
 
 
 def own_folder(folder: str) -> int | None:
@@ -162,7 +173,7 @@ def _size(path: Path) -> int:
 class Workers:
     """The worker processes of one import and the batches given to them."""
 
-    def __init__(self, count: int, cards: list[tuple[str, str]]):
+    def __init__(self, count: int, cards: list[tuple[str, str]], parent: str | None = None):
         import queue   # (imported here: an import too small for workers loads none of this)
 
         self._answers = queue.Queue()
@@ -175,20 +186,21 @@ class Workers:
         self.folder: str | None = None
         self._owner: int | None = None
         try:
-            self._start(count, cards)
+            self._start(count, cards, parent)
         except BaseException:   # Ctrl-C or a signal while they start: none is left behind
             self.close(stop=True)
             raise
 
-    def _start(self, count: int, cards: list[tuple[str, str]]) -> None:
+    def _start(self, count: int, cards: list[tuple[str, str]], parent: str | None) -> None:
         import subprocess
         import sys
         import tempfile
         import threading
 
-        self.folder = tempfile.mkdtemp(prefix=FOLDER_PREFIX)   # (private: mode 0700)
+        parent = parent or tempfile.gettempdir()
+        self.folder = tempfile.mkdtemp(prefix=FOLDER_PREFIX, dir=parent)   # (mode 0700)
         self._owner = own_folder(self.folder)
-        sweep_abandoned(tempfile.gettempdir(), self.folder)
+        sweep_abandoned(parent, self.folder)
         # The worker imports this very `core`, wherever it was imported from, before
         # anything of the current folder (which may have a `core` of its own); it runs in
         # the current folder, since the paths it is given are the user's as given.
@@ -318,7 +330,8 @@ class ParallelImport:
         self.owned = set(owned)
         self._sizes = {i: _size(self.planned[i][0]) for i in owned}
         self._bytes = [sum(self._sizes[i] for i in batch) for batch in self.batches]
-        self.workers = Workers(min(count, len(self.batches)), self.store.price_cards())
+        self.workers = Workers(min(count, len(self.batches)), self.store.price_cards(),
+                               scratch_parent(getattr(self.store, "path", None)))
         self._top_up()
         return True
 
