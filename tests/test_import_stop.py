@@ -89,7 +89,7 @@ def test_a_signal_stops_an_import_as_ctrl_c_does(home, serial, tmp_path, signum)
     _out, err = process.communicate(timeout=60)
     name = signal.Signals(signum).name
     assert process.returncode == 128 + signum, err
-    assert f"arbor import: stopped by {name}; files imported before it are kept" in err
+    assert f"arbor import: stopped by {name}; what it had read up to its last save is kept" in err
     assert "Traceback" not in err
     assert _folders(tmp_path) == []        # workers ended and their scratch stores deleted
     finished = _import(home, db)

@@ -18,7 +18,7 @@ from .shared import (EXIT_FAILED, EXIT_OK, EXIT_STORE, add_db_argument, open_sto
 
 # Each file is imported in one transaction: what finished is kept, the file in progress
 # was rolled back.
-INTERRUPTED = "files imported before it are kept; the one being read was not changed"
+INTERRUPTED = "what it had read up to its last save is kept; the next import goes on from there"
 
 
 def configure(p: argparse.ArgumentParser) -> None:
