@@ -5,6 +5,7 @@ read. (That the store comes out the same whatever the order is test_import_paral
 from __future__ import annotations
 
 import io
+import queue
 from pathlib import Path
 
 import pytest
@@ -98,7 +99,7 @@ def test_a_batch_goes_to_the_worker_with_the_fewest_bytes_to_read():
     frames = io.BytesIO(workers.procs[1].stdin.getvalue())
     assert [read_frame(frames)["job"] for _ in range(3)] == [1, 2, 3]
     # answers take a job's bytes off its worker
-    workers._answers = __import__("queue").Queue()
+    workers._answers = queue.Queue()
     workers._answers.put((0, {"job": 0}))
     assert workers.take(0, {}) == {"job": 0}
     assert workers._load == [0, 3 * (2 * MB + 1)]

@@ -56,7 +56,7 @@ def _run_command(command: Command, argv: list[str]) -> int:
     from .commands.shared import EXIT_INTERRUPTED
 
     try:
-        with _stopped_by_signals(not getattr(module, "KEEPS_SIGNALS", False)):
+        with _StoppedBySignals(not getattr(module, "KEEPS_SIGNALS", False)):
             return module.run(args)
     except KeyboardInterrupt as error:
         left = getattr(module, "INTERRUPTED", "")
@@ -80,7 +80,7 @@ class Stopped(KeyboardInterrupt):
         self.signum, self.name = signum, name
 
 
-class _stopped_by_signals:
+class _StoppedBySignals:
     """Within it, SIGTERM and SIGHUP raise `Stopped` in the main thread (`active`: the
     command has not said it handles them itself, as `resume` does: its agent owns the
     terminal)."""

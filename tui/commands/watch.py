@@ -2,8 +2,9 @@
 
 Keeps the store in step with the agents' logs (see core.follow): what an agent appends is
 imported from the file's stored offset as it is written, one line printed per import.
-Runs until Ctrl-C (or SIGTERM). Killing it at any moment loses and duplicates nothing:
-the next run goes on from the offsets the store recorded.
+Runs until Ctrl-C, SIGTERM or SIGHUP (tui/cli.py turns both signals into Ctrl-C). Killing
+it at any moment loses and duplicates nothing: the next run goes on from the offsets the
+store recorded.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import signal
     import threading
 
     store = open_store_or_explain(args.db)
@@ -42,11 +42,6 @@ def run(args: argparse.Namespace) -> int:
     from ..safe_text import clean
 
     stop = threading.Event()
-
-    def terminate(_signum, _frame) -> None:
-        stop.set()
-
-    previous = signal.signal(signal.SIGTERM, terminate)
     follower = Follower(store, places=args.folders, discover=not args.no_discover,
                         poll=True if args.poll else None,
                         on_import=None if args.quiet else _printer(store))
@@ -74,7 +69,6 @@ def run(args: argparse.Namespace) -> int:
     finally:
         stop.set()
         runner.join(timeout=5)
-        signal.signal(signal.SIGTERM, previous)
         store.close()
     if follower.stats.last_error and not args.quiet:
         print(f"arbor watch: last problem: {follower.stats.last_error}", file=sys.stderr)
