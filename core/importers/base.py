@@ -84,22 +84,24 @@ class SessionResult(Record):
 class FileResult(Record):
     """What happened to one path."""
 
-    _fields = ("path", "format", "status", "lines", "sessions", "skipped", "duplicates", "error")
+    _fields = ("path", "format", "status", "lines", "sessions", "skipped", "duplicates", "error",
+               "first_line")
     path: str
     format: str | None
     # imported | unchanged | not-a-log | skipped (left alone on purpose: an arbor store,
     # SQLite's -wal/-shm/-journal, a pipe or socket) | unreadable | failed
     status: str
-    lines: int
+    lines: int              # the file's lines up to where this import stopped reading
     sessions: list[SessionResult]
     skipped: list[Skipped]
     duplicates: int
     error: str | None
+    first_line: int         # lines before where it started (a file that grew: read on from there)
 
     def __init__(self, path: str, format: str | None = None, status: str = "imported",
                  lines: int = 0, sessions: list[SessionResult] | None = None,
                  skipped: list[Skipped] | None = None, duplicates: int = 0,
-                 error: str | None = None):
+                 error: str | None = None, first_line: int = 0):
         self.path = path
         self.format = format
         self.status = status
@@ -108,6 +110,12 @@ class FileResult(Record):
         self.skipped = [] if skipped is None else skipped
         self.duplicates = duplicates
         self.error = error
+        self.first_line = first_line
+
+    @property
+    def lines_read(self) -> int:
+        """Lines this import read (none of a file found unchanged)."""
+        return 0 if self.status == "unchanged" else max(0, self.lines - self.first_line)
 
     @property
     def sessions_added(self) -> int:
@@ -170,6 +178,10 @@ class ImportReport(Record):
     @property
     def lines(self) -> int:
         return sum(f.lines for f in self.files)
+
+    @property
+    def lines_read(self) -> int:
+        return sum(f.lines_read for f in self.files)
 
     @property
     def skipped(self) -> list[Skipped]:

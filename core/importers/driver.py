@@ -229,6 +229,7 @@ def import_file(store, path: Path, fmt: str | None = None, *,
                     resume = None
                     if decided.action == RESUME:
                         resume = {**(decided.reader or {}), "incomplete": not state.complete}
+                        result.first_line = decided.line
                     pacer = Pacer(store, state, fd, save,
                                   budget=COMMIT_EVERY if budget is None else budget)
                     offset, line, reader = module.import_file(

@@ -1,8 +1,8 @@
 """`arbor import PATH... | --discover [--db PATH]`: read agent logs into the store.
 
-Shows a progress bar on a terminal, then a summary table (one row per file: format, what
-happened, session, entries, branches, skipped lines) and every skipped line as
-`file:line  reason`. Exit status: 0 when at least one file was imported (or was already
+Shows a progress bar on a terminal, then a summary table (a row a file: format, what
+happened, session, entries, branches, skipped lines; a row a folder when there are many
+files, see import_report.py) and every skipped line as `file:line  reason`. Exit status: 0 when at least one file was imported (or was already
 up to date), 1 when nothing could be imported, 2 when the store cannot be opened.
 Textual is not imported here: this runs in a plain terminal, fast.
 """
@@ -13,6 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from .import_report import FILES_SHOWN
 from .shared import (EXIT_FAILED, EXIT_OK, EXIT_STORE, add_db_argument, open_store_or_explain,
                      stderr_console, stdout_console)
 
@@ -30,6 +31,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--discover", action="store_true", help="also import from the usual places")
     add_db_argument(p)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar, no table; only errors")
+    p.add_argument("--files", action="store_true",
+                   help=f"a row for every file in the table (by default a row a folder once "
+                        f"there are more than {FILES_SHOWN} files)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -69,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         from .import_report import print_report
 
-        print_report(report, stdout_console(), store_path=str(store.path))
+        print_report(report, stdout_console(), store_path=str(store.path), every_file=args.files)
     return EXIT_OK if report.imported_files else EXIT_FAILED
 
 
