@@ -180,3 +180,20 @@ def test_the_cli_never_makes_a_folder_of_a_url(tmp_path, argv, env):
     assert len(lines) == 1 and lines[0].startswith("arbor: ") and "PostgreSQL" in lines[0]
     assert "secret" not in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.jsonl"]
+
+
+def test_the_console_script_exits_with_mains_status_without_the_last_collections(monkeypatch):
+    import gc
+
+    frozen = []
+    monkeypatch.setattr(cli, "main", lambda: 3)
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(True))
+    with pytest.raises(SystemExit) as exit_:
+        cli.run()
+    assert exit_.value.code == 3 and frozen == [True]
+
+
+def test_python_m_tui_is_the_console_script():
+    done = run("import")          # no paths: status 1 and one sentence
+    assert done.returncode == 1 and "give files or folders" in done.stderr
+    assert (REPO / "tui" / "__main__.py").read_text().strip().endswith("run()")

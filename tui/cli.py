@@ -45,6 +45,19 @@ def main(argv: list[str] | None = None) -> int:
     return args if isinstance(args, int) else browse.run(args)
 
 
+def run() -> None:
+    """The `arbor` console script: `main`, then the exit without the garbage collections the
+    interpreter makes as it shuts down. Those walk every object the command made to find
+    cycles that are about to be freed anyway, 10–17 ms of a 90 ms `arbor import` here; the
+    store is closed and output flushed by then, and every file arbor writes is closed where
+    it is written. (Only the process's own entry point: a test calling `main` goes on.)"""
+    code = main()
+    import gc
+
+    gc.freeze()
+    raise SystemExit(code)
+
+
 def _run_command(command: Command, argv: list[str]) -> int:
     module = importlib.import_module(f".commands.{command.module}", __package__)
     parser = argparse.ArgumentParser(prog=f"arbor {command.name}", description=command.summary,
