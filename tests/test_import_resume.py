@@ -421,3 +421,82 @@ def test_formats_read_from_the_start_commit_as_they_go_and_recover(tmp_path, mon
             assert again.status == "imported", again.error
             got = {s.uid: picture(store, s.uid) for s in again.sessions}
             assert got == expected, f"cut at entry {cut}"
+
+
+def long_session(turns: int) -> list[str]:
+    """`turns` rounds of prompt, tool call and tool result, answer: ids like Claude Code's
+    (uuids, msg_ and toolu_ ids), and a rewind to the first prompt's parent at the end."""
+    lines, parent = [], None
+    for n in range(turns):
+        prompt, call, result, answer = (f"{n:08d}-0000-4000-8000-{k:012d}" for k in range(4))
+        lines.append(cc_line(prompt, parent, text=f"question {n}"))
+        lines.append(cc_line(call, prompt, kind="assistant", msg_id=f"msg_01{n:022d}", text=[
+            {"type": "tool_use", "id": f"toolu_01{n:022d}", "name": "Bash", "input": {"n": n}}]))
+        lines.append(json.dumps({
+            "type": "user", "parentUuid": call, "uuid": result, "sessionId": "sx",
+            "timestamp": "2025-07-01T10:00:02.000Z", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": f"toolu_01{n:022d}", "content": "ok"}]}}))
+        lines.append(cc_line(answer, result, kind="assistant", msg_id=f"msg_02{n:022d}",
+                             text=f"answer {n}"))
+        parent = answer
+    return lines
+
+
+def test_the_record_of_a_long_session_stays_small(store, tmp_path):
+    """What a resumed read is told of its past (500 prompts, 256 counted responses and tool
+    calls) is kept as short keys: the record is written again with every append."""
+    path = write_lines(tmp_path / "s.jsonl", long_session(600))
+    assert only(import_paths(store, [path])).status == "imported"
+    record = store.import_source(f"claude_code:{path.resolve()}")[4]
+    reader = json.loads(record["reader"])
+    assert len(reader["prompt_parents"].split()) == 500
+    assert len(reader["counted_keys"].split()) == 256
+    assert len(reader["tool_calls"].split()) == 256 and reader["tool_names"] == ["Bash"]
+    assert len(json.dumps(record, separators=(",", ":"))) < 15_000    # (63 KB with ids whole)
+    # a rewind after an append, to the parent of a prompt 450 prompts back (the record
+    # keeps the newest 500): a branch, as in a one-pass import
+    rewind = cc_line("ffffffff-0000-4000-8000-000000000000", "00000149-0000-4000-8000-000000000003",
+                     text="back to answer 149")
+    grown = write_lines(tmp_path / "s.jsonl", long_session(600) + [rewind])
+    again = only(import_paths(store, [grown]))
+    with open_store(tmp_path / "clean.db") as clean:
+        expected = picture(clean, only(import_paths(clean, [grown])).session_uid)
+    got = picture(store, again.session_uid)
+    assert got["entries"] == expected["entries"] and got["usage"] == expected["usage"]
+    assert [b[:2] for b in got["branches"]] == [b[:2] for b in expected["branches"]]
+
+
+@pytest.mark.parametrize("cut", [3, 5, 10, 14, 17, 19, 22, 27])
+def test_a_record_that_keeps_the_ids_whole_still_resumes(tmp_path, monkeypatch, cut):
+    """Records written before the ids were kept as short keys (prompts as pairs, counted
+    message ids and tool names by id) are read as they were: a file grown after such a
+    record ends up as it does after a record of today."""
+    lines = tricky_lines()
+    snapshot = claude_code._Import.snapshot
+
+    def whole_ids(self):
+        state = snapshot(self)
+        held = self.held[1] if self.held is not None else None
+        for name in ("prompt_parents", "counted_keys", "tool_names", "tool_calls"):
+            del state[name]
+        state["prompts"] = [list(pair) for pair in self.prompts if pair[1] != held][-500:]
+        state["counted"] = list(self.counted)[-256:]
+        state["tools"] = dict(list(self.tool_names.items())[-256:])
+        return state
+
+    pictures = []
+    for old in (True, False):
+        path = write_lines(tmp_path / f"s-{old}.jsonl", lines[:cut])
+        with open_store(tmp_path / f"{old}.db") as store:
+            if old:
+                monkeypatch.setattr(claude_code._Import, "snapshot", whole_ids)
+            assert only(import_paths(store, [path])).status == "imported"
+            reader = json.loads(store.import_source(f"claude_code:{path.resolve()}")[4]["reader"])
+            assert ("prompts" in reader) == old and ("prompt_parents" in reader) != old
+            monkeypatch.setattr(claude_code._Import, "snapshot", snapshot)
+            write_lines(path, lines)
+            grown = only(import_paths(store, [path]))
+            pictures.append(picture(store, grown.session_uid))
+    assert pictures[0]["entries"] == pictures[1]["entries"]
+    assert pictures[0]["usage"] == pictures[1]["usage"]
+    assert pictures[0]["branches"] == pictures[1]["branches"]

@@ -47,6 +47,7 @@ import re
 from array import array
 from pathlib import Path
 
+from ..digests import blake2b
 from ..entries import COMPACTION, MESSAGE, SESSION_INFO, block_type, content_text
 from .base import (READ_BUFFER, SHAPE_ERRORS, Clockwork, FileResult, LineError, ProgressTicker,
                    RawLine, file_mtime, iter_lines, nested_too_deeply, odd_shape, parse_line,
@@ -66,6 +67,52 @@ META, PROMPT, USER_OTHER, ASSISTANT, BOUNDARY, OTHER = range(6)
 UNREAD = -2   # a stored node's parent or newest child, not read from the store yet
 _UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _LINE_SKIP = frozenset({"type", "uuid", "timestamp", "message"})
+# How much of the recent past a resumed read is told (`_Import.snapshot`).
+KEPT_PROMPTS, KEPT_COUNTED, KEPT_TOOLS = 500, 256, 256
+
+
+def short_key(text: str) -> str:
+    """A 48-bit digest of an id, as 12 hex digits: what the import record keeps of the ids a
+    resumed read only has to recognise (prompts' parents, counted message ids, tool call
+    ids), a third of their length, so that the record of a long session stays a few
+    KB (it is written again with every append: 63 KB of ids made a tenth of the time an
+    import of ten appended lines took). Ids are unique within a session, and among the
+    ~1,000 a record keeps, two share a key with a chance of 2e-9."""
+    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
+
+
+def _kept_tools(state: dict[str, Any]) -> dict[str, str]:
+    """The tool names a record keeps, by `short_key` of their call ids."""
+    names, calls = state.get("tool_names"), state.get("tool_calls")
+    if isinstance(names, list) and isinstance(calls, str):
+        kept = {}
+        for call in calls.split():
+            key, _, place = call.partition(":")
+            if place.isdigit() and int(place) < len(names) and isinstance(names[int(place)], str):
+                kept[key] = names[int(place)]
+        return kept
+    whole = state.get("tools")
+    return {short_key(k): v for k, v in whole.items() if isinstance(k, str) and isinstance(v, str)} \
+        if isinstance(whole, dict) else {}
+
+
+class _ToolNames(dict):
+    """Tool call id -> tool name, for naming tool results: the calls of this read by id, and
+    those a resumed read was told of by `short_key` (`keyed`)."""
+
+    __slots__ = ("keyed",)
+
+    def __init__(self, keyed: dict[str, str]):
+        super().__init__()
+        self.keyed = keyed
+
+    def get(self, call_id, default=None):
+        name = dict.get(self, call_id)
+        if name is None:
+            name = self.keyed.get(short_key(call_id)) if isinstance(call_id, str) else None
+        return default if name is None else name
+
+
 # Fields that are the same on nearly every line of a file: kept once, in the session's
 # metadata ("lineDefaults"), and on a line only when its value differs.
 _MISSING = object()
@@ -127,7 +174,12 @@ class _Import:
         self.read_upto = 0                     # a resumed read: lines before this were read
         self.stored: StoredIds | None = None        # a resumed read: stored entry id -> seq
         self.by_seq: dict[int, int] = {}            # seq -> node, for stored entries
-        self.prompt_parents: set[str] = set()       # a resumed read: uuids with a prompt child
+        # a resumed read: short_key of the uuids with a prompt child, of the counted message
+        # ids (in order), and the record's kept tool names by short_key
+        self.prompt_parents: set[str] = set()
+        self.parent_keys: list[str] = []
+        self.counted_keys: list[str] = []
+        self.counted_before: set[str] = set()
         self.fallback = file_mtime(path)
         self.clock = Clockwork(self.fallback)
         # per node (in emission order): a few small fields
@@ -254,9 +306,29 @@ class _Import:
         self.pacer.commit(offset, line, self.snapshot(), self.target.uid)
 
     def snapshot(self) -> dict[str, Any]:
-        """What a read resumed at `_safe_point()` needs (see `_restore`). Kept small: the
-        newest 500 prompts, 256 counted message ids and 256 tool names."""
+        """What a read resumed at `_safe_point()` needs (see `_restore`). Kept small: of the
+        newest 500 prompts, 256 counted message ids and 256 tool calls, the ids as
+        `short_key`s, each list one string."""
         node_id = self._node_id
+        held = self.held[1] if self.held is not None else None
+        # prompts that are written (not the one held back, if it is one)
+        parents = [short_key(parent) for parent, prompt_id in self.prompts[-KEPT_PROMPTS - 1:]
+                   if prompt_id != held]
+        parents = (self.parent_keys[-KEPT_PROMPTS:] + parents)[-KEPT_PROMPTS:] \
+            if len(parents) < KEPT_PROMPTS else parents[-KEPT_PROMPTS:]
+        counted = list(self.counted)[-KEPT_COUNTED:]
+        counted = (self.counted_keys + [short_key(m) for m in counted])[-KEPT_COUNTED:]
+        tools = self.tool_names
+        newest = list(tools.items())[-KEPT_TOOLS:]
+        keyed = list(tools.keyed.items())[len(newest) - KEPT_TOOLS:] \
+            if isinstance(tools, _ToolNames) and len(newest) < KEPT_TOOLS else []
+        kept_tools = dict(keyed)
+        for call_id, name in newest:
+            kept_tools[short_key(call_id)] = name
+        # the calls as "key:n", n the place of their tool's name in a list of the names
+        names: dict[str, int] = {}
+        calls = " ".join(f"{key}:{names.setdefault(name, len(names))}"
+                         for key, name in kept_tools.items())
         return {
             "uid": self.target.uid if self.target else None,
             "defaults": self.defaults, "first_side": self.first_side,
@@ -267,11 +339,8 @@ class _Import:
                       "side_prompt": self.side_prompt[:400]},
             "titles": self.titles, "dangling": self.dangling,
             "forked_from": self.forked_from,
-            # prompts that are written (not the one held back, if it is one)
-            "prompts": [pair for pair in self.prompts[-501:]
-                        if self.held is None or pair[1] != self.held[1]][-500:],
-            "counted": list(self.counted)[-256:],
-            "tools": dict(list(self.tool_names.items())[-256:]),
+            "prompt_parents": " ".join(parents), "counted_keys": " ".join(counted),
+            "tool_names": list(names), "tool_calls": calls,
             "last_node": node_id(self.last_node), "last_main": node_id(self.last_main),
             "clock": [self.clock.last, self.clock.first],
             "read_upto": self.consumed,
@@ -300,8 +369,12 @@ class _Import:
         forked = state.get("forked_from")
         if isinstance(forked, list) and len(forked) == 2:
             self.forked_from = (forked[0], forked[1])
-        self.counted = dict.fromkeys(state.get("counted") or [])
-        self.tool_names = dict(state.get("tools") or {})
+        # (a record written before the ids were kept as short keys has them whole)
+        counted = state.get("counted_keys")
+        self.counted_keys = counted.split() if isinstance(counted, str) else \
+            [short_key(m) for m in state.get("counted") or [] if isinstance(m, str)]
+        self.counted_before = set(self.counted_keys)
+        self.tool_names = _ToolNames(_kept_tools(state))
         clock = state.get("clock") or [None, None]
         if isinstance(clock[0], str):
             self.clock.last = clock[0]
@@ -314,9 +387,11 @@ class _Import:
         # The entries already stored become nodes only when a line needs one (its parent,
         # the tip below it): a grown file costs what it adds, not what it holds.
         self.stored = target.known
-        for parent, prompt_id in state.get("prompts") or []:   # written, all of them
-            self.prompt_parents.add(parent)
-            self.prompts.append((parent, prompt_id))
+        parents = state.get("prompt_parents")
+        self.parent_keys = parents.split() if isinstance(parents, str) else \
+            [short_key(pair[0]) for pair in state.get("prompts") or []
+             if isinstance(pair, list) and pair and isinstance(pair[0], str)]
+        self.prompt_parents = set(self.parent_keys)
         self.last_node = self._node_for(state.get("last_node"))
         self.last_main = self._node_for(state.get("last_main"))
 
@@ -587,7 +662,7 @@ class _Import:
             e = -1
         else:
             if k == PROMPT and (self.prompt_child[p] or (
-                    self.prompt_parents and self.ids[p] in self.prompt_parents)):
+                    self.prompt_parents and short_key(self.ids[p]) in self.prompt_parents)):
                 e = p                      # a rewind: a real branch
             else:
                 e = self._tip(p)           # a continuation: collapse false forks
@@ -665,7 +740,8 @@ class _Import:
                     nm = next_d.get("message")
                     following = (nm.get("id") if isinstance(nm, dict) else None) or \
                         next_d.get("requestId")
-                if following != msgid and msgid not in self.counted:
+                if following != msgid and msgid not in self.counted and not (
+                        self.counted_before and short_key(msgid) in self.counted_before):
                     self.counted[msgid] = None
                     counted = True
             else:
