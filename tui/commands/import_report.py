@@ -102,15 +102,23 @@ def _file_table(report, rows: list, folder: str, title):
     if hidden:
         table.caption = Text(f"{hidden} more files unchanged (arbor import --files lists "
                              "every file).", "dim")
-    table.add_column("File", footer=Text(f"{len(report.files)} files"), overflow="fold",
-                     max_width=36)
-    table.add_column("Format", no_wrap=True)
+    # one format among them: said once, in the title, and its column left out, as is that of
+    # skipped lines when there are none (room for the names in 80 columns)
+    formats = {result.format for result in rows if result.format}
+    one_format = len(formats) == 1
+    if one_format:
+        title.append(f" · {formats.pop()}", "dim")
+    table.add_column("File", footer=Text(f"{len(report.files):,} files"), overflow="fold",
+                     min_width=18, max_width=40)
+    if not one_format:
+        table.add_column("Format", no_wrap=True)
     table.add_column("Result", no_wrap=True)
-    table.add_column("Session", overflow="fold", max_width=30,
-                     footer=Text(f"{report.sessions_added} new"))
-    table.add_column("Entries", justify="right", footer=str(report.entries_added), no_wrap=True)
-    table.add_column("Branches", justify="right", footer=str(report.branches_added), no_wrap=True)
-    table.add_column("Skipped", justify="right", footer=str(len(report.skipped)), no_wrap=True)
+    table.add_column("Session", overflow="fold", min_width=14, max_width=30,
+                     footer=Text(f"{report.sessions_added:,} new"))
+    skipped = len(report.skipped)
+    for name, total in (("Entries", report.entries_added), ("Branches", report.branches_added),
+                        ("Skipped", skipped))[:3 if skipped else 2]:
+        table.add_column(name, justify="right", footer=f"{total:,}", no_wrap=True)
     for result in rows:
         label, style = _STATUS.get(result.status, (result.status, ""))
         sessions = Text()
@@ -122,28 +130,29 @@ def _file_table(report, rows: list, folder: str, title):
                             "dim")
             if session.created:
                 sessions.append(" new", "green")
-        table.add_row(_plain(_shown(result.path, folder)), _plain(result.format or "—"),
-                      Text(label, style), sessions if result.sessions else "—",
-                      str(result.entries_added), str(result.branches_added),
-                      str(len(result.skipped)))
+        cells = [_plain(_shown(result.path, folder))]
+        if not one_format:
+            cells.append(_plain(result.format or "—"))
+        cells += [Text(label, style), sessions if result.sessions else "—",
+                  f"{result.entries_added:,}", f"{result.branches_added:,}"]
+        if skipped:
+            cells.append(f"{len(result.skipped):,}")
+        table.add_row(*cells)
     return table
 
 
 class _Folder:
-    __slots__ = ("files", "imported", "unchanged", "other", "new", "entries", "branches",
-                 "skipped")
+    __slots__ = ("files", "unchanged", "other", "new", "entries", "branches", "skipped")
 
     def __init__(self):
-        self.files = self.imported = self.unchanged = self.other = 0
+        self.files = self.unchanged = self.other = 0
         self.new = self.entries = self.branches = self.skipped = 0
 
     def add(self, result) -> None:
         self.files += 1
-        if result.status == "imported":
-            self.imported += 1
-        elif result.status == "unchanged":
+        if result.status == "unchanged":
             self.unchanged += 1
-        else:
+        elif result.status != "imported":
             self.other += 1
         self.new += result.sessions_added
         self.entries += result.entries_added
@@ -152,8 +161,9 @@ class _Folder:
 
 
 def _folder_table(report, folder: str, title):
-    """A row a folder: files imported, unchanged and not imported, sessions new, entries and
-    branches added, lines skipped; the FOLDERS_SHOWN with the most entries added."""
+    """A row a folder: its files, how many were unchanged and how many not imported
+    (listed below the table), sessions new, entries and branches added, lines skipped; the
+    FOLDERS_SHOWN with the most entries added."""
     from rich.table import Table
     from rich.text import Text
 
@@ -163,23 +173,27 @@ def _folder_table(report, folder: str, title):
     ranked = sorted(folders.items(), key=lambda item: (-item[1].entries, -item[1].files, item[0]))
     table = Table(title=title, title_justify="left", show_footer=True, expand=False,
                   pad_edge=False, caption_justify="left")
-    imported = sum(f.imported for f in folders.values())
-    unchanged = sum(f.unchanged for f in folders.values())
+    # (columns that would hold only zeros are left out: the table fits 80 columns)
+    columns = [(title, field, total) for title, field, total in (
+        ("Files", "files", len(report.files)),
+        ("Un-\nchanged", "unchanged", sum(f.unchanged for f in folders.values())),
+        ("Not\nimported", "other", sum(f.other for f in folders.values())),
+        ("New\nsessions", "new", report.sessions_added),
+        ("Entries", "entries", report.entries_added),
+        ("Branches", "branches", report.branches_added),
+        ("Skipped\nlines", "skipped", len(report.skipped))) if total or field == "files"]
     table.add_column("Folder", footer=Text(f"{len(folders):,} folders"), overflow="fold",
-                     max_width=48)
-    for name, total in (("Files", len(report.files)), ("Imported", imported),
-                        ("Unchanged", unchanged), ("New sessions", report.sessions_added),
-                        ("Entries", report.entries_added), ("Branches", report.branches_added),
-                        ("Skipped", len(report.skipped))):
-        table.add_column(name, justify="right", footer=f"{total:,}", no_wrap=True)
+                     min_width=16, max_width=48)
+    for title, _field, total in columns:
+        table.add_column(title, justify="right", footer=f"{total:,}", no_wrap=True)
     for name, counts in ranked[:FOLDERS_SHOWN]:
         shown = _shown(name, folder) if name != folder else "."
-        files = Text(f"{counts.files:,}")
-        if counts.other:
-            files.append(f" ({counts.other:,} not imported)", "yellow")
-        table.add_row(_plain(shown), files, f"{counts.imported:,}",
-                      Text(f"{counts.unchanged:,}", "dim"), f"{counts.new:,}",
-                      f"{counts.entries:,}", f"{counts.branches:,}", f"{counts.skipped:,}")
+        cells = []
+        for _title, field, _total in columns:
+            value = getattr(counts, field)
+            style = "yellow" if field == "other" and value else "dim" if field == "unchanged" else ""
+            cells.append(Text(f"{value:,}", style))
+        table.add_row(_plain(shown), *cells)
     hidden = len(ranked) - FOLDERS_SHOWN
     table.caption = Text(
         (f"… and {hidden} more folders. " if hidden > 0 else "")
