@@ -45,6 +45,7 @@ from __future__ import annotations
 import math
 import re
 from array import array
+from functools import lru_cache
 from pathlib import Path
 
 from ..digests import blake2b
@@ -71,6 +72,7 @@ _LINE_SKIP = frozenset({"type", "uuid", "timestamp", "message"})
 KEPT_PROMPTS, KEPT_COUNTED, KEPT_TOOLS = 500, 256, 256
 
 
+@lru_cache(maxsize=4096)   # (a snapshot at each commit point keys the same ~1,000 ids again)
 def short_key(text: str) -> str:
     """A 48-bit digest of an id, as 12 hex digits: what the import record keeps of the ids a
     resumed read only has to recognise (prompts' parents, counted message ids, tool call
@@ -174,10 +176,10 @@ class _Import:
         self.read_upto = 0                     # a resumed read: lines before this were read
         self.stored: StoredIds | None = None        # a resumed read: stored entry id -> seq
         self.by_seq: dict[int, int] = {}            # seq -> node, for stored entries
-        # a resumed read: short_key of the uuids with a prompt child, of the counted message
-        # ids (in order), and the record's kept tool names by short_key
-        self.prompt_parents: set[str] = set()
+        # a resumed read: the record's short_keys of the uuids with a prompt child and of the
+        # counted message ids, in order (for the next record) and as sets (for asking)
         self.parent_keys: list[str] = []
+        self.prompt_parents: set[str] = set()
         self.counted_keys: list[str] = []
         self.counted_before: set[str] = set()
         self.fallback = file_mtime(path)
@@ -312,10 +314,9 @@ class _Import:
         node_id = self._node_id
         held = self.held[1] if self.held is not None else None
         # prompts that are written (not the one held back, if it is one)
-        parents = [short_key(parent) for parent, prompt_id in self.prompts[-KEPT_PROMPTS - 1:]
-                   if prompt_id != held]
-        parents = (self.parent_keys[-KEPT_PROMPTS:] + parents)[-KEPT_PROMPTS:] \
-            if len(parents) < KEPT_PROMPTS else parents[-KEPT_PROMPTS:]
+        parents = (self.parent_keys + [short_key(parent) for parent, prompt_id
+                                       in self.prompts[-KEPT_PROMPTS - 1:]
+                                       if prompt_id != held])[-KEPT_PROMPTS:]
         counted = list(self.counted)[-KEPT_COUNTED:]
         counted = (self.counted_keys + [short_key(m) for m in counted])[-KEPT_COUNTED:]
         tools = self.tool_names

@@ -1,9 +1,10 @@
 """`arbor import PATH... | --discover [--db PATH]`: read agent logs into the store.
 
-Shows a progress bar on a terminal, then a summary table (a row a file: format, what
-happened, session, entries, branches, skipped lines; a row a folder when there are many
-files, see import_report.py) and every skipped line as `file:line  reason`. Exit status: 0 when at least one file was imported (or was already
-up to date), 1 when nothing could be imported, 2 when the store cannot be opened.
+Shows a progress bar on a terminal, then a summary table (a row a file: what happened,
+session, entries, branches, skipped lines; a row a folder when many files changed, see
+import_report.py) and every skipped line as `file:line  reason`. Exit status: 0 when at
+least one file was imported (or was already up to date), 1 when nothing could be
+imported, 2 when the store cannot be opened.
 Textual is not imported here: this runs in a plain terminal, fast.
 """
 
