@@ -17,6 +17,7 @@ from core.entries import (BRANCH_SUMMARY, COMPACTION, MESSAGE, TOOL_CALL_BLOCKS,
                           TOOL_RESULT_BLOCKS, Entry, block_type, content_text)
 from core.responses import result_call_id
 
+from .claude_lines import describe, is_claude_line
 from .safe_text import clean
 from .tool_views import GLYPHS, ToolCall, call_diff, todo_items
 
@@ -86,7 +87,8 @@ def heading(entries: list[Entry]) -> str:
     """Role, model, time and entry ids of a message made of these entries."""
     first = entries[0]
     message = first.message or {}
-    head = f"{message.get('role') or first.type}"
+    head = str(message.get("role") or (describe(first.type, first.data)[0]
+                                       if is_claude_line(first.type) else first.type))
     if isinstance(message.get("model"), str):
         head += f" · {message['model']}"
     head += f" · {_when(first)}"
@@ -118,6 +120,11 @@ def message_parts(entries: list[Entry]) -> Iterator[tuple[str, Any]]:
             if entry.type != "claude:progress" or not several:
                 if entry.type in (COMPACTION, BRANCH_SUMMARY):
                     yield "summary", entry.data.get("summary", "")
+                elif is_claude_line(entry.type):
+                    said = describe(entry.type, entry.data)[1]
+                    if said:
+                        yield "text", said
+                    yield "json", entry.data
                 else:
                     yield "json", entry.data
             continue
