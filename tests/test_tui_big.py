@@ -13,7 +13,7 @@ from conftest import open_fixed, settle
 from core.demo import DEMO_NOW
 from core.models import InternalSession
 from tui.app import ArborApp
-from tui.components.branches_pane import MAX_INDENT, flatten
+from tui.components.branches_pane import DEPTH_MARK, MAX_INDENT, flatten
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.make_big_store import BIG_NAME, build  # noqa: E402
@@ -115,8 +115,12 @@ def test_deep_branch_tree_is_flat_and_bounded():
     rows = flatten(branches, {}, [])
     assert [r.branch.id for r in rows] == list(range(1, 3001))
     assert rows[-1].depth == 2999
-    widest = max(len(r.guide) for r in rows)
-    assert widest <= 2 * MAX_INDENT + 2 + len("┄3000 ")
+    # every row past MAX_INDENT levels as wide as the deepest row drawn in full (a depth of
+    # four digits takes one cell more)
+    widths = {len(r.guide) for r in rows[MAX_INDENT + 1:999]}
+    assert widths == {2 * MAX_INDENT + 2}
+    assert max(len(r.guide) for r in rows) == 2 * MAX_INDENT + 3
+    assert rows[1500].guide.startswith("┄1500") and rows[1500].guide.endswith("└─")
 
 
 def test_tree_puts_each_branch_under_its_parent():
@@ -127,3 +131,20 @@ def test_tree_puts_each_branch_under_its_parent():
     assert order == [(1, 0), (2, 1), (4, 2), (3, 1), (5, 0)]
     assert rows[0].guide == "" and rows[1].guide == "├─" and rows[2].guide == "│ └─"
     assert rows[3].guide == "└─" and rows[3].label == "label"
+
+
+def test_deep_rows_go_straight_down_and_their_guides_meet():
+    # rewinds, each forked from the one before, with side branches along the way
+    branches = [_branch(1, None)] + [_branch(n, n - 1) for n in range(2, 40)]
+    branches += [_branch(100, 3), _branch(101, 6), _branch(102, 20), _branch(103, 102)]
+    rows = flatten(branches, {}, [])
+    deep = [r for r in rows if r.depth > MAX_INDENT + 1]
+    assert deep and {len(r.guide) for r in deep} == {2 * MAX_INDENT + 2}
+    assert all(r.guide.startswith(f"┄{r.depth}") for r in deep)
+    for above, row in zip(rows, rows[1:]):
+        if row.depth:                # the line above comes down to its connector
+            column = len(row.guide) - 2
+            assert above.guide_next[column] == "│", (above.branch.id, row.branch.id)
+        for column, cell in enumerate(above.guide_next):
+            if cell == "│" and column >= DEPTH_MARK:   # and every line goes on below
+                assert row.guide[column] in "│├└", (above.branch.id, row.branch.id, column)

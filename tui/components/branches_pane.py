@@ -1,8 +1,10 @@
 """The branches pane: the internal-session tree of one external session.
 
 One row per branch (never per message), each under the branch it forked from, drawn with
-tree guides. Deep trees keep their indentation bounded: past MAX_INDENT levels the depth
-is written as a number instead of more guides.
+tree guides. Deep trees keep their indentation bounded: past MAX_INDENT levels a branch is
+drawn no further right than its parent, with its depth written where the outer guides
+were ("┄9"), so that a long run of rewinds, each forked from the one before, goes
+straight down instead of off the pane.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from ..formatting import (CHECKPOINT_STYLE, CURRENT_STYLE, DIM, FAINT, LABEL_STY
 from ..safe_text import safe_line
 from .row_list import RowList
 
-MAX_INDENT = 6
+MAX_INDENT = 4
+DEPTH_MARK = 4   # cells of "┄12 ", in place of the two outermost guides of a deep row
 
 
 @dataclass
@@ -81,32 +84,45 @@ def flatten(branches: list[InternalSession], labels: dict[int, str],
         per_branch.setdefault(checkpoint.internal_session_id, []).append(checkpoint)
         names[checkpoint.id] = checkpoint.checkpoint_name or f"checkpoint {checkpoint.id}"
     rows: list[BranchRow] = []
-    # stack of (branch, depth, ancestors' "has more siblings" flags, is_last)
-    stack: list[tuple[InternalSession, int, tuple[bool, ...], bool]] = []
+    # stack of (branch, depth, columns, is_last, through): `columns` are the guide columns
+    # before its connector, one "has more below" flag each (at most MAX_INDENT of them);
+    # `through`: an ancestor drawn in its connector's column has more siblings below
+    stack: list[tuple[InternalSession, int, tuple[bool, ...], bool, bool]] = []
     roots = children.get(None, [])
     for position, root in reversed(list(enumerate(roots))):
-        stack.append((root, 0, (), position == len(roots) - 1))
+        stack.append((root, 0, (), position == len(roots) - 1, False))
     seen: set[int] = set()
     while stack:
-        branch, depth, open_levels, is_last = stack.pop()
+        branch, depth, columns, is_last, through = stack.pop()
         if branch.id in seen:
             continue
         seen.add(branch.id)
         kids = children.get(branch.id, [])
-        shown = open_levels[-MAX_INDENT:]
-        levels = "".join("│ " if more else "  " for more in shown)
-        guide = levels + ("└─" if is_last else "├─") if depth else ""
-        guide_next = levels + (("  " if is_last else "│ ") if depth else "") + ("│ " if kids else "  ")
-        if len(open_levels) > len(shown):
-            guide = f"┄{depth} " + guide
-            guide_next = " " * (len(str(depth)) + 2) + guide_next
+        below = "".join("│ " if more else "  " for more in columns)
+        more = not is_last or through
+        if not depth:
+            guide, guide_next = "", "│ " if kids else "  "
+        else:
+            guide = below + ("├─" if more else "└─")
+            if depth > MAX_INDENT + 1:   # deep: its depth where the outer guides were
+                guide = f"┄{depth}".ljust(DEPTH_MARK) + guide[DEPTH_MARK:]
+            if len(columns) == MAX_INDENT:   # its children go below its connector
+                guide_next = below + ("│ " if kids or more else "  ") + "  "
+            else:
+                guide_next = below + ("│ " if more else "  ") + ("│ " if kids else "  ")
         rows.append(BranchRow(branch, depth, guide, guide_next, labels.get(branch.id),
                               sorted(per_branch.get(branch.id, []), key=lambda c: c.id),
                               names.get(branch.branch_point_checkpoint_id)
                               if branch.branch_point_checkpoint_id else None))
-        child_levels = open_levels + (not is_last,) if depth else ()
+        if not depth:
+            child_columns, child_through = (), False
+        elif len(columns) < MAX_INDENT:
+            child_columns, child_through = columns + (more,), False
+        else:                       # no further right: they share its connector's column
+            child_columns, child_through = columns, more
         for position, child in reversed(list(enumerate(kids))):
-            stack.append((child, depth + 1, child_levels, position == len(kids) - 1))
+            stack.append((child, depth + 1, child_columns, position == len(kids) - 1,
+                          child_through))
     return rows
 
 
