@@ -4,8 +4,8 @@ Pure (no Textual, no store): it is given the session's outline (seq, parent, typ
 every entry) and answers with rows. A straight run of entries stays at one indentation
 (a conversation of 5,000 messages is 5,000 rows at one level, never 5,000 nested levels);
 only where the tree splits do the children indent, oldest first, drawn with guides. Past
-MAX_INDENT split levels the depth is written as a number instead of more guides, so a
-session with hundreds of rewinds stays readable. Everything here is iterative: a tree
+MAX_INDENT split levels the depth is written as a number in place of the outermost guides
+(the row is no wider), so a session with hundreds of rewinds stays readable. Everything here is iterative: a tree
 thousands of splits deep costs no recursion.
 
 Filters hide entries without losing the shape: a shown entry hangs under its nearest
@@ -68,8 +68,9 @@ class TreeRow:
         else:
             parts.append("│ " if last else "  ")
         guide = "".join(parts)
-        if len(self.levels) > len(shown):
-            guide = f"┄{len(self.levels)} " + guide
+        if len(self.levels) > len(shown):   # the depth where the outermost guides were
+            mark = f"┄{len(self.levels)} "
+            guide = mark + guide[len(mark):]
         return guide
 
 
