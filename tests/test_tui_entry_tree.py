@@ -194,6 +194,8 @@ async def test_slash_finds_a_message_by_its_label(demo_db):
         results = screen.query_one(ResultList)
         assert [hit.seq for hit in results.hits] == [seq]
         assert results.hits[0].snippet.startswith(f"⚑ {word}")
+        status = str(screen.query_one("#search-status").render())
+        assert status.startswith("0 sessions by name · 1 message ·"), status
         await keys(pilot, "enter")
         await keys(pilot, "enter")
         assert app.messages_pane.highlighted.entry.seq == seq

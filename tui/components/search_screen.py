@@ -16,7 +16,7 @@ from core.errors import ArborError
 from core.store import SearchHit, SessionSummary, Store
 
 from .backdrop import FrozenBackdrop
-from ..formatting import DIM, FAINT, ROLE_STYLES, SOURCE_STYLES, age, clock_time
+from ..formatting import DIM, FAINT, ROLE_STYLES, SOURCE_STYLES, age, clock_time, count
 from ..safe_text import safe_line
 from .row_list import RowList
 
@@ -170,7 +170,7 @@ class SearchScreen(FrozenBackdrop[SearchResult | None]):
         if error:
             status.update(safe_line(error, 200, style="bold #ff5f5f"))
         elif query:
-            text = Text(f"{len(names):,} sessions by name · {len(hits):,} messages"
+            text = Text(f"{count(len(names), 'session')} by name · {count(len(hits), 'message')}"
                         f"{' (first ' + str(TEXT_LIMIT) + ')' if len(hits) >= TEXT_LIMIT else ''}"
                         " · ↓ results · enter jumps", FAINT)
             status.update(text)
