@@ -27,7 +27,7 @@ KEYS = [
               "(named: enter accepts the suggested name)"),
         ("r", "roll back to a checkpoint or the highlighted message (with a branch summary)"),
         ("l", "label the highlighted message or branch (empty clears)"),
-        ("m", "checkpoint: a named place at the highlighted message or branch head, for r"),
+        ("m", "a named checkpoint at the highlighted message or branch head"),
         ("c", "compact the branch: preview, edit the summary, confirm"),
         ("enter", "make the highlighted branch current"),
         ("a", "sessions: archive (confirmed) · branches: hide (confirmed), or show again"),
