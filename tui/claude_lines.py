@@ -20,6 +20,8 @@ from typing import Any
 
 from core.entries import content_text
 
+from .formatting import count
+
 PREFIX = "claude:"
 
 _NAMES = {"system": "system", "attachment": "attachment", "progress": "progress",
@@ -47,17 +49,31 @@ def is_claude_line(entry_type: str) -> bool:
 
 def describe(entry_type: str, data: Any) -> tuple[str, str]:
     """(name, what it says) of a `claude:<type>` entry."""
-    kind = entry_type[len(PREFIX):] if entry_type.startswith(PREFIX) else entry_type
+    return name_of(entry_type, data), says(entry_type, data)
+
+
+def name_of(entry_type: str, data: Any) -> str:
+    """"system · turn duration": the line's type, and its subtype where it has one."""
+    kind = _kind(entry_type)
     data = data if isinstance(data, dict) else {}
     name = _NAMES.get(kind, kind.replace("-", " "))
     sub = _subtype(kind, data)
-    if sub:
-        name += " · " + sub.replace("_", " ")
+    return f"{name} · {sub.replace('_', ' ')}" if sub else name
+
+
+def says(entry_type: str, data: Any) -> str:
+    """"worked for 1m 44s": what the line says, or the JSON of what its name does not."""
+    kind = _kind(entry_type)
+    data = data if isinstance(data, dict) else {}
     try:
         said = _SAYS.get(kind, _generic)(data)
     except (TypeError, ValueError, AttributeError, KeyError):
         said = ""
-    return name, said or _leftover_json(kind, data)
+    return said or _leftover_json(kind, data)
+
+
+def _kind(entry_type: str) -> str:
+    return entry_type[len(PREFIX):] if entry_type.startswith(PREFIX) else entry_type
 
 
 def duration(ms: Any) -> str:
@@ -115,7 +131,7 @@ def _count(number: Any, singular: str, plural: str | None = None, then: str = ""
     """"3 hooks" + `then`; "" when `number` is not a count."""
     if isinstance(number, bool) or not isinstance(number, int):
         return ""
-    return f"{number:,} {singular if number == 1 else plural or singular + 's'}{then}"
+    return count(number, singular, plural) + then
 
 
 def _names(values: Any, most: int = 3) -> str:

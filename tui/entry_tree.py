@@ -5,8 +5,8 @@ every entry) and answers with rows. A straight run of entries stays at one inden
 (a conversation of 5,000 messages is 5,000 rows at one level, never 5,000 nested levels);
 only where the tree splits do the children indent, oldest first, drawn with guides. Past
 MAX_INDENT split levels the depth is written as a number in place of the outermost guides
-(the row is no wider), so a session with hundreds of rewinds stays readable. Everything here is iterative: a tree
-thousands of splits deep costs no recursion.
+(the row is no wider), so a session with hundreds of rewinds stays readable. Everything
+here is iterative: a tree thousands of splits deep costs no recursion.
 
 Filters hide entries without losing the shape: a shown entry hangs under its nearest
 shown ancestor. Folds: a folded entry hides everything under it; a folded run of tool

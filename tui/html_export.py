@@ -27,7 +27,7 @@ from core.entries import (BRANCH_SUMMARY, COMPACTION, LABEL, MODEL_CHANGE, SESSI
                           THINKING_LEVEL_CHANGE, Entry, content_text)
 from core.responses import groups
 
-from .claude_lines import describe, is_claude_line
+from .claude_lines import is_claude_line, name_of
 from .formatting import branch_title
 from .message_text import message_parts
 from .safe_text import clean
@@ -297,7 +297,7 @@ def message(group: list[Entry], labels: dict[int, str], usage: dict[int, Any]) -
     elif first.type == BRANCH_SUMMARY:
         role = "branch summary"
     elif is_claude_line(first.type):
-        role = describe(first.type, first.data)[0]
+        role = name_of(first.type, first.data)
     css = role if role in ("user", "assistant", "toolResult") else "other"
     head = [f'<span class="role">{esc(role)}</span>']
     if isinstance(msg.get("model"), str):

@@ -24,9 +24,9 @@ from core.entries import (BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, LABEL, MES
                           TOOL_RESULT_BLOCKS, block_type, content_text, langgraph_checkpoint)
 from core.responses import result_call_id
 
+from .claude_lines import is_claude_line, name_of, says
 from .formatting import (DIM, ERROR_STYLE, FAINT, LABEL_STYLE, MARKER_STYLE, ROLE_STYLES,
                          clock_time, short_id)
-from .claude_lines import describe, is_claude_line
 from .message_source import Item
 from .safe_text import clean, safe_line, safe_text, strip_links
 from .tool_views import WHOLE_HINT, ToolCall, call_body, call_line, json_text, markdown_parts
@@ -297,7 +297,7 @@ def header(item: Item, label: str | None, now: datetime, width: int, entries: in
             line.append_text(safe_line(short_id(str(from_id)), 12, style=DIM))
     elif is_claude_line(entry.type):
         room = width - len(clock_time(entry.timestamp, now)) - 14   # (the time and id fit)
-        line.append_text(safe_line(describe(entry.type, entry.data)[0], max(12, min(40, room)),
+        line.append_text(safe_line(name_of(entry.type, entry.data), max(12, min(40, room)),
                                    style=f"bold {DIM}"))
     else:
         line.append_text(safe_line(entry.type, 30, style=f"bold {DIM}"))
@@ -377,7 +377,7 @@ def body(item: Item, expanded: bool, width: int) -> Body:
         out.foldable = True   # a marker line; opened, its data
         return out
     if is_claude_line(entry.type):   # what it says on one line; opened, the line as written
-        said = describe(entry.type, data)[1]
+        said = says(entry.type, data)
         if said:
             out.add(safe_line(said, max(10, width), style=FAINT))
         if expanded:

@@ -17,7 +17,7 @@ from core.entries import (BRANCH_SUMMARY, COMPACTION, MESSAGE, TOOL_CALL_BLOCKS,
                           TOOL_RESULT_BLOCKS, Entry, block_type, content_text)
 from core.responses import result_call_id
 
-from .claude_lines import describe, is_claude_line
+from .claude_lines import is_claude_line, name_of, says
 from .safe_text import clean
 from .tool_views import GLYPHS, ToolCall, call_diff, todo_items
 
@@ -87,7 +87,7 @@ def heading(entries: list[Entry]) -> str:
     """Role, model, time and entry ids of a message made of these entries."""
     first = entries[0]
     message = first.message or {}
-    head = str(message.get("role") or (describe(first.type, first.data)[0]
+    head = str(message.get("role") or (name_of(first.type, first.data)
                                        if is_claude_line(first.type) else first.type))
     if isinstance(message.get("model"), str):
         head += f" · {message['model']}"
@@ -121,7 +121,7 @@ def message_parts(entries: list[Entry]) -> Iterator[tuple[str, Any]]:
                 if entry.type in (COMPACTION, BRANCH_SUMMARY):
                     yield "summary", entry.data.get("summary", "")
                 elif is_claude_line(entry.type):
-                    said = describe(entry.type, entry.data)[1]
+                    said = says(entry.type, entry.data)
                     if said:
                         yield "text", said
                     yield "json", entry.data

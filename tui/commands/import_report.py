@@ -174,18 +174,18 @@ def _folder_table(report, folder: str, title):
     table = Table(title=title, title_justify="left", show_footer=True, expand=False,
                   pad_edge=False, caption_justify="left")
     # (columns that would hold only zeros are left out: the table fits 80 columns)
-    columns = [(title, field, total) for title, field, total in (
+    columns = [column for column in (
         ("Files", "files", len(report.files)),
         ("Un-\nchanged", "unchanged", sum(f.unchanged for f in folders.values())),
         ("Not\nimported", "other", sum(f.other for f in folders.values())),
         ("New\nsessions", "new", report.sessions_added),
         ("Entries", "entries", report.entries_added),
         ("Branches", "branches", report.branches_added),
-        ("Skipped\nlines", "skipped", len(report.skipped))) if total or field == "files"]
+        ("Skipped\nlines", "skipped", len(report.skipped))) if column[2] or column[1] == "files"]
     table.add_column("Folder", footer=Text(f"{len(folders):,} folders"), overflow="fold",
                      min_width=16, max_width=48)
-    for title, _field, total in columns:
-        table.add_column(title, justify="right", footer=f"{total:,}", no_wrap=True)
+    for heading, _field, total in columns:
+        table.add_column(heading, justify="right", footer=f"{total:,}", no_wrap=True)
     for name, counts in ranked[:FOLDERS_SHOWN]:
         shown = _shown(name, folder) if name != folder else "."
         cells = []

@@ -98,7 +98,7 @@ def flatten(branches: list[InternalSession], labels: dict[int, str],
             continue
         seen.add(branch.id)
         kids = children.get(branch.id, [])
-        below = "".join("│ " if more else "  " for more in columns)
+        below = "".join("│ " if goes_on else "  " for goes_on in columns)
         more = not is_last or through
         if not depth:
             guide, guide_next = "", "│ " if kids else "  "
