@@ -136,3 +136,30 @@ async def test_hostile_store_on_screen_is_inert(hostile_db):
         svg = app.export_screenshot()
         assert "\x1b" not in svg
         assert app.return_code is None  # [@click=app.quit] did not quit
+
+
+async def test_a_session_named_with_ansi_colours_opens(tmp_path):
+    """Pasted coloured test output as a session's first prompt (its name): the branches pane's
+    subtitle was read back from the widget as markup and set on the entry tree's pane, where
+    it no longer parsed (MarkupError at start-up, the app gone)."""
+    from core import open_store
+
+    name = "FAILED \x1b[1;31mtest_x\x1b[0m [/bold] \x1b]52;c;aGk=\x07"
+    path = tmp_path / "ansi.db"
+    store = open_store(path)
+    with store.transaction():
+        session = store.create_external_session(name, source="claude_code", cwd="/w/\x1b[31mred")
+        branch = store.create_internal_session(session.id, name="main \x1b[1;31m[x]\x1b[0m")
+        store.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": name}})
+    store.close()
+    app = ArborApp(open_fixed(path), clock=lambda: DEMO_NOW, poll_interval=None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("t")           # the entry tree, whose pane gets the same subtitle
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        for widget in (app.branches_pane, app.entries_pane):   # the name, literally, on both
+            assert widget._border_subtitle.plain.startswith("FAILED ␛[1;31mtest_x␛[0m [/bold]")
+        assert app.return_code is None
+    assert app.return_code in (None, 0)

@@ -299,9 +299,12 @@ class ArborApp(HistoryActions, TreeActions, KeysInOrder[int]):
         if hidden and not self.show_archived:
             title.append(f" +{hidden} hidden", FAINT)
         pane.border_title = title
-        if session is not None:
-            pane.border_subtitle = self._session_subtitle(session)
-        self._tree_session_shown(session_id, branches, pane.border_subtitle)
+        # (passed on as the Text it is: a border title read back from a widget is a markup
+        # string, and a name holding `[` and escapes would be parsed as markup again)
+        subtitle = self._session_subtitle(session) if session is not None else None
+        if subtitle is not None:
+            pane.border_subtitle = subtitle
+        self._tree_session_shown(session_id, branches, subtitle)
         branch = pane.highlighted
         if branch is None:
             self.branch = None
