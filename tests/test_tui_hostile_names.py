@@ -1,0 +1,86 @@
+"""Issue 27, part 1: names hold escape sequences and markup, and every screen shows them
+literally (see tests/hostile_names.py for the store and the walk).
+
+The headless walk (Pilot) opens every pane, screen and dialog on the hostile store; after
+each step the app still runs, no text of the data went through a markup parser, the full
+redraw the terminal would get holds none of the data's sequences, and the names are on the
+screen as text (`SESS␛[1;31m[/x]`). The same walk in a real terminal is in
+test_tui_hostile_terminal.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import open_fixed
+from core.demo import DEMO_NOW
+from hostile_names import (STEPS, MarkupGuard, build_hostile_names_store, expected, hostile, plain,
+                           rendered, sequences_in)
+from tui.app import ArborApp
+
+
+@pytest.fixture
+def no_agents(tmp_path, monkeypatch):
+    """`o` with no agent on PATH, and agents' folders in tmp_path (the hand-over writes one)."""
+    (tmp_path / "bin").mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR"):
+        monkeypatch.setenv(name, str(tmp_path / name.lower()))
+
+
+async def settle(app, pilot) -> None:
+    for _ in range(60):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        if not getattr(app, "busy", False) and not any(
+                not worker.is_finished for worker in app.workers):
+            break
+    await pilot.pause(0.05)
+
+
+async def press(pilot, keys: tuple[str, ...]) -> None:
+    for key in keys:
+        if key.startswith("type:"):
+            await pilot.press(*key[5:])
+        else:
+            await pilot.press(key)
+
+
+async def walk(path, name, monkeypatch) -> list[str]:
+    """Every step of the walk; what went wrong, one line a fault."""
+    guard = MarkupGuard(monkeypatch)
+    faults: list[str] = []
+    app = ArborApp(open_fixed(path), clock=lambda: DEMO_NOW, poll_interval=None)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        for step, keys, shows in STEPS:
+            await press(pilot, keys)
+            await settle(app, pilot)
+            if app.return_code is not None or not app.is_running:
+                faults.append(f"{step}: the app ended ({app.return_code})")
+                break
+            text, raw = rendered(app)
+            found = {k: n for k, n in sequences_in(raw).items() if n}
+            if found:
+                faults.append(f"{step}: the terminal got the data's {found}")
+            missing = [want for want in expected(shows, name) if want not in text]
+            if missing:
+                faults.append(f"{step}: not on screen: {missing}\n{text}")
+            for markup, where in guard.parsed:
+                faults.append(f"{step}: parsed as markup: {markup!r}\n{where}")
+            guard.parsed.clear()
+    return faults
+
+
+async def test_every_screen_shows_hostile_names_literally(tmp_path, no_agents, monkeypatch):
+    path = build_hostile_names_store(tmp_path / "names.db")
+    faults = await walk(path, hostile, monkeypatch)
+    assert not faults, "\n\n".join(faults)
+
+
+async def test_the_walk_passes_on_plain_names(tmp_path, no_agents, monkeypatch):
+    """The same walk on harmless names: the steps and what they expect are right (a fault
+    on the hostile store is the names' doing)."""
+    path = build_hostile_names_store(tmp_path / "plain.db", name=plain)
+    faults = await walk(path, plain, monkeypatch)
+    assert not faults, "\n\n".join(faults)
