@@ -180,66 +180,92 @@ def sequences_in(raw: bytes) -> dict[str, int]:
 
 # ------------------------------------------------------------------ a walk through every screen
 # (name, keys as Textual names them (a `"type:..."` key types its text), what the screen then
-# shows: `{TAG}` is the value tagged TAG as it reads on screen). Run as one walk from the
-# start, each step from where the one before left off.
+# shows: `{TAG}` is the value tagged TAG as it reads on screen, `{TAG_START}` its first
+# cells, `{TAG_END}` its last; a text after `!` is what is no longer on screen). One walk
+# from the start, each step from where the one before left off.
 STEPS: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [
     ("start, sessions pane", (), ("{SESS}", "{SES2}", "FAILED ", "{CWD}", "{BR1}", "{MODEL}")),
+    ("the pasted test output", ("down", "down"), ("─ {ISSUE}", "/w/plain")),
+    ("its entry tree", ("tab", "t"), ("Entries · ", "─ {ISSUE}")),
+    ("back to the newest", ("t", "shift+tab", "up", "up"), ("─ {SESS}", "!Entries · ", "⏎ Open a Archive")),
     ("project filter", ("p",), ("Sessions · ",)),
-    ("project filter off", ("p",), ("{SES2}",)),
+    ("project filter off", ("p",), ("{SES2}", "!Sessions · ")),
     ("rename session", ("R",), ("Rename session", "{SESS_END}")),
-    ("rename cancelled", ("escape",), ("{SESS}",)),
+    ("rename cancelled", ("escape",), ("{SESS}", "!Rename session")),
     ("archive", ("a",), ("Archive {SESS}",)),
-    ("archive refused", ("n",), ("{SESS}",)),
+    ("archive refused", ("n",), ("{SESS}", "!Archive {SESS}")),
     ("other session", ("down",), ("{SES2}", "{UID}", "{SUMM}")),
     ("copy its uid", ("y",), ("Copied the session's uid", "{UID}")),
-    ("back", ("up",), ("{SESS}", "{MODEL}")),
-    ("branches pane", ("tab",), ("{BR1_START}", "{BR2_START}")),
+    ("back", ("up",), ("{SESS}", "{MODEL}", "!{SUMM}")),
+    ("branches pane", ("tab",), ("{BR1_START}", "{BR2_START}", "⏎ Make current")),
     ("label branch", ("l",), ("Label branch {BR1}", "{BLBL_END}")),
-    ("label cancelled", ("escape",), ("{BR1}",)),
+    ("label cancelled", ("escape",), ("{BR1}", "!Label branch")),
     ("rename branch", ("R",), ("Rename branch", "{BR1_END}")),
-    ("rename branch cancelled", ("escape",), ("{BR1}",)),
-    ("checkpoint", ("m",), ("Checkpoint",)),
-    ("checkpoint cancelled", ("escape",), ("{BR1}",)),
-    ("new branch", ("b",), ("New branch",)),
-    ("new branch cancelled", ("escape",), ("{BR1}",)),
+    ("rename branch cancelled", ("escape",), ("{BR1}", "!Rename branch")),
+    ("checkpoint", ("m",), ("Checkpoint at", "edit the name first")),
+    ("checkpoint cancelled", ("escape",), ("{BR1}", "!edit the name first")),
+    ("new branch", ("b",), ("New branch", "edit the name first")),
+    ("new branch cancelled", ("escape",), ("{BR1}", "!edit the name first")),
     ("roll back", ("r",), ("Roll back · {BR1}", "{CKPT}", "{PATH}")),
-    ("roll back cancelled", ("escape",), ("{BR1}",)),
+    ("roll back cancelled", ("escape",), ("{BR1}", "!Roll back · ")),
     ("compact", ("c",), ("Compact · {BR1}", "{SESS}")),
-    ("compact cancelled", ("escape",), ("{BR1}",)),
+    ("compact cancelled", ("escape",), ("{BR1}", "!Compact · ")),
     ("compare: choose", ("d",), ("Compare {BR1}", "{BR2}")),
     ("compare", ("enter",), ("A {BR1}", "B {BR2}", "{SUMM}", "{MODEL_START}", "files changed")),
     ("compare, other side", ("tab",), ("A {BR1}",)),
     ("compare files", ("f",), ("Files changed", "{PATH}")),
-    ("compare files closed", ("escape",), ("A {BR1}",)),
-    ("compare closed", ("escape",), ("{BR2_START}",)),
-    ("entry tree", ("t",), ("Entries · ", "{ELBL}", "{TOOL}", "{SUMM}", "{SESS}")),
+    ("compare files closed", ("escape",), ("A {BR1}", "!Files changed")),
+    ("compare closed", ("escape",), ("{BR2_START}", "!B against A")),
+    ("entry tree", ("t",), ("Entries · ", "{ELBL}", "{TOOL}", "{SUMM}", "─ {SESS}")),
     ("label entry in the tree", ("l",), ("Label entry", "{ELBL_END}")),
-    ("label entry cancelled", ("escape",), ("Entries · ",)),
+    ("label entry cancelled", ("escape",), ("Entries · ", "!Label entry")),
     ("find in session", ("ctrl+f",), ("Find in this session",)),
-    ("found", ("type:SESS", "enter"), ("Entries · ", "SESS 1/")),
+    ("found", ("type:SESS", "enter"), ("Entries · ", "SESS 1/1", "!Find in this session")),
     ("next found", ("n",), ("SESS 1/1",)),
-    ("branches again", ("t",), ("{BR1_START}", "{BR2_START}")),
-    ("messages pane", ("tab",), ("{ELBL}", "{MODEL}", "{TOOL}")),
+    ("branches again", ("t",), ("{BR1_START}", "{BR2_START}", "!Entries · ")),
+    ("messages pane", ("tab",), ("{ELBL}", "{MODEL}", "{TOOL}", "space Open b Branch")),
     ("label message", ("l",), ("Label entry", "{ELBL_END}")),
-    ("label message cancelled", ("escape",), ("{MODEL}",)),
-    ("whole message", ("f",), ("Whole message", "{SESS}")),
-    ("whole message closed", ("escape",), ("{MODEL}",)),
-    ("usage", ("dollar_sign",), ("Usage", "{MODEL}", "{CWD}", "{SESS}", "{SES2}")),
-    ("usage, other list", ("tab",), ("Usage",)),
-    ("usage closed", ("escape",), ("{MODEL}",)),
+    ("label message cancelled", ("escape",), ("{MODEL}", "!Label entry")),
+    ("whole message", ("G", "f"), ("Whole message", "{MODEL}", "{BR1}")),
+    ("whole message closed", ("escape",), ("{MODEL}", "!Whole message")),
+    ("usage", ("dollar_sign",), ("Most expensive sessions", "{MODEL}", "{CWD}", "{SESS}", "{SES2}")),
+    ("usage, other list", ("tab",), ("Most expensive sessions",)),
+    ("usage closed", ("escape",), ("{MODEL}", "!Most expensive sessions")),
     ("help", ("question_mark",), ("arbor · keys",)),
-    ("help closed", ("escape",), ("{MODEL}",)),
-    ("command palette", ("ctrl+p", "type:SESS"), ("Rename session",)),
-    ("command palette closed", ("escape",), ("{MODEL}",)),
+    ("help closed", ("escape",), ("{MODEL}", "!arbor · keys")),
+    ("command palette", ("ctrl+p", "type:SESS"), ("Rename the highlighted session",)),
+    ("command palette closed", ("escape",), ("{MODEL}", "!Rename the highlighted session")),
     ("search", ("slash", "type:SESS"), ("1 session by name", "{SESS}")),
     ("search results", ("down",), ("{SESS}",)),
-    ("search jumps", ("enter",), ("{SESS}", "{MODEL}")),
-    ("open in agent, no agent on PATH", ("tab", "tab", "o"), ("Open in agent", "was not started", "{CWD}")),
+    ("search jumps", ("enter",), ("{SESS}", "{MODEL}", "!1 session by name")),
+    # operations, whose notes and undo name what they did
+    ("branches pane again", ("tab",), ("{BR1_START}", "{BR2_START}", "⏎ Make current")),
+    ("make the fork current", ("down", "enter"), ("{BR2_END} is now",)),
+    ("undo it", ("u",), ("Undid: make {BR2}",)),
+    ("new branch", ("b",), ("edit the name first",)),
+    ("new branch made", ("enter",), ("Branched", "New branch {BR2}")),
+    ("undo the new branch", ("u",), ("Undid: branch {BR2}",)),
+    ("checkpoint", ("m",), ("edit the name first",)),
+    ("checkpoint made", ("enter",), ("Checkpoint “",)),
+    ("undo the checkpoint", ("u",), ("Undid: checkpoint",)),
+    ("label the branch", ("l",), ("Label branch {BR1}",)),
+    ("label saved", ("type:!", "enter"), ("Label saved", "!Label branch")),
+    ("undo the label", ("u",), ("Undid: label {BR1}",)),
+    ("hide the fork", ("down", "a"), ("Hide branch", "Hide {BR2}")),
+    ("hidden", ("y",), ("is hidden", "!Hide branch")),
+    ("show hidden", ("A",), ("{BR2_START}", "Branches · 3")),
+    ("show the fork again", ("down", "a"), ("{BR2_END} is shown",)),
+    ("archived hidden again", ("A",), ("!Branches · 3",)),
+    ("sessions pane again", ("shift+tab",), ("{SESS}", "⏎ Open a Archive")),
+    ("archive it", ("a",), ("Archive {SESS}",)),
+    ("archived", ("y",), ("Session archived", "!Archive {SESS}")),
+    ("undo the archive", ("u",), ("Undid: archive {SESS}",)),
+    ("open in agent, no agent on PATH", ("tab", "o"), ("Open in agent", "was not started", "{CWD}")),
 ]
 # Textual's key names -> tmux's
 TMUX_KEYS = {"tab": "Tab", "escape": "Escape", "enter": "Enter", "down": "Down", "up": "Up",
              "ctrl+p": "C-p", "ctrl+f": "C-f", "dollar_sign": "$", "question_mark": "?",
-             "slash": "/"}
+             "slash": "/", "shift+tab": "BTab"}
 
 
 def expected(texts: tuple[str, ...], name=hostile) -> list[str]:
@@ -247,7 +273,13 @@ def expected(texts: tuple[str, ...], name=hostile) -> list[str]:
     # (the end of a value: what a text field shows of it)
     values |= {f"{tag}_END": f"{tag}\\u202c" if name is hostile else f"{tag} plain"
                for tag in TAGS.values()}
+    values["ISSUE"] = "FAILED ␛[1;31mtest_x" if name is hostile else "FAILED test_x"
     # (its start, where a narrow column cuts it)
     values |= {f"{tag}_START": f"{tag}␛[1;3" if name is hostile else f"{tag} pl"
                for tag in TAGS.values()}
     return [text.format(**values) for text in texts]
+
+
+def on_screen(want: str, screen: str) -> bool:
+    """`want` is on the screen (or, written `!text`, is not)."""
+    return want[1:] not in screen if want.startswith("!") else want in screen

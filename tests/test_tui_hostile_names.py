@@ -14,7 +14,7 @@ import pytest
 
 from conftest import open_fixed
 from core.demo import DEMO_NOW
-from hostile_names import (STEPS, MarkupGuard, build_hostile_names_store, expected, hostile, plain,
+from hostile_names import (STEPS, MarkupGuard, build_hostile_names_store, expected, hostile, on_screen, plain,
                            rendered, sequences_in)
 from tui.app import ArborApp
 
@@ -63,12 +63,13 @@ async def walk(path, name, monkeypatch) -> list[str]:
             found = {k: n for k, n in sequences_in(raw).items() if n}
             if found:
                 faults.append(f"{step}: the terminal got the data's {found}")
-            missing = [want for want in expected(shows, name) if want not in text]
-            if missing:
-                faults.append(f"{step}: not on screen: {missing}\n{text}")
+            wrong = [want for want in expected(shows, name) if not on_screen(want, text)]
+            if wrong:
+                faults.append(f"{step}: not as expected: {wrong}\n{text}")
             for markup, where in guard.parsed:
                 faults.append(f"{step}: parsed as markup: {markup!r}\n{where}")
             guard.parsed.clear()
+            app.clear_notifications()   # (each step sees its own)
     return faults
 
 
