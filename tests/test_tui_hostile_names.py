@@ -85,3 +85,67 @@ async def test_the_walk_passes_on_plain_names(tmp_path, no_agents, monkeypatch):
     path = build_hostile_names_store(tmp_path / "plain.db", name=plain)
     faults = await walk(path, plain, monkeypatch)
     assert not faults, "\n\n".join(faults)
+
+
+PASTED = "pasted \x1b]52;c;SEFDS0VE\x07 \x1b[2J \x1b]8;;https://evil.example/osc8\x1b\\l\x1b]8;;\x1b\\ \u202eend"
+
+
+@pytest.mark.parametrize("opens, field", [
+    (("R",), "#prompt-input"), (("slash",), "Input"), (("tab", "ctrl+f"), "#prompt-input"),
+    (("tab", "c"), "#compact-summary"), (("tab", "r"), "#rollback-summary"),
+    (("ctrl+p", *"Import agent", "enter"), "#import-paths")])
+async def test_what_is_pasted_into_a_field_is_shown_not_sent(tmp_path, opens, field):
+    """Textual's Input and TextArea draw what they hold as it is: an ESC pasted into a
+    field (a name copied from somewhere, say) went to the terminal."""
+    from textual import events
+
+    path = build_hostile_names_store(tmp_path / "names.db", name=plain)
+    app = ArborApp(open_fixed(path), clock=lambda: DEMO_NOW, poll_interval=None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await press(pilot, opens)
+        await settle(app, pilot)
+        focused = app.screen.query_one(field)
+        focused.focus()
+        await pilot.pause()
+        app.post_message(events.Paste(PASTED))   # (as the terminal's paste arrives)
+        await settle(app, pilot)
+        text, raw = rendered(app)
+        for sequence in (b"\x1b]52;", b"\x1b]8;", b"\x1b[2J", "\u202e".encode()):
+            assert sequence not in raw, (field, sequence)
+        assert "␛[2J" in text, (field, text)
+        held = focused.text if hasattr(focused, "text") else focused.value
+        assert ("pasted ␛]52;c;SEFDS0VE␇ ␛[2J ␛]8;;https://evil.example/osc8␛\\l"
+                "␛]8;;␛\\ \\u202eend") in held, (field, held)
+
+
+async def test_a_name_left_as_it_was_is_kept_as_it_was(tmp_path):
+    """The rename and label fields show a name with its controls made visible (`␛`);
+    enter without an edit keeps the name as it is, not as it was shown (it was renamed to
+    what the field showed), and does nothing."""
+    from core import open_store
+    from hostile_names import TAGS
+
+    path = build_hostile_names_store(tmp_path / "names.db")
+    app = ArborApp(open_fixed(path), clock=lambda: DEMO_NOW, poll_interval=None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        for keys in (("R",), ("tab", "l"), ("R",), ("tab", "l")):   # session, branch, entry
+            await press(pilot, keys)
+            await settle(app, pilot)
+            await press(pilot, ("enter",))
+            await settle(app, pilot)
+        await press(pilot, ("u",))          # and nothing was done
+        await settle(app, pilot)
+        assert [n.message for n in app._notifications][-1].startswith("Nothing to undo")
+    store = open_store(path, create=False)
+    try:
+        session = next(s for s in store.list_sessions() if s.name.startswith("SESS"))
+        assert session.name == hostile(TAGS["session"])
+        branches = store.internal_sessions(session.id)
+        assert {b.name for b in branches} == {hostile(TAGS["branch"]), hostile(TAGS["fork"])}
+        assert set(store.branch_labels(session.id).values()) == {
+            hostile(TAGS["branch_label"]), hostile(TAGS["branch_label"]) + "-2"}
+        assert set(store.entry_labels(session.id).values()) == {hostile(TAGS["entry_label"])}
+    finally:
+        store.close()

@@ -13,6 +13,7 @@ from textual.widgets import Button, Input, Static
 
 from .backdrop import FrozenBackdrop
 from ..formatting import DIM, FAINT
+from .safe_fields import SafeInput
 
 
 class ImportDialog(FrozenBackdrop[list[Path] | str | None]):
@@ -25,7 +26,7 @@ class ImportDialog(FrozenBackdrop[list[Path] | str | None]):
             yield Static(Text("Import agent logs", "bold"), classes="dialog-title")
             yield Static(Text("Files or folders (Claude Code, Codex, pi .jsonl; LangGraph .sqlite), "
                               "separated by spaces; quote paths with spaces.", DIM), classes="dialog-hint")
-            yield Input(placeholder="~/.claude/projects ~/.codex/sessions", id="import-paths")
+            yield SafeInput(placeholder="~/.claude/projects ~/.codex/sessions", id="import-paths")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Import", variant="primary", id="import")
                 yield Button("Discover the usual places", id="discover")

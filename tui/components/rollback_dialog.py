@@ -23,6 +23,7 @@ from .action_dialog import ActionDialog
 from .branches_pane import branch_title
 from ..formatting import CHECKPOINT_STYLE, DIM, FAINT, short_id
 from ..safe_text import clean, safe_line
+from .safe_fields import SafeTextArea
 
 
 @dataclass
@@ -61,7 +62,7 @@ class RollbackDialog(ActionDialog[RollbackChoice | None]):
             yield OptionList(*[Option(t.label, id=str(i)) for i, t in enumerate(self.targets)],
                              id="rollback-targets")
             yield Checkbox("Add a branch summary of what is left behind", True, id="rollback-summarise")
-            yield TextArea("", id="rollback-summary", soft_wrap=True, show_line_numbers=False)
+            yield SafeTextArea("", id="rollback-summary", soft_wrap=True, show_line_numbers=False)
             yield Static(Text("", FAINT), id="rollback-left")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Roll back", variant="primary", id="confirm")

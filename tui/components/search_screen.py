@@ -19,6 +19,7 @@ from .backdrop import FrozenBackdrop
 from ..formatting import DIM, FAINT, ROLE_STYLES, SOURCE_STYLES, age, clock_time, count
 from ..safe_text import safe_line
 from .row_list import RowList
+from .safe_fields import SafeInput
 
 NAME_LIMIT = 50
 TEXT_LIMIT = 200
@@ -99,8 +100,8 @@ class SearchScreen(FrozenBackdrop[SearchResult | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog search", id="search-dialog"):
             yield Static(Text("Search sessions, labels and messages", "bold"), classes="dialog-title")
-            yield Input(self.query_text, placeholder="words to find (names, labels, all message text)",
-                        id="search-input")
+            yield SafeInput(self.query_text, placeholder="words to find (names, labels, all message text)",
+                            id="search-input")
             yield Static(Text("type to search · ↓ results · enter jumps · escape closes", FAINT),
                          id="search-status")
             yield ResultList(self.now, id="search-results")
