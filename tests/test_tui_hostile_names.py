@@ -149,3 +149,21 @@ async def test_a_name_left_as_it_was_is_kept_as_it_was(tmp_path):
         assert set(store.entry_labels(session.id).values()) == {hostile(TAGS["entry_label"])}
     finally:
         store.close()
+
+
+def test_the_hand_over_lines_show_names_literally(tmp_path, capsys):
+    """`o` hands the terminal to the agent and says what it runs: the summary names the
+    branch and the file, the command the session's folder. Printed as they were, their
+    escapes reached the terminal the agent was about to use."""
+    from core.agents import ResumePlan
+    from tui.agent_handoff import run_in_terminal
+
+    folder = tmp_path / "w\x1b[2J\x1b]52;c;SEFDS0VE\x07\u202e"
+    folder.mkdir()
+    plan = ResumePlan(agent="Claude Code", argv=["true"], cwd=str(folder),
+                      summary="Wrote \x1b]8;;https://evil.example/osc8\x1b\\branch\x1b]8;;\x1b\\")
+    assert run_in_terminal(plan) == 0
+    said = capsys.readouterr().err
+    assert "\x1b" not in said and "\u202e" not in said and "\x07" not in said
+    assert "running cd '" in said and "w␛[2J␛]52;c;SEFDS0VE␇\\u202e" in said
+    assert "Wrote ␛]8;;https://evil.example/osc8␛\\branch" in said

@@ -1098,5 +1098,5 @@ class ArborApp(HistoryActions, TreeActions, KeysInOrder[int]):
             return
         summary = getattr(report, "summary", None)
         text = clean(summary() if callable(summary) else str(report))
-        self.call_from_thread(self.notify, text[:600], title="Import", markup=False, timeout=10)
+        self.call_from_thread(self.say, text[:600], title="Import", timeout=10)
         self.call_from_thread(self.reload)

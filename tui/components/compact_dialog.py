@@ -248,7 +248,7 @@ class CompactDialog(ActionDialog[CompactChoice | None]):
         if not summary:
             message = ("The summary is still being written; wait for it or write one."
                        if self.summarising else "The summary is empty; write one or cancel.")
-            self.notify(message, severity="warning", markup=False)
+            self.app.say(message, severity="warning")
             return
         self.dismiss(CompactChoice(summary, self.keep))
 

@@ -301,9 +301,8 @@ class EntriesPane(RowList):
         positions = [i for i, row in enumerate(self.rows) if row.seq in hits]
         hidden = len(hits) - len(positions)
         if not positions:
-            self.app.notify(f"All {len(hits):,} entries found are hidden by the filter "
-                            f"({self.mode}) or a fold: f changes the filter.", markup=False,
-                            severity="warning")
+            self.app.say(f"All {len(hits):,} entries found are hidden by the filter "
+                         f"({self.mode}) or a fold: f changes the filter.", severity="warning")
             return
         if step > 0:
             after = [i for i in positions if i > self.cursor]

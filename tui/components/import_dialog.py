@@ -42,7 +42,7 @@ class ImportDialog(FrozenBackdrop[list[Path] | str | None]):
         try:
             words = shlex.split(self.query_one(Input).value)
         except ValueError as error:
-            self.notify(f"Cannot read the paths: {error}", severity="error", markup=False)
+            self.app.say(f"Cannot read the paths: {error}", severity="error")
             return None
         return [Path(word).expanduser() for word in words]
 

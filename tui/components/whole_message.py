@@ -197,7 +197,7 @@ class WholeMessageScreen(Screen[None]):
         except SuspendNotSupported:
             error = "this terminal cannot be handed to a pager"
         if error:
-            self.app.notify(error, severity="warning", markup=False)
+            self.app.say(error, severity="warning")
 
 
 def pager_command() -> list[str]:
