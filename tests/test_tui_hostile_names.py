@@ -167,3 +167,45 @@ def test_the_hand_over_lines_show_names_literally(tmp_path, capsys):
     assert "\x1b" not in said and "\u202e" not in said and "\x07" not in said
     assert "running cd '" in said and "w␛[2J␛]52;c;SEFDS0VE␇\\u202e" in said
     assert "Wrote ␛]8;;https://evil.example/osc8␛\\branch" in said
+
+
+@pytest.mark.parametrize("empty", [False, True])
+async def test_a_store_in_a_folder_with_a_hostile_name(tmp_path, empty, monkeypatch):
+    """The status line and the empty store's page show the store's path: a folder name
+    holding escapes and markup (a checkout of someone else's repository) shows literally."""
+    from core import open_store
+
+    folder = tmp_path / "st\x1b[2J\x1b]52;c;SEFDS0VE\x07[bold]x[@click=app.quit]\u202e"
+    folder.mkdir()
+    if empty:
+        open_store(folder / "names.db").close()
+        path = folder / "names.db"
+    else:
+        path = build_hostile_names_store(folder / "names.db", name=plain)
+    guard = MarkupGuard(monkeypatch)
+    app = ArborApp(open_fixed(path), clock=lambda: DEMO_NOW, poll_interval=None,
+                   store_label=str(path))
+    async with app.run_test(size=(200, 40)) as pilot:
+        await settle(app, pilot)
+        text, raw = rendered(app)
+        assert "st␛[2J␛]52;c;SEFDS0VE␇[bold]x[@click=app.quit]\\u202e" in text, text
+        assert b"\x1b]52;" not in raw and b"\x1b[2J" not in raw and "\u202e".encode() not in raw
+        assert not guard.parsed and app.return_code is None
+
+
+async def test_long_paths_in_the_files_changed_list_keep_their_ends_and_columns(tmp_path):
+    """Two files in a folder with a long name: each row shows where its path ends (the file
+    name), and what A and B did to it stays in sight (the path column took 70 cells and
+    pushed B's column out of the dialog)."""
+    path = build_hostile_names_store(tmp_path / "names.db")
+    app = ArborApp(open_fixed(path), clock=lambda: DEMO_NOW, poll_interval=None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        for keys in (("tab", "d"), ("enter",), ("f",)):
+            await press(pilot, keys)
+            await settle(app, pilot)
+        text, _ = rendered(app)
+        rows = [line for line in text.splitlines() if "PATH" in line and "—" in line]
+        assert len(rows) == 2, text
+        assert any("/main.py" in row for row in rows) and any("/fork.py" in row for row in rows), text
+        assert all(row.count("+1 written") == 1 and "—" in row for row in rows), rows
