@@ -6,11 +6,13 @@ these rules keep the ways in closed:
 
 - a border title or subtitle is never read back from a widget (what it gives is markup:
   set on another widget, a name holding `[` crashed the app, issue 27);
-- `notify` gets a literal or `clean(...)`; every other note goes through `app.say`;
+- `notify` gets a literal or `clean(...)`; every other note goes through `app.say`; a
+  note's title is a literal;
 - nothing in tui/ parses markup or ANSI of its own making from a variable (`from_markup`,
   `from_ansi`, `render_str`, `markup=True`);
-- what a widget parses as markup (Static, Label, Button, Option, Hit, border titles,
-  `update`, `tooltip`, `console.print`) is never a string built with a format or `+`;
+- what a widget parses as markup (Static, Label, Button, Option, Hit, a table's cells,
+  border titles, `update`, `tooltip`, `console.print`) is never a string built with a
+  format or `+`;
 - a name-like value (`.name`, `.label`, `.cwd`, `.source`, `.uid`, `.model`, `.summary`,
   `branch_title(...)`, ...) is never formatted into a Text, a string shown by a widget or
   a line printed to the terminal without passing through `clean`, `safe_line` or
@@ -33,7 +35,7 @@ FILES = sorted(path for path in TUI.rglob("*.py")
 # widgets and calls that parse a string they are given as markup
 MARKUP_TAKERS = {"Static", "Label", "Button", "Option", "Hit", "DiscoveryHit", "Checkbox",
                  "RadioButton", "Tab", "ListItem", "Tree", "add_leaf", "add_option",
-                 "update", "print", "log", "Rule", "Collapsible", "Link"}
+                 "update", "print", "log", "Rule", "Collapsible", "Link", "add_row", "add_column"}
 MARKUP_PARSERS = {"from_markup", "from_ansi", "render_str", "render_markup", "to_content"}
 SANITISERS = {"clean", "safe_line", "safe_text", "safe_markdown_source"}
 # values that come from the store or the disk: names, labels, paths, models...
@@ -123,6 +125,10 @@ def check(path: Path, source: str | None = None) -> list[str]:
             faults.append(f"markup=True: {_where(path, node)}")
         if called in MARKUP_PARSERS and node.args and not isinstance(node.args[0], ast.Constant):
             faults.append(f"parses markup or ANSI of a variable: {_where(path, node)}")
+        # a note's title is a literal (a toast draws it as it is)
+        title = keywords.get("title")
+        if called in ("say", "notify") and title is not None and not isinstance(title, ast.Constant):
+            faults.append(f"a note's title that is not a literal: {_where(path, node)}")
         # notifications: a literal or clean(...); anything else goes through say()
         message = None
         if called == "notify" and function != "say":
@@ -137,8 +143,9 @@ def check(path: Path, source: str | None = None) -> list[str]:
         # what a widget parses as markup is never a built string
         takes_markup = called in MARKUP_TAKERS and (called != "print" or isinstance(node.func, ast.Attribute))
         if takes_markup:
-            for argument in [*node.args[:1], *(keywords[k] for k in ("tooltip", "label", "prompt")
-                                               if k in keywords)]:
+            every = called in ("add_row", "add_column")      # (a table parses each cell)
+            for argument in [*(node.args if every else node.args[:1]),
+                             *(keywords[k] for k in ("tooltip", "label", "prompt") if k in keywords)]:
                 if _is_built_string(argument):
                     faults.append(f"a built string given to {called}: {_where(path, node)}")
         # a name-like value formatted into shown text without a sanitiser
@@ -178,6 +185,8 @@ def test_text_reaches_widgets_through_the_sanitiser(path):
     ("Text('on ' + branch_title(branch))", "branch_title(branch) shown without a sanitiser"),
     ("print(f'arbor: {plan.summary}', file=sys.stderr)", "plan.summary shown without a sanitiser"),
     ("console.print(f'{n} sessions')", "a built string given to print"),
+    ("table.add_row(Text('x'), f'{a.name} ×{n}')", "a built string given to add_row"),
+    ("self.say('Saved.', title=session.name)", "a note's title that is not a literal"),
 ])
 def test_the_rules_catch_what_they_are_for(source, fault):
     faults = check(TUI / "example.py", source)
