@@ -5,7 +5,8 @@ The headless walk (Pilot) opens every pane, screen and dialog on the hostile sto
 each step the app still runs, no text of the data went through a markup parser, the full
 redraw the terminal would get holds none of the data's sequences, and the names are on the
 screen as text (`SESS␛[1;31m[/x]`). The same walk in a real terminal is in
-test_tui_hostile_terminal.py.
+test_tui_hostile_terminal.py, which also walks a plain-named copy of the store (so a step
+that fails here on the hostile store is the names' doing, not the walk's).
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import pytest
 
 from conftest import open_fixed
 from core.demo import DEMO_NOW
-from hostile_names import (STEPS, MarkupGuard, build_hostile_names_store, expected, hostile, on_screen, plain,
-                           rendered, sequences_in)
+from hostile_names import (STEPS, MarkupGuard, build_hostile_names_store, expected, hostile,
+                           on_screen, plain, rendered, sequences_in)
 from tui.app import ArborApp
 
 
@@ -79,15 +80,8 @@ async def test_every_screen_shows_hostile_names_literally(tmp_path, no_agents, m
     assert not faults, "\n\n".join(faults)
 
 
-async def test_the_walk_passes_on_plain_names(tmp_path, no_agents, monkeypatch):
-    """The same walk on harmless names: the steps and what they expect are right (a fault
-    on the hostile store is the names' doing)."""
-    path = build_hostile_names_store(tmp_path / "plain.db", name=plain)
-    faults = await walk(path, plain, monkeypatch)
-    assert not faults, "\n\n".join(faults)
-
-
-PASTED = "pasted \x1b]52;c;SEFDS0VE\x07 \x1b[2J \x1b]8;;https://evil.example/osc8\x1b\\l\x1b]8;;\x1b\\ \u202eend"
+PASTED = ("pasted \x1b]52;c;SEFDS0VE\x07 \x1b[2J \x1b]8;;https://evil.example/osc8\x1b\\l"
+          "\x1b]8;;\x1b\\ \u202eend")
 
 
 @pytest.mark.parametrize("opens, field", [

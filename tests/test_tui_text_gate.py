@@ -62,7 +62,8 @@ def _is_built_string(node: ast.AST) -> bool:
             getattr(side, "value", ""), (int, float)) for side in (node.left, node.right)) \
             or _is_built_string(node.left) or _is_built_string(node.right)
     if isinstance(node, ast.Call) and _name(node.func) in ("format", "join"):
-        return isinstance(node.func, ast.Attribute) and isinstance(node.func.value, (ast.Constant, ast.JoinedStr))
+        return isinstance(node.func, ast.Attribute) and isinstance(node.func.value,
+                                                                   (ast.Constant, ast.JoinedStr))
     return False
 
 
