@@ -41,8 +41,10 @@ def walk_in_tmux(path: Path, tmp_path: Path, name) -> tuple[bytes, list[str]]:
     env = {"HOME": str(tmp_path / "home"), "PATH": str(bin_dir),   # no agent on PATH
            **{key: str(tmp_path / key.lower())
               for key in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR")}}
-    # the app starts on Enter, once everything it writes is being recorded
-    argv = ["/bin/sh", "-c", 'read _ && exec "$@"', "sh", *arbor_command(), "--db", str(path)]
+    # the app starts on Enter, once everything it writes is being recorded; the shell says
+    # how it ended (tmux's own pane_dead_status is now and then empty)
+    argv = ["/bin/sh", "-c", 'read _ && "$@"; echo "arbor ended: $?"', "sh", *arbor_command(),
+            "--db", str(path)]
     faults: list[str] = []
     with Terminal(argv, env=env, config_dir=tmp_path) as term:
         term._tmux("pipe-pane", "-o", "-t", term.target, f"cat >> '{raw}'")
@@ -59,10 +61,10 @@ def walk_in_tmux(path: Path, tmp_path: Path, name) -> tuple[bytes, list[str]]:
                 break
         term.keys("q")        # and it quits as it should
         deadline = time.monotonic() + 20
-        while term.exited() is None and time.monotonic() < deadline:
+        while "arbor ended: " not in term.history() and time.monotonic() < deadline:
             time.sleep(0.05)
-        if term.exited() != 0:
-            faults.append(f"q: the app ended with {term.exited()}:\n{term.history()}")
+        if "arbor ended: 0" not in term.history():
+            faults.append(f"q: the app did not end with 0:\n{term.history()}")
     return raw.read_bytes(), faults
 
 
