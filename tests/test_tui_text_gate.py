@@ -150,7 +150,7 @@ def check(path: Path, source: str | None = None) -> list[str]:
                 if _is_built_string(argument):
                     faults.append(f"a built string given to {called}: {_where(path, node)}")
         # a name-like value formatted into shown text without a sanitiser
-        if called in ("Text", "append", "say", *MARKUP_TAKERS) and called != "update":
+        if called in ("Text", "Content", "append", "say", *MARKUP_TAKERS) and called != "update":
             for argument in node.args[:1]:
                 if isinstance(argument, (ast.JoinedStr, ast.BinOp)) or (
                         isinstance(argument, ast.Call) and _name(argument.func) in ("format", "join")):
@@ -184,6 +184,7 @@ def test_text_reaches_widgets_through_the_sanitiser(path):
     ("Text(f'Compacted {branch.name}')", "branch.name shown without a sanitiser"),
     ("line.append(f' {session.cwd} ', DIM)", "session.cwd shown without a sanitiser"),
     ("Text('on ' + branch_title(branch))", "branch_title(branch) shown without a sanitiser"),
+    ("Content(f'{row.label} ')", "row.label shown without a sanitiser"),
     ("print(f'arbor: {plan.summary}', file=sys.stderr)", "plan.summary shown without a sanitiser"),
     ("console.print(f'{n} sessions')", "a built string given to print"),
     ("table.add_row(Text('x'), f'{a.name} ×{n}')", "a built string given to add_row"),
