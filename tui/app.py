@@ -27,6 +27,7 @@ from core.store import SessionSummary, Store, open_store
 from .history_actions import HistoryActions
 from .tree_actions import TreeActions
 from .palette import ArborCommands
+from .screenshot import ScreenshotActions
 from .components.branches_pane import (BranchesPane, branch_title, flatten, own_usage,
                                        visible_branches)
 from .components.empty_state import EmptyState, empty_text
@@ -59,7 +60,7 @@ def _label_description(text: str, what: str) -> str:
     return f"label {what} {label}" if label else f"clear the label of {what}"
 
 
-class ArborApp(HistoryActions, TreeActions, KeysInOrder[int]):
+class ArborApp(HistoryActions, TreeActions, ScreenshotActions, KeysInOrder[int]):
     CSS_PATH = "app.tcss"
     TITLE = "arbor"
     # Focus is given when the first rows arrive (_show_panes), never by Textual at mount:
