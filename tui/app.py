@@ -27,6 +27,7 @@ from core.store import SessionSummary, Store, open_store
 from .history_actions import HistoryActions
 from .tree_actions import TreeActions
 from .palette import ArborCommands
+from . import search_indexing
 from .screenshot import ScreenshotActions
 from .components.branches_pane import (BranchesPane, branch_title, flatten, own_usage,
                                        visible_branches)
@@ -186,6 +187,7 @@ class ArborApp(HistoryActions, TreeActions, ScreenshotActions, KeysInOrder[int])
             gc.enable()
         self.load_sessions(first=True)
         self._starting = False
+        search_indexing.start(self)   # (after an upgrade: the index's backlog, in a thread)
         if self.poll_interval:
             self.set_interval(self.poll_interval, self._poll)
         if self.follow:

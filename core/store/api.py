@@ -32,6 +32,7 @@ if TYPE_CHECKING:       # import of appended lines needs neither, ~5 ms of its s
     from typing import Any, Callable, Iterator   # nor typing, ~2.5 ms)
 
     from ..clock import Clock
+    from .search import BacklogStep, SearchCoverage, SearchResults
     from ..session_types import (SequencedSessionCapabilityEvent, SequencedSessionRunEvent,
                                  SessionCapabilities, SessionCapabilityEvent, SessionRunEvent)
 
@@ -1833,16 +1834,36 @@ class Store:
     # ------------------------------------------------------------------- search
     def search(self, query: str, *, limit: int = 200, external_session_id: int | None = None
                ) -> list[SearchHit]:
-        """Message text through the search index, newest first. Any text is a valid query:
-        words are matched as prefixes."""
-        words = re.findall(r"\w+", query, flags=re.UNICODE)
-        if not words:
-            return []
-        sql, args = self._sql.search(words, external_session_id=external_session_id, limit=limit)
-        with self.reading() as conn:
-            rows = conn.execute(sql, args).fetchall()
-        return [SearchHit(r[0], r[1], r[2], r[3], r[4], r[5], r[6],
-                          snippet(search_text(r[4], _loads(r[7], {})), words)) for r in rows]
+        """Message text through the search index, best match first. Any text is a valid
+        query: words are matched by their stems and as prefixes, "quoted phrases" as
+        written (core/store/search.py)."""
+        from . import search
+
+        return search.search_messages(self, query, limit=limit,
+                                      external_session_id=external_session_id)
+
+    def search_all(self, query: str, *, include_archived: bool = False, names: int = 50,
+                   messages: int = 200) -> SearchResults:
+        """Sessions by name, labelled entries and message text for one query, with how much
+        of the history the index covers: what `/` shows (core/store/search.py)."""
+        from . import search
+
+        return search.search_all(self, query, include_archived=include_archived, names=names,
+                                 messages=messages)
+
+    def search_coverage(self) -> SearchCoverage:
+        """How much of the history the search index covers (all of it but after an upgrade
+        of a big store, until `index_search_backlog` has caught up)."""
+        from . import search
+
+        return search.coverage(self)
+
+    def index_search_backlog(self, budget_ms: float = 100.0) -> BacklogStep:
+        """Index the newest part of what the search index does not cover yet, in one write
+        transaction of about `budget_ms`; call again until the step says it is done."""
+        from . import search
+
+        return search.index_backlog(self, budget_ms)
 
     def search_labels(self, query: str, *, limit: int = 50) -> list[SearchHit]:
         """Labelled entries whose current label has every word of `query` (anywhere in it,
@@ -1873,10 +1894,13 @@ class Store:
                 break
         return hits
 
-    def search_session_names(self, text: str, *, include_archived: bool = False) -> list[SessionSummary]:
-        needle = text.casefold()
-        return [s for s in self.list_sessions(include_archived=include_archived)
-                if needle in s.name.casefold() or needle in s.uid.casefold()]
+    def search_session_names(self, text: str, *, include_archived: bool = False,
+                             limit: int | None = None) -> list[SessionSummary]:
+        """Sessions whose name matches `text` as typed (prefixes, pieces of words, stems,
+        typos), best first; or whose uid has it."""
+        from . import search
+
+        return search.search_names(self, text, include_archived=include_archived, limit=limit)
 
     def branch_containing(self, seq: int) -> InternalSession | None:
         """A branch whose path holds the entry: the current one if it does, else the newest."""
@@ -2064,9 +2088,14 @@ def snippet(text: str | None, words: list[str], width: int = 160) -> str:
     """A one-line excerpt around the first matched word."""
     if not text:
         return ""
+    from ..search_query import stem_hint
+
     flat = " ".join(text.split())
     lowered = flat.casefold()
-    position = min((p for p in (lowered.find(w.casefold()) for w in words) if p >= 0), default=0)
+    position = min((p for p in (lowered.find(w.casefold()) for w in words) if p >= 0), default=-1)
+    if position < 0:   # matched through its stem ("migration" on "Migrate")
+        position = min((p for p in (lowered.find(h) for w in words for h in stem_hint(w)[1:])
+                        if p >= 0), default=0)
     start = max(0, position - width // 3)
     excerpt = flat[start:start + width]
     return ("…" if start else "") + excerpt + ("…" if start + width < len(flat) else "")

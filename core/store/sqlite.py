@@ -212,6 +212,16 @@ class Statements:
             sql += f" LIMIT {int(limit)}"
         return sql
 
+    @staticmethod
+    def sessions_with_ids(count: int) -> str:
+        """The session list's rows of `count` sessions, by id (any order)."""
+        return _SUMMARY_SELECT + " WHERE x.id IN (" + ",".join(["?"] * count) + ")"
+
+    # every session's name, for search to score (core/name_match.py)
+    SESSION_NAMES = "SELECT id, session_name, uid FROM external_sessions ORDER BY updated_at DESC, id DESC"
+    SESSION_NAMES_ACTIVE = ("SELECT id, session_name, uid FROM external_sessions WHERE is_active = 1"
+                            " ORDER BY updated_at DESC, id DESC")
+
     # --------------------------------------------------------------- lineage
     # (core.lineage: sub-agents and forks under the session and entry they came from)
     SPAWN_POINT_ADD = ("INSERT OR IGNORE INTO spawn_points(spawn_key, external_session_id, seq)"
@@ -520,25 +530,6 @@ class Statements:
     # ---------------------------------------------------------------- search
     SEARCH_INSERT = sqlite_search.INSERT
 
-    @staticmethod
-    def search(words: list[str], *, external_session_id: int | None, limit: int
-               ) -> tuple[str, list[Any]]:
-        """Entries whose text has every word (as a prefix), newest first.
-
-        Newest first: the index keeps no word counts to rank by, and in a log of one's own
-        work the latest mention is usually the one looked for. LIMIT then stops the index
-        scan early, however common the word."""
-        match = " ".join('"' + w.replace('"', '""') + '"*' for w in words)
-        sql = ("SELECT e.seq, e.id, e.external_session_id, x.session_name, e.type, e.role,"
-               " e.timestamp, e.data FROM entries_fts f JOIN entries e ON e.seq = f.rowid"
-               " JOIN external_sessions x ON x.id = e.external_session_id WHERE entries_fts MATCH ?")
-        args: list[Any] = [match]
-        if external_session_id is not None:
-            sql += " AND e.external_session_id = ?"
-            args.append(external_session_id)
-        sql += f" ORDER BY f.rowid DESC LIMIT {int(limit)}"
-        return sql, args
-
     # ----------------------------------------------------------------- usage
     USAGE_INSERT = (
         "INSERT INTO usage(external_session_id, provider, protocol, model, input_tokens,"
@@ -751,6 +742,7 @@ class SQLiteBackend:
 
     name = "sqlite"
     sql = Statements
+    search_index = sqlite_search   # the full-text index's statements (core/store/search.py)
     errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
     takes_scratch = True   # sessions of a worker's scratch store move in (sqlite_merge.py)
 
@@ -949,7 +941,7 @@ class SQLiteBackend:
     def forget_session_entries(conn: sqlite3.Connection, external_session_id: int) -> None:
         """Before a session's entries are deleted: take them out of the search index (the
         FTS5 index is contentless: it is told each text to remove)."""
-        sqlite_search.unindex_entries(conn, "WHERE external_session_id = ?", (external_session_id,))
+        sqlite_search.forget_session(conn, external_session_id)
 
     # ------------------------------------------------------------ bulk writes
     def start_bulk(self, conn: sqlite3.Connection,
