@@ -36,7 +36,9 @@ def word_scores(word: str, vocabulary: Iterable[str]) -> dict[str, float]:
 
     vocabulary = list(vocabulary)
     found: dict[str, float] = {}
-    if len(word) >= 4:
+    # (a number is a name's id or version: "04242" is not a typo of "04243")
+    tolerant = len(word) >= 4 and not any(c.isdigit() for c in word)
+    if tolerant:
         for candidate, score, _ in process.extract(word, vocabulary, scorer=fuzz.ratio,
                                                   score_cutoff=_similar_from(word), limit=None):
             found[candidate] = score * 0.85     # a typo: below any exact kind of match
@@ -47,7 +49,7 @@ def word_scores(word: str, vocabulary: Iterable[str]) -> dict[str, float]:
             score = PREFIX
         elif len(word) >= 3 and word in candidate:
             score = INSIDE
-        elif len(word) >= 5 and len(commonprefix((word, candidate))) >= \
+        elif tolerant and len(word) >= 5 and len(commonprefix((word, candidate))) >= \
                 max(4, min(len(word), len(candidate)) - 2):
             score = STEM
         else:

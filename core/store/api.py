@@ -1936,12 +1936,14 @@ class Store:
 
     # ------------------------------------------------------------------ usage
     def usage_report(self, by: str = "day", *, since: Any = None, until: Any = None,
-                     source: str | None = None, timezone: str | None = None) -> Any:
-        """`arbor usage`: a `core.usage.Report` (rows per group, and totals)."""
+                     source: str | None = None, timezone: str | None = None,
+                     copies_under_original: bool = False) -> Any:
+        """`arbor usage`: a `core.usage.Report` (rows per group, and totals); by session,
+        `copies_under_original` folds each copy of a session into its original's row."""
         from . import usage_queries
 
         return usage_queries.report(self, by, since=since, until=until, source=source,
-                                    zone_name=timezone)
+                                    zone_name=timezone, copies_under_original=copies_under_original)
 
     def session_usage(self) -> dict[int, Any]:
         """Every session's usage figure (`core.usage.Figure`), its sub-agents' included, from
