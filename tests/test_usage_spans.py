@@ -104,15 +104,7 @@ def app_for(path) -> ArborApp:
 def _usage(*keys):
     async def run(pilot) -> None:
         await settle(pilot)
-        await pilot.press("dollar_sign")
-        await settle(pilot)
-        for key in keys:
-            if key.startswith("type:"):
-                for char in key[5:]:
-                    await pilot.press({" ": "space", "-": "minus"}.get(char, char))
-            else:
-                await pilot.press(key)
-            await settle(pilot)
+        await _usage_keys(pilot, "dollar_sign", *keys)
     return run
 
 
