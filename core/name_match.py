@@ -38,6 +38,7 @@ def word_scores(word: str, vocabulary: Iterable[str]) -> dict[str, float]:
     found: dict[str, float] = {}
     # (a number is a name's id or version: "04242" is not a typo of "04243")
     tolerant = len(word) >= 4 and not any(c.isdigit() for c in word)
+    stems, stem = tolerant and len(word) >= 5, word[:4]
     if tolerant:
         for candidate, score, _ in process.extract(word, vocabulary, scorer=fuzz.ratio,
                                                   score_cutoff=_similar_from(word), limit=None):
@@ -49,7 +50,7 @@ def word_scores(word: str, vocabulary: Iterable[str]) -> dict[str, float]:
             score = PREFIX
         elif len(word) >= 3 and word in candidate:
             score = INSIDE
-        elif tolerant and len(word) >= 5 and len(commonprefix((word, candidate))) >= \
+        elif stems and candidate.startswith(stem) and len(commonprefix((word, candidate))) >= \
                 max(4, min(len(word), len(candidate)) - 2):
             score = STEM
         else:
