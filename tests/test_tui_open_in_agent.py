@@ -238,3 +238,74 @@ def test_o_is_in_the_palette_and_the_footer_of_both_panes():
     for pane in (BranchesPane, MessagesPane):
         binding = next(b for b in pane.BINDINGS if b.key == "o")
         assert binding.action == "app.open_in_agent" and binding.show
+
+
+# ------------------------------------------- what the agent added, with follow on
+def agent_file(call: dict, tmp: Path) -> Path:
+    """The file the fake agent appended to."""
+    if call["name"] == "pi":
+        return Path(call["argv"][1])
+    pattern = f"{call['argv'][1]}.jsonl" if call["name"] == "claude" else \
+        f"rollout-*-{call['argv'][1]}.jsonl"
+    [path] = (tmp / call["name"]).rglob(pattern)
+    return path
+
+
+@pytest.fixture
+def followed(agents, monkeypatch):
+    """The app follows the agents' folders (as `arbor` does by default), and the stand-in for
+    App.suspend returns only once the follower has imported all the agent wrote: a real
+    agent runs for as long as a person types, and the follower reads its lines as they come,
+    long before the agent exits."""
+    for folder in ("claude/projects", "codex/sessions", "pi/sessions"):
+        (agents["tmp"] / folder).mkdir(parents=True, exist_ok=True)
+
+    @contextlib.contextmanager
+    def suspend(self):
+        agents["suspended"].append(True)
+        yield
+        import time
+
+        path = agent_file(agents["calls"]()[-1], agents["tmp"])
+        size = path.stat().st_size
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            stamps = self.store.import_stamps()
+            if any(str(path) in key and stamp[2] == size for key, stamp in stamps.items()):
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"the follower did not import {path}")
+
+    monkeypatch.setattr(ArborApp, "suspend", suspend)
+    return agents
+
+
+@pytest.mark.parametrize("name, agent, append, added", [
+    (LOGIN, "Claude Code", "quit", 5),
+    (RELEASE, "pi", "1", 2),
+    (PAYMENTS, "Codex", "1", 2)])
+@pytest.mark.parametrize("status", [0, 1])
+async def test_what_the_agent_wrote_is_counted_when_the_follower_read_it_first(
+        demo_db, followed, monkeypatch, name, agent, append, added, status):
+    """The report: back from Claude Code, arbor said it added nothing, while Claude had
+    appended 11 lines (5 of them messages) that the follower had already imported."""
+    monkeypatch.setenv("FAKE_AGENT_APPEND", append)
+    monkeypatch.setenv("FAKE_AGENT_EXIT", str(status))
+    app = make_app(demo_db, follow={"home": followed["home"]})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert await wait_until(pilot, lambda: app.live_follow.mode in ("notify", "polling"))
+        await choose_session(pilot, name)
+        await pilot.press("tab", "o")
+        await wait_for_return(pilot, followed)
+        text = said(app)
+        assert f"Back from {agent}: {added} new messages." in text, text
+        executable = {"Claude Code": "claude", "pi": "pi", "Codex": "codex"}[agent]
+        assert (f"({executable} exited with status 1.)" in text) == bool(status)
+        # the session shown is the one the agent carried on, its lines at the end of the branch
+        prompt = "Please say hello" if append == "quit" else "Carried on in the agent"
+        from core.entries import content_text
+
+        texts = [content_text(e.message.get("content")) for e in
+                 app.store.path_entries(app.branch.head_seq) if e.message]
+        assert prompt in texts[-added:][:3]

@@ -11,11 +11,14 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import signal
 import subprocess
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Mapping
+from typing import Iterator, Mapping
 
 from ..clock import utc_now
 from ..errors import NotFound
@@ -125,10 +128,39 @@ def prepare_resume(store, session, branch=None, *, at_seq: int | None = None,
 
 
 def run(plan: ResumePlan, env: Mapping[str, str] | None = None) -> int:
-    """Run the plan's command in this terminal from its directory; its exit status."""
+    """Run the plan's command in this terminal from its directory; its exit status (128 + N
+    for an agent ended by signal N, as a shell reports it)."""
     if not plan.argv:
         return 0
     child_env = dict(os.environ if env is None else env)
     child_env["PWD"] = plan.cwd
-    completed = subprocess.run(plan.argv, cwd=plan.cwd, env=child_env)
-    return completed.returncode
+    with _keyboard_signals_left_to_the_agent():
+        completed = subprocess.run(plan.argv, cwd=plan.cwd, env=child_env)
+    code = completed.returncode
+    return 128 - code if code < 0 else code
+
+
+@contextmanager
+def _keyboard_signals_left_to_the_agent() -> Iterator[None]:
+    """While the agent runs in the foreground, Ctrl-C and Ctrl-\\ are the agent's: the
+    terminal sends SIGINT/SIGQUIT to the whole process group, and this process waits instead
+    of dying or killing the agent (Python's subprocess kills the child 0.25 s after a
+    KeyboardInterrupt, before an agent that stops a turn on Ctrl-C has written it down).
+    As system(3) does; a caught signal is reset to its default in the child by exec, unlike
+    an ignored one, so the agent gets the signals as usual."""
+    if threading.current_thread() is not threading.main_thread():
+        yield               # only the main thread may set handlers (and only it gets them)
+        return
+    kept = {}
+    for number in (signal.SIGINT, getattr(signal, "SIGQUIT", None)):
+        if number is not None:
+            kept[number] = signal.signal(number, _wait_for_the_agent)
+    try:
+        yield
+    finally:
+        for number, handler in kept.items():
+            signal.signal(number, handler)
+
+
+def _wait_for_the_agent(_signum, _frame) -> None:
+    """The agent has the signal too, and decides what it means."""
