@@ -10,6 +10,11 @@ meta "Continue from where you left off." and its synthetic answer, the prompt, t
 attachments, the partial reply, the interruption, and last-prompt / mode / permission-mode
 lines (11 lines, 5 of them messages).
 
+FAKE_AGENT_APPEND=opened: what each agent appended when started on a session and quit at
+once (Claude Code 2.1.197: `mode` and `permission-mode` lines; pi 0.73.1: a
+`thinking_level_change` entry; Codex 0.171.0: a `thread_settings_applied` event): its own
+state, nothing of the conversation.
+
 FAKE_AGENT_SIGINT=1: before appending, the agent sends SIGINT to its process group, as a
 terminal does on Ctrl-C, handles it itself (as the agents do: Ctrl-C stops a turn), takes a
 second to finish, then appends and exits with $FAKE_AGENT_EXIT. A parent that does not
@@ -44,6 +49,35 @@ def _append(path: str, lines: list[dict]) -> None:
     with open(path, "a", encoding="utf-8") as handle:
         for line in lines:
             handle.write(json.dumps(line) + "\n")
+
+
+def resumed_file(name: str, argv: list[str]) -> str:
+    if name == "pi":
+        return argv[1]
+    if name == "claude":
+        home = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.expanduser("~/.claude")
+        [path] = glob.glob(f"{home}/projects/*/{argv[1]}.jsonl")
+        return path
+    home = os.environ.get("CODEX_HOME") or os.path.expanduser("~/.codex")
+    [path] = glob.glob(f"{home}/sessions/*/*/*/rollout-*-{argv[1]}.jsonl")
+    return path
+
+
+def open_and_quit(name: str, argv: list[str]) -> None:
+    path = resumed_file(name, argv)
+    when = "2026-11-29T12:30:00.000Z"
+    if name == "claude":
+        session = argv[1]
+        _append(path, [{"type": "mode", "mode": "normal", "sessionId": session},
+                       {"type": "permission-mode", "permissionMode": "default", "sessionId": session}])
+    elif name == "pi":
+        last = [json.loads(line) for line in open(path, encoding="utf-8")][-1]
+        _append(path, [{"type": "thinking_level_change", "id": "fa4e00aa", "parentId": last["id"],
+                        "timestamp": when, "thinkingLevel": "off"}])
+    else:
+        _append(path, [{"timestamp": when, "type": "event_msg", "payload": {
+            "type": "thread_settings_applied", "thread_id": argv[1],
+            "thread_settings": {"model": "gpt-5.1-codex"}}}])
 
 
 def carry_on(name: str, argv: list[str]) -> None:
@@ -143,6 +177,8 @@ def main() -> int:
         interrupt_own_group()
     if os.environ.get("FAKE_AGENT_APPEND") in ("1", "quit"):
         carry_on(name, argv)
+    elif os.environ.get("FAKE_AGENT_APPEND") == "opened":
+        open_and_quit(name, argv)
     code = int(os.environ.get("FAKE_AGENT_EXIT", "0"))
     if code < 0:                      # ended by that signal
         signal.signal(-code, signal.SIG_DFL)

@@ -74,7 +74,8 @@ async def test_o_on_a_branch_runs_its_agent_and_shows_what_it_added(demo_db, age
         assert call["name"] == "claude" and call["argv"][0] == "--resume"
         assert call["cwd"] == call["pwd"] == str(agents["home"] / "src" / "webapp")
         new = app.store.get_external_session_by_uid(call["argv"][1])
-        assert new is not None and new.session_name == f"{LOGIN} (branch)"
+        # named after the branch (its label in the demo), as Claude Code's picker lists it
+        assert new is not None and new.session_name == f"{LOGIN} · waitForURL variant"
         # back in the app: the new session is shown with what the agent added
         assert app.session_id == new.id
         assert "Back from Claude Code: 2 new messages." in said(app)
@@ -124,8 +125,11 @@ async def test_o_on_a_message_carries_on_from_that_message(demo_db, agents):
         assert call["name"] == "pi" and call["argv"][0] == "--session"
         written = [json.loads(line) for line in Path(call["argv"][1]).read_text().splitlines()]
         ids = [line.get("id") for line in written]
-        # the branch up to the message, then what the agent added
-        assert ids[ids.index(entry.id) + 1:] == ["fa4e0001", "fa4e0002"]
+        # the branch up to the message, its name (pi's session_info), then what the agent added
+        after = written[ids.index(entry.id) + 1:]
+        assert [line["type"] for line in after] == ["session_info", "message", "message"]
+        assert after[0]["name"] == f"{RELEASE} · main, up to {entry.id}"
+        assert [line["id"] for line in after[1:]] == ["fa4e0001", "fa4e0002"]
         assert "Back from pi: 2 new messages." in said(app)
 
 
@@ -309,3 +313,31 @@ async def test_what_the_agent_wrote_is_counted_when_the_follower_read_it_first(
         texts = [content_text(e.message.get("content")) for e in
                  app.store.path_entries(app.branch.head_seq) if e.message]
         assert prompt in texts[-added:][:3]
+
+
+async def test_o_again_on_the_unchanged_branch_resumes_the_same_session(demo_db, agents, monkeypatch):
+    """Back from an agent that was opened and quit (it wrote its mode lines, nothing of the
+    conversation), `o` on the same branch runs the agent on the session written the first
+    time: no identical copy in the agent's picker or in arbor."""
+    monkeypatch.setenv("FAKE_AGENT_APPEND", "opened")
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose_session(pilot, LOGIN)
+        sessions = len(app.store.list_sessions())
+        await pilot.press("tab")
+        branch = app.branches_pane.highlighted
+        await pilot.press("o")
+        await wait_for_return(pilot, agents)
+        assert "Back from Claude Code; it added nothing to the session." in said(app)
+        assert len(app.store.list_sessions()) == sessions + 1
+        await choose_session(pilot, LOGIN)
+        await pilot.press("tab")
+        app.branches_pane.focus()
+        assert app.branches_pane.highlighted.id == branch.id
+        await pilot.press("o")
+        await wait_for_return(pilot, agents, count=2)
+        first, second = agents["calls"]()
+        assert first["argv"] == second["argv"]
+        assert len(app.store.list_sessions()) == sessions + 1
+        assert len(list((agents["tmp"] / "claude").rglob("*.jsonl"))) == 1

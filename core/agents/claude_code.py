@@ -17,7 +17,9 @@ copied from (as `forkSession` marks them). A tool call whose result is not on th
 the result Claude Code itself writes for an interrupted call, right after it, so the call
 survives the loader. A compaction is a `compact_boundary` (no parent, `logicalParentUuid`
 the line before, `compactMetadata` with a `preservedSegment` when it keeps messages) and
-its `isCompactSummary` user message. A `custom-title` "<name> (branch)" ends the file.
+its `isCompactSummary` user message. A `custom-title` line (what Claude Code's `/rename`
+writes, and what its picker lists the session by) ends the file: the session's name and the
+branch's label or name (`BranchToWrite.title`).
 Command: `claude --resume <uuid>`.
 """
 
@@ -331,7 +333,7 @@ class _Lines:
                                                 if content is not None else ""})
             entry = following
         yield from self.close_calls()
-        yield {"type": "custom-title", "customTitle": f"{self.job.name} (branch)",
+        yield {"type": "custom-title", "customTitle": self.job.title,
                "sessionId": self.session_id}
 
     def message(self, entry: Entry, message: dict[str, Any], uuid: str | None = None
@@ -413,12 +415,22 @@ def folder_cwd(cwd: str) -> str:
     return os.path.realpath(cwd) if cwd and os.path.isdir(cwd) else cwd
 
 
-def write(job: BranchToWrite) -> tuple[Path, str]:
-    """Write the branch as a new Claude Code transcript; returns (file, session uuid)."""
+def place(job: BranchToWrite) -> tuple[Path, str]:
+    """Where the new transcript goes and its session uuid (nothing is written)."""
     session_id = job.ids.uuid4()
-    target = transcript_dir(folder_cwd(job.cwd), job.env) / f"{session_id}.jsonl"
+    return transcript_dir(folder_cwd(job.cwd), job.env) / f"{session_id}.jsonl", session_id
+
+
+def write(job: BranchToWrite, target: Path, session_id: str) -> None:
+    """Write the branch as a new Claude Code transcript at `target` (from `place`)."""
     write_new_file(target, _Lines(job, session_id).lines())
-    return target, session_id
+
+
+def adds_nothing(line: Any) -> bool:
+    """Whether a line Claude Code appended leaves the conversation where it was: its
+    bookkeeping (`mode` and `permission-mode` on every start and quit, `last-prompt`,
+    titles, file snapshots) has no `uuid`; every message and attachment has one."""
+    return isinstance(line, dict) and "uuid" not in line and "parentUuid" not in line
 
 
 def command(session_id: str) -> list[str]:

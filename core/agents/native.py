@@ -9,6 +9,7 @@ no existing file, the agent's own or another, is ever replaced.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import tempfile
 import time
@@ -98,6 +99,22 @@ def env_dir(env: Mapping[str, str], name: str) -> Path | None:
     return Path(value)
 
 
+# ------------------------------------------------------------------ titles
+TITLE_LIMIT = 120
+# C0 and C1 controls, DEL, and the bidirectional overrides and isolates (text that reads
+# one way and is stored another): none belongs in a title an agent's picker prints.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def one_line(text: str) -> str:
+    """Text for a title: controls out, every run of white space one space."""
+    return " ".join(_UNPRINTABLE.sub(" ", str(text)).split())
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 # ------------------------------------------------------ text for other agents
 BRANCH_PREFIX = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
 BRANCH_SUFFIX = "</summary>"
@@ -139,6 +156,22 @@ class BranchToWrite:
     @property
     def name(self) -> str:
         return self.session.session_name or self.session.uid
+
+    @property
+    def title(self) -> str:
+        """What the written session is called in the agent's picker: the session's name and
+        the branch by its label (else its name), with the entry it stops at when that is
+        not the branch's head: "Flaky parser test · retry with a fake clock", "… · main,
+        up to 3f2a9c1e". One line, without control characters, at most TITLE_LIMIT long."""
+        branch = self.branch
+        what = self.store.branch_labels(self.session.id).get(branch.id) or branch.name or \
+            ("main" if branch.parent_session_id is None else f"branch {branch.id}")
+        if self.head_seq != branch.head_seq:
+            entry = self.labels().get(self.head_seq) or self.head().id[:8]
+            what = f"{what}, up to {entry}"
+        name = one_line(self.name)
+        what = one_line(what)
+        return clip(name if what == name else f"{name} · {what}", TITLE_LIMIT)
 
     def path(self) -> Iterator[Entry]:
         """The entries from the root to the head, read a page at a time."""

@@ -10,7 +10,8 @@ pi leaves the path's own `label` entries out, and so cuts the chain below every 
 (the next entry's parent is missing, and pi's loader stops there, losing the history before
 it). arbor keeps them, and writes label entries only for labels whose state at the end of
 the path differs from arbor's (a label set or cleared in arbor, or by a label entry on
-another branch).
+another branch). A `session_info` entry ends the file, as pi's `/name` writes one: the
+session is called after the branch in pi's session list (`BranchToWrite.title`).
 
 Where: `$PI_CODING_AGENT_SESSION_DIR` when set (pi uses it as the session folder itself),
 else `<agent dir>/sessions/--<cwd without its leading '/', '/', '\\' and ':' as '-'>--/`,
@@ -79,17 +80,35 @@ def lines(job: BranchToWrite, session_id: str, parent_file: str | None) -> Itera
             line["label"] = label
         yield line
         parent = label_id
+    # the title, as pi's /name writes it (the latest session_info names the session)
+    info_id = job.ids.token(4)
+    while info_id in ids:
+        info_id = job.ids.token(4)
+    yield {"type": "session_info", "id": info_id, "parentId": parent,
+           "timestamp": stamp(job.now), "name": job.title}
 
 
-def write(job: BranchToWrite) -> tuple[Path, str]:
-    """Write the branch as a new pi session; returns (file, session id)."""
+def place(job: BranchToWrite) -> tuple[Path, str]:
+    """Where the new session goes and its id (nothing is written)."""
     session_id = job.ids.uuid7(job.now)
-    folder = session_dir(job.cwd, job.env)
     name = stamp(job.now).replace(":", "-").replace(".", "-")
-    target = folder / f"{name}_{session_id}.jsonl"
+    return session_dir(job.cwd, job.env) / f"{name}_{session_id}.jsonl", session_id
+
+
+def write(job: BranchToWrite, target: Path, session_id: str) -> None:
+    """Write the branch as a new pi session at `target` (from `place`)."""
     parent = job.metadata.get("path")
     write_new_file(target, lines(job, session_id, parent if isinstance(parent, str) else None))
-    return target, session_id
+
+
+# entries that change pi's settings or names, not the conversation (pi writes a
+# thinking_level_change as it opens a session)
+_SETTINGS = frozenset({"thinking_level_change", "model_change", "session_info", "label"})
+
+
+def adds_nothing(line: Any) -> bool:
+    """Whether an entry pi appended leaves the conversation where it was."""
+    return isinstance(line, dict) and line.get("type") in _SETTINGS
 
 
 def command(file: Path) -> list[str]:
