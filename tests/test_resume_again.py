@@ -105,6 +105,22 @@ CARRIED_ON = {
               "payload": {"type": "user_message", "message": "go on"}}}
 
 
+def chained(path: Path, lines: list[dict]) -> list[dict]:
+    """`lines` with their parents set as the agent sets them: after the file's last entry
+    (pi: `parentId`, each after the one before) or its last message line (Claude Code)."""
+    written = [json.loads(row) for row in path.read_text(encoding="utf-8").splitlines()]
+    out = []
+    if "parentId" in lines[0]:
+        parent = written[-1]["id"]
+        for line in lines:
+            out.append({**line, "parentId": parent})
+            parent = line["id"]
+    else:
+        parent = [row for row in written if "uuid" in row][-1]["uuid"]
+        out = [{**line, "parentUuid": parent} if "parentUuid" in line else line for line in lines]
+    return out
+
+
 def append(path: Path, lines: list[dict]) -> None:
     with open(path, "a", encoding="utf-8") as handle:
         for line in lines:
@@ -299,3 +315,70 @@ def test_dry_run_on_a_session_arbor_owns_changes_no_branch(tmp_path, env):
     assert store.current_internal_session(session.id).id == current
     assert len(store.internal_sessions(session.id)) == branches
     store.close()
+
+
+# ------------------------------------------- the session arbor wrote, resumed itself
+@pytest.mark.parametrize("agent", ["pi", "claude"])
+def test_the_session_arbor_wrote_is_carried_on_in_place(tmp_path, env, agent):
+    """Back from the agent, the app shows the session arbor wrote (imported). Resuming its
+    branch again runs the agent on that same file, whether the agent only opened it or
+    carried it on: no copy of a copy ("… · Instead, … · main")."""
+    store, session, branch = stored(tmp_path, env, agent)
+    first = resume(store, session, branch, env)
+    append(first.file, chained(first.file, STARTED_AND_QUIT[agent]))
+    import_paths(store, [first.file])
+    written_session = store.get_external_session_by_uid(first.native_id)
+    again = resume(store, written_session, None, env, ids=fixed_ids(700))
+    assert again.file is None and "nothing to write" in again.summary
+    assert again.argv == first.argv and again.native_id == first.native_id
+    # the agent carried it on: resuming where it stopped is that file still
+    append(first.file, chained(first.file, [CARRIED_ON[agent]]))
+    import_paths(store, [first.file])
+    assert resume(store, written_session, None, env, ids=fixed_ids(800)).argv == first.argv
+    assert len(written(env)) == 1
+    # an earlier point of it is a new session, as for any other
+    middle = [e for e in store.path_entries(store.current_internal_session(
+        written_session.id).head_seq) if e.type == "message"][2]
+    inside = resume(store, written_session, None, env, at_seq=middle.seq, ids=fixed_ids(900))
+    assert inside.file is not None and inside.file != first.file
+
+
+def test_the_agents_own_session_is_forked_not_carried_on_in_place(tmp_path, env):
+    """A session the agent wrote itself is forked even when the branch ends where its file
+    ends (Codex apart, whose rollout is linear): its own file is the user's, not arbor's."""
+    from core.agents.claude_code import transcript_dir
+
+    store = open_store(tmp_path / "arbor.db")
+    log = claude_session(CWD)
+    own = log.write(transcript_dir(CWD, env))            # where Claude Code keeps it
+    import_paths(store, [own])
+    session = store.get_external_session_by_uid(log.session_id)
+    plan = resume(store, session, None, env)
+    assert plan.file is not None and plan.native_id != log.session_id
+
+
+def test_labels_set_in_arbor_on_the_written_pi_session_are_written_anew(tmp_path, env):
+    store, session, branch = stored(tmp_path, env, "pi")
+    first = resume(store, session, branch, env)
+    import_paths(store, [first.file])
+    written_session = store.get_external_session_by_uid(first.native_id)
+    head = store.current_internal_session(written_session.id).head_seq
+    message = [e for e in store.path_entries(head) if e.type == "message"][1]
+    operations.set_label(store, message.seq, "set in arbor")
+    again = resume(store, written_session, None, env, ids=fixed_ids(700))
+    assert again.file is not None and again.file != first.file
+    assert any(line.get("label") == "set in arbor" for line in
+               (json.loads(row) for row in again.file.read_text().splitlines()))
+
+
+def test_a_pi_entry_off_the_branch_at_the_end_means_a_new_session(tmp_path, env):
+    """pi resumes at the file's last entry: one that does not chain back to the branch's
+    head (another branch's) would land pi elsewhere, so the branch is written anew."""
+    store, session, branch = stored(tmp_path, env, "pi")
+    first = resume(store, session, branch, env)
+    import_paths(store, [first.file])
+    written_session = store.get_external_session_by_uid(first.native_id)
+    rows = [json.loads(row) for row in first.file.read_text().splitlines()]
+    append(first.file, [{**STARTED_AND_QUIT["pi"][0], "parentId": rows[2]["id"]}])
+    again = resume(store, written_session, None, env, ids=fixed_ids(700))
+    assert again.file is not None and again.file != first.file

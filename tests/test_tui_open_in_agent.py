@@ -341,3 +341,31 @@ async def test_o_again_on_the_unchanged_branch_resumes_the_same_session(demo_db,
         assert first["argv"] == second["argv"]
         assert len(app.store.list_sessions()) == sessions + 1
         assert len(list((agents["tmp"] / "claude").rglob("*.jsonl"))) == 1
+
+
+async def test_o_on_the_session_shown_on_return_carries_it_on(demo_db, agents):
+    """Back from Claude Code, the app shows the session it carried on; `o` there resumes that
+    same session (its branch ends where the file ends), not a copy of a copy."""
+    from agent_logs import claude_session
+    from core import open_store
+    from core.importers import import_paths
+
+    log = claude_session(str(agents["home"] / "src" / "webapp"))
+    with open_store(demo_db, create=False) as store:
+        import_paths(store, [log.write(agents["tmp"] / "logs")])
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose_session(pilot, "Flaky parser test")
+        await pilot.press("tab", "o")
+        await wait_for_return(pilot, agents)
+        [first] = agents["calls"]()
+        shown = app.store.get_external_session(app.session_id)
+        assert shown.uid == first["argv"][1]
+        assert shown.session_name == "Flaky parser test · Instead, run the test 50 times first."
+        app.branches_pane.focus()
+        await pilot.press("o")
+        await wait_for_return(pilot, agents, count=2)
+        assert agents["calls"]()[1]["argv"] == first["argv"]
+        assert len(list((agents["tmp"] / "claude").rglob("*.jsonl"))) == 1
+        assert await wait_until(pilot, lambda: said(app).count("Back from Claude Code: 2 new") == 2)

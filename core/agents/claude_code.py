@@ -26,12 +26,13 @@ Command: `claude --resume <uuid>`.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from ..entries import BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, MESSAGE, Entry, content_text
 from .native import (BranchToWrite, as_text, base62, branch_summary_text, entry_stamp, env_dir,
-                     home, write_new_file)
+                     home, own_file, tail_lines, write_new_file)
 
 NAME = "claude"
 EXECUTABLE = "claude"
@@ -424,6 +425,39 @@ def place(job: BranchToWrite) -> tuple[Path, str]:
 def write(job: BranchToWrite, target: Path, session_id: str) -> None:
     """Write the branch as a new Claude Code transcript at `target` (from `place`)."""
     write_new_file(target, _Lines(job, session_id).lines())
+
+
+_LINE_ENTRY = re.compile(r"^L\d+$")   # an entry made from a line without a uuid
+
+
+def own_transcript(job: BranchToWrite) -> str | None:
+    """The session's own id, when `claude --resume <id>` lands exactly on the branch: its
+    transcript is where Claude Code looks for it (the project folder of the directory), the
+    branch's last message is the file's last line with a uuid (the newest leaf, which Claude
+    Code resumes), and only Claude Code's bookkeeping follows it. Asked only of a session
+    arbor wrote (reuse.written_by_arbor): opened again from the session the app shows on
+    return, it is resumed itself, not copied."""
+    path = own_file(job)
+    session_id = str(job.metadata.get("sessionId") or job.session.uid)
+    if path is None or path.name != f"{session_id}.jsonl" or \
+            path.parent != transcript_dir(folder_cwd(job.cwd), job.env):
+        return None
+    entry = job.head()
+    if job.store.children(entry.seq):
+        return None
+    while _LINE_ENTRY.match(entry.id) and entry.parent_seq is not None:
+        entry = job.store.get_entry(entry.parent_seq)       # a title, a mode line, …
+        if entry is None:
+            return None
+    lines = tail_lines(path)
+    if not lines:
+        return None
+    for line in reversed(lines):
+        if isinstance(line, dict) and "uuid" in line and not line.get("isSidechain"):
+            return session_id if line["uuid"] == entry.id else None
+        if not adds_nothing(line):
+            return None
+    return None
 
 
 def adds_nothing(line: Any) -> bool:

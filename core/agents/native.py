@@ -8,6 +8,7 @@ no existing file, the agent's own or another, is ever replaced.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -241,6 +242,42 @@ def write_new_file(target: Path, lines: Iterable[dict[str, Any]]) -> int:
             except OSError:
                 pass
     return count
+
+
+def tail_lines(path: Path, limit: int = 1 << 20) -> list[Any] | None:
+    """The JSON lines in the last `limit` bytes of a file (a line cut by the limit left out),
+    or None when the file cannot be read, ends in a torn line (the agent is writing) or holds
+    a line that is not JSON."""
+    try:
+        with open(path, "rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            start = max(0, size - limit)
+            handle.seek(start)
+            data = handle.read()
+    except OSError:
+        return None
+    if not data.endswith(b"\n"):
+        return None
+    rows = data.split(b"\n")[:-1]
+    if start:
+        rows = rows[1:]
+    try:
+        return [json.loads(row) for row in rows if row.strip()]
+    except ValueError:
+        return None
+
+
+def own_file(job: "BranchToWrite") -> Path | None:
+    """The session's own file, when it is still there (the path it was imported from)."""
+    path = job.metadata.get("path")
+    return Path(path) if isinstance(path, str) and path and os.path.isfile(path) else None
+
+
+def labelled_in_arbor(job: "BranchToWrite") -> bool:
+    """Whether an entry of the session was labelled (or unlabelled) in arbor, not in the
+    agent's file: resuming the file as it is would lose that."""
+    return any(row["target_entry"] is not None and row["label_entry"] is None
+               for row in job.store.label_log(job.session.id))
 
 
 def local_time(moment: datetime) -> time.struct_time:

@@ -27,7 +27,8 @@ from typing import Any, Iterator, Mapping
 
 from ..entries import LABEL
 from ..exporters import pi_line
-from .native import BranchToWrite, env_dir, home, stamp, write_new_file
+from .native import (BranchToWrite, env_dir, home, labelled_in_arbor, own_file, stamp, tail_lines,
+                     write_new_file)
 
 NAME = "pi"
 EXECUTABLE = "pi"
@@ -109,6 +110,33 @@ _SETTINGS = frozenset({"thinking_level_change", "model_change", "session_info", 
 def adds_nothing(line: Any) -> bool:
     """Whether an entry pi appended leaves the conversation where it was."""
     return isinstance(line, dict) and line.get("type") in _SETTINGS
+
+
+def own_session(job: BranchToWrite) -> Path | None:
+    """The session's own file, when `pi --session <file>` lands exactly on the branch: pi
+    takes the file's last entry as its leaf, and the last entries are the branch's head
+    followed by nothing but settings and names chained after it (pi's own, or arbor's
+    session_info). Labels changed in arbor are not in that file: then it is written anew.
+    Asked only of a session arbor wrote (reuse.written_by_arbor)."""
+    path = own_file(job)
+    if path is None or job.store.children(job.head_seq) or labelled_in_arbor(job):
+        return None
+    entry = job.head()
+    while entry.type in _SETTINGS and entry.parent_seq is not None:
+        entry = job.store.get_entry(entry.parent_seq)
+        if entry is None:
+            return None
+    lines = tail_lines(path)
+    if not lines:
+        return None
+    child = None
+    for line in reversed(lines):
+        if not isinstance(line, dict) or (child is not None and child.get("parentId") != line.get("id")):
+            return None
+        if not adds_nothing(line):
+            return path if line.get("id") == entry.id and line.get("type") != "session" else None
+        child = line
+    return None
 
 
 def command(file: Path) -> list[str]:

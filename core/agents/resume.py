@@ -35,7 +35,7 @@ class ResumePlan:
     agent: str                     # the agent's name, for people
     argv: list[str]                # the command ([] for a session arbor owns)
     cwd: str                       # where to run it
-    file: Path | None = None       # the native file written (None: the agent's own file)
+    file: Path | None = None       # the native file written or reused (None: the agent's own file)
     native_id: str | None = None   # the agent's id of the session that resumes
     summary: str = ""              # one sentence: what was prepared
     snippet: str = ""              # a session arbor owns: how an agent continues it
@@ -106,13 +106,24 @@ def prepare_resume(store, session, branch=None, *, at_seq: int | None = None,
     agent = AGENT_TITLES[source]
     plan = ResumePlan(agent=agent, argv=[], cwd=cwd, cwd_guessed=guessed, dry_run=dry_run)
     if source == "pi":
-        _new_session(plan, job, source, pi.session_dir(cwd, env), pi,
-                     lambda target, new_id: pi.write(job, target, new_id))
-        plan.argv = pi.command(plan.file)
+        own = pi.own_session(job) if reuse.written_by_arbor(job) else None
+        if own is not None:
+            plan.native_id = str(job.metadata.get("sessionId") or session.uid)
+            plan.summary = f"The branch ends where pi's session file {own} ends: nothing to write"
+        else:
+            _new_session(plan, job, source, pi.session_dir(cwd, env), pi,
+                         lambda target, new_id: pi.write(job, target, new_id))
+        plan.argv = pi.command(own or plan.file)
     elif source == "claude_code":
         plan.cwd = claude_code.folder_cwd(cwd)
-        _new_session(plan, job, source, claude_code.transcript_dir(plan.cwd, env), claude_code,
-                     lambda target, new_id: claude_code.write(job, target, new_id))
+        own_id = claude_code.own_transcript(job) if reuse.written_by_arbor(job) else None
+        if own_id is not None:
+            plan.native_id = own_id
+            plan.summary = (f"The branch ends where Claude Code's session {own_id} ends: "
+                            "nothing to write")
+        else:
+            _new_session(plan, job, source, claude_code.transcript_dir(plan.cwd, env), claude_code,
+                         lambda target, new_id: claude_code.write(job, target, new_id))
         plan.argv = claude_code.command(plan.native_id)
     elif source == "codex":
         tip, rollout_id = codex.is_rollout_tip(job)

@@ -134,3 +134,22 @@ def remember(job: BranchToWrite, key: str, written: Written) -> bool:
     except store.errors:
         return False
     return True
+
+
+def written_by_arbor(job: BranchToWrite) -> bool:
+    """Whether the session's own file is one arbor wrote for a branch of the session it was
+    forked from (that session's records name it). Resuming such a session again (the one
+    the app shows on return from the agent) carries on in that file rather than forking it
+    again; the agents' own sessions are forked, never continued in place (Codex apart)."""
+    path, parent_ref = job.metadata.get("path"), job.session.parent_session
+    if not isinstance(path, str) or not parent_ref:
+        return False
+    store = job.store
+    parent = store.get_external_session_by_uid(parent_ref)
+    if parent is None:          # pi names the file it was forked from
+        found = store.sessions_by_metadata(job.session.source, {"path": parent_ref},
+                                           unset="mergedInto")
+        parent = found[-1] if found else None
+    records = ((parent.metadata or {}).get(KEY) or {}) if parent is not None else {}
+    return any(isinstance(record, dict) and record.get("path") == path
+               for record in records.values())
