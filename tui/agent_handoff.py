@@ -6,10 +6,10 @@ at once, so arbor lists the new session as the agent does; then the app is suspe
 (`App.suspend`), the agent's resume command runs from the session's working directory, and
 when the agent exits the app comes back. The file the agent continued is imported again
 (live follow has usually done so already, while the agent ran), and what the agent added
-is counted in the store and shown. Where the
-agent cannot be started (not on PATH, no such directory, a terminal the app cannot hand
-over), the exact command is shown and copied to the clipboard. A session arbor owns has its
-branch made current, and the Python that continues it goes to the clipboard.
+is counted in the store and shown. Where the agent cannot be started (not on PATH, no such
+directory, a terminal the app cannot hand over), the exact command is shown and copied to
+the clipboard. A session arbor owns has its branch made current, and the Python that
+continues it goes to the clipboard.
 """
 
 from __future__ import annotations
@@ -51,7 +51,8 @@ def prepare(store, session_id: int, branch_id: int, at_seq: int | None) -> Hando
     if watched is not None:
         _import(store.path, watched)
     elif plan.argv:
-        # Codex resumes its own rollout: that is the file that grows
+        # the agent resumes a file of its own (Codex's rollout, the session arbor wrote
+        # before): that is the file that grows
         meta = session.metadata or {}
         fork = (meta.get("forks") or {}).get(plan.native_id) or {}
         path = fork.get("path") or meta.get("path")

@@ -32,7 +32,7 @@ from typing import Any, Iterator, Mapping
 
 from ..entries import BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, MESSAGE, Entry, content_text
 from .native import (BranchToWrite, as_text, base62, branch_summary_text, entry_stamp, env_dir,
-                     home, own_file, tail_lines, write_new_file)
+                     home, json_lines, own_file, write_new_file)
 
 NAME = "claude"
 EXECUTABLE = "claude"
@@ -449,7 +449,7 @@ def own_transcript(job: BranchToWrite) -> str | None:
         entry = job.store.get_entry(entry.parent_seq)       # a title, a mode line, …
         if entry is None:
             return None
-    lines = tail_lines(path)
+    lines = json_lines(path)
     if not lines:
         return None
     for line in reversed(lines):

@@ -244,22 +244,25 @@ def write_new_file(target: Path, lines: Iterable[dict[str, Any]]) -> int:
     return count
 
 
-def tail_lines(path: Path, limit: int = 1 << 20) -> list[Any] | None:
-    """The JSON lines in the last `limit` bytes of a file (a line cut by the limit left out),
-    or None when the file cannot be read, ends in a torn line (the agent is writing) or holds
-    a line that is not JSON."""
+def json_lines(path: Path, start: int | None = None, limit: int = 1 << 20) -> list[Any] | None:
+    """The JSON lines of a file from byte `start` (a line's start) to its end, or, without
+    `start`, in its last `limit` bytes (a line cut by the limit left out). None when the file
+    cannot be read, has more than `limit` bytes after `start`, ends in a torn line (the agent
+    is writing) or holds a line that is not JSON."""
     try:
         with open(path, "rb") as handle:
             size = handle.seek(0, os.SEEK_END)
-            start = max(0, size - limit)
-            handle.seek(start)
+            begin = max(0, size - limit) if start is None else start
+            if size - begin > limit:
+                return None
+            handle.seek(begin)
             data = handle.read()
     except OSError:
         return None
-    if not data.endswith(b"\n"):
+    if data and not data.endswith(b"\n"):
         return None
     rows = data.split(b"\n")[:-1]
-    if start:
+    if start is None and begin:
         rows = rows[1:]
     try:
         return [json.loads(row) for row in rows if row.strip()]

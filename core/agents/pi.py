@@ -27,7 +27,7 @@ from typing import Any, Iterator, Mapping
 
 from ..entries import LABEL
 from ..exporters import pi_line
-from .native import (BranchToWrite, env_dir, home, labelled_in_arbor, own_file, stamp, tail_lines,
+from .native import (BranchToWrite, env_dir, home, json_lines, labelled_in_arbor, own_file, stamp,
                      write_new_file)
 
 NAME = "pi"
@@ -126,7 +126,7 @@ def own_session(job: BranchToWrite) -> Path | None:
         entry = job.store.get_entry(entry.parent_seq)
         if entry is None:
             return None
-    lines = tail_lines(path)
+    lines = json_lines(path)
     if not lines:
         return None
     child = None

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .native import BranchToWrite, stamp
+from .native import BranchToWrite, json_lines, stamp
 
 KEY = "resumedAs"
 KEEP = 8
@@ -73,25 +73,6 @@ def _digest(path: Path, size: int) -> str | None:
     return digest.hexdigest()
 
 
-def _tail(path: Path, start: int) -> list[Any] | None:
-    """The JSON lines after byte `start`, or None when one is torn or not JSON."""
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(start)
-            data = handle.read(TAIL_LIMIT + 1)
-    except OSError:
-        return None
-    if len(data) > TAIL_LIMIT or not data.endswith(b"\n"):
-        return None
-    try:
-        return [json.loads(line) for line in data.splitlines() if line.strip()]
-    except ValueError:
-        return None
-
-
-TAIL_LIMIT = 1 << 20     # more than this after the written bytes: the agent went on
-
-
 def find(job: BranchToWrite, key: str, adds_nothing: Callable[[Any], bool]) -> Written | None:
     """The file written before for this fingerprint, if it still holds what was written
     (see the module doc; `adds_nothing` is the agent's test for a line it appended)."""
@@ -109,7 +90,7 @@ def find(job: BranchToWrite, key: str, adds_nothing: Callable[[Any], bool]) -> W
         size, _mtime, inode = then
         if now[2] != inode or now[0] < size or _digest(Path(path), size) != record.get("sha256"):
             return None
-        tail = _tail(Path(path), size)
+        tail = json_lines(Path(path), start=size)
         if tail is None or not all(adds_nothing(line) for line in tail):
             return None
     return Written(Path(path), native_id)

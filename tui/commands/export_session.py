@@ -25,7 +25,8 @@ from .output_file import is_stdout
 from .shared import EXIT_FAILED, EXIT_OK, EXIT_STORE, add_db_argument, open_store_or_explain
 
 # An export writes its -o file only when complete.
-INTERRUPTED = "a file given with -o was not written; output to the terminal is incomplete"
+INTERRUPTED = ("a file given with -o was not written (a device, FIFO or socket may have had part "
+               "of it); output to the terminal is incomplete")
 
 
 def configure(p: argparse.ArgumentParser) -> None:
