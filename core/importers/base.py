@@ -56,7 +56,7 @@ class SessionResult(Record):
     """A session an import wrote to or found unchanged: what was added, what it holds."""
 
     _fields = ("uid", "name", "source", "created", "entries_added", "messages_added",
-               "branches_added", "entries_total", "branches_total")
+               "branches_added", "entries_total", "branches_total", "recognised")
     uid: str
     name: str
     source: str
@@ -66,10 +66,11 @@ class SessionResult(Record):
     branches_added: int
     entries_total: int
     branches_total: int
+    recognised: int      # entries found under new ids (a log its agent rewrote: session.py)
 
     def __init__(self, uid: str, name: str, source: str, created: bool, entries_added: int = 0,
                  messages_added: int = 0, branches_added: int = 0, entries_total: int = 0,
-                 branches_total: int = 0):
+                 branches_total: int = 0, recognised: int = 0):
         self.uid = uid
         self.name = name
         self.source = source
@@ -79,6 +80,7 @@ class SessionResult(Record):
         self.branches_added = branches_added
         self.entries_total = entries_total
         self.branches_total = branches_total
+        self.recognised = recognised
 
 
 class FileResult(Record):
