@@ -224,3 +224,24 @@ def test_pi_own_migration_of_an_imported_file_adds_nothing(store, tmp_path, case
     report = import_paths(store, [path])
     assert report.entries_added == 0 and report.branches_added == 0, report.summary()
     assert picture(store) == before
+
+
+def test_the_report_says_what_was_recognised(store, tmp_path):
+    path = session_file(tmp_path, SHARED_V1)
+    import_paths(store, [path])
+    rewrite_in_place(path, FIXTURES / "v1.migrated.jsonl")
+    report = import_paths(store, [path])
+    assert report.recognised == 26
+    assert "26 entries already here under other ids (a log its agent rewrote): kept once." \
+        in report.summary()
+    # the new ids are kept in the file's record: pi reads the file again from the start when
+    # it grows, and its entries are then known by those ids, not compared again
+    [record] = store.import_records().values()
+    assert len(json.loads(record)["aliases"]["d703a1a9-1b7b-4fb1-b512-c9738b1fe617"]) == 26
+    leaf = json.loads((FIXTURES / "v1.migrated.jsonl").read_text().splitlines()[-1])["id"]
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"type": "message", "id": "f00dcafe", "parentId": leaf,
+                                 "timestamp": "2026-12-01T10:00:00.000Z",
+                                 "message": {"role": "user", "content": "more"}}) + "\n")
+    grown = import_paths(store, [path])
+    assert (grown.entries_added, grown.recognised) == (1, 0)

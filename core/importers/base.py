@@ -170,6 +170,11 @@ class ImportReport(Record):
         return sum(f.entries_added for f in self.files)
 
     @property
+    def recognised(self) -> int:
+        """Entries found under the new ids a log's agent gave them (see session.py)."""
+        return sum(session.recognised for f in self.files for session in f.sessions)
+
+    @property
     def messages_added(self) -> int:
         return sum(f.messages_added for f in self.files)
 
@@ -211,6 +216,9 @@ class ImportReport(Record):
                  f"{self.branches_added} new branch{'es' if self.branches_added != 1 else ''}."]
         if unchanged:
             parts.append(f"{len(unchanged)} unchanged since the last import.")
+        if self.recognised:
+            parts.append(f"{self.recognised} entr{'ies' if self.recognised != 1 else 'y'} "
+                         "already here under other ids (a log its agent rewrote): kept once.")
         skipped = self.skipped
         if skipped:
             first = skipped[0]

@@ -648,19 +648,14 @@ class _Import:
     def _task_calls(self, message: Any) -> None:
         """The Task/Agent calls of a main-thread reply, for the sidechains written inline
         after them (`_new_sidechain`)."""
-        content = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(content, list):
-            return
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "tool_use" and \
-                    block.get("name") in SPAWN_TOOLS and isinstance(block.get("id"), str):
-                given = block.get("input") if isinstance(block.get("input"), dict) else {}
-                prompt, what = given.get("prompt"), given.get("description")
-                kind = given.get("subagent_type")
-                self.task_calls.append([block["id"], short_key(prompt.strip()) if
-                                        isinstance(prompt, str) else "",
-                                        what if isinstance(what, str) else "",
-                                        kind if isinstance(kind, str) else ""])
+        for block in _spawn_calls(message):
+            given = block.get("input") if isinstance(block.get("input"), dict) else {}
+            prompt, what = given.get("prompt"), given.get("description")
+            kind = given.get("subagent_type")
+            self.task_calls.append([block["id"], short_key(prompt.strip()) if
+                                    isinstance(prompt, str) else "",
+                                    what if isinstance(what, str) else "",
+                                    kind if isinstance(kind, str) else ""])
 
     def _new_sidechain(self, d: dict[str, Any], uuid: str, number: int, ts) -> int:
         """A sub-agent written inline starts at this line: its session, and the Task call
@@ -912,15 +907,10 @@ class _Import:
 
     def _spawns(self, message: Any, seq: int, target: SessionTarget, record: bool = True) -> None:
         """Agent/Task tool calls in this reply: spawn points for the sub-agents they start."""
-        content = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(content, list):
-            return
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "tool_use" and \
-                    block.get("name") in SPAWN_TOOLS and isinstance(block.get("id"), str):
-                self.spawn_calls[block["id"]] = seq
-                if record:
-                    target.spawn(f"claude:{block['id']}", seq)
+        for block in _spawn_calls(message):
+            self.spawn_calls[block["id"]] = seq
+            if record:
+                target.spawn(f"claude:{block['id']}", seq)
 
     def _spawned_agent(self, d: dict[str, Any], message: Any, target: SessionTarget) -> None:
         """A tool result that names the sub-agent it ran (`toolUseResult.agentId`): a spawn
@@ -1058,6 +1048,17 @@ class _Import:
 
         self._sync(target, name_for)
         self.result.sessions.append(target.finish(name=side.name()))
+
+
+def _spawn_calls(message: Any):
+    """The Agent/Task tool calls (tool_use blocks with an id) of an assistant message."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "tool_use" and \
+                block.get("name") in SPAWN_TOOLS and isinstance(block.get("id"), str):
+            yield block
 
 
 class _Sidechain:
