@@ -419,15 +419,16 @@ class _Import:
 
     # Nodes of stored entries, made on demand (a resumed read): their effective parent
     # and newest child are read from the store when first needed.
-    def _node_for(self, entry_id: str | None) -> int:
-        """The node of an entry: one made by this read, or a stored entry's; -1 if none."""
+    def _node_for(self, entry_id: str | None, sidechains: bool = True) -> int:
+        """The node of an entry: one made by this read, or a stored entry's; -1 if none.
+        `sidechains`: look in the sub-agents written inline too (for a sidechain line)."""
         if entry_id is None:
             return -1
         node = self.index.get(entry_id)
         if node is not None:
             return node
         seq = self.stored.get(entry_id) if self.stored is not None else None
-        if seq is None and self.stored is not None:
+        if seq is None and self.stored is not None and sidechains:
             # a resumed read: the sub-agents written inline so far keep their own entries
             for owner, side in enumerate(self.sidechains):
                 seq = self._target_for(owner, switch=False).known.get(entry_id)
@@ -536,7 +537,8 @@ class _Import:
                 self._chain_meta(self._tip(self.last_node) if self.last_node >= 0 else -1)
             return None
         entry_id = uuid
-        if uuid in self.index or (self.stored is not None and self._node_for(uuid) >= 0):
+        side = bool(get("isSidechain"))
+        if uuid in self.index or (self.stored is not None and self._node_for(uuid, side) >= 0):
             known_at = self.offsets[self._node_for(uuid)]
             if known_at < 0 and offset < self.read_upto:
                 return None   # read again after a resume: already in the store
@@ -566,7 +568,7 @@ class _Import:
             self.result.skip(number, f"entry {uuid} is its own parent: made a root")
             p = -1
         else:
-            p = self._node_for(parent)
+            p = self._node_for(parent, side)
             if p < 0:
                 if k == BOUNDARY:
                     p = self._boundary_fallback(preserved)
@@ -575,7 +577,6 @@ class _Import:
                     return None
                 else:
                     self.dangling += 1
-        side = bool(get("isSidechain"))
         inline = side and not (side if self.first_side is None else self.first_side)
         try:
             self._facts(d, k, side, parent, get, inline)
