@@ -90,6 +90,22 @@ def release(link: Link) -> None:
             link.db = None
 
 
+def held_files() -> dict[tuple, tuple[str, str]]:
+    """(device, inode) of every file of the stores this process holds open, with its suffix
+    ("" for a store itself, "-wal", "-shm", "-journal") and what it is in words
+    (`core.held_files`: never to be opened by anything but their own connection)."""
+    # (a copy of the links without the registry's lock, which an opening holds while it
+    # migrates a store: an import must not wait for that to look at its files)
+    backends = [link.backend for link in tuple(_links.values())]
+    out: dict[tuple, tuple[str, str]] = {}
+    for backend in backends:
+        files = getattr(backend, "held_files", None)
+        if files is not None:
+            for key, what in files().items():
+                out.setdefault(key, what)
+    return out
+
+
 def open_links() -> int:
     """How many connections the process has open to stores (for tests)."""
     with _registry_lock:

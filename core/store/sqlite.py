@@ -746,6 +746,10 @@ def _full(path: Path) -> bool:
     return info.f_bavail * info.f_frsize < 64 * 1024
 
 
+_OWN_FILES = (("", "store"), ("-wal", "write-ahead log (-wal)"),
+              ("-shm", "shared-memory index (-shm)"), ("-journal", "rollback journal (-journal)"))
+
+
 class SQLiteBackend:
     """One SQLite file: opening it, its transactions, and what is not a plain statement."""
 
@@ -759,6 +763,7 @@ class SQLiteBackend:
         self.location = str(path)
         self._bulk_supported: bool | None = None
         self._bulk_cache = -2000
+        self._opened: tuple[int, int] | None = None   # the file's (device, inode) once open
 
     # ---------------------------------------------------------------- opening
     def identity(self) -> tuple:
@@ -769,6 +774,32 @@ class SQLiteBackend:
         except OSError:
             return ("sqlite", "path", str(Path(os.path.abspath(self.path)).resolve()))
         return ("sqlite", info.st_dev, info.st_ino)
+
+    def _remember_file(self) -> None:
+        try:
+            info = os.stat(self.path)
+        except OSError:
+            return
+        self._opened = (info.st_dev, info.st_ino)
+
+    def held_files(self) -> dict[tuple[int, int], tuple[str, str]]:
+        """(device, inode) of the store and of its -wal, -shm and -journal, those that exist,
+        each with its suffix ("" for the store) and what it is (`core.held_files`). SQLite
+        puts the side files beside the file a symbolic link to the store points at: both
+        places are looked at."""
+        out: dict[tuple[int, int], tuple[str, str]] = {}
+        if self._opened is not None:
+            out[self._opened] = ("", f"the store {self.location} itself")
+        for base in dict.fromkeys((os.path.abspath(self.path), os.path.realpath(self.path))):
+            for suffix, what in _OWN_FILES:
+                try:
+                    info = os.stat(base + suffix)
+                except OSError:
+                    continue
+                out.setdefault((info.st_dev, info.st_ino), (suffix, (
+                    f"the {what} of the store {self.location}" if suffix else
+                    f"the store {self.location} itself")))
+        return out
 
     def connect(self, *, create: bool, on_upgrade: Callable[[str], None] | None = None
                 ) -> sqlite3.Connection:
@@ -850,6 +881,7 @@ class SQLiteBackend:
         except BaseException:
             conn.close()
             raise
+        self._remember_file()
         return conn
 
     # ----------------------------------------------------------- transactions
