@@ -56,13 +56,18 @@ _registry_lock = allocate_lock()
 
 
 def acquire(backend: Any, role: str, *, create: bool,
-            on_upgrade: Callable[[str], None] | None = None) -> Link:
-    """The process's link to the store `backend` names, opened if it is not open yet."""
+            on_upgrade: Callable[[str], None] | None = None, read_only: bool = False) -> Link:
+    """The process's link to the store `backend` names, opened if it is not open yet.
+    `read_only`: a connection of its own that cannot write, where the backend has one."""
+    opener = getattr(backend, "connect_read_only", None) if read_only else None
+    if opener is not None:
+        role = f"{role}/read-only"
     with _registry_lock:
         key = (role, *backend.identity())
         link = _links.get(key)
         if link is None:
-            db = backend.connect(create=create, on_upgrade=on_upgrade)
+            db = opener() if opener is not None else \
+                backend.connect(create=create, on_upgrade=on_upgrade)
             key = (role, *backend.identity())  # a file made just now has an inode now
             link = _links.get(key)
             if link is None:

@@ -15,7 +15,9 @@ import stat
 import time
 from pathlib import Path
 
-from ..errors import StoreBusy, StoreDamaged, StoreNotFound, StoreUnavailable
+from ..errors import (StoreBusy, StoreDamaged, StoreError, StoreNotFound, StoreOutdated,
+                      StoreUnavailable)
+from ..paths import can_create_in, can_read
 from . import sqlite_search
 from .migrations import sqlite as migrations
 
@@ -821,6 +823,8 @@ class SQLiteBackend:
                 raise StoreUnavailable(f"{shown} is a folder, not an arbor store")
             if not stat.S_ISREG(info.st_mode):
                 raise StoreUnavailable(f"{shown} is not a regular file, not an arbor store")
+            if not can_read(path):
+                raise StoreUnavailable(f"cannot read {shown}: permission denied")
         else:
             if not create:
                 raise StoreNotFound(f"there is no arbor store at {shown}")
@@ -829,7 +833,7 @@ class SQLiteBackend:
             except OSError as error:
                 raise StoreUnavailable(
                     f"cannot create the folder for {shown}: {error.strerror or error}") from None
-            if not os.access(path.parent, os.W_OK):
+            if not can_create_in(path.parent):
                 raise StoreUnavailable(f"cannot create {shown}: its folder is not writable")
         try:
             conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False,
@@ -860,24 +864,76 @@ class SQLiteBackend:
             migrations.apply_migrations(conn, shown, on_upgrade)
         except sqlite3.DatabaseError as error:
             conn.close()
-            message = str(error)
-            if getattr(error, "sqlite_errorcode", None) == SQLITE_NOTADB or \
-                    "file is not a database" in message:
+            raise _opening_error(error, path, shown, writing=True) from None
+        except BaseException:
+            conn.close()
+            raise
+        self._remember_file()
+        return conn
+
+    def connect_read_only(self) -> sqlite3.Connection:
+        """A connection that cannot write (SQLite's read-only mode), for the commands that
+        only read (`arbor list`, `usage`, `export`, `resume`): it never creates a store,
+        never turns an empty or foreign file into one, and works where the store cannot be
+        written (a read-only folder, file system or mount).
+
+        A WAL store needs its -shm to be read. SQLite's rule (wal.html, "Read-Only
+        Databases"; walformat.html): a read-only connection can read a WAL database when
+        its -wal and -shm exist, or when it may create them in the folder, or when it is
+        opened `immutable`. So in a folder it cannot write, with neither a -wal nor a -shm
+        there, the store is opened `immutable=1`: nobody can be writing it (a writer would
+        have to create the -wal beside it first). With a -wal there but no -shm that can be
+        made, the store cannot be read safely (the -wal's changes are found through the
+        -shm), and that is said. StoreOutdated: an older arbor's store, to be updated
+        first."""
+        path = self.path
+        shown = self.location
+        try:
+            info = os.stat(path)
+        except FileNotFoundError:
+            raise StoreNotFound(f"there is no arbor store at {shown}") from None
+        except OSError as error:
+            raise StoreUnavailable(f"cannot read {shown}: {error.strerror or error}") from None
+        if stat.S_ISDIR(info.st_mode):
+            raise StoreUnavailable(f"{shown} is a folder, not an arbor store")
+        if not stat.S_ISREG(info.st_mode):
+            raise StoreUnavailable(f"{shown} is not a regular file, not an arbor store")
+        wal, shm = (os.path.lexists(f"{os.path.realpath(path)}{suffix}") for suffix in
+                    ("-wal", "-shm"))
+        if info.st_size == 0 and not wal:
+            raise StoreNotFound(f"there is no arbor store at {shown} (the file is empty; "
+                                "it was left as it is)")
+        if not can_read(path):
+            raise StoreUnavailable(f"cannot read {shown}: permission denied")
+        folder_writable = can_create_in(os.path.dirname(os.path.realpath(path)))
+        if wal and not shm and not folder_writable:
+            raise StoreUnavailable(
+                f"cannot read {shown}: its -wal holds changes that are read through a -shm "
+                "file, and there is none beside it nor can one be made (its folder is "
+                "read-only)")
+        immutable = not wal and not shm and not folder_writable
+        uri = f"file:{_uri_path(path)}?mode=ro" + ("&immutable=1" if immutable else "")
+        try:
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False,
+                                   timeout=BUSY_TIMEOUT_MS / 1000)
+        except sqlite3.Error as error:
+            raise StoreUnavailable(f"cannot open {shown}: {error}") from None
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            tables = {row[0] for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if not tables:
+                raise StoreNotFound(f"there is no arbor store at {shown} (an empty SQLite "
+                                    "database is there; it was left as it is)")
+            if "schema_migrations" not in tables:
                 raise StoreDamaged(
-                    f"{shown} is not an arbor store (it is not a SQLite database)") from None
-            code = getattr(error, "sqlite_errorcode", None) or 0
-            io_error = code & 0xFF == SQLITE_IOERR
-            if code == SQLITE_FULL or "disk is full" in message or (io_error and _full(path)):
-                raise StoreUnavailable(f"cannot write {shown}: the disk is full") from None
-            if io_error:   # the file system's fault, not the file's
-                raise StoreUnavailable(f"cannot read or write {shown}: {message}") from None
-            if "unable to open" in message and not os.access(path.parent, os.W_OK):
-                raise StoreUnavailable(
-                    f"cannot open {shown}: its folder is read-only, and a store needs to write "
-                    "its -wal and -shm files beside it") from None
-            if "readonly" in message or "unable to open" in message or "locked" in message:
-                raise StoreUnavailable(f"cannot open {shown}: {message}") from None
-            raise StoreDamaged(f"{shown} is damaged or not an arbor store ({message})") from None
+                    f"{shown} is a SQLite database but not an arbor store; it was not changed")
+            if migrations.check_version(conn, shown) < migrations.CURRENT_VERSION:
+                raise StoreOutdated(f"{shown} was written by an older arbor")
+            conn.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.DatabaseError as error:
+            conn.close()
+            raise _opening_error(error, path, shown, writing=False) from None
         except BaseException:
             conn.close()
             raise
@@ -1027,6 +1083,30 @@ class SQLiteBackend:
     @staticmethod
     def schema_version(conn: sqlite3.Connection) -> int:
         return migrations.recorded_version(conn)
+
+
+def _opening_error(error: sqlite3.DatabaseError, path: Path, shown: str, *,
+                   writing: bool) -> StoreError:
+    """The sentence for what failed while a store was opened (`writing`: by an ordinary
+    opening, which may write; else by `connect_read_only`)."""
+    message = str(error)
+    code = getattr(error, "sqlite_errorcode", None) or 0
+    if code == SQLITE_NOTADB or "file is not a database" in message:
+        return StoreDamaged(f"{shown} is not an arbor store (it is not a SQLite database)")
+    io_error = code & 0xFF == SQLITE_IOERR
+    if writing and (code == SQLITE_FULL or "disk is full" in message or
+                    (io_error and _full(path))):
+        return StoreUnavailable(f"cannot write {shown}: the disk is full")
+    if io_error:   # the file system's fault, not the file's
+        return StoreUnavailable(f"cannot {'read or write' if writing else 'read'} {shown}: "
+                                f"{message}")
+    if writing and "unable to open" in message and not can_create_in(path.parent):
+        return StoreUnavailable(
+            f"cannot open {shown}: its folder is read-only, and a store needs to write "
+            "its -wal and -shm files beside it")
+    if "readonly" in message or "unable to open" in message or "locked" in message:
+        return StoreUnavailable(f"cannot {'open' if writing else 'read'} {shown}: {message}")
+    return StoreDamaged(f"{shown} is damaged or not an arbor store ({message})")
 
 
 def peek_import_stamps(path: Path) -> dict[str, tuple] | None:

@@ -61,7 +61,7 @@ def _export(store, args: argparse.Namespace, out) -> int:
 def run(args: argparse.Namespace) -> int:
     from core.errors import ArborError
 
-    store = open_store_or_explain(args.db, create=False)
+    store = open_store_or_explain(args.db, read_only=True)
     if store is None:
         return EXIT_STORE
     try:
