@@ -65,14 +65,18 @@ def left_alone(what: str, *, store_itself: bool = False) -> str:
     return f"{what}, which this arbor has open: left alone (opening it would drop the store's locks)"
 
 
-def check_path(path: str | os.PathLike) -> None:
+def check_path(path: str | os.PathLike,
+               files: dict[tuple[int, int], tuple[str, str]] | None = None) -> None:
     """Raise HeldFile when `path` (links followed) is a file of a store this process holds
-    open; other stat errors are left to the caller's own open."""
+    open (`files`: see `held`); other stat errors are left to the caller's own open."""
+    files = held_files() if files is None else files
+    if not files:
+        return
     try:
         st = os.stat(path)
     except OSError:
         return
-    line = held(st)
+    line = held(st, files)
     if line is not None:
         raise HeldFile(line)
 
@@ -80,10 +84,13 @@ def check_path(path: str | os.PathLike) -> None:
 def open_unless_held(path: str | os.PathLike, buffering: int = -1) -> BinaryIO:
     """`open(path, "rb")`, unless it is a file of a store this process holds open
     (HeldFile, an OSError: callers that treat an unreadable file as such need no change)."""
-    check_path(path)
+    files = held_files()
+    if not files:
+        return open(path, "rb", buffering=buffering)
+    check_path(path, files)
     handle = open(path, "rb", buffering=buffering)
     try:
-        line = held(os.fstat(handle.fileno()))
+        line = held(os.fstat(handle.fileno()), files)
     except BaseException:
         handle.close()
         raise

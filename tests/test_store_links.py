@@ -154,7 +154,7 @@ def test_a_link_swapped_in_after_the_check_is_kept_open(held_store, tmp_path, mo
 
     store, path = held_store
     link = make_link("hardlink", Path(f"{path}-shm"), tmp_path / "late.jsonl")
-    monkeypatch.setattr(module, "check_path", lambda _path: None)
+    monkeypatch.setattr(module, "check_path", lambda _path, _files=None: None)
     kept = len(module._kept_open)
     with pytest.raises(HeldFile, match="shared-memory index"):
         open_unless_held(link)

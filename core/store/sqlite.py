@@ -766,6 +766,7 @@ class SQLiteBackend:
         self._bulk_supported: bool | None = None
         self._bulk_cache = -2000
         self._opened: tuple[int, int] | None = None   # the file's (device, inode) once open
+        self._bases: tuple[str, ...] | None = None    # its path as given and resolved
 
     # ---------------------------------------------------------------- opening
     def identity(self) -> tuple:
@@ -792,7 +793,10 @@ class SQLiteBackend:
         out: dict[tuple[int, int], tuple[str, str]] = {}
         if self._opened is not None:
             out[self._opened] = ("", f"the store {self.location} itself")
-        for base in dict.fromkeys((os.path.abspath(self.path), os.path.realpath(self.path))):
+        if self._bases is None:   # (resolved once: a path of many parts costs an lstat each)
+            self._bases = tuple(dict.fromkeys((os.path.abspath(self.path),
+                                               os.path.realpath(self.path))))
+        for base in self._bases:
             for suffix, what in _OWN_FILES:
                 try:
                     info = os.stat(base + suffix)
