@@ -19,12 +19,9 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .paths import can_read
-
 SIDECAR_SUFFIXES = ("-wal", "-shm", "-journal")
 _NOT_A_DATABASE = 26  # SQLITE_NOTADB
 _PROBE_TIMEOUT_S = 2.0
-PERMISSION_DENIED = "permission denied"
 
 MISSING = "missing"
 FOLDER = "folder"
@@ -91,8 +88,6 @@ def probe(path: str | os.PathLike) -> Probe:
     if info.st_size == 0 and not os.path.lexists(f"{path}-wal"):
         # (a database of no bytes with a -wal beside it may have all its pages in the -wal)
         return Probe(EMPTY)
-    if not can_read(path):
-        return Probe(UNREADABLE, PERMISSION_DENIED)
     try:
         conn = sqlite3.connect(path.absolute().as_uri() + "?mode=ro", uri=True,
                                timeout=_PROBE_TIMEOUT_S)

@@ -8,7 +8,6 @@ read as a log.
 
 from __future__ import annotations
 
-import errno
 import os
 from pathlib import Path
 
@@ -49,8 +48,7 @@ def detect_format(path: Path) -> str:
     # SQLite first, whatever the name: a store named *.jsonl is opened with plain I/O only
     # after SQLite has said it is not a database (~0.06 ms a file). (Imported here: an
     # import of files already known, by their records, never asks.)
-    from ..sqlite_probe import (ARBOR, EMPTY, HELD, NOT_SQLITE, PERMISSION_DENIED, SQLITE,
-                                UNREADABLE, probe)
+    from ..sqlite_probe import ARBOR, EMPTY, HELD, NOT_SQLITE, SQLITE, UNREADABLE, probe
 
     found = probe(path)
     if found.kind == HELD:
@@ -64,8 +62,6 @@ def detect_format(path: Path) -> str:
             return LANGGRAPH
         raise NotALog("a SQLite database without LangGraph checkpoints")
     if found.kind == UNREADABLE:
-        if found.reason == PERMISSION_DENIED:
-            raise PermissionError(errno.EACCES, PERMISSION_DENIED, str(path))
         raise NotALog(f"a file SQLite cannot read ({found.reason})")
     if found.kind == EMPTY:
         raise NotALog("empty file")
