@@ -62,7 +62,8 @@ def left_alone(what: str, *, store_itself: bool = False) -> str:
     """The line a report gives a held file (`held_files()` says what it is)."""
     if store_itself:
         return "an arbor store, not an agent log"   # (as any other store is reported)
-    return f"{what}, which this arbor has open: left alone (opening it would drop the store's locks)"
+    return (f"{what}, which this arbor has open: left alone (opening it would drop the "
+            "store's locks)")
 
 
 def check_path(path: str | os.PathLike,

@@ -877,7 +877,7 @@ class SQLiteBackend:
 
     def connect_read_only(self) -> sqlite3.Connection:
         """A connection that cannot write (SQLite's read-only mode), for the commands that
-        only read (`arbor list`, `usage`, `export`, `resume`): it never creates a store,
+        only read (`arbor list`, `usage`, `export`, push's source): it never creates a store,
         never turns an empty or foreign file into one, and works where the store cannot be
         written (a read-only folder, file system or mount).
 
