@@ -14,7 +14,7 @@ from ..held_files import HeldFile, check_path, open_unless_held
 from .base import FileResult, ImportReport, ProgressTicker, SessionResult, file_size, path_key
 from .detect import CLAUDE_CODE, CODEX, LANGGRAPH, PI, NotALog, detect_format
 from .files import expand_paths
-from .session import PACING
+from .session import ALIASES, PACING
 from .state import (FROM_START, HEAD_BYTES, RESUME, UNCHANGED, FileState, Pacer, Plan,
                     head_hash, plan, tail_hash)
 from .unchanged import FORMATS, Look, is_unchanged, sessions_of, stamp_of
@@ -215,7 +215,8 @@ def import_file(store, path: Path, fmt: str | None = None, *,
             if decided.action == RESUME and not resumable:
                 decided = Plan(FROM_START, why="this format is read from the start")
             if decided.action == FROM_START or state is None:
-                state = FileState(format=fmt)
+                # (the aliases stay: they name entries the store holds, whatever the file)
+                state = FileState(format=fmt, aliases=state.aliases if state else None)
             state.head_len = min(HEAD_BYTES, st.st_size)
             state.head = head_hash(fd, state.head_len)
 
@@ -226,7 +227,8 @@ def import_file(store, path: Path, fmt: str | None = None, *,
                         key=key, path=str(path), external_session_id=first, fmt=fmt,
                         size=current.size, mtime=current.mtime_ns / 1e9, state=current.to_dict())
 
-            with store.transaction():
+            aliasing = ALIASES.set(state.aliases)
+            with store.transaction(), _reset_after(ALIASES, aliasing):
                 if resumable:
                     resume = None
                     if decided.action == RESUME:
@@ -280,6 +282,14 @@ def import_file(store, path: Path, fmt: str | None = None, *,
         result.sessions.clear()
     ticker(size, force=True)
     return result
+
+
+@contextlib.contextmanager
+def _reset_after(variable, token):
+    try:
+        yield
+    finally:
+        variable.reset(token)
 
 
 def _import_database(store, path: Path, key: str, module, result: FileResult,
