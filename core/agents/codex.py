@@ -105,8 +105,10 @@ def _nothing_new_after(path: Path, line: int, head_lines: list[dict[str, Any]]) 
     the tip. The file is read once, keeping only its last lines."""
     tail: deque[bytes] = deque(maxlen=TAIL_LINES + 1)
     count = 0
+    from ..held_files import open_unless_held
+
     try:
-        with open(path, "rb") as handle:
+        with open_unless_held(path) as handle:
             for raw in handle:
                 count += 1
                 tail.append(raw)

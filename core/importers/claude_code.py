@@ -1105,10 +1105,12 @@ def subagent_meta(path: Path) -> dict[str, Any]:
     the tool call that spawned it (`toolUseId`), its type and description."""
     from ..fastjson import loads
 
+    from ..held_files import open_unless_held
+
     try:
-        with open(path.with_name(path.name[: -len(".jsonl")] + ".meta.json"
-                                 if path.name.endswith(".jsonl") else path.name + ".meta.json"),
-                  "rb") as handle:
+        with open_unless_held(path.with_name(path.name[: -len(".jsonl")] + ".meta.json"
+                                             if path.name.endswith(".jsonl")
+                                             else path.name + ".meta.json")) as handle:
             value = loads(handle.read(1 << 16))
     except (OSError, ValueError):
         return {}

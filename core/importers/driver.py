@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from ..errors import ArborError
+from ..held_files import HeldFile, check_path, open_unless_held
 from .base import FileResult, ImportReport, ProgressTicker, SessionResult, file_size, path_key
 from .detect import CLAUDE_CODE, CODEX, LANGGRAPH, PI, NotALog, detect_format
 from .files import expand_paths
@@ -194,10 +195,11 @@ def import_file(store, path: Path, fmt: str | None = None, *,
     module = _module(fmt)
     try:
         if fmt == LANGGRAPH:
+            check_path(path)
             _import_database(store, path, key, module, result, ticker)
             ticker(size, force=True)
             return result
-        with open(path, "rb") as handle:
+        with open_unless_held(path) as handle:
             fd = handle.fileno()
             st = os.fstat(fd)
             state = _recorded(store, key, fmt)
@@ -259,6 +261,9 @@ def import_file(store, path: Path, fmt: str | None = None, *,
                     state.stamp(st)
                     state.size = offset
                     save(state)
+    except HeldFile as error:   # (named in a record, a link to it made since)
+        result.status, result.error = error.status, str(error)
+        result.sessions.clear()
     except OSError as error:
         result.status, result.error = "failed", f"cannot read: {error.strerror or error}"
         result.sessions.clear()

@@ -263,7 +263,13 @@ class Store:
 
     def __init__(self, path: Any = None, *, clock: Clock | None = None,
                  id_factory: Callable[[], str] | None = None, create: bool = True,
-                 on_upgrade: Callable[[str], None] | None = None, _role: str = registry.MAIN):
+                 read_only: bool = False, on_upgrade: Callable[[str], None] | None = None,
+                 _role: str = registry.MAIN):
+        """`read_only`: for a caller that only reads (`arbor list`, `usage`, `export`): the
+        store is opened with a connection that cannot write, which works in a read-only
+        folder and never creates a store (`create` is then ignored) nor makes one of an
+        empty or foreign file. An older arbor's store is updated first, as any opening does
+        (that writes; where it cannot, the error says so)."""
         backend = backend_for(path)
         # the store's name: a file's Path, or a PostgreSQL URL (core.paths.PostgresURL)
         self.path = backend.path
@@ -272,8 +278,12 @@ class Store:
         self._role = _role
         self._reader: Store | None = None
         self._closed = False
-        link = self._link = registry.acquire(backend, _role, create=create,
-                                             on_upgrade=on_upgrade)
+        self.read_only = read_only
+        if read_only:
+            link = self._link = _acquire_read_only(backend, _role, on_upgrade)
+        else:
+            link = self._link = registry.acquire(backend, _role, create=create,
+                                                 on_upgrade=on_upgrade)
         self._backend = link.backend
         self._sql = link.backend.sql
         self._lock = link.lock
@@ -344,7 +354,8 @@ class Store:
         with self._lock:
             if self._reader is None:
                 self._reader = Store(self.path, clock=self.clock, id_factory=self.id_factory,
-                                     create=False, _role=registry.READER)
+                                     create=False, read_only=self.read_only,
+                                     _role=registry.READER)
             return self._reader
 
     def close(self) -> None:
@@ -427,6 +438,8 @@ class Store:
     def transaction(self) -> Iterator[Any]:
         """One write transaction (the store's write lock taken at once); nested uses join
         the outer one."""
+        if self.read_only:
+            raise ArborError(f"{self.path} was opened for reading only; nothing was written")
         with self._lock:
             if self._depth:
                 if self._read_only:
@@ -2101,6 +2114,22 @@ def snippet(text: str | None, words: list[str], width: int = 160) -> str:
     start = max(0, position - width // 3)
     excerpt = flat[start:start + width]
     return ("…" if start else "") + excerpt + ("…" if start + width < len(flat) else "")
+
+
+def _acquire_read_only(backend: Any, role: str,
+                       on_upgrade: Callable[[str], None] | None) -> registry.Link:
+    """A link that cannot write (`Store(read_only=True)`); for an older arbor's store, the
+    ordinary link that updates it, since this arbor cannot read it as it is."""
+    from ..errors import StoreError, StoreOutdated
+
+    try:
+        return registry.acquire(backend, role, create=False, read_only=True)
+    except StoreOutdated as outdated:
+        try:
+            return registry.acquire(backend, role, create=False, on_upgrade=on_upgrade)
+        except StoreError as error:
+            raise type(error)(f"{outdated}, and has to be updated before this arbor can read "
+                              f"it, but that failed: {error}") from None
 
 
 def open_store(path: str | os.PathLike | None = None, **options: Any) -> Store:

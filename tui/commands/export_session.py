@@ -67,7 +67,7 @@ def _export(store, args: argparse.Namespace, out) -> int:
 def run(args: argparse.Namespace) -> int:
     from core.errors import ArborError
 
-    store = open_store_or_explain(args.db, create=False)
+    store = open_store_or_explain(args.db, read_only=True)
     if store is None:
         return EXIT_STORE
     try:
@@ -114,6 +114,8 @@ def _refusal(target: Path, store_path: Path) -> str | None:
     except (OSError, TypeError):
         pass  # the target does not exist (yet), or the store is on a server
     found = sqlite_probe.probe(target)
+    if found.kind == sqlite_probe.HELD:   # a link, by any name, to a side file of the store
+        return f"{target} is {found.reason}; {keep}"
     if found.kind == sqlite_probe.ARBOR:
         return f"{target} is an arbor store; {keep}"
     if found.kind == sqlite_probe.SIDECAR:
