@@ -74,6 +74,10 @@ def _untrusted_inside(node: ast.AST) -> list[ast.AST]:
     def visit(item: ast.AST) -> None:
         if isinstance(item, ast.Call) and _name(item.func) in SANITISERS:
             return
+        if isinstance(item, ast.Call) and isinstance(item.func, ast.Attribute):
+            for child in [item.func.value, *item.args, *(k.value for k in item.keywords)]:
+                visit(child)     # (a method's name is not a value: span.title() is arbor's)
+            return
         if isinstance(item, ast.Call) and _name(item.func) in ("len", "count", "short_id"):
             return           # (a number, or an id arbor makes)
         if isinstance(item, ast.Attribute) and item.attr in UNTRUSTED_ATTRIBUTES:
@@ -205,6 +209,7 @@ def test_the_rules_catch_what_they_are_for(source, fault):
     "Text(f'{clean(name)} ({len(rows)})')",
     "line.append_text(safe_line(branch.name, 30))",
     "print(f'arbor: {clean(plan.summary)}', file=sys.stderr)",
+    "Text(f'Usage · {span.title(first)}', 'bold')",
 ])
 def test_the_rules_let_safe_text_pass(source):
     assert check(TUI / "example.py", source) == []
