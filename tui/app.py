@@ -596,8 +596,15 @@ class ArborApp(HistoryActions, TreeActions, KeysInOrder[int]):
         """z: the pane with focus alone, full width (z again: as the width allows)."""
         self.query_one(PaneRow).toggle_zoom()
 
+    action_zoom = action_toggle_zoom
+
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action == "toggle_zoom":   # (hidden where it would change nothing)
+        # z is the panes' `zoom` (in the footer) where the panes are folded for want of
+        # room, and the app's `toggle_zoom` (in help and palette only) where they are not;
+        # neither where it would change nothing
+        if action == "zoom":
+            return self.query_one(PaneRow).zoom_in_footer()
+        if action == "toggle_zoom":
             return self.query_one(PaneRow).can_zoom()
         return True
 

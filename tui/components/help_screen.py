@@ -18,7 +18,8 @@ KEYS = [
               "than 100 columns the pane with focus and the one it drives share the width "
               "(messages alone); narrower than 70, one pane at a time"),
         ("↑ ↓ j k", "move the cursor; in a message taller than the screen, a line at a time"),
-        ("pgup pgdn home end", "page (through a long message first), first, last"),
+        ("pgup pgdn", "a page up, down (through a long message first)"),
+        ("home end  g G", "the first, the last"),
         ("enter", "sessions: open · branches: make current · messages: open/fold "
                   "(on a sub-agent: open its session)"),
         ("space", "open or fold a message (tool calls and results start folded), a sub-agent's "

@@ -41,6 +41,7 @@ class PaneRow(Horizontal):
         self.zoomed = False
         self.at = "sessions"     # the place with focus (the last one that had it)
         self.shown: tuple[str, ...] = ROLES
+        self._state: tuple = ()
 
     # ------------------------------------------------------------------ what the app sets
     def set_tree(self, tree: bool) -> None:
@@ -57,6 +58,11 @@ class PaneRow(Horizontal):
         if self._width() < SINGLE:
             return False
         return self.zoomed or len(self._places(zoomed=False)) > 1
+
+    def zoom_in_footer(self) -> bool:
+        """z is in the footer where the panes fold for want of room (narrower than WIDE);
+        wider, the footer keeps its room for the pane's own keys (z is in help and palette)."""
+        return self._width() < WIDE and self.can_zoom()
 
     # ------------------------------------------------------------------ layout
     def _width(self) -> int:
@@ -92,9 +98,11 @@ class PaneRow(Horizontal):
         self.set_class(len(shown) == 1, "-single")
         for place in ROLES:
             self.set_class(place == self.at, f"-at-{place}")
-        if shown != self.shown:
-            self.shown = shown
+        state = (shown, self._width() < WIDE)
+        if state != self._state:
+            self._state = state
             self.app.refresh_bindings()   # z shows in the footer only where it does something
+        self.shown = shown
 
     def on_mount(self) -> None:
         self.lay_out()
