@@ -64,7 +64,8 @@ def print_report(report, console, *, store_path: str = "", every_file: bool = Fa
     heading.append_text(title)
     console.print(heading, no_wrap=True, overflow="ellipsis")
     console.print(table)
-    for note in (caption, left_out_note(left_out, "a wider terminal shows them")):
+    hint = "a wider terminal shows " + ("it" if len(left_out) == 1 else "them")
+    for note in (caption, left_out_note(left_out, hint)):
         if note is not None:
             console.print(note)
     problems = [f for f in report.files if f.error]
