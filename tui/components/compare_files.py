@@ -11,10 +11,10 @@ from textual.widgets import DataTable, Static
 
 from core.branch_compare import Comparison, FileTouch
 
+from ..cut_text import cut_middle
 from ..formatting import DIM, FAINT
 from ..safe_text import safe_line
 from .backdrop import FrozenBackdrop
-from .status_line import middle_cut
 
 ADDED = "#87d787"
 REMOVED = "#ff8787"
@@ -70,7 +70,7 @@ class CompareFiles(FrozenBackdrop[None]):
             for (path, _, _), (a, b) in zip(rows, cells):
                 # a long path keeps its start and its end (the file name), so that what A and
                 # B did stays in sight and paths that differ at the end stay apart
-                table.add_row(middle_cut(safe_line(path, 4 * room), room), a, b)
+                table.add_row(cut_middle(safe_line(path, 4 * room), room), a, b)
             yield table
             done = self.comparison.a.work.done and self.comparison.b.work.done
             hint = "read from the tool calls' inputs · escape closes"
