@@ -16,7 +16,9 @@ recorded (`FakeModelServer.requests`) with its decoded body for assertions. Side
 agent makes on its own (a title, a "next speaker" check, a summary) can be answered by
 `rules` without using up the script: a rule is ``(predicate, reply)`` and is tried first.
 When the script is used up, `default` answers. Requests to endpoints nobody knows are
-answered ``200 {}`` (most clients accept that for a probe) and kept in `unknown`.
+answered ``200 {}`` (most clients accept that for a probe) and kept in `unknown`; so are
+``CONNECT`` requests of an agent whose HTTPS_PROXY names this server (refused with 403), which
+shows which outside hosts it tries to reach.
 
     with FakeModelServer([Reply(tool_calls=[ToolCall("run_shell_command",
                                                       {"command": "ls"})]),
@@ -38,7 +40,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterable
 from urllib.parse import parse_qs, urlsplit
 
-__all__ = ["FakeModelServer", "Reply", "ToolCall", "Usage", "RecordedRequest", "contains"]
+__all__ = ["FakeModelServer", "Reply", "ToolCall", "Usage", "RecordedRequest", "contains",
+           "last_says", "offers_tool"]
 
 
 # ---------------------------------------------------------------- the script
@@ -78,6 +81,19 @@ class Reply:
 def contains(*words: str) -> Callable[["RecordedRequest"], bool]:
     """A predicate: the request's body holds every word (case-sensitive)."""
     return lambda request: all(word in request.text for word in words)
+
+
+def last_says(*words: str) -> Callable[["RecordedRequest"], bool]:
+    """A predicate: the request's last message (user text or tool result) holds every word."""
+    def check(request: "RecordedRequest") -> bool:
+        messages = request.conversation()
+        return bool(messages) and all(word in messages[-1]["text"] for word in words)
+    return check
+
+
+def offers_tool(name: str) -> Callable[["RecordedRequest"], bool]:
+    """A predicate: the request declares a tool of that name."""
+    return lambda request: name in request.tool_names
 
 
 # ---------------------------------------------------------------- a request
@@ -316,6 +332,18 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_HEAD(self) -> None:
         self._send(200, "application/json", b"{}")
+
+    def do_CONNECT(self) -> None:
+        """An agent that uses HTTPS_PROXY (set to this server) to reach an outside host:
+        kept in `unknown` (api "proxy", path the host:port) and refused."""
+        request = RecordedRequest("CONNECT", self.path, {}, {k.lower(): v for k, v in
+                                                             self.headers.items()},
+                                  b"", None, "proxy")
+        with self.server_state._lock:
+            self.server_state.requests.append(request)
+            self.server_state.unknown.append(request)
+        self._send(403, "text/plain", b"no outside network in the laboratory")
+        self.close_connection = True
 
     def do_GET(self) -> None:
         request = self._read()

@@ -265,3 +265,27 @@ def test_conversation_maps_each_format_to_one_shape(server):
     for request in server.requests:
         assert request.conversation() == expected, request.api
         assert request.tool_names == []
+
+
+def test_a_connect_through_the_server_as_a_proxy_is_refused_and_kept(server):
+    import http.client
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    connection.request("CONNECT", "telemetry.example:443")
+    assert connection.getresponse().status == 403
+    assert [(r.api, r.path) for r in server.unknown] == [("proxy", "telemetry.example:443")]
+
+
+def test_predicates_on_the_last_message_and_the_tools():
+    from fake_model_server import last_says, offers_tool
+    with FakeModelServer(rules=[(last_says("state_snapshot"), Reply("<summary/>")),
+                                (offers_tool("complete_task"), Reply("sub-agent"))],
+                         default=Reply("main")) as server:
+        def ask(messages, tools=()):
+            _, data = post(server, "/v1/chat/completions", {
+                "model": "m", "messages": messages,
+                "tools": [{"type": "function", "function": {"name": n}} for n in tools]})
+            return json.loads(data)["choices"][0]["message"]["content"]
+        snapshot = {"role": "user", "content": "write the <state_snapshot>"}
+        assert ask([snapshot]) == "<summary/>"
+        assert ask([snapshot, {"role": "user", "content": "go on"}]) == "main"
+        assert ask([{"role": "user", "content": "x"}], tools=["complete_task"]) == "sub-agent"

@@ -1,0 +1,92 @@
+"""Real agents, run headless against tests/fake_model_server.py: a session with a tool call,
+then a headless resume of it; the first request of the resume must hold the session's
+messages in order (the prompt, the tool call, its result, the answer) and the new prompt.
+
+Opt-in: the agents come from tests/agent_lab/install_agents.sh; set ARBOR_AGENT_NODE_MODULES
+(npm agents) and ARBOR_AGENT_VENVS (Python agents). Without them each test is skipped, saying
+which agent is missing. Each agent runs in a temp HOME with no real key and every network
+setting on 127.0.0.1 (tests/agent_lab/lab.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "agent_lab"))
+
+from fake_model_server import FakeModelServer, Reply, ToolCall  # noqa: E402
+from lab import new_lab, npm_bin, venv_bin  # noqa: E402
+
+
+def needs_npm(binary: str, package: str):
+    return pytest.mark.skipif(
+        npm_bin(binary) is None,
+        reason=f"{package} not installed: run tests/agent_lab/install_agents.sh DIR and set "
+               "ARBOR_AGENT_NODE_MODULES=DIR/npm/node_modules")
+
+
+def needs_venv(venv: str, binary: str, package: str):
+    return pytest.mark.skipif(
+        venv_bin(venv, binary) is None,
+        reason=f"{package} not installed: run tests/agent_lab/install_agents.sh DIR and set "
+               "ARBOR_AGENT_VENVS=DIR/venvs")
+
+
+def dialogue(request) -> list[tuple]:
+    """(role, text, calls) of a request's messages without the system prompt, consecutive
+    repeats collapsed (an agent may send one tool result twice: see docs/agents/gemini-cli.md)."""
+    out: list[tuple] = []
+    for message in request.conversation():
+        if message["role"] == "system":
+            continue
+        entry = (message["role"], message["text"].strip(),
+                 tuple((name, tuple(sorted(args.items())) if isinstance(args, dict) else args)
+                       for name, args in message["tool_calls"]))
+        if not out or out[-1] != entry:
+            out.append(entry)
+    return out
+
+
+def assert_resumed(dialogue_: list[tuple], *, prompt: str, call: tuple, result: str,
+                   answer: str, new_prompt: str) -> None:
+    """The session in order, then the new prompt, as the last entries of the dialogue."""
+    roles = [entry[0] for entry in dialogue_]
+    start = max(i for i, entry in enumerate(dialogue_) if entry[0] == "user" and prompt in entry[1])
+    tail = dialogue_[start:]
+    assert [entry[0] for entry in tail] == ["user", "assistant", "tool", "assistant", "user"], roles
+    assert call in tail[1][2]
+    assert result in tail[2][1]
+    assert tail[3][1] == answer
+    assert tail[4][1].endswith(new_prompt)
+
+
+# ---------------------------------------------------------------- Gemini CLI
+@needs_npm("gemini", "@google/gemini-cli")
+def test_gemini_cli_resume_sends_the_session_then_the_new_prompt(tmp_path):
+    from make_gemini import MODEL, gemini_env, settings
+
+    script = [Reply("Listing.", [ToolCall("run_shell_command", {"command": "ls"})]),
+              Reply("There is one file: notes.txt."),
+              Reply("Resumed.")]
+    with FakeModelServer(script, model=MODEL) as server:
+        lab = new_lab(tmp_path / "lab", server)
+        settings(lab.home)
+        (lab.project / "notes.txt").write_text("hello\n")
+        base = [npm_bin("gemini"), "-m", MODEL, "--yolo"]
+        first = lab.run(base + ["-p", "list the files"], env=gemini_env(lab))
+        assert first.returncode == 0, first.stderr
+        asked = len(server.model_requests)
+        second = lab.run(base + ["--resume", "latest", "-p", "what did you find?"],
+                         env=gemini_env(lab))
+        assert second.returncode == 0, second.stderr
+    assert "Resumed." in second.stdout
+    resume = server.model_requests[asked]
+    assert_resumed(dialogue(resume), prompt="list the files",
+                   call=("run_shell_command", (("command", "ls"),)), result="notes.txt",
+                   answer="There is one file: notes.txt.", new_prompt="what did you find?")
+    # Gemini CLI 0.61.0 sends the function response twice after a resume (once rebuilt from
+    # the call's stored result, once from the stored user turn)
+    results = [m for m in resume.conversation() if m["role"] == "tool"]
+    assert len({m["tool_call_id"] for m in results}) == 1
