@@ -59,7 +59,7 @@ def assert_resumed(dialogue_: list[tuple], *, prompt: str, call: tuple, result: 
     assert call in tail[1][2]
     assert result in tail[2][1]
     assert tail[3][1] == answer
-    assert tail[4][1].endswith(new_prompt)
+    assert tail[4][1].endswith(new_prompt), tail[4][1]
 
 
 # ---------------------------------------------------------------- Gemini CLI
@@ -90,3 +90,31 @@ def test_gemini_cli_resume_sends_the_session_then_the_new_prompt(tmp_path):
     # the call's stored result, once from the stored user turn)
     results = [m for m in resume.conversation() if m["role"] == "tool"]
     assert len({m["tool_call_id"] for m in results}) == 1
+
+
+# ---------------------------------------------------------------- opencode
+@needs_npm("opencode", "opencode-ai")
+def test_opencode_continue_sends_the_session_then_the_new_prompt(tmp_path):
+    from make_opencode import MODEL, TITLE, opencode_env, write_config
+
+    script = [Reply("Listing.", [ToolCall("bash", {"command": "ls", "description": "list"})]),
+              Reply("There is one file: notes.txt."),
+              Reply("Resumed.")]
+    with FakeModelServer(script, rules=[(TITLE, Reply("Files"))], model=MODEL) as server:
+        lab = new_lab(tmp_path / "lab", server)
+        write_config(lab)
+        (lab.project / "notes.txt").write_text("hello\n")
+        opencode = npm_bin("opencode")
+        first = lab.run([opencode, "run", "list the files"], env=opencode_env(lab))
+        assert first.returncode == 0, first.stderr
+        asked = len([r for r in server.model_requests if r.scripted])
+        second = lab.run([opencode, "run", "--continue", "what did you find?"],
+                         env=opencode_env(lab))
+        assert second.returncode == 0, second.stderr
+    assert "Resumed." in second.stdout
+    resume = [r for r in server.model_requests if r.scripted][asked]
+    assert_resumed(dialogue(resume), prompt="list the files",
+                   call=("bash", (("command", "ls"), ("description", "list"))),
+                   result="notes.txt", answer="There is one file: notes.txt.",
+                   # `opencode run` quotes each argument that holds a space
+                   new_prompt='"what did you find?"')
