@@ -76,6 +76,7 @@ class Reply:
     when: Callable[["RecordedRequest"], bool] | None = None  # only for a request that matches
     status: int = 200                 # another status answers `error_body` instead
     error_body: dict | None = None
+    delay: float = 0.0                # seconds to wait before answering (let a side request win)
 
 
 def contains(*words: str) -> Callable[["RecordedRequest"], bool]:
@@ -383,6 +384,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         reply = state._choose(request)
         request.reply = reply
+        if reply.delay:
+            time.sleep(reply.delay)
         if reply.status != 200:
             self._json(reply.error_body or {"error": {"message": "fake error",
                                                        "type": "fake"}}, reply.status)

@@ -118,3 +118,30 @@ def test_opencode_continue_sends_the_session_then_the_new_prompt(tmp_path):
                    result="notes.txt", answer="There is one file: notes.txt.",
                    # `opencode run` quotes each argument that holds a space
                    new_prompt='"what did you find?"')
+
+
+# ---------------------------------------------------------------- GitHub Copilot CLI
+@needs_npm("copilot", "@github/copilot")
+def test_copilot_cli_resume_sends_the_session_then_the_new_prompt(tmp_path):
+    from make_copilot import MODEL, copilot_env
+
+    script = [Reply("Listing.", [ToolCall("bash", {"command": "ls", "description": "list"})]),
+              Reply("There is one file: notes.txt."),
+              Reply("Resumed.")]
+    with FakeModelServer(script, model=MODEL) as server:
+        lab = new_lab(tmp_path / "lab", server)
+        (lab.project / "notes.txt").write_text("hello\n")
+        base = [npm_bin("copilot"), "--allow-all-tools", "--disable-client-telemetry"]
+        first = lab.run(base + ["-p", "list the files"], env=copilot_env(lab))
+        assert first.returncode == 0, first.stderr
+        session = next(p.name for p in (lab.home / ".copilot/session-state").iterdir()
+                       if not p.name.startswith("."))
+        asked = len(server.model_requests)
+        second = lab.run(base + [f"--resume={session}", "-p", "what did you find?"],
+                         env=copilot_env(lab))
+        assert second.returncode == 0, second.stderr
+    assert "Resumed." in second.stdout
+    assert_resumed(dialogue(server.model_requests[asked]), prompt="list the files",
+                   call=("bash", (("command", "ls"), ("description", "list"))),
+                   result="notes.txt", answer="There is one file: notes.txt.",
+                   new_prompt="what did you find?")
