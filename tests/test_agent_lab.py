@@ -145,3 +145,29 @@ def test_copilot_cli_resume_sends_the_session_then_the_new_prompt(tmp_path):
                    call=("bash", (("command", "ls"), ("description", "list"))),
                    result="notes.txt", answer="There is one file: notes.txt.",
                    new_prompt="what did you find?")
+
+
+# ---------------------------------------------------------------- Qwen Code
+@needs_npm("qwen", "@qwen-code/qwen-code")
+def test_qwen_code_continue_sends_the_session_then_the_new_prompt(tmp_path):
+    from fake_model_server import last_says
+    from make_qwen import MODEL, qwen_env, settings
+
+    rules = [(last_says("what did you find?"), Reply("Resumed.")),
+             (last_says("list the files"),
+              Reply("Listing.", [ToolCall("run_shell_command", {"command": "ls"})])),
+             (last_says("Command: ls\n"), Reply("There is one file: notes.txt."))]
+    with FakeModelServer(rules=rules, model=MODEL) as server:
+        lab = new_lab(tmp_path / "lab", server)
+        settings(lab.home)
+        (lab.project / "notes.txt").write_text("hello\n")
+        base = [npm_bin("qwen"), "-m", MODEL, "--yolo"]
+        first = lab.run(base + ["-p", "list the files"], env=qwen_env(lab))
+        assert first.returncode == 0, first.stderr
+        asked = len(server.model_requests)
+        second = lab.run(base + ["--continue", "-p", "what did you find?"], env=qwen_env(lab))
+        assert second.returncode == 0, second.stderr
+    assert "Resumed." in second.stdout
+    assert_resumed(dialogue(server.model_requests[asked]), prompt="list the files",
+                   call=("run_shell_command", (("command", "ls"),)), result="notes.txt",
+                   answer="There is one file: notes.txt.", new_prompt="what did you find?")
