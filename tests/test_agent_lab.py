@@ -55,7 +55,8 @@ def assert_resumed(dialogue_: list[tuple], *, prompt: str, call: tuple, result: 
     roles = [entry[0] for entry in dialogue_]
     start = max(i for i, entry in enumerate(dialogue_) if entry[0] == "user" and prompt in entry[1])
     tail = dialogue_[start:]
-    assert [entry[0] for entry in tail] == ["user", "assistant", "tool", "assistant", "user"], roles
+    assert [entry[0] for entry in tail] == ["user", "assistant", "tool", "assistant", "user"], \
+        [(e[0], e[1][:300]) for e in dialogue_]
     assert call in tail[1][2]
     assert result in tail[2][1]
     assert tail[3][1] == answer
@@ -171,3 +172,56 @@ def test_qwen_code_continue_sends_the_session_then_the_new_prompt(tmp_path):
     assert_resumed(dialogue(server.model_requests[asked]), prompt="list the files",
                    call=("run_shell_command", (("command", "ls"),)), result="notes.txt",
                    answer="There is one file: notes.txt.", new_prompt="what did you find?")
+
+
+# ---------------------------------------------------------------- Claude Code (issue 31)
+def claude_env(lab) -> dict:
+    """Claude Code on the fake server: an API key it accepts without asking (its last 20
+    characters approved in .claude.json), onboarding done, no non-essential traffic."""
+    from lab import FAKE_KEY
+    import json
+
+    config = lab.home / ".claude-config"
+    config.mkdir(parents=True, exist_ok=True)
+    key = "sk-ant-api03-" + FAKE_KEY.replace(".", "-") + "-0123456789"
+    (config / ".claude.json").write_text(json.dumps({
+        "hasCompletedOnboarding": True,
+        "customApiKeyResponses": {"approved": [key[-20:]], "rejected": []},
+        "projects": {str(lab.project): {"hasTrustDialogAccepted": True,
+                                        "hasCompletedProjectOnboarding": True}}}))
+    return lab.env(CLAUDE_CONFIG_DIR=str(config), ANTHROPIC_BASE_URL=lab.server.url,
+                   ANTHROPIC_API_KEY=key, DISABLE_TELEMETRY="1", DISABLE_AUTOUPDATER="1",
+                   DISABLE_ERROR_REPORTING="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
+
+
+@needs_npm("claude", "@anthropic-ai/claude-code")
+def test_claude_code_resume_sends_the_session_then_the_new_prompt(tmp_path):
+    import uuid
+
+    def main_loop(request) -> bool:   # title and other side requests carry no tools
+        return "Bash" in request.tool_names
+
+    rules = [(lambda r: not main_loop(r), Reply('{"title": "Listing files"}'))]
+    script = [Reply("Listing.", [ToolCall("Bash", {"command": "ls", "description": "list"})],
+                    when=main_loop),
+              Reply("There is one file: notes.txt.", when=main_loop),
+              Reply("Resumed.", when=main_loop)]
+    with FakeModelServer(script, rules=rules, model="claude-sonnet-4-5") as server:
+        lab = new_lab(tmp_path / "lab", server)
+        (lab.project / "notes.txt").write_text("hello\n")
+        session = str(uuid.uuid4())
+        env = claude_env(lab)
+        claude = npm_bin("claude")
+        first = lab.run([claude, "-p", "list the files", "--session-id", session,
+                         "--allowedTools", "Bash"], env=env)
+        assert first.returncode == 0, first.stdout + first.stderr
+        asked = len([r for r in server.model_requests if main_loop(r)])
+        second = lab.run([claude, "-p", "what did you find?", "--resume", session,
+                          "--allowedTools", "Bash"], env=env)
+        assert second.returncode == 0, second.stdout + second.stderr
+    assert "Resumed." in second.stdout
+    resume = [r for r in server.model_requests if main_loop(r)][asked]
+    assert_resumed(dialogue(resume), prompt="list the files",
+                   call=("Bash", (("command", "ls"), ("description", "list"))),
+                   result="notes.txt", answer="There is one file: notes.txt.",
+                   new_prompt="what did you find?")

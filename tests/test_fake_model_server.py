@@ -289,3 +289,12 @@ def test_predicates_on_the_last_message_and_the_tools():
         assert ask([snapshot]) == "<summary/>"
         assert ask([snapshot, {"role": "user", "content": "go on"}]) == "main"
         assert ask([{"role": "user", "content": "x"}], tools=["complete_task"]) == "sub-agent"
+
+
+def test_a_system_message_inside_anthropic_messages_stays_a_system_entry(server):
+    post(server, "/v1/messages", {"model": "m", "messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "system", "content": "# Environment\ncwd: /x"},
+        {"role": "assistant", "content": "hello"}]})
+    assert [m["role"] for m in server.requests[0].conversation()] == [
+        "user", "system", "assistant"]

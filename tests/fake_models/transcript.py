@@ -55,6 +55,9 @@ def _anthropic(body: dict) -> list[dict]:
         out.append(_entry("system", _texts(body["system"])))
     for message in body.get("messages", []):
         content = message.get("content")
+        if message.get("role") == "system":   # Claude Code 2.1 puts its environment here
+            out.append(_entry("system", _texts(content)))
+            continue
         if message.get("role") == "assistant":
             blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
             calls = [(b.get("id"), b.get("name"), b.get("input"))
