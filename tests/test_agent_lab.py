@@ -225,3 +225,78 @@ def test_claude_code_resume_sends_the_session_then_the_new_prompt(tmp_path):
                    call=("Bash", (("command", "ls"), ("description", "list"))),
                    result="notes.txt", answer="There is one file: notes.txt.",
                    new_prompt="what did you find?")
+
+
+# ---------------------------------------------------------------- Codex (issue 31)
+def codex_env(lab) -> dict:
+    """Codex on the fake server: a model provider of its own in $CODEX_HOME/config.toml
+    (Responses API), its key in an environment variable."""
+    from lab import FAKE_KEY
+
+    home = lab.home / ".codex"
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(
+        'model = "gpt-5-codex"\nmodel_provider = "fake"\n\n[model_providers.fake]\n'
+        f'name = "fake"\nbase_url = "{lab.server.url}/v1"\nwire_api = "responses"\n'
+        'env_key = "FAKE_MODEL_KEY"\n')
+    return lab.env(CODEX_HOME=str(home), FAKE_MODEL_KEY=FAKE_KEY)
+
+
+@needs_npm("codex", "@openai/codex")
+def test_codex_exec_resume_sends_the_session_then_the_new_prompt(tmp_path):
+    import re
+
+    script = [Reply("Listing.", [ToolCall("exec_command", {"cmd": "ls"})]),
+              Reply("There is one file: notes.txt."),
+              Reply("Resumed.")]
+    with FakeModelServer(script, model="gpt-5-codex") as server:
+        lab = new_lab(tmp_path / "lab", server)
+        (lab.project / "notes.txt").write_text("hello\n")
+        codex = [npm_bin("codex"), "exec", "--skip-git-repo-check",
+                 "--dangerously-bypass-approvals-and-sandbox"]
+        first = lab.run(codex + ["list the files"], env=codex_env(lab))
+        assert first.returncode == 0, first.stderr
+        session = re.search(r"session id: (\S+)", first.stderr + first.stdout).group(1)
+        asked = len(server.model_requests)
+        second = lab.run(codex + ["resume", session, "what did you find?"], env=codex_env(lab))
+        assert second.returncode == 0, second.stderr
+    assert "Resumed." in second.stdout
+    assert_resumed(dialogue(server.model_requests[asked]), prompt="list the files",
+                   call=("exec_command", (("cmd", "ls"),)), result="notes.txt",
+                   answer="There is one file: notes.txt.", new_prompt="what did you find?")
+
+
+# ---------------------------------------------------------------- pi (issue 31)
+def pi_env(lab) -> dict:
+    """pi on the fake server: a provider of its own in ~/.pi/agent/models.json (OpenAI Chat
+    Completions)."""
+    import json
+    from lab import FAKE_KEY
+
+    agent = lab.home / ".pi" / "agent"
+    agent.mkdir(parents=True, exist_ok=True)
+    (agent / "models.json").write_text(json.dumps({"providers": {"fake": {
+        "baseUrl": f"{lab.server.url}/v1", "api": "openai-completions", "apiKey": FAKE_KEY,
+        "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+        "models": [{"id": "fake-model"}]}}}))
+    return lab.env(PI_OFFLINE="1")
+
+
+@needs_npm("pi", "@mariozechner/pi-coding-agent")
+def test_pi_continue_sends_the_session_then_the_new_prompt(tmp_path):
+    script = [Reply("Listing.", [ToolCall("bash", {"command": "ls"})]),
+              Reply("There is one file: notes.txt."),
+              Reply("Resumed.")]
+    with FakeModelServer(script, model="fake-model") as server:
+        lab = new_lab(tmp_path / "lab", server)
+        (lab.project / "notes.txt").write_text("hello\n")
+        pi = [npm_bin("pi"), "--model", "fake/fake-model"]
+        first = lab.run(pi + ["-p", "list the files"], env=pi_env(lab))
+        assert first.returncode == 0, first.stderr
+        asked = len(server.model_requests)
+        second = lab.run(pi + ["--continue", "-p", "what did you find?"], env=pi_env(lab))
+        assert second.returncode == 0, second.stderr
+    assert "Resumed." in second.stdout
+    assert_resumed(dialogue(server.model_requests[asked]), prompt="list the files",
+                   call=("bash", (("command", "ls"),)), result="notes.txt",
+                   answer="There is one file: notes.txt.", new_prompt="what did you find?")
