@@ -55,6 +55,8 @@ else
   echo "!! crush: no go toolchain and its npm install script downloads from GitHub;" \
        "set ARBOR_LAB_RUN_CRUSH_POSTINSTALL=1 where GitHub is reachable" >&2
 fi
+# (On the python machine kind neither works: no GitHub, no Go module proxy. See
+# docs/agents/crush.md.)
 
 find_python() {  # python3.12 -> an interpreter of that version
   local want="$1"
