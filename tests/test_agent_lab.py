@@ -300,3 +300,31 @@ def test_pi_continue_sends_the_session_then_the_new_prompt(tmp_path):
     assert_resumed(dialogue(server.model_requests[asked]), prompt="list the files",
                    call=("bash", (("command", "ls"),)), result="notes.txt",
                    answer="There is one file: notes.txt.", new_prompt="what did you find?")
+
+
+# ---------------------------------------------------------------- Factory droid
+@needs_npm("droid", "droid")
+def test_droid_fork_sends_the_session_then_the_new_prompt(tmp_path):
+    """`droid exec -s ID` asks api.factory.ai for the session (blocked in airgap mode), so
+    the headless way to go on from a local session is `--fork ID`."""
+    from fake_model_server import last_says
+    from make_droid import EXECUTE, MODEL, configure, droid_env
+
+    rules = [(last_says("what did you find?"), Reply("Resumed.")),
+             (last_says("list the files"), Reply("Listing.", [ToolCall("Execute", EXECUTE)])),
+             (last_says("Process exited"), Reply("There is one file: notes.txt."))]
+    with FakeModelServer(rules=rules, model="fake-model") as server:
+        lab = new_lab(tmp_path / "lab", server)
+        configure(lab)
+        (lab.project / "notes.txt").write_text("hello\n")
+        droid = [npm_bin("droid"), "exec", "-m", MODEL]
+        first = lab.run(droid + ["list the files"], env=droid_env(lab))
+        assert first.returncode == 0, first.stderr
+        session = next((lab.home / ".factory/sessions").rglob("*.jsonl")).stem
+        asked = len(server.model_requests)
+        second = lab.run(droid + ["--fork", session, "what did you find?"], env=droid_env(lab))
+        assert second.returncode == 0, second.stderr
+    assert "Resumed." in second.stdout
+    assert_resumed(dialogue(server.model_requests[asked]), prompt="list the files",
+                   call=("Execute", tuple(sorted(EXECUTE.items()))), result="notes.txt",
+                   answer="There is one file: notes.txt.", new_prompt="what did you find?")
