@@ -328,3 +328,30 @@ def test_droid_fork_sends_the_session_then_the_new_prompt(tmp_path):
     assert_resumed(dialogue(server.model_requests[asked]), prompt="list the files",
                    call=("Execute", tuple(sorted(EXECUTE.items()))), result="notes.txt",
                    answer="There is one file: notes.txt.", new_prompt="what did you find?")
+
+
+# ---------------------------------------------------------------- Kimi CLI
+@needs_venv("kimi", "kimi", "kimi-cli")
+def test_kimi_cli_continue_sends_the_session_then_the_new_prompt(tmp_path):
+    from fake_model_server import last_says
+    from lab import venv_bin
+    from make_kimi import configure, kimi_env
+
+    rules = [(last_says("what did you find?"), Reply("Resumed.")),
+             (last_says("list the files"),
+              Reply("Listing.", [ToolCall("Shell", {"command": "ls"})])),
+             (last_says("notes.txt"), Reply("There is one file: notes.txt."))]
+    with FakeModelServer(rules=rules, model="fake-model") as server:
+        lab = new_lab(tmp_path / "lab", server)
+        configure(lab)
+        (lab.project / "notes.txt").write_text("hello\n")
+        kimi = [venv_bin("kimi", "kimi"), "--print", "-y"]
+        first = lab.run(kimi + ["-p", "list the files"], env=kimi_env(lab))
+        assert first.returncode == 0, first.stderr
+        asked = len(server.model_requests)
+        second = lab.run(kimi + ["-C", "-p", "what did you find?"], env=kimi_env(lab))
+        assert second.returncode == 0, second.stderr
+    assert "Resumed." in second.stdout
+    assert_resumed(dialogue(server.model_requests[asked]), prompt="list the files",
+                   call=("Shell", (("command", "ls"),)), result="notes.txt",
+                   answer="There is one file: notes.txt.", new_prompt="what did you find?")
