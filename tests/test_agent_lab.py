@@ -355,3 +355,36 @@ def test_kimi_cli_continue_sends_the_session_then_the_new_prompt(tmp_path):
     assert_resumed(dialogue(server.model_requests[asked]), prompt="list the files",
                    call=("Shell", (("command", "ls"),)), result="notes.txt",
                    answer="There is one file: notes.txt.", new_prompt="what did you find?")
+
+
+# ---------------------------------------------------------------- Aider
+@needs_venv("aider", "aider", "aider-chat")
+def test_aider_restore_chat_history_sends_the_chat_then_the_new_prompt(tmp_path):
+    """Aider has no tool calls: the model's SEARCH/REPLACE block is its action. Restored from
+    .aider.chat.history.md, the earlier prompt and that answer come back before the new one."""
+    from fake_model_server import last_says
+    from lab import venv_bin
+    from make_aider import EDIT, aider_argv, aider_env, first_says, init_project
+
+    rules = [(first_says("Git commit messages"), Reply("Add a line")),
+             (last_says("what did you change?"), Reply("Resumed.")),
+             (last_says("add a line to notes.txt"), Reply(EDIT))]
+    with FakeModelServer(rules=rules, model="fake-model") as server:
+        lab = new_lab(tmp_path / "lab", server)
+        init_project(lab)
+        aider = aider_argv(venv_bin("aider", "aider"), server.url)
+        first = lab.run(aider + ["notes.txt", "--message", "add a line to notes.txt"],
+                        env=aider_env(lab), input="")
+        assert first.returncode == 0, first.stderr
+        assert "second line from the model" in (lab.project / "notes.txt").read_text()
+        asked = len(server.model_requests)
+        second = lab.run(aider + ["--restore-chat-history", "--message", "what did you change?"],
+                         env=aider_env(lab), input="")
+        assert second.returncode == 0, second.stderr
+    assert "Resumed." in second.stdout
+    resume = next(r for r in server.model_requests[asked:] if r.reply and r.reply.text == "Resumed.")
+    said = [(role, text) for role, text, _ in dialogue(resume)]
+    prompt = max(i for i, (role, text) in enumerate(said) if text == "add a line to notes.txt")
+    assert said[prompt + 1][0] == "assistant" and "<<<<<<< SEARCH" in said[prompt + 1][1]
+    # (Aider appends its SEARCH/REPLACE rules to the last user message it sends)
+    assert said[-1][0] == "user" and said[-1][1].startswith("what did you change?")
