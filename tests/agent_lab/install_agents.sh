@@ -58,12 +58,14 @@ fi
 # (On the python machine kind neither works: no GitHub, no Go module proxy. See
 # docs/agents/crush.md.)
 
-find_python() {  # python3.12 -> an interpreter of that version
-  local want="$1"
-  if command -v "$want" >/dev/null 2>&1; then command -v "$want"; return; fi
-  local v="${want#python}"
-  for candidate in "$HOME"/.pyenv/versions/"$v"*/bin/python3 /usr/bin/"$want"; do
-    if [ -x "$candidate" ]; then echo "$candidate"; return; fi
+find_python() {  # python3.12 -> an interpreter of that version that really runs
+  local want="$1" v="${1#python}" candidate
+  for candidate in "$(command -v "$want" 2>/dev/null)" "$HOME"/.pyenv/versions/"$v"*/bin/python3 \
+                   /usr/bin/"$want" /usr/local/bin/"$want"; do
+    # (a pyenv shim is on PATH even where that version is not selected: try it)
+    if [ -n "$candidate" ] && [ -x "$candidate" ] && "$candidate" -c "import sys" 2>/dev/null; then
+      echo "$candidate"; return
+    fi
   done
   return 1
 }
