@@ -52,7 +52,6 @@ def dialogue(request) -> list[tuple]:
 def assert_resumed(dialogue_: list[tuple], *, prompt: str, call: tuple, result: str,
                    answer: str, new_prompt: str) -> None:
     """The session in order, then the new prompt, as the last entries of the dialogue."""
-    roles = [entry[0] for entry in dialogue_]
     start = max(i for i, entry in enumerate(dialogue_) if entry[0] == "user" and prompt in entry[1])
     tail = dialogue_[start:]
     assert [entry[0] for entry in tail] == ["user", "assistant", "tool", "assistant", "user"], \

@@ -25,8 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from lab import FAKE_KEY, FIXTURES, backup_sqlite, new_lab, npm_bin, versions  # noqa: E402
-from fake_model_server import (FakeModelServer, Reply, ToolCall, Usage, contains,  # noqa: E402
-                               offers_tool)
+from fake_model_server import FakeModelServer, Reply, ToolCall, Usage, contains  # noqa: E402
 
 MODEL = "fake-model"
 
