@@ -19,6 +19,7 @@ from .backdrop import FrozenBackdrop
 from ..formatting import DIM, FAINT, ROLE_STYLES, SOURCE_STYLES, age, clock_time, count
 from ..safe_text import safe_line
 from .row_list import RowList
+from .focus import focus_now
 
 NAME_LIMIT = 50
 TEXT_LIMIT = 200
@@ -108,7 +109,7 @@ class SearchScreen(FrozenBackdrop[SearchResult | None]):
     def on_mount(self) -> None:
         field = self.query_one(Input)
         field.cursor_blink = False
-        field.focus()
+        focus_now(field)
         if self.query_text:
             self._pending = True
             self._search(self.query_text)

@@ -10,6 +10,7 @@ from textual.widgets import Input, Static
 
 from .backdrop import FrozenBackdrop
 from ..safe_text import clean
+from .focus import focus_now
 
 
 class TextPrompt(FrozenBackdrop[str | None]):
@@ -32,7 +33,7 @@ class TextPrompt(FrozenBackdrop[str | None]):
     def on_mount(self) -> None:
         field = self.query_one(Input)
         field.cursor_blink = False
-        field.focus()
+        focus_now(field)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

@@ -33,6 +33,7 @@ from textual.widgets import Static
 from ..formatting import FAINT
 from ..message_text import Line, as_text
 from ..safe_text import safe_line
+from .focus import focus_now
 
 _WIDE = re.compile("[\u1100-\u115f\u231a-\u231b\u2329-\u232a\u23e9-\u23ec\u2600-\u27bf"
                    "\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf"
@@ -182,7 +183,7 @@ class WholeMessageScreen(Screen[None]):
                           "escape back", FAINT), id="whole-hint")
 
     def on_mount(self) -> None:
-        self.query_one(WholeText).focus()
+        focus_now(self.query_one(WholeText))
 
     def action_close(self) -> None:
         self.dismiss(None)
