@@ -515,9 +515,13 @@ class MessagesPane(Widget, can_focus=True):
         if not items or items[0].kind == "spawn":
             self.app.notify("This row is a session of its own: enter opens it.", markup=False)
             return
+        from core.outcomes import role_of
+
+        from ..formatting import ROLE_NAMES
+
         entries = [item.entry for item in items]
-        message = entries[0].message or {}
-        title = f"{message.get('role') or entries[0].type} {entries[0].id}"
+        role = role_of(entries[0].message or {})
+        title = f"{ROLE_NAMES.get(role, role) if role else entries[0].type} {entries[0].id}"
         if len(entries) > 1:
             title += f" and {len(entries) - 1} more entr{'ies' if len(entries) > 2 else 'y'}"
         self.app.push_screen(WholeMessageScreen(title, whole_message(entries)))
