@@ -21,7 +21,7 @@ def demo(tmp_path_factory):
     with Terminal([*arbor_command(), "--demo", "--db", str(folder / "demo.db")], cwd=folder,
                   config_dir=folder) as term:
         term.wait_for(TRIP[:20])
-        term.wait_for(lambda screen: "/ 6" in screen or "of 6" in screen)
+        term.wait_for(lambda screen: "of 6 ─" in screen)
         yield term
 
 

@@ -734,7 +734,7 @@ class ArborApp(HistoryActions, TreeActions, KeysInOrder[int]):
                 self._error(error)
                 return
             note = " with a branch summary" if choice.summary else ""
-            self.say(f"Rolled back: new current branch {new.id}{note}. "
+            self.say(f"Rolled back: new current branch {branch_title(new)}{note}. "
                         f"{branch_title(branch)} is kept as it was.", title="Rolled back", markup=False)
             self.reload(branch_id=new.id)
 

@@ -343,7 +343,11 @@ class MessagesPane(Widget, can_focus=True):
         if self.source is None or not self.count:
             self.border_subtitle = None
             return
-        self.border_subtitle = Text(f"{self.cursor + 1:,} / {self.count:,}", DIM)
+        # j moves by message, and a message may be several entries (a reply and its tool
+        # results): the counter names the entries it covers, and counts entries
+        first, last = self._span(self.cursor)
+        where = f"entry {first + 1:,}" if first == last else f"entries {first + 1:,}–{last + 1:,}"
+        self.border_subtitle = Text(f"{where} of {self.count:,}", DIM)
 
     def scroll_cursor_visible(self, bottom: bool = False) -> None:
         """Move the view so that the cursor's item is on screen (at the bottom when below)."""

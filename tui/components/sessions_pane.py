@@ -143,7 +143,9 @@ class SessionsPane(RowList):
             title.append(" · ")
             title.append_text(safe_line(project_name(self.project), 20, style="bold #d7af5f"))
         if rows:
-            title.append(f" [{len(rows):,}]")
+            # sessions as the status line counts them: a sub-agent or fork listed under its
+            # session is part of it (15 rows with 3 sub-agents open are 12 sessions)
+            title.append(f" [{sum(1 for row in rows if not row.depth):,}]")
         self.border_title = title
         self._show_detail()
 
