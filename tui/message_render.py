@@ -286,7 +286,12 @@ def header(item: Item, label: str | None, now: datetime, width: int, entries: in
         line.append("◆ compacted context", MARKER_STYLE)
         tokens = entry.data.get("tokensBefore")
         if isinstance(tokens, int):
-            line.append(f"  {tokens:,} tokens summarised", DIM)
+            # (the label first: the figure shortens, then goes, where they do not both fit)
+            room = width - line.cell_len - (len(label) + 7 if label else 0)
+            for words in (f"  {tokens:,} tokens summarised", f"  {tokens:,} tok"):
+                if len(words) <= room:
+                    line.append(words, DIM)
+                    break
     elif entry.type == MESSAGE and role_of(entry.message or {}) in SUMMARY_ROLES:
         message = entry.message
         role = message["role"]

@@ -53,6 +53,8 @@ class MessagesPane(Widget, can_focus=True):
                 tooltip="Hide or show the thinking of every reply"),
         Binding("f", "whole", "Whole", show=False,
                 tooltip="The whole message, nothing cut, full screen (p there: $PAGER)"),
+        Binding("F", "app.cycle_message_filter", "Filter", show=False,
+                tooltip="Cycle the filter: default, no tools, user only, labelled, everything"),
         Binding("enter", "enter", "Open/fold", show=False),
         Binding("up,k", "cursor_up", "Up", show=False),
         Binding("down,j", "cursor_down", "Down", show=False),
@@ -85,6 +87,7 @@ class MessagesPane(Widget, can_focus=True):
         self.cursor = 0
         self.expanded: set[tuple[str, int]] = set()
         self.show_thinking = True     # H: replies drawn with or without their thinking
+        self.filter = "everything"    # F: the entry tree's filter, named in the title
         # child sessions (sub-agents, forks) shown open under the entry they started at;
         # every MessageSource made for this pane shares it (see tui.message_source)
         self.opened: set[int] = set()
@@ -230,7 +233,7 @@ class MessagesPane(Widget, can_focus=True):
             group = None
         width = self._width
         label = None
-        if item.kind == "entry" and not item.nest:
+        if item.kind in ("entry", "summary") and not item.nest:
             found = [self.labels[member.entry.seq] for member in group or [item]
                      if member.entry.seq in self.labels]
             label = " · ".join(found) if found else None
@@ -491,9 +494,13 @@ class MessagesPane(Widget, can_focus=True):
     def action_last(self) -> None:
         self.move_cursor(self.count - 1)
 
+    def _say_empty(self) -> None:
+        self.app.notify(self.empty_text.plain or "There are no messages here.", markup=False)
+
     def action_toggle_open(self) -> None:
         item = self.cursor_item
         if item is None:
+            self._say_empty()
             return
         if item.key in self.expanded:
             self.expanded.discard(item.key)
@@ -512,6 +519,7 @@ class MessagesPane(Widget, can_focus=True):
         from .whole_message import WholeMessageScreen
 
         if self.source is None or not self.count:
+            self._say_empty()
             return
         first, last = self._span(self.cursor)
         items = [self.source.item(index) for index in range(first, last + 1)]

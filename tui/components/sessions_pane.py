@@ -218,6 +218,9 @@ class SessionsPane(RowList):
                 index = next((i for i, r in enumerate(self.rows) if r.session.id == parent), None)
                 if index is not None:
                     self.move_cursor(index)
+            elif open_ is not False:
+                self.app.notify("No sub-agents or forks are listed under this session.",
+                                markup=False)
             return
         want = (not row.is_open) if open_ is None else open_
         if want == row.is_open:
