@@ -293,3 +293,28 @@ async def test_r_m_and_o_in_the_entry_tree_take_its_highlighted_entry(demo_path,
         finally:
             handoff.open_in_agent = original
         assert calls == [entry.seq]
+
+
+async def test_keys_of_the_panes_do_not_act_unseen_under_the_whole_message(demo_path, tmp_path):
+    """f shows a message full screen: r, t, v… would act on the panes under it."""
+    path = tmp_path / "demo.db"
+    shutil.copy(demo_path, path)
+    app = app_on(path)
+    said: list[str] = []
+    notify = app.notify
+    app.notify = lambda message, *a, **k: (said.append(str(message)), notify(message, *a, **k))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await ctx_message(pilot)
+        await pilot.press("f")
+        await settle(pilot)
+        whole = app.screen
+        before = state(app)
+        for key in ("r", "t", "v", "l"):
+            await pilot.press(key)
+            await settle(pilot)
+            assert app.screen is whole and state(app) == before
+            assert said[-1] == f"{key} acts in the panes: escape goes back to them."
+        await pilot.press("escape")
+        await settle(pilot)
+        assert len(app.screen_stack) == 1

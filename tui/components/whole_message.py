@@ -185,6 +185,16 @@ class WholeMessageScreen(Screen[None]):
     def on_mount(self) -> None:
         focus_now(self.query_one(WholeText))
 
+    def on_key(self, event: events.Key) -> None:
+        """A key of the panes (r, t, v…) would act on them unseen, under this view: it says
+        where it works instead. (The bindings run after this, at the app: the view's own
+        keys are let through.)"""
+        if event.is_printable and event.key not in _OWN_KEYS and event.character != "?":
+            event.stop()
+            event.prevent_default()
+            self.app.notify(f"{event.character} acts in the panes: escape goes back to them.",
+                            markup=False)
+
     def action_close(self) -> None:
         self.dismiss(None)
 
@@ -199,6 +209,10 @@ class WholeMessageScreen(Screen[None]):
             error = "this terminal cannot be handed to a pager"
         if error:
             self.app.notify(error, severity="warning", markup=False)
+
+
+_OWN_KEYS = frozenset(key.strip() for binding in (*WholeText.BINDINGS, *WholeMessageScreen.BINDINGS)
+                      for key in binding.key.split(","))
 
 
 def pager_command() -> list[str]:
