@@ -44,7 +44,10 @@ def demo_path(tmp_path_factory):
     return path
 
 
-def app_on(path) -> ArborApp:
+def app_on(demo_path, tmp_path) -> ArborApp:
+    """The app on a copy of the module's demo store (each test changes its own)."""
+    path = tmp_path / "demo.db"
+    shutil.copy(demo_path, path)
     return ArborApp(open_fixed(path), clock=lambda: DEMO_NOW, poll_interval=None,
                     store_label="demo.db")
 
@@ -195,9 +198,7 @@ def agents_home(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("context", list(CONTEXTS))
 async def test_every_key_acts_or_says_why_not(demo_path, tmp_path, agents_home, context):
-    path = tmp_path / "demo.db"
-    shutil.copy(demo_path, path)
-    app = app_on(path)
+    app = app_on(demo_path, tmp_path)
     said: list[str] = []
     notify = app.notify
 
@@ -227,9 +228,7 @@ async def test_every_key_acts_or_says_why_not(demo_path, tmp_path, agents_home, 
 async def test_m_on_the_compacted_context_marks_it_and_the_name_goes_into_the_dialog(demo_path,
                                                                                      tmp_path):
     """The issue's case: the name typed after m became keys of the app (b: a branch)."""
-    path = tmp_path / "demo.db"
-    shutil.copy(demo_path, path)
-    app = app_on(path)
+    app = app_on(demo_path, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await ctx_compacted(pilot)
@@ -248,9 +247,7 @@ async def test_m_on_the_compacted_context_marks_it_and_the_name_goes_into_the_di
 
 
 async def test_a_label_on_the_compacted_context_shows_on_its_row(demo_path, tmp_path):
-    path = tmp_path / "demo.db"
-    shutil.copy(demo_path, path)
-    app = app_on(path)
+    app = app_on(demo_path, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await ctx_compacted(pilot)
@@ -262,9 +259,7 @@ async def test_a_label_on_the_compacted_context_shows_on_its_row(demo_path, tmp_
 
 async def test_r_m_and_o_in_the_entry_tree_take_its_highlighted_entry(demo_path, tmp_path,
                                                                        agents_home):
-    path = tmp_path / "demo.db"
-    shutil.copy(demo_path, path)
-    app = app_on(path)
+    app = app_on(demo_path, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await ctx_entry_tree(pilot)
@@ -297,9 +292,7 @@ async def test_r_m_and_o_in_the_entry_tree_take_its_highlighted_entry(demo_path,
 
 async def test_keys_of_the_panes_do_not_act_unseen_under_the_whole_message(demo_path, tmp_path):
     """f shows a message full screen: r, t, v… would act on the panes under it."""
-    path = tmp_path / "demo.db"
-    shutil.copy(demo_path, path)
-    app = app_on(path)
+    app = app_on(demo_path, tmp_path)
     said: list[str] = []
     notify = app.notify
     app.notify = lambda message, *a, **k: (said.append(str(message)), notify(message, *a, **k))

@@ -6,44 +6,27 @@ session's messages; the default filter leaves them out, as the entry tree's does
 from __future__ import annotations
 
 import random
-import shutil
 import threading
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
 from conftest import open_fixed, settle
 from core import open_store
-from core.importers import import_paths
 from tui import tree_actions
 from tui.app import ArborApp
 from tui.components.help_screen import KEYS
 from tui.entry_tree import FILTERS
 from tui.message_source import MessageSource
 from tui.palette import COMMANDS
+from test_tui_lineage import NOW, lineage_db, make_app  # noqa: F401 (a fixture)
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "lineage"
 README = Path(__file__).resolve().parent.parent / "README.md"
-NOW = datetime(2026, 12, 1, 1, 30, tzinfo=timezone.utc)
 SIZE = (120, 40)
 
 
-@pytest.fixture
-def claude_db(tmp_path) -> Path:
-    """A Claude Code session as Claude Code wrote it: its lines beside the conversation too."""
-    folder = tmp_path / "projects"
-    shutil.copytree(FIXTURES / "claude_code", folder)
-    path = tmp_path / "claude.db"
-    store = open_store(path, clock=lambda: NOW)
-    import_paths(store, [folder])
-    store.close()
-    return path
-
-
-def make_app(path: Path) -> ArborApp:
-    return ArborApp(open_fixed(path), clock=lambda: NOW, poll_interval=None,
-                    store_label=path.name)
+# (a Claude Code session as Claude Code wrote it: its lines beside the conversation too)
+claude_db = lineage_db
 
 
 def shown_entries(app) -> list:

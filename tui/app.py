@@ -583,6 +583,23 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
             self.say("There is no branch here.", severity="warning")
         return branch
 
+    def _highlighted_entry(self):
+        """(branch, entry) a key acts on in the messages pane or the entry tree; None after
+        saying why there is none (no messages; a sub-agent's message shown in place). A
+        sub-agent's row stands for the reply that started it (a branch made there keeps the
+        whole reply), the compacted context for its compaction entry."""
+        if self._focused_pane() is self.entries_pane:
+            return self._tree_branch_point()
+        item = self.messages_pane.highlighted
+        if item is None or self.branch is None:
+            self._say_no_messages()
+            return None
+        if self._in_child_session(item):
+            return None
+        if item.kind == "spawn":
+            item = self.messages_pane.reply_of(item) or item
+        return self.branch, item.entry
+
     def _fresh_branch(self, branch_id: int) -> InternalSession | None:
         return self.store.get_internal_session(branch_id)
 
@@ -617,23 +634,12 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
             self.say("Open a session first.", severity="warning")
             return
         pane = self._focused_pane()
-        if pane is self.messages_pane:
-            item = self.messages_pane.highlighted
-            if item is None:
-                self._say_no_messages()
-                return
-            if self._in_child_session(item):
-                return
-            if item.kind == "spawn":
-                item = self.messages_pane.reply_of(item) or item
-            source, at = self.branch, item.entry
-            where = f"message {short_id(at.id)}"
-        elif pane is self.entries_pane:
-            picked = self._tree_branch_point()
+        if pane in (self.messages_pane, self.entries_pane):
+            picked = self._highlighted_entry()
             if picked is None:
                 return
             source, at = picked
-            where = f"entry {short_id(at.id)}"
+            where = f"{'message' if pane is self.messages_pane else 'entry'} {short_id(at.id)}"
         else:
             source = self._target_branch()
             if source is None:

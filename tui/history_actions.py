@@ -171,29 +171,16 @@ class HistoryActions:
 
         self._catch_up()
         pane = self._focused_pane()
-        if pane is self.messages_pane:
-            item = self.messages_pane.highlighted
-            branch = self.branch
-            if item is None or branch is None:
-                self._say_no_messages()
-                return
-            if self._in_child_session(item):
-                return
-            # named after the words of the message (a reply shown as one message is named
-            # by its first entry, not by the tool result it ends with)
-            first = self.messages_pane.cursor_item
-            words = first.entry if first is not None else item.entry
-            if item.kind == "spawn":    # a sub-agent's row: the reply that started it
-                item = self.messages_pane.reply_of(item) or item
-            entry = item.entry          # (the compacted context: its compaction entry)
-            where = f"entry {short_id(entry.id)}"
-        elif pane is self.entries_pane:
-            picked = self._tree_branch_point()
+        if pane in (self.messages_pane, self.entries_pane):
+            picked = self._highlighted_entry()
             if picked is None:
                 return
             branch, entry = picked
             where = f"entry {short_id(entry.id)}"
-            words = entry
+            # named after the words of the message (a reply shown as one message is named
+            # by its first entry, not by the tool result it ends with)
+            first = self.messages_pane.cursor_item if pane is self.messages_pane else None
+            words = first.entry if first is not None else entry
         else:
             branch = self._target_branch()
             if branch is None:
