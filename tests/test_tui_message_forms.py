@@ -183,3 +183,17 @@ def test_an_extensions_message_shows_its_kind_and_text(tmp_path):
     whole = [text for text, _ in whole_message([shown["cm1"][0].entry])]
     assert whole[0].startswith("extension message · ") and whole[2] == "Injected context from extension"
     store.close()
+
+
+def test_the_html_export_draws_them_the_same_way(forms, tmp_path):
+    from tui.html_export import export_html
+
+    store, session, shown = forms
+    out = io.StringIO()
+    export_html(store, store.get_external_session(session.id), out,
+                branch=store.current_internal_session(session.id))
+    page = out.getvalue()
+    assert '<span class="glyph">$</span> <span class="arg">pytest -x</span>' in page
+    assert '<span class="bad">exit 1</span>' in page
+    assert '<div class="note">⊘ aborted</div>' in page and "✗ error: rate limited" in page
+    assert "(no summary was written)" in page and "(an empty reply)" in page

@@ -188,7 +188,8 @@ def _call_summary(call: ToolCall) -> str:
             status = f'<span class="ok">✓</span> <span class="count">{lines:,} line' + \
                 ("" if lines == 1 else "s") + "</span>"
     return (f'<span class="glyph">{esc(GLYPHS.get(kind, "⚙"))}</span> '
-            f'<span class="name">{esc(call.name)}</span> <span class="arg">{esc(what)}</span> '
+            + ("" if call.bare else f'<span class="name">{esc(call.name)}</span> ')
+            + f'<span class="arg">{esc(what)}</span> '
             f"{status}")
 
 
