@@ -14,6 +14,7 @@ from textual.widgets import Button, Input, Static
 from .backdrop import FrozenBackdrop
 from ..formatting import DIM, FAINT
 from .safe_fields import SafeInput
+from .focus import focus_now
 
 
 class ImportDialog(FrozenBackdrop[list[Path] | str | None]):
@@ -36,7 +37,7 @@ class ImportDialog(FrozenBackdrop[list[Path] | str | None]):
     def on_mount(self) -> None:
         field = self.query_one(Input)
         field.cursor_blink = False
-        field.focus()
+        focus_now(field)
 
     def _paths(self) -> list[Path] | None:
         try:

@@ -24,6 +24,7 @@ from .branches_pane import branch_title
 from ..formatting import CHECKPOINT_STYLE, DIM, FAINT, short_id
 from ..safe_text import clean, safe_line
 from .safe_fields import SafeTextArea
+from .focus import focus_now
 
 
 @dataclass
@@ -73,7 +74,7 @@ class RollbackDialog(ActionDialog[RollbackChoice | None]):
         self.query_one("#rollback-summary", TextArea).cursor_blink = False  # steady cursor (and stable pictures)
         options = self.query_one(OptionList)
         options.highlighted = min(self.initial, len(self.targets) - 1)
-        options.focus()
+        focus_now(options)
 
     @on(OptionList.OptionHighlighted)
     def _chosen(self, event: OptionList.OptionHighlighted) -> None:

@@ -20,6 +20,7 @@ from ..formatting import DIM, FAINT, ROLE_STYLES, SOURCE_STYLES, age, clock_time
 from ..safe_text import safe_line
 from .row_list import RowList
 from .safe_fields import SafeInput
+from .focus import focus_now
 
 NAME_LIMIT = 50
 TEXT_LIMIT = 200
@@ -110,7 +111,7 @@ class SearchScreen(FrozenBackdrop[SearchResult | None]):
     def on_mount(self) -> None:
         field = self.query_one(Input)
         field.cursor_blink = False
-        field.focus()
+        focus_now(field)
         if self.query_text:
             self._pending = True
             self._search(self.query_text)

@@ -14,6 +14,7 @@ from textual.widgets import Input, Static
 from .backdrop import FrozenBackdrop
 from ..safe_text import clean
 from .safe_fields import SafeInput
+from .focus import focus_now
 
 
 class TextPrompt(FrozenBackdrop[str | None]):
@@ -37,7 +38,7 @@ class TextPrompt(FrozenBackdrop[str | None]):
     def on_mount(self) -> None:
         field = self.query_one(Input)
         field.cursor_blink = False
-        field.focus()
+        focus_now(field)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
