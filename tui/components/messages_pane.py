@@ -496,7 +496,7 @@ class MessagesPane(Widget, can_focus=True):
         self.move_cursor(self.count - 1)
 
     def _say_empty(self) -> None:
-        self.app.notify(self.empty_text.plain or "There are no messages here.", markup=False)
+        self.app.say(self.empty_text.plain or "There are no messages here.")
 
     def action_toggle_open(self) -> None:
         item = self.cursor_item

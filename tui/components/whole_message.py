@@ -192,8 +192,7 @@ class WholeMessageScreen(Screen[None]):
         if event.is_printable and event.key not in _OWN_KEYS and event.character != "?":
             event.stop()
             event.prevent_default()
-            self.app.notify(f"{event.character} acts in the panes: escape goes back to them.",
-                            markup=False)
+            self.app.say(f"{event.character} acts in the panes: escape goes back to them.")
 
     def action_close(self) -> None:
         self.dismiss(None)
