@@ -176,6 +176,35 @@ def postgres_server():
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def _postgres_tcp_server():
+    from pg_server import PostgresServer, find_binaries
+
+    binaries, why = find_binaries()
+    if binaries is None:
+        pytest.skip(f"PostgreSQL outages not tested: {why}")
+    pytest.importorskip("psycopg_pool")
+    server = PostgresServer(binaries, tcp=True)
+    try:
+        server.start()
+    except BaseException:
+        server.stop()
+        raise
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def tcp_server(_postgres_tcp_server):
+    """A PostgreSQL server on 127.0.0.1 (a port of its own) that a test may crash
+    (`crash()`) and start again (`start_again()`); running when each test begins."""
+    if not _postgres_tcp_server.started:
+        _postgres_tcp_server.start_again()
+    yield _postgres_tcp_server
+    if not _postgres_tcp_server.started:
+        _postgres_tcp_server.start_again()
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store_location(request, tmp_path):
     """A new, empty store's name: a file path, or a postgresql:// URL."""

@@ -1,4 +1,5 @@
-"""One connection per store per process (plus one reader), shared by every `Store` handle.
+"""One connection per store per process (plus one reader and one background writer), shared
+by every `Store` handle.
 
 SQLite's locks are POSIX locks, held per process: two independent openings of one file in
 a process are a trap (closing either drops the other's locks when it is not SQLite that
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 MAIN = "main"
 READER = "reader"  # a second connection, for reads in background threads
+WRITER = "writer"  # a third, for writes in background threads (Store.write_handle)
 
 
 class Link:
