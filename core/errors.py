@@ -21,7 +21,10 @@ class StoreUnreachable(StoreUnavailable):
     """The store's server does not answer now (PostgreSQL stopped or crashed, the network
     cut, a connection that hangs): nothing of the operation was written, and the same
     operation may work once the server is back. Its message names the server, in one
-    sentence."""
+    sentence. `saved_unknown`: the connection broke while a transaction's COMMIT was on
+    its way, and the server may have committed it before it went."""
+
+    saved_unknown = False
 
 
 class StoreDamaged(StoreError):

@@ -60,7 +60,7 @@ def test_a_transaction_cut_by_the_crash_is_lost_whole_and_nothing_runs_outside_i
     try:
         session = store.create_external_session("kept")
         branch = store.create_internal_session(session.id)
-        with pytest.raises(StoreUnreachable, match="nothing of the operation was saved"):
+        with pytest.raises(StoreUnreachable, match="lost the connection to PostgreSQL"):
             with store.transaction():
                 store.append_to_branch(branch.id, "message",
                                        {"message": {"role": "user", "content": "first"}})

@@ -850,10 +850,8 @@ class Connection:
         the transaction is lost, and says so to every statement until its rollback."""
         lost = self.reach.lost(reconnecting.reason(error))
         if in_transaction:
-            if self._committing:   # (the server may have committed before it went)
-                lost = StoreUnreachable(f"{lost}; whether the last change was saved is not known")
-            else:
-                lost = StoreUnreachable(f"{lost}; nothing of the operation was saved")
+            # (cut while its COMMIT was on the way, the server may have committed it)
+            lost.saved_unknown = self._committing
             self._lost = lost
         return lost
 
