@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from core.entries import COMPACTION, Entry
-from core.errors import ReplayError
+from core.errors import ReplayError, StoreBusy, StoreUnreachable
 from core.replay import repeats_summary
 from core.responses import Grouping
 from core.models import InternalSession
@@ -324,6 +324,12 @@ class MessageSource:
         if window is None:
             try:
                 window = self.store.path_entries(self.head, number * WINDOW, (number + 1) * WINDOW)
+            except (StoreUnreachable, StoreBusy) as error:
+                # the store does not answer now: blank rows, asked again when drawn again
+                # (the app reloads what it shows once the store answers)
+                if self.on_read_error is not None:
+                    self.on_read_error(error)
+                return None
             except self.store.errors as error:
                 window = []          # not asked again: one report, blank rows
                 if self.read_error is None:

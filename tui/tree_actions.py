@@ -58,35 +58,38 @@ class TreeActions:
 
     @work(thread=True, exclusive=True, group="tree")
     def _load_tree(self, session_id: int, keep_seq: int | None, same_session: bool) -> None:
+        # (the reader: a thread never holds the connection the screen reads through)
         try:
-            outline = self.store.entry_outline(session_id)
-            labels = self.store.entry_labels(session_id)
+            store = self.store.reader()
+            outline = store.entry_outline(session_id)
+            labels = store.entry_labels(session_id)
             times: dict[int, str] = {}
             seqs = {}
-            for change in self.store.label_log(session_id):
+            for change in store.label_log(session_id):
                 target = change["target_entry"]
                 if target is None:
                     continue
                 if target not in seqs:
-                    seqs[target] = self.store.entry_seq(session_id, target)
+                    seqs[target] = store.entry_seq(session_id, target)
                 if seqs[target] is not None:
                     times[seqs[target]] = change["at"]
             entries = [OutlineEntry(*row) for row in outline]
-            worded = self._worded_calls(EntryTree.answered_calls(entries))
+            worded = self._worded_calls(store, EntryTree.answered_calls(entries))
         except self.store.errors as error:
-            self.call_from_thread(self._error, error)
+            self.call_from_thread(self._error, error, quiet=True)
             return
         tree = EntryTree(entries, labels, worded)
         self.call_from_thread(self._tree_loaded, session_id, tree, times, keep_seq, same_session)
 
-    def _worded_calls(self, calls: set[int]) -> set[int]:
+    @staticmethod
+    def _worded_calls(store, calls: set[int]) -> set[int]:
         """Which tool calls also say something in words (read per entry; past
         WORDED_LIMIT calls they all count as tool steps)."""
         if len(calls) > WORDED_LIMIT:
             return set()
         worded = set()
         for seq in calls:
-            entry = self.store.get_entry(seq)
+            entry = store.get_entry(seq)
             message = entry.message if entry is not None else None
             content = message.get("content") if message else None
             if isinstance(content, list) and any(

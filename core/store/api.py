@@ -530,9 +530,10 @@ class Store:
             return self._backend.data_version(self._conn)
 
     def ping(self) -> None:
-        """Whether the store answers: connects again where the connection was lost (a
-        server that went away and came back), and raises StoreUnreachable while it does
-        not answer."""
+        """Whether the store answers: connects again where a connection was lost (a
+        server that went away and came back): this handle's, and the process's reader and
+        background writer if they are open. Raises StoreUnreachable while it does not
+        answer."""
         with self._lock:
             conn = self._conn
             ping = getattr(conn, "ping", None)
@@ -540,6 +541,9 @@ class Store:
                 ping()
             else:
                 conn.execute("SELECT 1").fetchone()
+        for own in (self._reader, self._write_handle):
+            if own is not None:
+                own.ping()
 
     def integrity_check(self) -> str:
         with self._lock:

@@ -1132,6 +1132,7 @@ class Listener:
         self.reach = reconnecting.reach_of(conninfo)
         self.total = 0
         self.by_pid: dict[int, int] = {}
+        self.connected = False   # listening now (False while it listens again after a loss)
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="arbor-listen", daemon=True)
@@ -1150,6 +1151,7 @@ class Listener:
             self._error = error
             self._ready.set()
             return
+        self.connected = True
         self._ready.set()
         while True:
             try:
@@ -1157,11 +1159,14 @@ class Listener:
                     if note.payload == self.schema:
                         self.by_pid[note.pid] = self.by_pid.get(note.pid, 0) + 1
                         self.total += 1
-            except psycopg.Error:
-                pass   # the server went away (a restart, the network): listen again below
+            except psycopg.Error as error:
+                # the server went away (a restart, the network): listen again below
+                self.connected = False
+                self.reach.lost(reconnecting.reason(error))
             finally:
                 conn.close()
             conn = self._listen_again()
+            self.connected = True
             # commits while nobody listened went untold: count one change from elsewhere,
             # so that a store asking `data_version` reads again
             self.by_pid[-1] = self.by_pid.get(-1, 0) + 1
@@ -1195,8 +1200,14 @@ _listeners_lock = threading.Lock()
 
 
 def _listener(conninfo: str, schema: str) -> Listener:
+    """The process's listener of a store (made, and its first connection waited for, by a
+    thread that may wait for the network)."""
     with _listeners_lock:
         found = _listeners.get((conninfo, schema))
+        if found is None or found._error is not None:
+            refusal = reconnecting.reach_of(conninfo).refusal()
+            if refusal is not None:
+                raise refusal
         if found is None or found._error is not None:
             found = _listeners[(conninfo, schema)] = Listener(conninfo, schema)
         return found
@@ -1390,6 +1401,10 @@ class PostgresBackend:
             if isinstance(error, StoreUnreachable):
                 raise error
             raise StoreUnavailable(self._cannot_connect(error))
+        reach = listener.reach
+        if not listener.connected and reach.state != "up":   # (commits now go untold)
+            raise StoreUnreachable(reach.sentence or f"lost the connection to PostgreSQL at"
+                                   f" {reach.where}")
         return listener.count_from_others(conn.backend_pid)
 
     @staticmethod

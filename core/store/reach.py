@@ -18,16 +18,20 @@ SQLite stores have no server: nothing here applies to them.
 
 from __future__ import annotations
 
-import threading
 import time
+from _thread import _local, allocate_lock
 
-from ..errors import StoreUnreachable
+from ..errors import StoreBusy, StoreUnreachable
 
 UP = "up"
 SUSPECT = "suspect"   # a connection broke; nobody has tried to connect since
 DOWN = "down"         # the last attempt to connect failed
 
-_here = threading.local()
+# (`_thread`, not `threading`: the registry takes its locks from here, and an import of a
+# few appended lines starts no thread)
+_here = _local()
+LOCK_WAIT = 0.1     # seconds a thread that may not wait waits for a store's lock ...
+LOCK_AGAIN = 1.0    # ... and not at all for this long after it waited in vain
 
 
 def forbid_waiting(forbidden: bool = True) -> None:
@@ -50,7 +54,7 @@ class Reach:
         self.sentence: str | None = None
         self.since: float | None = None   # when it stopped answering (time.monotonic)
         self.failures = 0                 # connection attempts that failed in a row
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
 
     def lost(self, reason: str) -> StoreUnreachable:
         """A connection broke: the server ended it or stopped answering."""
@@ -83,3 +87,41 @@ class Reach:
             sentence = self.sentence or (f"not connected to PostgreSQL at {self.where}"
                                          " (connecting again in the background)")
         return StoreUnreachable(sentence)
+
+
+class StoreLock:
+    """The lock of a store's connection (an RLock): a thread that may wait takes it as an
+    RLock does; one that may not (see `forbid_waiting`) waits LOCK_WAIT seconds at most,
+    and for LOCK_AGAIN seconds after such a wait in vain not at all, then raises
+    StoreBusy: the screen never waits behind a background thread's long statement or
+    connection attempt on the same connection."""
+
+    __slots__ = ("_lock", "_missed")
+
+    def __init__(self):
+        from _thread import RLock
+
+        self._lock = RLock()
+        self._missed = 0.0   # when a thread that may not wait last failed to get it
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        return self._lock.acquire(blocking, timeout)
+
+    def release(self) -> None:
+        self._lock.release()
+
+    def __enter__(self) -> "StoreLock":
+        lock = self._lock
+        if lock.acquire(False):
+            return self
+        if waiting_allowed():
+            lock.acquire()
+            return self
+        if time.monotonic() - self._missed < LOCK_AGAIN or not lock.acquire(True, LOCK_WAIT):
+            self._missed = time.monotonic()
+            raise StoreBusy("the store is busy with a background task (reading or writing); "
+                            "this is tried again in a moment")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._lock.release()

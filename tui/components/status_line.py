@@ -1,4 +1,5 @@
-"""The status line: store path, counts, the view mode and the live indicator.
+"""The status line: store path, counts, the view mode and the live indicator; first of
+all, when there is one, an alert (the store's server unreachable, a write under way).
 
 What matters most comes first when the terminal is narrow: the counts and the view mode
 are always whole (in a short form if need be), and the store path gets what room is left,
@@ -17,6 +18,7 @@ COUNT_STYLE = "#a0a8b0"
 RULE_STYLE = "#5c6370"
 VIEW_STYLE = "#d7af5f"
 EXTRA_STYLE = "#87d787"
+ALERT_STYLE = "bold #1c1c1c on #d7875f"
 PATH_STYLE = "#808890"
 RULES = ("  │  ", " │ ")
 MIN_PATH = 10  # cells: less than this of a path says nothing, so it is left out
@@ -26,10 +28,13 @@ SHORT_EXTRAS = {"archived shown": "archived", "following (polling)": "polling"}
 
 
 def status_text(store_path: str, sessions: int, messages: int, view: str, width: int,
-                extra: str = "", partial: bool = False) -> Text:
+                extra: str = "", partial: bool = False, alert: str = "") -> Text:
     out = Text(no_wrap=True, overflow="ellipsis", end="")
     out.append(" arbor ", LABEL_STYLE)
     out.append(" ")
+    if alert:   # (before the path, which gives it its room)
+        out.append(f" {alert} ", ALERT_STYLE)
+        out.append(" ")
     if partial:
         counts = (f"{sessions:,}+ sessions (loading…)", f"{sessions:,}+ sessions…")
     else:

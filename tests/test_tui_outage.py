@@ -1,0 +1,250 @@
+"""The app while its store does not answer: a PostgreSQL server crashed under it (`pg_ctl
+-m immediate`, on 127.0.0.1) or taking connections and never answering, and a SQLite file
+whose write lock another program holds. As the issue found it: `j` froze the screen 30 s,
+the next `j` 60 s, `b` 120 s; behind another program's write lock `b` froze it 10 s.
+Now no key waits: moving works through what is loaded, dialogs open, the status line says
+"server unreachable, retrying", a write that cannot be made says so and keeps what was
+typed, and once the store answers the app shows what the cursors point at again."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import open_fixed, settle, wait_until
+from core import open_store
+from core.demo import DEMO_NOW, build_demo
+from core.push import push_sessions
+from pg_server import BlackHole
+from tui.app import ArborApp
+from tui.components.status_line import StatusLine
+from tui.components.text_prompt import TextPrompt
+
+SIZE = (120, 40)
+LOGIN = "Fix flaky login test"
+KEY_AT_MOST = 1.0     # seconds a key may take (a frame is ~0.02 s; the issue's 30 s to 120 s)
+
+
+@pytest.fixture
+def demo_url(tcp_server, tmp_path):
+    path = build_demo(tmp_path / "demo.db")
+    url = tcp_server.new_store_url("demo")
+    with open_store(path, create=False) as source, open_store(url) as target:
+        sessions = source.list_sessions(include_archived=True)
+        push_sessions(source, target, [s.id for s in reversed(sessions)])
+    return url
+
+
+def make_app(location) -> ArborApp:
+    app = ArborApp(open_fixed(location), clock=lambda: DEMO_NOW, store_label="team store",
+                   poll_interval=0.2)
+    app.said_all = []      # every notification, also those gone from the screen since
+    notify = app.notify
+
+    def told(message, **options):
+        app.said_all.append(message)
+        return notify(message, **options)
+
+    app.notify = told
+    return app
+
+
+def status(app) -> str:
+    return str(app.query_one(StatusLine).render())
+
+
+def said(app) -> list[str]:
+    return app.said_all
+
+
+async def seen(pilot, condition, timeout: float = 10) -> bool:
+    """Until `condition()` holds, letting the app run (without waiting for its writes, as
+    conftest.wait_until does)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        await pilot.pause(0.05)
+    return True
+
+
+async def press_timed(pilot, *keys: str) -> float:
+    """The longest any of `keys` took to be handled."""
+    longest = 0.0
+    for key in keys:
+        started = time.monotonic()
+        await pilot.press(key)
+        longest = max(longest, time.monotonic() - started)
+    return longest
+
+
+async def choose(pilot, name: str) -> None:
+    app = pilot.app
+    index = next(i for i, s in enumerate(app.sessions_pane.sessions) if s.name == name)
+    app.sessions_pane.focus()
+    app.sessions_pane.move_cursor(index)
+    await settle(pilot)
+
+
+def branch_names(location, session_id: int) -> list[str]:
+    with open_store(location, create=False) as store:
+        return sorted(b.name for b in store.internal_sessions(session_id))
+
+
+@pytest.mark.parametrize("outage", ["crashed", "hanging"])
+async def test_no_key_waits_for_a_server_that_went_away_and_the_app_catches_up(
+        tcp_server, demo_url, outage):
+    app = make_app(demo_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose(pilot, LOGIN)
+        session_id = app.session_id
+        before = branch_names(demo_url, session_id)
+        tcp_server.crash()
+        hole = BlackHole(tcp_server.port).__enter__() if outage == "hanging" else None
+        try:
+            # moving: each key at once, loaded or not (was 30 s, then 60 s)
+            assert await press_timed(pilot, "k", "k", "j", "j") < KEY_AT_MOST
+            assert await wait_until(pilot, lambda: "server unreachable, retrying" in status(app),
+                                    timeout=30)
+            assert app.sessions_pane.highlighted.name == LOGIN
+            # the sentence naming the server, once
+            where = f"PostgreSQL at 127.0.0.1:{tcp_server.port}, database arbor_test"
+            assert sum(where in text for text in said(app)) == 1, said(app)
+            # b: the dialog opens at once, the write says it could not be made (was 120 s)
+            app.messages_pane.focus()
+            await settle(pilot)
+            took = await press_timed(pilot, "b")
+            assert took < KEY_AT_MOST
+            assert isinstance(app.screen, TextPrompt)
+            prompt = app.screen.query_one("Input")
+            prompt.value = "made while down"
+            assert await press_timed(pilot, "enter") < KEY_AT_MOST
+            assert await wait_until(pilot, lambda: any(text.startswith("Not saved: branch made "
+                                                       "while down") for text in said(app)),
+                                    timeout=30)
+            assert sum(where in text for text in said(app)) == 1, said(app)
+            assert await press_timed(pilot, "j", "k", "question_mark") < KEY_AT_MOST
+            await pilot.press("escape")
+        finally:
+            if hole is not None:
+                hole.__exit__(None, None, None)
+        tcp_server.start_again()
+        assert await wait_until(pilot, lambda: "unreachable" not in status(app), timeout=30)
+        assert await wait_until(pilot, lambda: app.branch is not None and
+                                app.session_id == app.sessions_pane.highlighted.id)
+        assert branch_names(demo_url, session_id) == before        # nothing half-written
+        # the same key offers what was typed; now it is written
+        app.messages_pane.focus()
+        await settle(pilot)
+        await pilot.press("b")
+        await settle(pilot)
+        assert isinstance(app.screen, TextPrompt)
+        assert app.screen.query_one("Input").value == "made while down"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert branch_names(demo_url, session_id) == sorted([*before, "made while down"])
+        assert app.branch.name == "made while down"
+
+
+HOLD = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+print("locked", flush=True)
+time.sleep(float(sys.argv[2]))
+conn.execute("ROLLBACK")
+"""
+
+
+def hold_write_lock(path, seconds: float) -> subprocess.Popen:
+    """Another program holding the SQLite store's write lock (a long import, say)."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(path), str(seconds)],
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "locked"
+    return holder
+
+
+async def test_a_write_behind_another_programs_write_lock_leaves_the_screen_live(demo_db):
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose(pilot, LOGIN)
+        session_id = app.session_id
+        before = branch_names(demo_db, session_id)
+        holder = hold_write_lock(demo_db, 3)
+        try:
+            app.messages_pane.focus()
+            await settle(pilot)
+            await pilot.press("b")
+            await pilot.pause()
+            app.screen.query_one("Input").value = "behind the lock"
+            assert await press_timed(pilot, "enter") < KEY_AT_MOST   # (was 10 s)
+            assert await seen(pilot, lambda: "saving…" in status(app), timeout=5)
+            # the screen is live meanwhile: keys move, dialogs open and close
+            assert await press_timed(pilot, "k", "k", "j", "question_mark", "escape") \
+                < KEY_AT_MOST
+            assert app.writes.pending == 1
+        finally:
+            holder.wait(30)
+        # the lock is let go: the write is made, and said
+        assert await wait_until(pilot, lambda: any(text.startswith("New branch behind the lock")
+                                                   for text in said(app)), timeout=30)
+        assert "saving…" not in status(app)
+        assert branch_names(demo_db, session_id) == sorted([*before, "behind the lock"])
+
+
+async def test_a_write_the_lock_never_lets_through_says_so_and_keeps_what_was_typed(demo_db):
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose(pilot, LOGIN)
+        session_id = app.session_id
+        before = branch_names(demo_db, session_id)
+        holder = hold_write_lock(demo_db, 14)      # longer than arbor waits (10 s)
+        try:
+            app.messages_pane.focus()
+            await settle(pilot)
+            await pilot.press("b")
+            await pilot.pause()
+            app.screen.query_one("Input").value = "never through"
+            assert await press_timed(pilot, "enter") < KEY_AT_MOST
+            assert await wait_until(pilot, lambda: any(text.startswith("Not saved: branch never "
+                                                       "through") for text in said(app)),
+                                    timeout=30)
+            assert await press_timed(pilot, "j", "k") < KEY_AT_MOST
+        finally:
+            holder.wait(30)
+        assert branch_names(demo_db, session_id) == before
+        await pilot.press("b")
+        await settle(pilot)
+        assert app.screen.query_one("Input").value == "never through"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert branch_names(demo_db, session_id) == sorted([*before, "never through"])
+
+
+async def test_writes_keep_the_order_of_their_keys(demo_location):
+    """b, then u at once: the undo undoes that branch (the writes run one after another,
+    in the order of their keys), on a file and on PostgreSQL."""
+    app = make_app(demo_location)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose(pilot, LOGIN)
+        session_id = app.session_id
+        before = branch_names(demo_location, session_id)
+        app.messages_pane.focus()
+        await settle(pilot)
+        await pilot.press("b")
+        await pilot.pause()
+        app.screen.query_one("Input").value = "undone at once"
+        await pilot.press("enter", "u")
+        await settle(pilot)
+        assert any(text.startswith("Undid: branch undone at once") for text in said(app)), said(app)
+        with open_store(demo_location, create=False) as store:   # (undo hides, never deletes)
+            made = [b for b in store.internal_sessions(session_id) if b.name == "undone at once"]
+        assert len(made) == 1 and made[0].is_hidden
+        assert branch_names(demo_location, session_id) == sorted([*before, "undone at once"])
