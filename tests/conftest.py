@@ -153,8 +153,9 @@ def index_terms(store) -> list[tuple[int, str]]:
 # Tests that take `store_location` run twice: on a SQLite file and on a PostgreSQL store
 # (a schema of its own in one server started for the whole test session). Where no
 # PostgreSQL binaries or no psycopg exist, the PostgreSQL runs are skipped with the reason.
-@pytest.fixture(scope="session")
-def postgres_server():
+def _server_for_tests(**options):
+    """A PostgreSQL server started for the test session (`pg_server`), stopped after it;
+    the tests that need one are skipped, with the reason, where none can be had."""
     from pg_server import PostgresServer, find_binaries
 
     binaries, why = find_binaries()
@@ -166,30 +167,25 @@ def postgres_server():
     except ImportError:
         pytest.skip("PostgreSQL backend not tested: psycopg is not installed "
                     "(pip install 'arbor[postgres]')")
-    server = PostgresServer(binaries)
+    server = PostgresServer(binaries, **options)
     try:
         server.start()
     except BaseException:
         server.stop()
         raise
+    return server
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    server = _server_for_tests()
     yield server
     server.stop()
 
 
 @pytest.fixture(scope="session")
 def _postgres_tcp_server():
-    from pg_server import PostgresServer, find_binaries
-
-    binaries, why = find_binaries()
-    if binaries is None:
-        pytest.skip(f"PostgreSQL outages not tested: {why}")
-    pytest.importorskip("psycopg_pool")
-    server = PostgresServer(binaries, tcp=True)
-    try:
-        server.start()
-    except BaseException:
-        server.stop()
-        raise
+    server = _server_for_tests(tcp=True)
     yield server
     server.stop()
 

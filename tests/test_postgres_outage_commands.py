@@ -23,6 +23,7 @@ from agent_writers import agent_home
 from core import open_store
 from core.importers import import_paths
 from pg_server import BlackHole
+from test_watch_command import _contents
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
@@ -32,17 +33,16 @@ NOISE = ("Traceback", "error connecting", "Exception in thread", "discarding", "
          "OperationalError", "PoolTimeout")
 
 
-def _contents(url: str) -> dict[str, tuple]:
-    """Per session: its entry ids, its message count and its usage rows."""
-    store = open_store(url, create=False)
-    try:
-        out = {}
-        for session in store.list_sessions(include_archived=True):
-            ids = sorted(e.id for e in store.session_entries(session.id))
-            out[session.uid] = (ids, session.message_count, len(store.usage(session.id)))
-        return out
-    finally:
-        store.close()
+def _followed_home(tmp_path: Path, url: str) -> tuple[Path, dict]:
+    """A home whose agents each wrote a first line, imported into the store `url`."""
+    home = tmp_path / "home"
+    writers = agent_home(home)
+    for name, writer in writers.items():
+        writer.start(f"{name} starts")
+    store = open_store(url)
+    import_paths(store, [w.path for w in writers.values()])
+    store.close()
+    return home, writers
 
 
 def _arbor(*args: str, home: Path) -> subprocess.Popen:
@@ -147,14 +147,8 @@ def test_ctrl_c_stops_an_import_within_a_second_while_a_connection_attempt_hangs
 def test_watch_follows_through_an_outage_and_catches_up(tcp_server, tmp_path, work):
     """idle: agents write only while the server is down; writing: they write all along
     (before, during and after the outage)."""
-    home = tmp_path / "home"
-    writers = agent_home(home)
-    for name, writer in writers.items():
-        writer.start(f"{name} starts")
     url = tcp_server.new_store_url()
-    store = open_store(url)
-    import_paths(store, [w.path for w in writers.values()])
-    store.close()
+    home, writers = _followed_home(tmp_path, url)
     written = [0]
     stop_writing = threading.Event()
 
@@ -217,14 +211,8 @@ def test_watch_follows_through_an_outage_and_catches_up(tcp_server, tmp_path, wo
 
 def test_ctrl_c_stops_watch_within_a_second_while_a_connection_attempt_hangs(
         tcp_server, tmp_path):
-    home = tmp_path / "home"
-    writers = agent_home(home)
-    for name, writer in writers.items():
-        writer.start(f"{name} starts")
     url = tcp_server.new_store_url()
-    store = open_store(url)
-    import_paths(store, [w.path for w in writers.values()])
-    store.close()
+    home, writers = _followed_home(tmp_path, url)
     watcher = _arbor("watch", "--db", url, home=home)
     said = _Lines(watcher)
     try:

@@ -89,6 +89,18 @@ async def choose(pilot, name: str) -> None:
     await settle(pilot)
 
 
+async def branch_named(pilot, name: str) -> float:
+    """b on the highlighted message, `name` typed, enter: how long enter took."""
+    app = pilot.app
+    app.messages_pane.focus()
+    await settle(pilot)
+    await pilot.press("b")
+    await pilot.pause()
+    assert isinstance(app.screen, TextPrompt)
+    app.screen.query_one("Input").value = name
+    return await press_timed(pilot, "enter")
+
+
 def branch_names(location, session_id: int) -> list[str]:
     with open_store(location, create=False) as store:
         return sorted(b.name for b in store.internal_sessions(session_id))
@@ -177,12 +189,7 @@ async def test_a_write_behind_another_programs_write_lock_leaves_the_screen_live
         before = branch_names(demo_db, session_id)
         holder = hold_write_lock(demo_db, 3)
         try:
-            app.messages_pane.focus()
-            await settle(pilot)
-            await pilot.press("b")
-            await pilot.pause()
-            app.screen.query_one("Input").value = "behind the lock"
-            assert await press_timed(pilot, "enter") < KEY_AT_MOST   # (was 10 s)
+            assert await branch_named(pilot, "behind the lock") < KEY_AT_MOST   # (was 10 s)
             assert await seen(pilot, lambda: "saving…" in status(app), timeout=5)
             # the screen is live meanwhile: keys move, dialogs open and close
             assert await press_timed(pilot, "k", "k", "j", "question_mark", "escape") \
@@ -206,12 +213,7 @@ async def test_a_write_the_lock_never_lets_through_says_so_and_keeps_what_was_ty
         before = branch_names(demo_db, session_id)
         holder = hold_write_lock(demo_db, 14)      # longer than arbor waits (10 s)
         try:
-            app.messages_pane.focus()
-            await settle(pilot)
-            await pilot.press("b")
-            await pilot.pause()
-            app.screen.query_one("Input").value = "never through"
-            assert await press_timed(pilot, "enter") < KEY_AT_MOST
+            assert await branch_named(pilot, "never through") < KEY_AT_MOST
             assert await wait_until(pilot, lambda: any(text.startswith("Not saved: branch never "
                                                        "through") for text in said(app)),
                                     timeout=30)
