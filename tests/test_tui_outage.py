@@ -250,3 +250,72 @@ async def test_writes_keep_the_order_of_their_keys(demo_location):
             made = [b for b in store.internal_sessions(session_id) if b.name == "undone at once"]
         assert len(made) == 1 and made[0].is_hidden
         assert branch_names(demo_location, session_id) == sorted([*before, "undone at once"])
+
+
+def test_in_a_real_terminal_the_screen_answers_keys_through_an_outage(tcp_server, demo_url,
+                                                                     tmp_path):
+    """The real `arbor` in tmux, as a user sees it: the server crashes, the status line says
+    so, keys answer at once (help opens and closes, the cursor moves), and once the server
+    is back the line clears and the highlighted session shows its branches again."""
+    from terminal import Terminal, arbor_command
+
+    with Terminal([*arbor_command(), "--db", demo_url, "--no-follow"],
+                  env={"HOME": str(tmp_path)}) as term:
+        term.wait_for("Branches ·")
+        tcp_server.crash()
+        term.keys("j")
+        term.wait_for("server unreachable, retrying", timeout=30)
+        for _round in range(3):
+            started = time.monotonic()
+            term.keys("?")
+            term.wait_for("arbor · keys", timeout=5)
+            term.keys("Escape")
+            term.wait_for(lambda screen: "arbor · keys" not in screen, timeout=5)
+            assert time.monotonic() - started < 2 * KEY_AT_MOST
+            term.keys("k")
+        tcp_server.start_again()
+        screen = term.wait_for(lambda screen: "unreachable" not in screen
+                               and "Branches ·" in screen, timeout=30)
+        assert "Not loaded" not in screen
+        assert "Traceback" not in term.history()
+
+
+def test_messages_the_store_cannot_give_now_are_left_blank_and_asked_again(demo_db):
+    """What the messages pane reads while drawing (a window of messages, a sub-agent
+    opened, an entry looked up): while the store does not answer, blank and told to the
+    app, never kept as empty and never an exception out of the drawing; asked again once
+    it answers."""
+    from core.errors import StoreUnreachable
+    from tui.message_source import MessageSource
+
+    store = open_fixed(demo_db)
+    sessions = {s.name: s for s in store.list_sessions()}
+    told: list[BaseException] = []
+    source = MessageSource(store, store.current_internal_session(sessions[LOGIN].id))
+    source.on_read_error = told.append
+    assert source.children, "the demo's login session has a sub-agent"
+    long = MessageSource(store, store.current_internal_session(
+        sessions["Migrate orders table to new schema"].id), raw=True)
+    long.on_read_error = told.append
+    far = long.count // 2        # (a window the constructor did not read)
+    down = StoreUnreachable("cannot connect to PostgreSQL at db:5432: Connection refused")
+
+    def unreachable(*_args, **_kwargs):
+        raise down
+
+    real = {name: getattr(store, name) for name in
+            ("path_entries", "get_entry", "current_internal_session")}
+    for name in real:
+        setattr(store, name, unreachable)
+    try:
+        assert long.item(far) is None                       # a window not read yet
+        assert source.index_of_seq(source.children[0].spawn_seq) is None
+        source.opened.add(source.children[0].id)
+        source.relayout()                                   # a sub-agent opened
+        assert told and all(error is down for error in told)
+    finally:
+        for name, method in real.items():
+            setattr(store, name, method)
+    assert long.item(far) is not None                       # asked again, now given
+    source.relayout()
+    assert source.count > source._base_count + len(source.children)   # the sub-agent's rows

@@ -139,14 +139,6 @@ class StoreCalls:
         if self.live_follow is not None:
             self.live_follow.poke()
 
-    def _handle_exception(self, error: Exception) -> None:
-        """A store that does not answer, met where no handler expected it (a read while
-        drawing, a key's follow-up): said on the status line, never the end of the app."""
-        if self.health.transient(error) and self.is_running:
-            self.call_later(self._store_trouble, error, quiet=True)
-            return
-        super()._handle_exception(error)
-
     def store_alert(self) -> str:
         """The status line's alert: the store not answering, or a write under way."""
         alert = self.health.status()
