@@ -195,11 +195,15 @@ async def test_a_write_behind_another_programs_write_lock_leaves_the_screen_live
             assert await press_timed(pilot, "k", "k", "j", "question_mark", "escape") \
                 < KEY_AT_MOST
             assert app.writes.pending == 1
+            await pilot.press("b")                  # (the write ends under a dialog)
+            assert isinstance(app.screen, TextPrompt)
         finally:
             holder.wait(30)
         # the lock is let go: the write is made, and said
         assert await wait_until(pilot, lambda: any(text.startswith("New branch behind the lock")
                                                    for text in said(app)), timeout=30)
+        await pilot.press("escape")
+        await settle(pilot)
         assert "saving…" not in status(app)
         assert branch_names(demo_db, session_id) == sorted([*before, "behind the lock"])
 
@@ -319,3 +323,41 @@ def test_messages_the_store_cannot_give_now_are_left_blank_and_asked_again(demo_
     assert long.item(far) is not None                       # asked again, now given
     source.relayout()
     assert source.count > source._base_count + len(source.children)   # the sub-agent's rows
+
+
+async def test_the_apps_follow_catches_up_after_an_outage_nothing_lost_nothing_twice(
+        tcp_server, tmp_path):
+    """Live follow in the app, on a store whose server crashes while the agent writes: the
+    lines written meanwhile show once it is back, each once."""
+    from agent_writers import agent_home
+    from core.importers import import_paths
+
+    home = tmp_path / "home"
+    writer = agent_home(home)["claude_code"]
+    writer.start("line 0")
+    url = tcp_server.new_store_url()
+    with open_store(url) as store:
+        import_paths(store, [writer.path])
+    app = ArborApp(open_fixed(url), clock=lambda: DEMO_NOW, poll_interval=0.2,
+                   store_label="team store", follow={"home": home})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert await wait_until(pilot, lambda: app.live_follow.mode == "notify")
+        pane = app.messages_pane
+        writer.append("assistant", "line 1")
+        assert await wait_until(pilot, lambda: pane.count == 2)
+        tcp_server.crash()
+        for n in range(2, 6):
+            writer.append("user" if n % 2 == 0 else "assistant", f"line {n}")
+        assert await wait_until(pilot, lambda: "server unreachable" in status(app), timeout=30)
+        tcp_server.start_again()
+        writer.append("user", "line 6")
+        assert await wait_until(pilot, lambda: pane.count == 7, timeout=60), pane.count
+        assert "unreachable" not in status(app)
+    with open_store(url, create=False) as store:
+        [session] = store.list_sessions()
+        texts = [e.message["content"] if isinstance(e.message["content"], str) else
+                 e.message["content"][0]["text"] for e in store.session_entries(session.id)
+                 if e.message is not None]
+    assert texts == [f"line {n}" for n in range(7)]
+

@@ -35,9 +35,7 @@ class StoreCalls:
         reach.forbid_waiting()
 
     def _store_calls_unmounted(self) -> None:
-        if self._status_ticker is not None:
-            self._status_ticker.stop()
-            self._status_ticker = None
+        self._stop_ticking()
         self.health.stop()
         self.writes.close()
         reach.forbid_waiting(False)
@@ -55,10 +53,24 @@ class StoreCalls:
                                                     name="write status")
 
     def _tick_status(self) -> None:
-        if not self.writes.pending and self._status_ticker is not None:
+        self._status_now()
+
+    def _status_now(self) -> None:
+        """The status line updated, unless the app is ending (its screen gone already: a
+        write or a probe may end while it does)."""
+        from textual.css.query import NoMatches
+
+        try:
+            self._update_status()
+        except NoMatches:
+            self._stop_ticking()
+
+    def _stop_ticking(self) -> None:
+        """No write under way: the status line needs no more ticks (none may come while
+        the app ends: its status line is gone by then)."""
+        if self._status_ticker is not None:
             self._status_ticker.stop()
             self._status_ticker = None
-        self._update_status()
 
     def typed(self, key: tuple, default: str) -> str:
         """What the user typed for a write of `key` that could not be made, else `default`."""
@@ -67,6 +79,8 @@ class StoreCalls:
     def on_write_done(self, message: WriteDone) -> None:
         job = message.job
         self.writes.handed_back(job)
+        if not self.writes.pending:
+            self._stop_ticking()
         try:
             if job.error is None:
                 if job.keep is not None:
@@ -76,7 +90,7 @@ class StoreCalls:
             else:
                 self._write_failed(job)
         finally:
-            self._update_status()
+            self._status_now()
 
     def _write_failed(self, job) -> None:
         error = job.error
@@ -114,7 +128,7 @@ class StoreCalls:
         the cursor, whose pane says it), else a short note that the key did nothing."""
         if not self.health.failed(error):
             return False
-        self._update_status()
+        self._status_now()
         sentence = self.health.tell_once()
         if sentence is not None:
             self.say(f"The store does not answer: {sentence}. What is loaded stays browsable; "
@@ -127,12 +141,12 @@ class StoreCalls:
 
     def on_store_silent(self, message: StoreSilent) -> None:
         self.health.silent(message.error)
-        self._update_status()
+        self._status_now()
 
     def on_store_answered(self, _message: StoreAnswered) -> None:
         """Every connection answers again: what is shown is read again, cursors kept."""
         gone = self.health.answered()
-        self._update_status()
+        self._status_now()
         if gone >= 2:
             self.say(f"The store answers again (after {gone:.0f} s).", markup=False, timeout=4)
         self.load_sessions(live=True)

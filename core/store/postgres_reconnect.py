@@ -11,8 +11,9 @@ the sentence the caller gets at once; an attempt that succeeds says the server i
 and the pool then has its connection within a moment. The pool's own attempts give up
 after `POOL_GIVES_UP` seconds (its `reconnect_failed` marks the server down), so that a
 pool that retried through an outage does not wait minutes between attempts once the
-server is back; its warnings go to a NullHandler (a program that configures logging
-still gets them).
+server is back. psycopg's warnings (the pool's "error connecting", a COPY cut short) go
+to a NullHandler: never to the terminal under the app, nor into a command's one sentence
+(a program that configures logging still gets them).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ KEEPALIVES = {"keepalives": 1, "keepalives_idle": 30, "keepalives_interval": 10,
 _reaches: dict[str, Reach] = {}
 _reaches_lock = threading.Lock()
 
-logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
+logging.getLogger("psycopg").addHandler(logging.NullHandler())
 
 
 def reach_of(conninfo: str) -> Reach:
@@ -135,7 +136,7 @@ def reason(error: BaseException) -> str:
     said = re.sub(r'^connection failed:\s*', "", said)
     said = re.sub(r'^connection to server (at|on) .*? failed:\s*', "", said)
     said = re.sub(r'^connection is bad:\s*', "", said)
-    said = re.sub(r'^consuming input failed:\s*', "", said)
+    said = re.sub(r'^(consuming input|sending copy data|sending query) failed:\s*', "", said)
     return said.rstrip(".") or type(error).__name__
 
 
