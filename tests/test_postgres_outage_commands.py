@@ -233,3 +233,21 @@ def test_ctrl_c_stops_watch_within_a_second_while_a_connection_attempt_hangs(
     assert took < 1, f"Ctrl-C took {took:.2f} s: {err}"
     assert code == 0 and "arbor watch: stopped" in err
     assert not any(word in err for word in NOISE), err
+
+
+def test_any_command_whose_store_stops_answering_says_so_in_one_sentence(monkeypatch, capsys):
+    """A server that goes away while a command other than watch and import runs (list,
+    usage, export, push): one sentence and exit 2, not a traceback."""
+    from core.errors import StoreUnreachable
+    from tui import cli
+    from tui.commands import list_sessions
+
+    def gone(_args):
+        raise StoreUnreachable("lost the connection to PostgreSQL at db.example.com:5432, "
+                               "database agents: server closed the connection unexpectedly")
+
+    monkeypatch.setattr(list_sessions, "run", gone)
+    assert cli.main(["list"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("arbor list: lost the connection to PostgreSQL at db.example.com:5432, "
+                   "database agents: server closed the connection unexpectedly\n")

@@ -116,10 +116,7 @@ class StoreCalls:
                      f"once the store answers{again}.", title="arbor", severity="error",
                      timeout=12)
             return
-        if job.failed is not None:
-            job.failed(error)
-        else:
-            self._error(error)
+        self._error(error)
 
     # ------------------------------------------------------------------ health
     def _store_trouble(self, error: BaseException, *, quiet: bool = False) -> bool:

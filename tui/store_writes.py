@@ -25,19 +25,16 @@ WAITING = 2.0   # ... and that it waits for the store (another program's lock, a
 
 
 class Job:
-    """One operation: `work(store)` runs in the writing thread; `done(result)` or
-    `failed(error)` then run on the app's."""
+    """One operation: `work(store)` runs in the writing thread; `done(result)` then runs
+    on the app's (a failure is said there: store_calls)."""
 
-    __slots__ = ("what", "work", "done", "failed", "keep", "result", "error", "started")
+    __slots__ = ("what", "work", "done", "keep", "result", "error", "started")
 
     def __init__(self, what: str, work: Callable[[Any], Any],
-                 done: Callable[[Any], None] | None,
-                 failed: Callable[[BaseException], None] | None,
-                 keep: tuple[tuple, str] | None):
+                 done: Callable[[Any], None] | None, keep: tuple[tuple, str] | None):
         self.what = what          # said if it fails: "label entry 1a2b3c4d"
         self.work = work
         self.done = done
-        self.failed = failed
         self.keep = keep          # (key, text) the user typed: offered again if it fails
         self.result: Any = None
         self.error: BaseException | None = None
@@ -63,13 +60,12 @@ class WriteQueue:
 
     def submit(self, what: str, work: Callable[[Any], Any], *,
                done: Callable[[Any], None] | None = None,
-               failed: Callable[[BaseException], None] | None = None,
                keep: tuple[tuple, str] | None = None) -> None:
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="arbor-writes", daemon=True)
             self._thread.start()
         self.pending += 1
-        self._jobs.put(Job(what, work, done, failed, keep))
+        self._jobs.put(Job(what, work, done, keep))
 
     def handed_back(self, job: Job) -> None:
         """The app has taken `job` back (its WriteDone was handled)."""
