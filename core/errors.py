@@ -35,6 +35,11 @@ class StoreBusy(StoreError):
     """Another program kept the store's write lock longer than arbor waits; nothing changed."""
 
 
+class StoreOutdated(StoreError):
+    """Opened for reading only, the store turned out to be an older arbor's: it has to be
+    updated (which writes) before this arbor can read it."""
+
+
 class StoreTooNew(StoreError):
     """The store was written by a newer arbor; it is left untouched."""
 

@@ -44,6 +44,7 @@ DEBOUNCE_MS = 150         # at most this long between a change and its import
 STEP_MS = 40              # ... or this long after the last change of a burst
 POLL_DELAY_MS = 500       # polling: the interval between two stat passes
 ROOTS_EVERY = 5.0         # seconds between checks for folders to follow newly imported
+AWAIT_EVERY = 0.5         # seconds between looks for an agent's folder that did not exist yet
 RETRY_FIRST = 1.0         # seconds before a failed import pass is tried again ...
 RETRY_MOST = 30.0         # ... doubling up to this while it keeps failing
 RETRY_MOST_UNREACHABLE = 5.0   # ... or this while the store's server does not answer
@@ -103,6 +104,11 @@ class Follower:
         self._retry_files: set[Path] = set()
         self._retry_at: float | None = None
         self._retry_delay = RETRY_FIRST
+        # the agents' folders that did not exist when following began (an agent installed
+        # while the app is open): looked for every AWAIT_EVERY seconds; see `_arrived`
+        self._awaited: list[Path] | None = None
+        self._arrivals: list[Path] = []
+        self._began = time.time()
 
     # ------------------------------------------------------------------ what
     def followed_files(self) -> dict[Path, str]:
@@ -150,6 +156,11 @@ class Follower:
             name = path.name
             if path in self._own:
                 continue
+            if not name.endswith(LOG_SUFFIX) and os.path.isdir(path):
+                # a new folder (a project's): the watcher may have seen it only after the
+                # agent wrote its first file there
+                out.update(dict.fromkeys(self.new_logs(path)))
+                continue
             if name.endswith(LOG_SUFFIX):
                 if _agents_own(path):
                     out[path] = None
@@ -191,6 +202,33 @@ class Follower:
                 if path not in self._own:
                     out.append(path)
         return out
+
+    def new_logs(self, folder: Path) -> list[Path]:
+        """The agents' logs in a folder (and below) written since following began: what a
+        watcher would have seen, had it watched the folder from its start. Older files
+        are left alone, as everywhere (see the module doc)."""
+        from .importers.files import scan
+
+        return [found.path for found in scan([folder], lambda *_problem: None)
+                if found.st.st_mtime >= self._began - 1 and found.path not in self._own]
+
+    def _arrived(self) -> list[Path]:
+        """The agents' folders that did not exist when following began and do now. What
+        is in them was written since, while nobody watched it: it is imported once the
+        watchers include them (`_watch`), so that nothing written in between is missed."""
+        if not self.discover:
+            return []
+        if self._awaited is None:
+            from .importers.files import agent_places
+
+            places = agent_places(self.home) if self.home is not None else agent_places()
+            self._awaited = [place for place, _rule in places if not place.is_dir()]
+            return []
+        arrived = [place for place in self._awaited if place.is_dir()]
+        if arrived:
+            self._awaited = [place for place in self._awaited if place not in arrived]
+            self._arrivals.extend(arrived)
+        return arrived
 
     def request_catch_up(self) -> None:
         """Check every followed file soon, in the following thread (for example after an
@@ -282,6 +320,7 @@ class Follower:
         reached (its server gone) stops nothing: the folders known are followed on, and
         what changed is imported once it answers again (tried every few seconds)."""
         try:
+            self._arrived()               # (notes which agents' folders do not exist yet)
             self._catch_up_or_retry()
             roots: list[Root] = []
             while not stop.is_set():
@@ -289,10 +328,14 @@ class Follower:
                 self.stats.roots = len(roots)
                 if not roots:
                     self.stats.mode = "idle"
-                    if stop.wait(ROOTS_EVERY if self._retry_at is None else RETRY_FIRST):
-                        break
-                    if self.retry_due():
-                        self.retry()
+                    waited = 0.0
+                    wait = AWAIT_EVERY if self._retry_at is None else min(AWAIT_EVERY, RETRY_FIRST)
+                    while waited < ROOTS_EVERY and not stop.wait(wait):
+                        waited += wait
+                        if self.retry_due():
+                            self.retry()
+                        if self._arrived():
+                            break
                     continue
                 self._watch(roots, stop)
         finally:
@@ -316,8 +359,12 @@ class Follower:
         # (a polling watcher takes its first look in its own time): checked once more.
         if self.stats.mode == "polling":
             stop.wait(self.poll_delay_ms / 1000 * 2)
+        if self._arrivals:
+            arrivals, self._arrivals = self._arrivals, []
+            self._import([log for folder in arrivals for log in self.new_logs(folder)])
         self._catch_up_or_retry()
         next_roots_check = time.monotonic() + ROOTS_EVERY
+        next_await_check = time.monotonic() + AWAIT_EVERY
         try:
             while not stop.is_set():
                 try:
@@ -345,6 +392,10 @@ class Follower:
                     self._catch_up_or_retry()
                 if self.retry_due():
                     self.retry()
+                if time.monotonic() >= next_await_check:
+                    next_await_check = time.monotonic() + AWAIT_EVERY
+                    if self._arrived():
+                        return                 # watch it too, from now on
                 if time.monotonic() >= next_roots_check and self.stats.unreachable is None:
                     next_roots_check = time.monotonic() + ROOTS_EVERY
                     if self._roots_or(roots) != roots:

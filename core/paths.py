@@ -127,3 +127,16 @@ def _user_data() -> Path:
     from platformdirs import user_data_path
 
     return user_data_path("arbor", appauthor=False)
+
+
+def can_read(path: str | os.PathLike) -> bool:
+    """Whether this process may open the file for reading: asked of the kernel (`access`,
+    with the effective ids), nothing opened (a store's file must not be: see sqlite_probe)."""
+    return os.access(path, os.R_OK, effective_ids=os.access in os.supports_effective_ids)
+
+
+def can_create_in(folder: str | os.PathLike) -> bool:
+    """Whether files can be made in `folder` (a read-only mount or an immutable folder says
+    no even to root)."""
+    return os.access(folder, os.W_OK | os.X_OK,
+                     effective_ids=os.access in os.supports_effective_ids)

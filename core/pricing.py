@@ -104,8 +104,11 @@ def overrides_path() -> Path | None:
 def _overrides_bytes(path: Path | None) -> bytes:
     if path is None:
         return b""
+    from .held_files import open_unless_held
+
     try:
-        return path.read_bytes()
+        with open_unless_held(path) as handle:
+            return handle.read()
     except OSError as error:
         raise PricesError(f"{PRICES_ENV}={path}: cannot read it ({error.strerror or error})")
 

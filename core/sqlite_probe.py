@@ -6,7 +6,9 @@ a library in it) holds a connection to it drops that connection's locks, and the
 to close the store deletes a `-wal` that is still in use. SQLite itself never does that: it
 keeps one set of descriptors per file and process. So every "is this a database?" question
 goes through a read-only SQLite connection, and a store's `-wal`, `-shm` or `-journal` is
-never opened at all, not even by SQLite.
+never opened at all, not even by SQLite: not by its name, and not by a link of any name to
+a side file of a store this process has open (`core.held_files`: SQLite would open the
+`-shm` as a database and, closing it, drop this process's locks on it).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ MISSING = "missing"
 FOLDER = "folder"
 SPECIAL = "special"  # a FIFO, socket or device: opening it may block or consume it
 SIDECAR = "sidecar"  # the -wal, -shm or -journal of a database beside it
+HELD = "held"  # by any name, a -wal, -shm or -journal of a store this process has open
 UNREADABLE = "unreadable"
 EMPTY = "empty"  # a file of no bytes (SQLite would take it for an empty database)
 NOT_SQLITE = "not-sqlite"
@@ -35,14 +38,14 @@ ARBOR = "arbor"  # an arbor store
 @dataclass(frozen=True)
 class Probe:
     kind: str
-    reason: str = ""  # for UNREADABLE: why
+    reason: str = ""  # for UNREADABLE: why; for HELD: which file of which store
     meta: dict[str, str] = field(default_factory=dict)  # for ARBOR: its store_meta
     tables: frozenset[str] = frozenset()  # for SQLITE and ARBOR: the names of its tables
 
     @property
     def is_database(self) -> bool:
         """A SQLite database or part of one: never to be overwritten, replaced or read as text."""
-        return self.kind in (SQLITE, ARBOR, SIDECAR)
+        return self.kind in (SQLITE, ARBOR, SIDECAR, HELD)
 
 
 def sidecar_of(path: str | os.PathLike) -> Path | None:
@@ -52,6 +55,16 @@ def sidecar_of(path: str | os.PathLike) -> Path | None:
         if text.endswith(suffix) and os.path.lexists(text[: -len(suffix)]):
             return Path(text[: -len(suffix)])
     return None
+
+
+def _held_side_file(info: os.stat_result) -> str | None:
+    """What the file is, in words, when it is a side file of a store this process has open.
+    (The store itself is asked about as any file is: SQLite shares one set of descriptors
+    and locks per file and process, whatever the name it is opened by.)"""
+    from .held_files import held_files
+
+    found = held_files().get((info.st_dev, info.st_ino))
+    return found[1] if found is not None and found[0] else None
 
 
 def probe(path: str | os.PathLike) -> Probe:
@@ -69,6 +82,9 @@ def probe(path: str | os.PathLike) -> Probe:
         return Probe(SPECIAL)
     if sidecar_of(path) is not None:
         return Probe(SIDECAR)
+    held = _held_side_file(info)
+    if held is not None:
+        return Probe(HELD, held)
     if info.st_size == 0 and not os.path.lexists(f"{path}-wal"):
         # (a database of no bytes with a -wal beside it may have all its pages in the -wal)
         return Probe(EMPTY)

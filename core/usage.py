@@ -377,15 +377,18 @@ class Figure(Record):
 class Report(Record):
     """A usage report: a figure a row (grouped `by`) and the totals."""
 
-    __slots__ = _fields = ("by", "rows", "totals")
+    __slots__ = _fields = ("by", "rows", "totals", "copies")
     by: str
     rows: list[tuple[str, str, Figure]]    # (key, label, figure)
     totals: Figure
+    copies: dict[str, int]   # by session, copies under their original: the copies a row holds
 
-    def __init__(self, by: str, rows: list[tuple[str, str, Figure]], totals: Figure):
+    def __init__(self, by: str, rows: list[tuple[str, str, Figure]], totals: Figure,
+                 copies: dict[str, int] | None = None):
         self.by = by
         self.rows = rows
         self.totals = totals
+        self.copies = copies or {}
 
     def as_json(self) -> dict[str, Any]:
         return {"rows": [figure.as_json(key) for key, _label, figure in self.rows],

@@ -18,9 +18,9 @@ START = datetime(2026, 3, 1, 9, 0, 0, tzinfo=timezone.utc)
 NOW = datetime(2026, 3, 2, 12, 30, 0, tzinfo=timezone.utc)
 
 
-def fixed_ids() -> Ids:
-    """Deterministic new ids for the writers."""
-    count = itertools.count(1)
+def fixed_ids(start: int = 1) -> Ids:
+    """Deterministic new ids for the writers (another `start`: other ids, as another run)."""
+    count = itertools.count(start)
     return Ids(uuid4=lambda: f"aaaaaaaa-0000-4000-8000-{next(count):012d}",
                uuid7=lambda now: f"01900000-0000-7000-8000-{next(count):012d}",
                token=lambda n: f"{next(count):0{2 * n}x}")

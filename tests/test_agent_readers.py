@@ -111,7 +111,8 @@ def test_claude_codes_reader_loads_exactly_the_branch(tmp_path):
     for branch in store.internal_sessions(session.id):
         plan = prepare_resume(store, session, branch, env=env, now=NOW, ids=IDS)
         got = node("claude_read.mjs", plan.native_id, cwd, env=env)
-        assert got["info"]["customTitle"] == "Flaky parser test (branch)"
+        # named after the branch, as Claude Code's picker lists it
+        assert got["info"]["customTitle"] == f"Flaky parser test · {branch.name}"
         assert got["info"]["cwd"] == cwd
         assert [claude_seen(m["message"]) for m in got["messages"]] == \
             expected_claude(store, branch.head_seq)
@@ -216,6 +217,8 @@ def test_pis_loader_lands_on_the_branch_with_its_labels(tmp_path):
         on_path = {e.seq for e in store.path_entries(branch.head_seq)}
         assert got["labels"] == {store.get_entry(seq).id: label for seq, label
                                  in store.entry_labels(session.id).items() if seq in on_path}
+        # named after the branch (pi's session list shows the latest session_info)
+        assert got["name"] == f"Rename the config module · {branch.name}"
 
 
 # ----------------------------------------------------------------------- Codex
@@ -254,3 +257,8 @@ def test_codexs_own_reader_and_resume_load_the_forked_rollout(tmp_path):
     resumed = read_thread(codex, plan.native_id, "thread/resume", env=child_env)["thread"]
     assert resumed["id"] == plan.native_id and resumed["cwd"] == str(tmp_path)
     assert resumed["forkedFromId"] == session.uid
+    # named after the branch, in Codex's own reader and its resume picker's list
+    title = f"Add a --dry-run flag to the deploy script · main, up to {middle.id}"
+    assert thread["name"] == title
+    listed = read_thread(codex, plan.native_id, "thread/list", env=child_env)["data"]
+    assert {item["id"]: item.get("name") for item in listed}[plan.native_id] == title

@@ -236,3 +236,42 @@ def test_roots_agents_folders_deep_imported_folders_by_size(store, home, tmp_pat
     assert Root(home / ".pi" / "agent" / "sessions", True) in roots
     assert Root(small, True) in roots and Root(big, False) in roots
     assert not any(r.path == writers["pi"].path.parent for r in roots)   # inside an agent folder
+
+
+# ------------------------------------------------- agent folders made after following began
+@pytest.mark.parametrize("poll", [False, True], ids=["notify", "polling"])
+@pytest.mark.parametrize("made", ["sessions folder", "agent folder"])
+def test_an_agents_folder_made_after_following_began_is_followed(store, home, poll, made):
+    """pi installed (or first run) while the app is open: ~/.pi/agent/sessions (or all of
+    ~/.pi) did not exist when following began. Its first session is written in one go
+    (pi writes nothing until the first answer, then every line so far) and may get no
+    further line: it is imported all the same, and what is appended later too."""
+    (home / ".claude" / "projects").mkdir(parents=True)
+    if made == "sessions folder":
+        (home / ".pi" / "agent").mkdir(parents=True)
+    with Running(Follower(store, home=home, poll=poll, poll_delay_ms=100)):
+        writers = agent_home(home)        # makes the pi session's folders, as pi does
+        writers["pi"].start("the first pi session, written in one go")
+        wait_until(lambda: "the first pi session, written in one go" in texts(store))
+        writers["pi"].append("assistant", "pi goes on")
+        wait_until(lambda: "pi goes on" in texts(store))
+    assert texts(store).count("the first pi session, written in one go") == 1
+
+
+def test_a_new_project_folder_in_a_followed_folder_is_imported(store, home):
+    """A new folder inside an agent's folder (pi's per-project folder, a Claude Code
+    project): a file written there at once, before the watcher saw the folder, is
+    imported without waiting for another line."""
+    writers = agent_home(home)
+    writers["pi"].start("an older session")
+    import_paths(store, [writers["pi"].path])
+    with Running(Follower(store, home=home)):
+        from agent_writers import PiWriter
+
+        for n in range(3):
+            other = PiWriter(home / ".pi" / "agent" / "sessions" / f"--work-new{n}--" /
+                             f"2026-12-01T10-00-0{n}-000Z_dddd.jsonl",
+                             f"dddddddd-4444-4444-8444-44444444444{n}")
+            other.start(f"a session in a new project folder {n}")
+        for n in range(3):
+            wait_until(lambda: f"a session in a new project folder {n}" in texts(store))

@@ -105,6 +105,10 @@ def picture(store, uid: str) -> dict:
                           (ext.id,)).fetchone())}
 
 
+def pictures(store) -> dict:
+    return {s.uid: picture(store, s.uid) for s in store.list_sessions(include_archived=True)}
+
+
 def interrupt_at(monkeypatch, call: int) -> dict:
     """Make the call-th entry conversion raise KeyboardInterrupt (as Ctrl-C would)."""
     calls = {"n": 0}
@@ -127,8 +131,10 @@ def test_an_interrupted_import_resumes_to_the_same_store_as_a_clean_one(tmp_path
     with open_store(tmp_path / "clean.db") as clean:
         result = only(import_paths(clean, [path]))
         assert result.status == "imported" and result.session_uid
-        expected = picture(clean, result.session_uid)
-        conversions = len(expected["entries"])
+        # (the sub-agent written inline, s1-s2, is a session of its own)
+        expected = pictures(clean)
+        assert len(expected) == 2
+        conversions = sum(len(each["entries"]) for each in expected.values())
     # commit after every line (budget 0) or never (the default budget is far away)
     if every_line:
         monkeypatch.setattr("core.importers.driver.COMMIT_EVERY", 0.0)
@@ -148,7 +154,7 @@ def test_an_interrupted_import_resumes_to_the_same_store_as_a_clean_one(tmp_path
             again = only(import_paths(store, [path]))
             assert again.status == "imported", again.error
             assert again.entries_added == conversions - kept
-            assert picture(store, again.session_uid) == expected, f"cut at conversion {call}"
+            assert pictures(store) == expected, f"cut at conversion {call}"
             assert only(import_paths(store, [path])).status == "unchanged"
     if every_line:
         assert resumed_somewhere >= conversions - 3   # most cuts left committed work behind
@@ -200,13 +206,18 @@ def test_a_grown_file_is_read_from_where_the_last_import_stopped(store, tmp_path
     assert all(json.loads(p) in [json.loads(line) for line in lines[20:]] for p in parsed)
     with open_store(tmp_path / "clean.db") as clean:
         expected = picture(clean, only(import_paths(clean, [path])).session_uid)
+        # (with the sub-agent written inline, s1-s2, a session of its own)
+        every = pictures(clean)
     got = picture(store, grown.session_uid)
+    assert {uid: each["entries"] for uid, each in pictures(store).items()} == \
+        {uid: each["entries"] for uid, each in every.items()}
     # one import or two give the same entries, branches and usage (the name was given by
     # the first import, before the custom title line existed: names are not changed later)
     assert got["entries"] == expected["entries"]
     assert got["usage"] == expected["usage"]
     assert [b[:2] for b in got["branches"]] == [b[:2] for b in expected["branches"]]
-    assert grown.entries_added == len(expected["entries"]) - first.entries_added
+    assert grown.entries_added == sum(len(each["entries"]) for each in every.values()) \
+        - first.entries_added
 
 
 def test_an_unchanged_file_is_not_opened(store, tmp_path, monkeypatch):
@@ -312,7 +323,8 @@ def test_a_rewritten_or_truncated_file_is_read_again_from_the_start(store, tmp_p
     lines = tricky_lines()
     path = write_lines(tmp_path / "s.jsonl", lines)
     first = only(import_paths(store, [path]))
-    total = first.entries_added
+    # (the main session's: the sub-agent written inline, s1-s2, is a session of its own)
+    total = len(store.entry_seqs(store.get_external_session_by_uid(first.session_uid).id))
     # rewritten: an earlier line changed (same uuid, other text) and one line added
     changed = list(lines)
     changed[1] = cc_line("u1", None, text="fix the build, please")

@@ -199,13 +199,17 @@ def test_claude_code_false_forks_collapse_real_rewinds_stay(store, tmp_path):
     ext = store.get_external_session_by_uid(result.session_uid)
     assert ext.session_name == "Build fixes"        # custom-title wins over summary
     branches = store.internal_sessions(ext.id, newest_first=False)
-    # main thread, the sidechain, the rewind: three branches, no false ones.
-    assert len(branches) == 3
-    main, side, rewind = branches
+    # main thread and the rewind: two branches, no false ones; the sub-agent written inline
+    # (s1-s2) is a session of its own under this one (tests/test_import_inline_sidechains.py)
+    assert len(branches) == 2
+    main, rewind = branches
     main_path = [e.id for e in store.path_entries(main.head_seq)]
     assert main_path == ["L1", "u1", "a1", "a2", "a3", "r1", "r2", "g1", "a4", "L10", "u2", "a5"]
+    sub = store.get_external_session_by_uid(f"{result.session_uid}:agent-ag1")
+    assert sub.kind == "subagent"
+    [side] = store.internal_sessions(sub.id)
     assert [e.id for e in store.path_entries(side.head_seq)] == ["s1", "s2"]
-    assert side.name.startswith("sidechain") and side.parent_session_id is None
+    assert side.name == "main" and side.parent_session_id is None
     rewind_path = [e.id for e in store.path_entries(rewind.head_seq)]
     assert rewind_path[-7:] == ["a4", "u3", "a6", "r9", "i1", "L19", "n1"]
     assert rewind.fork_id == "a4" and rewind.parent_session_id == main.id
@@ -214,8 +218,9 @@ def test_claude_code_false_forks_collapse_real_rewinds_stay(store, tmp_path):
     assert store.find_entry(ext.id, "n1").type == "claude:brand-new-line-type"
     assert store.find_entry(ext.id, "n1").data["whatever"] == [1, 2]
     assert store.find_entry(ext.id, "L19").type == "session_info"
-    # Usage once per request: m1 (three lines) counts once; m1..m5 = 5 rows.
-    assert len(store.usage(ext.id)) == 5
+    # Usage once per request: m1 (three lines) counts once; m1..m5 = 5 rows (m4 the
+    # sub-agent's).
+    assert len(store.usage(ext.id)) == 4 and len(store.usage(sub.id)) == 1
     a1, a3 = store.find_entry(ext.id, "a1"), store.find_entry(ext.id, "a3")
     assert "usage" not in a1.message and a3.message["usage"]["input"] == 10
     # Tool results are their own messages, with the tool's name.

@@ -50,7 +50,8 @@ def test_json_rows_have_every_field_newest_first_with_cost(db):
     rows = listed(db)
     assert [list(row) for row in rows] == [FIELDS] * len(rows)
     assert {row["source"] for row in rows} == {"claude_code", "codex", "pi"}
-    stamps = [row["last_activity"] for row in rows]
+    # families newest first (a sub-agent follows its parent: core.lineage.family_rows)
+    stamps = [row["last_activity"] for row in rows if row["depth"] == 0]
     assert stamps == sorted(stamps, reverse=True)
     with open_store(db) as store:
         usage = store.session_usage()

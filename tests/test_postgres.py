@@ -321,35 +321,16 @@ def test_an_imports_search_words_are_those_of_an_entry_written_alone(postgres_se
     inline = _words_by_entry(store, _write_texts(store, "few texts", background=True))
     monkeypatch.setattr(postgres_bulk, "WORDS_APART_FROM", 1)   # these few apart, too
     bulk = _words_by_entry(store, _write_texts(store, "bulk", background=True))
-    monkeypatch.setattr(postgres_bulk, "ONCE_EACH_FROM", 0)   # every text's pieces once each
-    once_each = _words_by_entry(store, _write_texts(store, "pieces once each", background=True))
     monkeypatch.setattr(postgres_bulk._Words, "usable", property(lambda self: False))
     no_spare = _words_by_entry(store, _write_texts(store, "no spare connection", background=True))
     assert len(alone) == len(SEARCH_TEXTS) - 1   # the empty text has no words
     assert "'bar'" in alone["t0"] and "'y'" in alone["t7"] and "'beyond'" not in alone["t8"]
     assert "'1e5abc'" not in alone["t9"] and "'abc'" in alone["t9"]   # (1e5, then abc)
     assert bulk == alone
-    assert once_each == alone
     assert inline == alone
     assert no_spare == alone
     assert [hit.entry_id for hit in store.search("beyond")] == []
     store.close()
-
-
-def test_a_search_text_s_words_are_computed_from_each_piece_once(postgres_server):
-    # The server is sent each piece of a long text once (the words are the same, see the
-    # test above), not the text: the bench's texts come to a third fewer characters.
-    import psycopg
-
-    from core.store import postgres_bulk
-
-    with psycopg.connect(postgres_server.url_of(), autocommit=True) as conn:
-        punctuation = postgres_bulk._Punctuation(conn)
-        short, long_, marked = punctuation.blank([b"tiny text tiny", b"the word " * 500,
-                                                  b"a.b " + b"x,y;z " * 100])
-    assert short == "tiny text tiny"   # (too short to be worth it)
-    assert sorted(long_.split(" ")) == ["the", "word"]
-    assert sorted(marked.split(" ")) == ["a", "b", "x", "y", "z"]
 
 
 def test_the_search_index_is_cleaned_every_clean_from_rows_not_after_every_batch(

@@ -75,8 +75,8 @@ def test_each_branch_is_written_the_way_claude_code_writes_a_transcript(tmp_path
         assert plan.file == Path(env["CLAUDE_CONFIG_DIR"]) / "projects" / \
             "-tmp-arbor-tests-Projet-donn-es--" / f"{plan.native_id}.jsonl"
         lines = lines_of(plan.file)
-        assert lines[-1] == {"type": "custom-title", "customTitle": "Flaky parser test (branch)",
-                             "sessionId": plan.native_id}
+        assert lines[-1] == {"type": "custom-title", "sessionId": plan.native_id,
+                             "customTitle": f"Flaky parser test · {branch.name}"}
         previous = None
         open_calls: list[str] = []
         message_ids = set()
@@ -126,7 +126,7 @@ def test_the_written_file_imports_back_as_the_same_messages_and_tree(tmp_path, e
             assert got == expected + [("toolResult", call, INTERRUPTED, True)]
         else:
             assert got == expected
-        assert copy.session_name == "Flaky parser test (branch)"
+        assert copy.session_name == f"Flaky parser test · {branch.name}"
         assert copy.cwd == SPACED
     assert sorted(bool(end[2]) for end in ends) == [False, True]   # one ends in a tool call
 

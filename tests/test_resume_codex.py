@@ -71,6 +71,11 @@ def test_an_earlier_message_becomes_a_forked_rollout(tmp_path, env):
     assert lines[1:] == original[1:len(lines)]
     assert lines[-1]["payload"].get("content") == [
         {"type": "output_text", "text": "The script parses its flags at line 12; I'll add --dry-run there."}]
+    # named after the branch, as Codex's rename names a thread (its picker reads the index)
+    index = lines_of(Path(env["CODEX_HOME"]) / "session_index.jsonl")
+    assert index == [{"id": plan.native_id, "updated_at": "2026-03-02T12:30:00.000Z",
+                      "thread_name": f"Add a --dry-run flag to the deploy script · main, "
+                                     f"up to {middle.id}"}]
 
 
 def test_a_forked_rollout_imports_back_as_the_same_messages(tmp_path, env):

@@ -150,3 +150,25 @@ def test_sessions_that_cannot_be_resumed_get_one_sentence(world, tmp_path):
 def test_a_store_that_cannot_be_opened(world, tmp_path):
     done = arbor(world, "x", "--db", str(tmp_path / "missing" / "no.db"))
     assert done.returncode == 2 and "Traceback" not in done.stderr
+
+
+def test_ctrl_c_is_the_agents_to_handle(world):
+    """Ctrl-C in the terminal reaches the whole foreground process group: arbor and the agent.
+    The agent decides (the agents stop a turn, or quit after saving); arbor waits for it,
+    neither dying nor killing it, and reports its status. Before, Python's subprocess killed
+    the agent 0.25 s after the first Ctrl-C, before it wrote its last lines."""
+    env = {**world["env"], "FAKE_AGENT_SIGINT": "1", "FAKE_AGENT_APPEND": "1",
+           "FAKE_AGENT_EXIT": "130"}
+    done = subprocess.run([sys.executable, "-m", "tui", "resume", world["pi"]], capture_output=True,
+                          text=True, cwd=str(REPO), env=env, timeout=60, start_new_session=True)
+    assert done.returncode == 130, done.stderr
+    assert "interrupted" not in done.stderr and "Traceback" not in done.stderr
+    [call] = calls(world)
+    lines = Path(call["argv"][1]).read_text().splitlines()
+    assert "Carried on in the agent" in lines[-2]       # the agent finished and wrote
+
+
+def test_an_agent_ended_by_a_signal_is_reported_as_a_shell_does(world):
+    env = {**world["env"], "FAKE_AGENT_EXIT": "-15"}
+    done = arbor(world, world["codex"], env=env)
+    assert done.returncode == 128 + 15, done.stderr

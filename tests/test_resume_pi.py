@@ -72,14 +72,24 @@ def test_each_branch_is_written_as_pi_forks_one(tmp_path, env):
         original = {line["id"]: line for line in lines_of(source)}
         assert body == [original[line["id"]] for line in body]
         # then label entries where arbor's labels differ from what the path's own label
-        # entries leave, chained after the head (pi's leaf is the last entry)
+        # entries leave, chained after the head, and the session's name as pi's /name
+        # writes it, after the branch (pi's leaf is the last entry)
         extra = lines[1 + len(path):]
         parent = body[-1]["id"]
         for line in extra:
-            assert line["type"] == "label" and line["parentId"] == parent
+            assert line["parentId"] == parent
             parent = line["id"]
-    # the label the path's own label entry set needs no second entry
-    assert all(line["targetId"] != "00000004" for line in extra)
+        *labels, info = extra
+        assert all(line["type"] == "label" for line in labels)
+        assert info == {"type": "session_info", "id": info["id"], "parentId": info["parentId"],
+                        "timestamp": "2026-03-02T12:30:00.000Z", "name": TITLES[branch.name]}
+        assert len(info["id"]) == 8 and info["id"] not in {line["id"] for line in lines[:-1]}
+        # the label the path's own label entry set needs no second entry
+        assert all(line["targetId"] != "00000004" for line in labels)
+
+
+TITLES = {"main": "Rename the config module · main",
+          "Wait, list the tests first.": "Rename the config module · Wait, list the tests first."}
 
 
 def test_labels_set_or_cleared_in_arbor_become_pi_label_entries(tmp_path, env):
@@ -91,10 +101,11 @@ def test_labels_set_or_cleared_in_arbor_become_pi_label_entries(tmp_path, env):
     operations.set_label(store, found.seq, None)              # cleared in arbor
     operations.set_label(store, goal.seq, "the goal")         # set in arbor
     plan = resume(store, session, branch, env)
-    extra = lines_of(plan.file)[1 + len(path):]
+    *extra, info = lines_of(plan.file)[1 + len(path):]
     assert [(line["targetId"], line.get("label")) for line in extra] == \
         [("00000002", "the goal"), ("00000004", None)]
     assert "label" not in extra[1]          # pi clears a label with a label entry without one
+    assert info["type"] == "session_info" and info["parentId"] == extra[-1]["id"]
 
 
 def test_the_written_file_imports_back_as_the_same_messages_tree_and_labels(tmp_path, env):
@@ -124,7 +135,9 @@ def test_a_message_inside_the_branch(tmp_path, env):
     middle = [e for e in store.path_entries(branch.head_seq) if e.type == "message"][3]
     plan = resume(store, session, branch, env, at_seq=middle.seq)
     lines = lines_of(plan.file)
-    assert [line["id"] for line in lines if line["type"] != "label"][-1] == middle.id
+    assert [line["id"] for line in lines if line["type"] not in ("label", "session_info")][-1] \
+        == middle.id
+    assert lines[-1]["name"] == f"Rename the config module · {branch.name}, up to {middle.id}"
     again = open_store(tmp_path / "again.db")
     import_paths(again, [plan.file])
     copy = again.get_external_session_by_uid(plan.native_id)

@@ -147,10 +147,16 @@ def read_only_mount(tmp_path):
         subprocess.run(["umount", "-l", str(folder)], capture_output=True)
 
 
-def test_a_store_in_a_read_only_folder_says_why_it_cannot_be_opened(read_only_mount, capsys):
-    assert cli.main(["usage", "--db", str(read_only_mount / "s.db")]) == 2
+def test_a_store_in_a_read_only_folder_says_why_it_cannot_be_opened(read_only_mount, capsys,
+                                                                     tmp_path):
+    """A command that writes says why it cannot; one that only reads opens the store
+    read-only and works (tests/test_read_only_commands.py)."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    assert cli.main(["import", "--db", str(read_only_mount / "s.db"), str(logs)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("arbor: cannot open") and "folder is read-only" in err
+    assert cli.main(["usage", "--db", str(read_only_mount / "s.db")]) == 0
     assert sorted(p.name for p in read_only_mount.iterdir()) == ["s.db"]
 
 

@@ -74,7 +74,8 @@ async def test_o_on_a_branch_runs_its_agent_and_shows_what_it_added(demo_db, age
         assert call["name"] == "claude" and call["argv"][0] == "--resume"
         assert call["cwd"] == call["pwd"] == str(agents["home"] / "src" / "webapp")
         new = app.store.get_external_session_by_uid(call["argv"][1])
-        assert new is not None and new.session_name == f"{LOGIN} (branch)"
+        # named after the branch (its label in the demo), as Claude Code's picker lists it
+        assert new is not None and new.session_name == f"{LOGIN} · waitForURL variant"
         # back in the app: the new session is shown with what the agent added
         assert app.session_id == new.id
         assert "Back from Claude Code: 2 new messages." in said(app)
@@ -124,8 +125,11 @@ async def test_o_on_a_message_carries_on_from_that_message(demo_db, agents):
         assert call["name"] == "pi" and call["argv"][0] == "--session"
         written = [json.loads(line) for line in Path(call["argv"][1]).read_text().splitlines()]
         ids = [line.get("id") for line in written]
-        # the branch up to the message, then what the agent added
-        assert ids[ids.index(entry.id) + 1:] == ["fa4e0001", "fa4e0002"]
+        # the branch up to the message, its name (pi's session_info), then what the agent added
+        after = written[ids.index(entry.id) + 1:]
+        assert [line["type"] for line in after] == ["session_info", "message", "message"]
+        assert after[0]["name"] == f"{RELEASE} · main, up to {entry.id}"
+        assert [line["id"] for line in after[1:]] == ["fa4e0001", "fa4e0002"]
         assert "Back from pi: 2 new messages." in said(app)
 
 
@@ -238,3 +242,130 @@ def test_o_is_in_the_palette_and_the_footer_of_both_panes():
     for pane in (BranchesPane, MessagesPane):
         binding = next(b for b in pane.BINDINGS if b.key == "o")
         assert binding.action == "app.open_in_agent" and binding.show
+
+
+# ------------------------------------------- what the agent added, with follow on
+def agent_file(call: dict, tmp: Path) -> Path:
+    """The file the fake agent appended to."""
+    if call["name"] == "pi":
+        return Path(call["argv"][1])
+    pattern = f"{call['argv'][1]}.jsonl" if call["name"] == "claude" else \
+        f"rollout-*-{call['argv'][1]}.jsonl"
+    [path] = (tmp / call["name"]).rglob(pattern)
+    return path
+
+
+@pytest.fixture
+def followed(agents, monkeypatch):
+    """The app follows the agents' folders (as `arbor` does by default), and the stand-in for
+    App.suspend returns only once the follower has imported all the agent wrote: a real
+    agent runs for as long as a person types, and the follower reads its lines as they come,
+    long before the agent exits."""
+    for folder in ("claude/projects", "codex/sessions", "pi/sessions"):
+        (agents["tmp"] / folder).mkdir(parents=True, exist_ok=True)
+
+    @contextlib.contextmanager
+    def suspend(self):
+        agents["suspended"].append(True)
+        yield
+        import time
+
+        path = agent_file(agents["calls"]()[-1], agents["tmp"])
+        size = path.stat().st_size
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            stamps = self.store.import_stamps()
+            if any(str(path) in key and stamp[2] == size for key, stamp in stamps.items()):
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"the follower did not import {path}")
+
+    monkeypatch.setattr(ArborApp, "suspend", suspend)
+    return agents
+
+
+@pytest.mark.parametrize("name, agent, append, added", [
+    (LOGIN, "Claude Code", "quit", 5),
+    (RELEASE, "pi", "1", 2),
+    (PAYMENTS, "Codex", "1", 2)])
+@pytest.mark.parametrize("status", [0, 1])
+async def test_what_the_agent_wrote_is_counted_when_the_follower_read_it_first(
+        demo_db, followed, monkeypatch, name, agent, append, added, status):
+    """The report: back from Claude Code, arbor said it added nothing, while Claude had
+    appended 11 lines (5 of them messages) that the follower had already imported."""
+    monkeypatch.setenv("FAKE_AGENT_APPEND", append)
+    monkeypatch.setenv("FAKE_AGENT_EXIT", str(status))
+    app = make_app(demo_db, follow={"home": followed["home"]})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert await wait_until(pilot, lambda: app.live_follow.mode in ("notify", "polling"))
+        await choose_session(pilot, name)
+        await pilot.press("tab", "o")
+        await wait_for_return(pilot, followed)
+        text = said(app)
+        assert f"Back from {agent}: {added} new messages." in text, text
+        executable = {"Claude Code": "claude", "pi": "pi", "Codex": "codex"}[agent]
+        assert (f"({executable} exited with status 1.)" in text) == bool(status)
+        # the session shown is the one the agent carried on, its lines at the end of the branch
+        prompt = "Please say hello" if append == "quit" else "Carried on in the agent"
+        from core.entries import content_text
+
+        texts = [content_text(e.message.get("content")) for e in
+                 app.store.path_entries(app.branch.head_seq) if e.message]
+        assert prompt in texts[-added:][:3]
+
+
+async def test_o_again_on_the_unchanged_branch_resumes_the_same_session(demo_db, agents, monkeypatch):
+    """Back from an agent that was opened and quit (it wrote its mode lines, nothing of the
+    conversation), `o` on the same branch runs the agent on the session written the first
+    time: no identical copy in the agent's picker or in arbor."""
+    monkeypatch.setenv("FAKE_AGENT_APPEND", "opened")
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose_session(pilot, LOGIN)
+        sessions = len(app.store.list_sessions())
+        await pilot.press("tab")
+        branch = app.branches_pane.highlighted
+        await pilot.press("o")
+        await wait_for_return(pilot, agents)
+        assert "Back from Claude Code; it added nothing to the session." in said(app)
+        assert len(app.store.list_sessions()) == sessions + 1
+        await choose_session(pilot, LOGIN)
+        await pilot.press("tab")
+        app.branches_pane.focus()
+        assert app.branches_pane.highlighted.id == branch.id
+        await pilot.press("o")
+        await wait_for_return(pilot, agents, count=2)
+        first, second = agents["calls"]()
+        assert first["argv"] == second["argv"]
+        assert len(app.store.list_sessions()) == sessions + 1
+        assert len(list((agents["tmp"] / "claude").rglob("*.jsonl"))) == 1
+
+
+async def test_o_on_the_session_shown_on_return_carries_it_on(demo_db, agents):
+    """Back from Claude Code, the app shows the session it carried on; `o` there resumes that
+    same session (its branch ends where the file ends), not a copy of a copy."""
+    from agent_logs import claude_session
+    from core import open_store
+    from core.importers import import_paths
+
+    log = claude_session(str(agents["home"] / "src" / "webapp"))
+    with open_store(demo_db, create=False) as store:
+        import_paths(store, [log.write(agents["tmp"] / "logs")])
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await choose_session(pilot, "Flaky parser test")
+        await pilot.press("tab", "o")
+        await wait_for_return(pilot, agents)
+        [first] = agents["calls"]()
+        shown = app.store.get_external_session(app.session_id)
+        assert shown.uid == first["argv"][1]
+        assert shown.session_name == "Flaky parser test · Instead, run the test 50 times first."
+        app.branches_pane.focus()
+        await pilot.press("o")
+        await wait_for_return(pilot, agents, count=2)
+        assert agents["calls"]()[1]["argv"] == first["argv"]
+        assert len(list((agents["tmp"] / "claude").rglob("*.jsonl"))) == 1
+        assert await wait_until(pilot, lambda: said(app).count("Back from Claude Code: 2 new") == 2)

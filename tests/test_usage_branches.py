@@ -34,7 +34,8 @@ def _branches(store):
 
 def test_each_branch_counts_its_own_part_from_its_fork_point(claude_store):
     """The rewind (u5 -> r6) forks after r2: its own part is r6 alone; the branch it
-    forked from holds r1..r4 on its path; the sidechain's root is a branch of its own (r5)."""
+    forked from holds r1..r4 on its path; the sidechain written inline (r5) is a sub-agent's
+    session of its own, as the one in subagents/ is."""
     from tui.components.branches_pane import own_usage
 
     store = claude_store
@@ -52,9 +53,11 @@ def test_each_branch_counts_its_own_part_from_its_fork_point(claude_store):
     main = by_output[main_output]
     assert main.parent_session_id is None and own[main.id].responses == 4
     assert own[main.id].unpriced == {uf.UNPRICED}
-    # the branches' own parts add up to the session's figure (less its sub-agent's own file)
+    # the branches' own parts add up to the session's figure (less its sub-agents': the one
+    # in subagents/ and r5's, written inline)
     total = sum(f.responses for f in own.values())
-    assert total == store.session_usage()[session.id].responses - 1
+    assert total == store.session_usage()[session.id].responses - 2
+    assert len(branches) == 2
 
 
 def test_the_branches_pane_shows_each_branchs_own_cost(claude_store):

@@ -116,9 +116,10 @@ def test_a_response_in_two_sessions_counts_in_each_and_once_in_totals(tmp_path):
         assert by_session.totals.responses == total.responses
         assert [k for k, _l, _f in report.rows] == [uf.SONNET, uf.UNPRICED]
         # deleting the session that held r1 first makes the copy count in totals (the
-        # sub-agent's own session stays, on its own)
+        # sub-agents' own sessions stay, on their own: the one in subagents/ and r5's,
+        # written inline in the main file)
         store.delete_external_session(store.get_external_session_by_uid(uf.SESSION).id)
-        assert store.usage_report("model").totals.responses == 2 + 1
+        assert store.usage_report("model").totals.responses == 2 + 1 + 1
 
 
 def test_a_second_import_and_a_rebuilt_store_count_the_same(claude_store, tmp_path):

@@ -5,10 +5,11 @@ The session file is written in a worker thread (a long branch takes a moment) an
 at once, so arbor lists the new session as the agent does; then the app is suspended
 (`App.suspend`), the agent's resume command runs from the session's working directory, and
 when the agent exits the app comes back. The file the agent continued is imported again
-(until live follow does that by itself): what the agent added is shown. Where the
-agent cannot be started (not on PATH, no such directory, a terminal the app cannot hand
-over), the exact command is shown and copied to the clipboard. A session arbor owns has its
-branch made current, and the Python that continues it goes to the clipboard.
+(live follow has usually done so already, while the agent ran), and what the agent added
+is counted in the store and shown. Where the agent cannot be started (not on PATH, no such
+directory, a terminal the app cannot hand over), the exact command is shown and copied to
+the clipboard. A session arbor owns has its branch made current, and the Python that
+continues it goes to the clipboard.
 """
 
 from __future__ import annotations
@@ -25,16 +26,9 @@ from core.errors import ArborError
 class Handoff:
     session_id: int          # arbor's session
     plan: ResumePlan
-    watched: Path | None     # the file the agent continues: imported again if it grew
-    size: int | None         # its size before the agent ran
-    show_id: int             # the session to show on return (the new one, once imported)
-
-
-def _size(path: Path | None) -> int | None:
-    try:
-        return path.stat().st_size if path is not None else None
-    except OSError:
-        return None
+    watched: Path | None     # the file the agent continues: imported again on return
+    show_id: int             # the session the agent continues (the new one, once imported)
+    messages: int            # its messages before the agent ran
 
 
 def _failure(store, error: BaseException) -> str:
@@ -54,16 +48,30 @@ def prepare(store, session_id: int, branch_id: int, at_seq: int | None) -> Hando
         raise ArborError("That session or branch is no longer in the store.")
     plan = prepare_resume(store, session, branch, at_seq=at_seq)
     watched = plan.file
-    show_id = session_id
     if watched is not None:
-        show_id = _import(store.path, watched)[1] or session_id
+        _import(store.path, watched)
     elif plan.argv:
-        # Codex resumes its own rollout: that is the file that grows
+        # the agent resumes a file of its own (Codex's rollout, the session arbor wrote
+        # before): that is the file that grows
         meta = session.metadata or {}
         fork = (meta.get("forks") or {}).get(plan.native_id) or {}
         path = fork.get("path") or meta.get("path")
         watched = Path(path) if isinstance(path, str) else None
-    return Handoff(session_id, plan, watched, _size(watched), show_id)
+    show_id = _continued(store, plan, session_id)
+    return Handoff(session_id, plan, watched, show_id, _messages(store, show_id))
+
+
+def _continued(store, plan: ResumePlan, session_id: int) -> int:
+    """The session the agent carries on: the one with the agent's id for it (the session
+    written for it, or the one of the rollout Codex resumes), else the session chosen (a
+    Codex fork merged into its parent's session)."""
+    found = store.get_external_session_by_uid(plan.native_id) if plan.native_id else None
+    return found.id if found is not None else session_id
+
+
+def _messages(store, session_id: int) -> int:
+    found = store.get_external_session(session_id)
+    return found.message_count if found is not None else 0
 
 
 def blocked(plan: ResumePlan) -> str | None:
@@ -88,34 +96,34 @@ def run_in_terminal(plan: ResumePlan) -> int:
         return 130
 
 
-def _import(store_path: Path, path: Path) -> tuple[int, int | None]:
+def _import(store_path: Path, path: Path) -> None:
     """Import one file on a connection of its own (a worker must not hold the one the
-    screen reads with); (messages added, the session of the plan's id or None)."""
+    screen reads with)."""
     from core import open_store
     from core.importers import import_paths
 
     with open_store(store_path, create=False) as importing:
-        report = import_paths(importing, [path])
-        sessions = [s for f in report.files for s in f.sessions]
-        added = sum(s.messages_added for s in sessions)
-        found = importing.get_external_session_by_uid(sessions[0].uid) if sessions else None
-    return added, found.id if found is not None else None
+        import_paths(importing, [path])
 
 
 def import_again(store_path: Path, handoff: Handoff) -> tuple[int, str]:
-    """Import the file the agent continued, when it grew (in a worker thread). Returns the
-    session to show and a sentence for the user."""
+    """Import the file the agent continued (in a worker thread) and count what the agent
+    wrote: the session's messages now less those it had before the agent ran. Counted in
+    the store, not from this import: the app's live follow has usually imported the agent's
+    lines while it ran, and this import then finds nothing new. Returns the session to
+    show and a sentence for the user."""
+    from core import open_store
+    from core.importers import import_paths
+
     plan = handoff.plan
-    watched = handoff.watched
-    size = _size(watched)
-    if watched is None or size is None or size == handoff.size:
-        added, found = 0, None
-    else:
-        added, found = _import(store_path, watched)
-    session_id = found if found is not None else handoff.show_id
+    with open_store(store_path, create=False) as store:
+        if handoff.watched is not None and handoff.watched.is_file():
+            import_paths(store, [handoff.watched])
+        added = max(0, _messages(store, handoff.show_id) - handoff.messages)
     if not added:
-        return session_id, f"Back from {plan.agent}; it added nothing to the session."
-    return session_id, f"Back from {plan.agent}: {added} new message{'' if added == 1 else 's'}."
+        return handoff.show_id, f"Back from {plan.agent}; it added nothing to the session."
+    return handoff.show_id, (f"Back from {plan.agent}: {added} new "
+                             f"message{'' if added == 1 else 's'}.")
 
 
 # ------------------------------------------------------------- with the app

@@ -28,6 +28,8 @@ from .history_actions import HistoryActions
 from .store_calls import StoreCalls
 from .tree_actions import TreeActions
 from .palette import ArborCommands
+from . import search_indexing
+from .screenshot import ScreenshotActions
 from .components.branches_pane import (BranchesPane, branch_title, flatten, own_usage,
                                        visible_branches)
 from .components.empty_state import EmptyState, empty_text
@@ -61,7 +63,7 @@ def _label_description(text: str, what: str) -> str:
     return f"label {what} {label}" if label else f"clear the label of {what}"
 
 
-class ArborApp(HistoryActions, TreeActions, StoreCalls, KeysInOrder[int]):
+class ArborApp(HistoryActions, TreeActions, ScreenshotActions, StoreCalls, KeysInOrder[int]):
     CSS_PATH = "app.tcss"
     TITLE = "arbor"
     # Focus is given when the first rows arrive (_show_panes), never by Textual at mount:
@@ -190,6 +192,7 @@ class ArborApp(HistoryActions, TreeActions, StoreCalls, KeysInOrder[int]):
             gc.enable()
         self.load_sessions(first=True)
         self._starting = False
+        search_indexing.start(self)   # (after an upgrade: the index's backlog, in a thread)
         if self.poll_interval:
             self.set_interval(self.poll_interval, self._poll)
         if self.follow:

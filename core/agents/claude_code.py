@@ -17,19 +17,22 @@ copied from (as `forkSession` marks them). A tool call whose result is not on th
 the result Claude Code itself writes for an interrupted call, right after it, so the call
 survives the loader. A compaction is a `compact_boundary` (no parent, `logicalParentUuid`
 the line before, `compactMetadata` with a `preservedSegment` when it keeps messages) and
-its `isCompactSummary` user message. A `custom-title` "<name> (branch)" ends the file.
+its `isCompactSummary` user message. A `custom-title` line (what Claude Code's `/rename`
+writes, and what its picker lists the session by) ends the file: the session's name and the
+branch's label or name (`BranchToWrite.title`).
 Command: `claude --resume <uuid>`.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from ..entries import BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, MESSAGE, Entry, content_text
 from .native import (BranchToWrite, as_text, base62, branch_summary_text, entry_stamp, env_dir,
-                     home, write_new_file)
+                     home, json_lines, own_file, write_new_file)
 
 NAME = "claude"
 EXECUTABLE = "claude"
@@ -331,7 +334,7 @@ class _Lines:
                                                 if content is not None else ""})
             entry = following
         yield from self.close_calls()
-        yield {"type": "custom-title", "customTitle": f"{self.job.name} (branch)",
+        yield {"type": "custom-title", "customTitle": self.job.title,
                "sessionId": self.session_id}
 
     def message(self, entry: Entry, message: dict[str, Any], uuid: str | None = None
@@ -413,12 +416,55 @@ def folder_cwd(cwd: str) -> str:
     return os.path.realpath(cwd) if cwd and os.path.isdir(cwd) else cwd
 
 
-def write(job: BranchToWrite) -> tuple[Path, str]:
-    """Write the branch as a new Claude Code transcript; returns (file, session uuid)."""
+def place(job: BranchToWrite) -> tuple[Path, str]:
+    """Where the new transcript goes and its session uuid (nothing is written)."""
     session_id = job.ids.uuid4()
-    target = transcript_dir(folder_cwd(job.cwd), job.env) / f"{session_id}.jsonl"
+    return transcript_dir(folder_cwd(job.cwd), job.env) / f"{session_id}.jsonl", session_id
+
+
+def write(job: BranchToWrite, target: Path, session_id: str) -> None:
+    """Write the branch as a new Claude Code transcript at `target` (from `place`)."""
     write_new_file(target, _Lines(job, session_id).lines())
-    return target, session_id
+
+
+_LINE_ENTRY = re.compile(r"^L\d+$")   # an entry made from a line without a uuid
+
+
+def own_transcript(job: BranchToWrite) -> str | None:
+    """The session's own id, when `claude --resume <id>` lands exactly on the branch: its
+    transcript is where Claude Code looks for it (the project folder of the directory), the
+    branch's last message is the file's last line with a uuid (the newest leaf, which Claude
+    Code resumes), and only Claude Code's bookkeeping follows it. Asked only of a session
+    arbor wrote (reuse.written_by_arbor): opened again from the session the app shows on
+    return, it is resumed itself, not copied."""
+    path = own_file(job)
+    session_id = str(job.metadata.get("sessionId") or job.session.uid)
+    if path is None or path.name != f"{session_id}.jsonl" or \
+            path.parent != transcript_dir(folder_cwd(job.cwd), job.env):
+        return None
+    entry = job.head()
+    if job.store.children(entry.seq):
+        return None
+    while _LINE_ENTRY.match(entry.id) and entry.parent_seq is not None:
+        entry = job.store.get_entry(entry.parent_seq)       # a title, a mode line, …
+        if entry is None:
+            return None
+    lines = json_lines(path)
+    if not lines:
+        return None
+    for line in reversed(lines):
+        if isinstance(line, dict) and "uuid" in line and not line.get("isSidechain"):
+            return session_id if line["uuid"] == entry.id else None
+        if not adds_nothing(line):
+            return None
+    return None
+
+
+def adds_nothing(line: Any) -> bool:
+    """Whether a line Claude Code appended leaves the conversation where it was: its
+    bookkeeping (`mode` and `permission-mode` on every start and quit, `last-prompt`,
+    titles, file snapshots) has no `uuid`; every message and attachment has one."""
+    return isinstance(line, dict) and "uuid" not in line and "parentUuid" not in line
 
 
 def command(session_id: str) -> list[str]:

@@ -12,12 +12,14 @@ history from `response_item` lines, so every message is written as both, as Code
 Lines an entry was imported from are rebuilt from what the importer kept (the line's
 fields, the payload less what it moved into the message, the twin lines); entries arbor
 added are written as Codex writes such items. A `thread_rolled_back` marker is left out:
-the path already ends where the rollback went. Command: `codex resume <id>`.
+the path already ends where the rollback went. The new thread is named as Codex's rename
+names one (`write`), after the branch (`BranchToWrite.title`). Command: `codex resume <id>`.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from collections import deque
@@ -31,6 +33,7 @@ from .native import (BranchToWrite, as_text, entry_stamp, env_dir, home, local_t
 
 NAME = "codex"
 EXECUTABLE = "codex"
+INDEX = "session_index.jsonl"
 SUMMARY_PREFIX = ("Another language model started to solve this problem and produced a summary of "
                   "its thinking process. You also have access to the state of the tools that were "
                   "used by that language model. Use this to build on the work that has already been "
@@ -102,8 +105,10 @@ def _nothing_new_after(path: Path, line: int, head_lines: list[dict[str, Any]]) 
     the tip. The file is read once, keeping only its last lines."""
     tail: deque[bytes] = deque(maxlen=TAIL_LINES + 1)
     count = 0
+    from ..held_files import open_unless_held
+
     try:
-        with open(path, "rb") as handle:
+        with open_unless_held(path) as handle:
             for raw in handle:
                 count += 1
                 tail.append(raw)
@@ -353,12 +358,49 @@ class _Lines:
 
 
 # ------------------------------------------------------------------ writing
-def write(job: BranchToWrite, parent_id: str) -> tuple[Path, str]:
-    """Write the branch as a new rollout forked from `parent_id`; returns (file, id)."""
+def place(job: BranchToWrite) -> tuple[Path, str]:
+    """Where the new rollout goes and its thread id (nothing is written)."""
     session_id = job.ids.uuid7(job.now)
-    target = rollout_path(job.env, session_id, job.now)
+    return rollout_path(job.env, session_id, job.now), session_id
+
+
+def write(job: BranchToWrite, target: Path, session_id: str, parent_id: str) -> None:
+    """Write the branch as a new rollout at `target` (from `place`) forked from `parent_id`,
+    and name the thread with a line in `$CODEX_HOME/session_index.jsonl`, the append-only
+    index Codex's rename writes to and its picker (`thread/list`) and `thread/read` take
+    names from, the newest line for an id winning. (Codex's rename also appends a
+    `thread_name_updated` event to the rollout; Codex 0.171 reads no name from it, and in
+    the rollout it would be one more entry when arbor imports the fork back.)"""
     write_new_file(target, _Lines(job, session_id, parent_id).lines())
-    return target, session_id
+    index_thread_name(job.env, session_id, job.title, job.now)
+
+
+def index_thread_name(env: Mapping[str, str], thread_id: str, name: str, now: datetime) -> None:
+    line = json.dumps({"id": thread_id, "thread_name": name, "updated_at": stamp(now)},
+                      ensure_ascii=False) + "\n"
+    path = codex_home(env) / INDEX
+    # one write of one line with O_APPEND, as Codex appends: lines never interleave
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, line.encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
+# events in which Codex records its own state, not the conversation (it writes
+# thread_settings_applied as it resumes a thread)
+_QUIET_EVENTS = frozenset({"thread_settings_applied", "token_count", "thread_name_updated",
+                           "session_configured", "mcp_startup_update", "mcp_startup_complete"})
+
+
+def adds_nothing(line: Any) -> bool:
+    """Whether a line Codex appended leaves the conversation where it was."""
+    if not isinstance(line, dict):
+        return False
+    payload = line.get("payload")
+    return line.get("type") == "turn_context" or (
+        line.get("type") == "event_msg" and isinstance(payload, dict)
+        and payload.get("type") in _QUIET_EVENTS)
 
 
 def command(session_id: str) -> list[str]:

@@ -8,7 +8,9 @@ no existing file, the agent's own or another, is ever replaced.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import secrets
 import tempfile
 import time
@@ -98,6 +100,22 @@ def env_dir(env: Mapping[str, str], name: str) -> Path | None:
     return Path(value)
 
 
+# ------------------------------------------------------------------ titles
+TITLE_LIMIT = 120
+# C0 and C1 controls, DEL, and the bidirectional overrides and isolates (text that reads
+# one way and is stored another): none belongs in a title an agent's picker prints.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def one_line(text: str) -> str:
+    """Text for a title: controls out, every run of white space one space."""
+    return " ".join(_UNPRINTABLE.sub(" ", str(text)).split())
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 # ------------------------------------------------------ text for other agents
 BRANCH_PREFIX = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
 BRANCH_SUFFIX = "</summary>"
@@ -139,6 +157,22 @@ class BranchToWrite:
     @property
     def name(self) -> str:
         return self.session.session_name or self.session.uid
+
+    @property
+    def title(self) -> str:
+        """What the written session is called in the agent's picker: the session's name and
+        the branch by its label (else its name), with the entry it stops at when that is
+        not the branch's head: "Flaky parser test · retry with a fake clock", "… · main,
+        up to 3f2a9c1e". One line, without control characters, at most TITLE_LIMIT long."""
+        branch = self.branch
+        what = self.store.branch_labels(self.session.id).get(branch.id) or branch.name or \
+            ("main" if branch.parent_session_id is None else f"branch {branch.id}")
+        if self.head_seq != branch.head_seq:
+            entry = self.labels().get(self.head_seq) or self.head().id[:8]
+            what = f"{what}, up to {entry}"
+        name = one_line(self.name)
+        what = one_line(what)
+        return clip(name if what == name else f"{name} · {what}", TITLE_LIMIT)
 
     def path(self) -> Iterator[Entry]:
         """The entries from the root to the head, read a page at a time."""
@@ -208,6 +242,45 @@ def write_new_file(target: Path, lines: Iterable[dict[str, Any]]) -> int:
             except OSError:
                 pass
     return count
+
+
+def json_lines(path: Path, start: int | None = None, limit: int = 1 << 20) -> list[Any] | None:
+    """The JSON lines of a file from byte `start` (a line's start) to its end, or, without
+    `start`, in its last `limit` bytes (a line cut by the limit left out). None when the file
+    cannot be read, has more than `limit` bytes after `start`, ends in a torn line (the agent
+    is writing) or holds a line that is not JSON."""
+    try:
+        with open(path, "rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            begin = max(0, size - limit) if start is None else start
+            if size - begin > limit:
+                return None
+            handle.seek(begin)
+            data = handle.read()
+    except OSError:
+        return None
+    if data and not data.endswith(b"\n"):
+        return None
+    rows = data.split(b"\n")[:-1]
+    if start is None and begin:
+        rows = rows[1:]
+    try:
+        return [json.loads(row) for row in rows if row.strip()]
+    except ValueError:
+        return None
+
+
+def own_file(job: "BranchToWrite") -> Path | None:
+    """The session's own file, when it is still there (the path it was imported from)."""
+    path = job.metadata.get("path")
+    return Path(path) if isinstance(path, str) and path and os.path.isfile(path) else None
+
+
+def labelled_in_arbor(job: "BranchToWrite") -> bool:
+    """Whether an entry of the session was labelled (or unlabelled) in arbor, not in the
+    agent's file: resuming the file as it is would lose that."""
+    return any(row["target_entry"] is not None and row["label_entry"] is None
+               for row in job.store.label_log(job.session.id))
 
 
 def local_time(moment: datetime) -> time.struct_time:

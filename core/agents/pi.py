@@ -10,7 +10,8 @@ pi leaves the path's own `label` entries out, and so cuts the chain below every 
 (the next entry's parent is missing, and pi's loader stops there, losing the history before
 it). arbor keeps them, and writes label entries only for labels whose state at the end of
 the path differs from arbor's (a label set or cleared in arbor, or by a label entry on
-another branch).
+another branch). A `session_info` entry ends the file, as pi's `/name` writes one: the
+session is called after the branch in pi's session list (`BranchToWrite.title`).
 
 Where: `$PI_CODING_AGENT_SESSION_DIR` when set (pi uses it as the session folder itself),
 else `<agent dir>/sessions/--<cwd without its leading '/', '/', '\\' and ':' as '-'>--/`,
@@ -26,7 +27,8 @@ from typing import Any, Iterator, Mapping
 
 from ..entries import LABEL
 from ..exporters import pi_line
-from .native import BranchToWrite, env_dir, home, stamp, write_new_file
+from .native import (BranchToWrite, env_dir, home, json_lines, labelled_in_arbor, own_file, stamp,
+                     write_new_file)
 
 NAME = "pi"
 EXECUTABLE = "pi"
@@ -79,17 +81,62 @@ def lines(job: BranchToWrite, session_id: str, parent_file: str | None) -> Itera
             line["label"] = label
         yield line
         parent = label_id
+    # the title, as pi's /name writes it (the latest session_info names the session)
+    info_id = job.ids.token(4)
+    while info_id in ids:
+        info_id = job.ids.token(4)
+    yield {"type": "session_info", "id": info_id, "parentId": parent,
+           "timestamp": stamp(job.now), "name": job.title}
 
 
-def write(job: BranchToWrite) -> tuple[Path, str]:
-    """Write the branch as a new pi session; returns (file, session id)."""
+def place(job: BranchToWrite) -> tuple[Path, str]:
+    """Where the new session goes and its id (nothing is written)."""
     session_id = job.ids.uuid7(job.now)
-    folder = session_dir(job.cwd, job.env)
     name = stamp(job.now).replace(":", "-").replace(".", "-")
-    target = folder / f"{name}_{session_id}.jsonl"
+    return session_dir(job.cwd, job.env) / f"{name}_{session_id}.jsonl", session_id
+
+
+def write(job: BranchToWrite, target: Path, session_id: str) -> None:
+    """Write the branch as a new pi session at `target` (from `place`)."""
     parent = job.metadata.get("path")
     write_new_file(target, lines(job, session_id, parent if isinstance(parent, str) else None))
-    return target, session_id
+
+
+# entries that change pi's settings or names, not the conversation (pi writes a
+# thinking_level_change as it opens a session)
+_SETTINGS = frozenset({"thinking_level_change", "model_change", "session_info", "label"})
+
+
+def adds_nothing(line: Any) -> bool:
+    """Whether an entry pi appended leaves the conversation where it was."""
+    return isinstance(line, dict) and line.get("type") in _SETTINGS
+
+
+def own_session(job: BranchToWrite) -> Path | None:
+    """The session's own file, when `pi --session <file>` lands exactly on the branch: pi
+    takes the file's last entry as its leaf, and the last entries are the branch's head
+    followed by nothing but settings and names chained after it (pi's own, or arbor's
+    session_info). Labels changed in arbor are not in that file: then it is written anew.
+    Asked only of a session arbor wrote (reuse.written_by_arbor)."""
+    path = own_file(job)
+    if path is None or job.store.children(job.head_seq) or labelled_in_arbor(job):
+        return None
+    entry = job.head()
+    while entry.type in _SETTINGS and entry.parent_seq is not None:
+        entry = job.store.get_entry(entry.parent_seq)
+        if entry is None:
+            return None
+    lines = json_lines(path)
+    if not lines:
+        return None
+    child = None
+    for line in reversed(lines):
+        if not isinstance(line, dict) or (child is not None and child.get("parentId") != line.get("id")):
+            return None
+        if not adds_nothing(line):
+            return path if line.get("id") == entry.id and line.get("type") != "session" else None
+        child = line
+    return None
 
 
 def command(file: Path) -> list[str]:

@@ -56,7 +56,7 @@ class SessionResult(Record):
     """A session an import wrote to or found unchanged: what was added, what it holds."""
 
     _fields = ("uid", "name", "source", "created", "entries_added", "messages_added",
-               "branches_added", "entries_total", "branches_total")
+               "branches_added", "entries_total", "branches_total", "recognised")
     uid: str
     name: str
     source: str
@@ -66,10 +66,11 @@ class SessionResult(Record):
     branches_added: int
     entries_total: int
     branches_total: int
+    recognised: int      # entries found under new ids (a log its agent rewrote: session.py)
 
     def __init__(self, uid: str, name: str, source: str, created: bool, entries_added: int = 0,
                  messages_added: int = 0, branches_added: int = 0, entries_total: int = 0,
-                 branches_total: int = 0):
+                 branches_total: int = 0, recognised: int = 0):
         self.uid = uid
         self.name = name
         self.source = source
@@ -79,6 +80,7 @@ class SessionResult(Record):
         self.branches_added = branches_added
         self.entries_total = entries_total
         self.branches_total = branches_total
+        self.recognised = recognised
 
 
 class FileResult(Record):
@@ -168,6 +170,11 @@ class ImportReport(Record):
         return sum(f.entries_added for f in self.files)
 
     @property
+    def recognised(self) -> int:
+        """Entries found under the new ids a log's agent gave them (see session.py)."""
+        return sum(session.recognised for f in self.files for session in f.sessions)
+
+    @property
     def messages_added(self) -> int:
         return sum(f.messages_added for f in self.files)
 
@@ -209,6 +216,9 @@ class ImportReport(Record):
                  f"{self.branches_added} new branch{'es' if self.branches_added != 1 else ''}."]
         if unchanged:
             parts.append(f"{len(unchanged)} unchanged since the last import.")
+        if self.recognised:
+            parts.append(f"{self.recognised} entr{'ies' if self.recognised != 1 else 'y'} "
+                         "already here under other ids (a log its agent rewrote): kept once.")
         skipped = self.skipped
         if skipped:
             first = skipped[0]

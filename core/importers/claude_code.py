@@ -30,8 +30,14 @@ line (arrays and one uuid -> node dict), never the lines themselves:
   twice for one id), and a boundary gets its summary.
 
 Entry ids are the uuids (`L<line>` for lines without one), so a second import adds only
-new lines. Sidechain (sub-agent) lines are kept: their roots make branches of their own;
-a sub-agent's own file (`<session>/subagents/agent-<id>.jsonl`) is a session of kind
+new lines. Older Claude Code versions (1.0.x) wrote a sub-agent's lines (`isSidechain:
+true`, their own uuid chain from a root whose parent is null, the Task prompt as its first
+user line) into the main file: each such chain is a session of kind `subagent` of its own,
+nested under the `Task` call whose prompt its first line repeats (else the oldest Task call
+not matched yet), as a newer sub-agent's file is; the main session keeps the conversation.
+A sidechain line whose parent never comes joins the sub-agent being written where it
+stands in the file. The current branch is the one holding the main thread's last line in
+the file, never a root made of a line whose parent is missing. A sub-agent's own file (`<session>/subagents/agent-<id>.jsonl`) is a session of kind
 `subagent`, attached (core.lineage) under the tool call that spawned it: its
 `agent-<id>.meta.json` names that call (`toolUseId`), and the parent records each
 `Agent`/`Task` tool call (and the `agentId` its result names) as a spawn point. A session
@@ -69,7 +75,7 @@ UNREAD = -2   # a stored node's parent or newest child, not read from the store 
 _UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _LINE_SKIP = frozenset({"type", "uuid", "timestamp", "message"})
 # How much of the recent past a resumed read is told (`_Import.snapshot`).
-KEPT_PROMPTS, KEPT_COUNTED, KEPT_TOOLS = 500, 256, 256
+KEPT_PROMPTS, KEPT_COUNTED, KEPT_TOOLS, KEPT_SIDECHAINS = 500, 256, 256, 32
 
 
 @lru_cache(maxsize=4096)   # (a snapshot at each commit point keys the same ~1,000 ids again)
@@ -219,6 +225,14 @@ class _Import:
         self.agent_id = ""
         self.first_side: bool | None = None
         self.spawn_calls: dict[str, int] = {}   # Agent/Task tool call id -> its entry's seq
+        # sub-agents written inline (see the module doc): one _Sidechain each, the node ->
+        # owner (-1: the file's own session, else the sidechain's index), the main thread's
+        # Task calls not matched to a sidechain yet, and the target last written to
+        self.owner = array("q")
+        self.sidechains: list[_Sidechain] = []
+        self.task_calls: list[list[str]] = []    # [call id, prompt key, description, type]
+        self.writing: SessionTarget | None = None
+        self.newest_main = (-1, -1)              # (line, node) of the main thread's last line
         self.forked_from: tuple[str, str] | None = None  # (source session, newest copied uuid)
         self.defaults: dict[str, Any] | None = None
         self.facts_done = False
@@ -303,7 +317,8 @@ class _Import:
         self.result.lines = number
         if self.target is None:
             return
-        self.target.flush()
+        for target in self._targets():
+            target.flush()
         offset, line = self._safe_point()
         self.pacer.commit(offset, line, self.snapshot(), self.target.uid)
 
@@ -345,6 +360,8 @@ class _Import:
             "last_node": node_id(self.last_node), "last_main": node_id(self.last_main),
             "clock": [self.clock.last, self.clock.first],
             "read_upto": self.consumed,
+            "sidechains": [side.record() for side in self.sidechains[-KEPT_SIDECHAINS:]],
+            "task_calls": self.task_calls[-KEPT_SIDECHAINS:],
         }
 
     def _node_id(self, node: int) -> str | None:
@@ -382,6 +399,10 @@ class _Import:
         if isinstance(clock[1], str):
             self.clock.first = clock[1]
         self.read_upto = int(state.get("read_upto") or 0)
+        self.sidechains = [side for side in map(_Sidechain.restored, state.get("sidechains") or [])
+                           if side is not None]
+        self.task_calls = [call for call in state.get("task_calls") or []
+                           if isinstance(call, list) and len(call) == 4]
         target = self._ensure_target(uid=state.get("uid"), resuming=True)
         if state.get("incomplete"):
             target.result.created = True   # the import that made it never finished
@@ -398,18 +419,25 @@ class _Import:
 
     # Nodes of stored entries, made on demand (a resumed read): their effective parent
     # and newest child are read from the store when first needed.
-    def _node_for(self, entry_id: str | None) -> int:
-        """The node of an entry: one made by this read, or a stored entry's; -1 if none."""
+    def _node_for(self, entry_id: str | None, sidechains: bool = True) -> int:
+        """The node of an entry: one made by this read, or a stored entry's; -1 if none.
+        `sidechains`: look in the sub-agents written inline too (for a sidechain line)."""
         if entry_id is None:
             return -1
         node = self.index.get(entry_id)
         if node is not None:
             return node
         seq = self.stored.get(entry_id) if self.stored is not None else None
+        if seq is None and self.stored is not None and sidechains:
+            # a resumed read: the sub-agents written inline so far keep their own entries
+            for owner, side in enumerate(self.sidechains):
+                seq = self._target_for(owner, switch=False).known.get(entry_id)
+                if seq is not None:
+                    return self._stored_node(entry_id, seq, owner)
         return -1 if seq is None else self._stored_node(entry_id, seq)
 
-    def _stored_node(self, entry_id: str, seq: int) -> int:
-        node = self._new_node(entry_id, OTHER, False, -1)
+    def _stored_node(self, entry_id: str, seq: int, owner: int = -1) -> int:
+        node = self._new_node(entry_id, OTHER, owner >= 0, -1, owner)
         self.eff[node] = UNREAD
         self.fwd[node] = UNREAD
         self.seq[node] = seq
@@ -509,7 +537,8 @@ class _Import:
                 self._chain_meta(self._tip(self.last_node) if self.last_node >= 0 else -1)
             return None
         entry_id = uuid
-        if uuid in self.index or (self.stored is not None and uuid in self.stored):
+        side = bool(get("isSidechain"))
+        if uuid in self.index or (self.stored is not None and self._node_for(uuid, side) >= 0):
             known_at = self.offsets[self._node_for(uuid)]
             if known_at < 0 and offset < self.read_upto:
                 return None   # read again after a resume: already in the store
@@ -539,7 +568,7 @@ class _Import:
             self.result.skip(number, f"entry {uuid} is its own parent: made a root")
             p = -1
         else:
-            p = self._node_for(parent)
+            p = self._node_for(parent, side)
             if p < 0:
                 if k == BOUNDARY:
                     p = self._boundary_fallback(preserved)
@@ -548,13 +577,30 @@ class _Import:
                     return None
                 else:
                     self.dangling += 1
-        side = bool(get("isSidechain"))
+        inline = side and not (side if self.first_side is None else self.first_side)
         try:
-            self._facts(d, k, side, parent, get)
+            self._facts(d, k, side, parent, get, inline)
         except SHAPE_ERRORS as error:
             self.result.skip(number, odd_shape(error, "imported; the session's facts (name, "
                                                       "model, folder) not read from it"))
-        node = self._emit(entry_id, k, side, p, d, number, ts, offset)
+        owner = -1
+        if inline:
+            if p >= 0 and self.owner[p] >= 0:
+                owner = self.owner[p]
+            else:
+                # a sub-agent's root (its parent is null), or a line whose parent is missing
+                # or in the main thread: a root of the sub-agent it belongs to
+                declared_root = not isinstance(parent, str) or not parent
+                owner = self._new_sidechain(d, uuid, number, ts) if declared_root or \
+                    not self.sidechains else self._sidechain_at(number)
+                p = -1
+        elif p >= 0 and self.owner[p] >= 0:
+            p = self.last_main          # a main line below a sub-agent's: the main thread
+        elif k == ASSISTANT and not side and self.first_side is False:
+            self._task_calls(get("message"))
+        node = self._emit(entry_id, k, side, p, d, number, ts, offset, owner)
+        if owner < 0 and not force_root and number > self.newest_main[0]:
+            self.newest_main = (number, node)
         self.offsets[node] = offset
         if entry_id == uuid:
             self.index[uuid] = node
@@ -562,7 +608,7 @@ class _Import:
             self.prompts.append((parent, entry_id))
         return uuid
 
-    def _facts(self, d, k, side, parent, get) -> None:
+    def _facts(self, d, k, side, parent, get, inline=False) -> None:
         if self.first_side is None:
             self.first_side = side
         if self.defaults is None:
@@ -584,13 +630,13 @@ class _Import:
         version = get("version")
         if version is not None and version != self.version and isinstance(version, str):
             self.version = version
-        if k == ASSISTANT:
+        if k == ASSISTANT and not inline:
             message = get("message")
             if isinstance(message, dict):
                 model = message.get("model")
                 if isinstance(model, str) and model != "<synthetic>":
                     self.model = model
-        elif k == PROMPT and not self.first_prompt and not (side and self.side_prompt):
+        elif k == PROMPT and not inline and not self.first_prompt and not (side and self.side_prompt):
             message = get("message")
             if isinstance(message, dict):
                 text = content_text(message.get("content"))
@@ -599,6 +645,89 @@ class _Import:
                         self.side_prompt = text     # a sub-agent's task: a name of last resort
                     else:
                         self.first_prompt = text
+
+    def _task_calls(self, message: Any) -> None:
+        """The Task/Agent calls of a main-thread reply, for the sidechains written inline
+        after them (`_new_sidechain`)."""
+        for block in _spawn_calls(message):
+            given = block.get("input") if isinstance(block.get("input"), dict) else {}
+            prompt, what = given.get("prompt"), given.get("description")
+            kind = given.get("subagent_type")
+            self.task_calls.append([block["id"], short_key(prompt.strip()) if
+                                    isinstance(prompt, str) else "",
+                                    what if isinstance(what, str) else "",
+                                    kind if isinstance(kind, str) else ""])
+
+    def _new_sidechain(self, d: dict[str, Any], uuid: str, number: int, ts) -> int:
+        """A sub-agent written inline starts at this line: its session, and the Task call
+        that started it (the one whose prompt its first line repeats, else the oldest not
+        matched yet)."""
+        agent = d.get("agentId")
+        agent = agent if isinstance(agent, str) else ""
+        for owner, known in enumerate(self.sidechains):
+            if known.root == uuid or (agent and known.agent == agent):
+                return owner               # (read again after a resume, or its second root)
+        message = d.get("message")
+        prompt = content_text(message.get("content")).strip() if isinstance(message, dict) else ""
+        key = short_key(prompt) if prompt else None
+        calls = self.task_calls
+        found = next((i for i, call in enumerate(calls) if key and call[1] == key), None)
+        if found is None and calls:
+            found = 0
+        call = calls.pop(found) if found is not None else None
+        side = _Sidechain(root=uuid, line=number, agent=agent,
+                          call=call[0] if call else "", description=call[2] if call else "",
+                          agent_type=call[3] if call else "", prompt=prompt[:400], started=ts)
+        self.sidechains.append(side)
+        return len(self.sidechains) - 1
+
+    def _sidechain_at(self, number: int) -> int:
+        """The sub-agent being written where this line stands (the last one started before
+        it): a sidechain line whose parent is missing belongs to it."""
+        best = 0
+        for owner, side in enumerate(self.sidechains):
+            if side.line <= number:
+                best = owner
+        return best
+
+    def _target_for(self, owner: int, *, switch: bool = True) -> SessionTarget:
+        """The session a node's entry goes to: the file's own (-1) or a sub-agent's written
+        inline. One entry writer writes at a time (each gives seqs from where the store
+        is): the other is flushed, and this one goes on after its rows."""
+        main = self.target or self._ensure_target()
+        if owner < 0:
+            target = main
+        else:
+            side = self.sidechains[owner]
+            target = side.target
+            if target is None:
+                if switch and self.writing is not None:
+                    self.writing.writer.flush()
+                    self.writing = None
+                target = side.target = self._side_target(side, main)
+        if switch and target is not self.writing:
+            if self.writing is not None:
+                self.writing.writer.flush()
+                target.writer.after_others()
+            self.writing = target
+        return target
+
+    def _side_target(self, side: "_Sidechain", main: SessionTarget) -> SessionTarget:
+        metadata: dict[str, Any] = {"format": FORMAT, "path": str(self.path), "inline": True,
+                                    "rootUuid": side.root, "lineDefaults": self.defaults}
+        for key, value in (("toolUseId", side.call), ("description", side.description),
+                           ("agentType", side.agent_type), ("agentId", side.agent)):
+            if value:
+                metadata[key] = value
+        spawn_ref = f"key:claude:{side.call}" if side.call else \
+            f"key:claude-agent:{side.agent}" if side.agent else None
+        resuming = self.stored is not None
+        return SessionTarget(
+            self.store, uid=side.uid(main.uid), name=side.name(), source=FORMAT, cwd=self.cwd,
+            metadata=metadata, created_at=side.started or self.clock.first or self.fallback,
+            kind="subagent", parent_session=main.uid, spawn_ref=spawn_ref, remember_new=False,
+            ids_on_demand=resuming,
+            background=not resuming or self.ticker.total - self.start_offset >= INLINE_BELOW)
 
     def _boundary_fallback(self, preserved) -> int:
         """A compact boundary whose logical parent is not written yet (a preserved tail
@@ -632,8 +761,9 @@ class _Import:
             fwd[item] = last
         return last
 
-    def _new_node(self, entry_id: str, kind: int, side: bool, e: int) -> int:
+    def _new_node(self, entry_id: str, kind: int, side: bool, e: int, owner: int = -1) -> int:
         node = len(self.kind)
+        self.owner.append(owner)
         self.ids.append(entry_id)
         self.kind.append(kind)
         self.side.append(1 if side else 0)
@@ -658,7 +788,7 @@ class _Import:
         return e
 
     def _emit(self, entry_id: str, k: int, side: bool, p: int, d, number: int, ts,
-              offset: int) -> int:
+              offset: int, owner: int = -1) -> int:
         if p < 0:
             e = -1
         else:
@@ -672,15 +802,17 @@ class _Import:
         # where a new read must start to place this node the same way: its own line, or
         # the first of the metadata lines chained before it
         start = (offset, number - 1)
-        if self.pending_meta:
+        if self.pending_meta and owner < 0:
+            # (lines without a uuid stay with the main thread: a sub-agent's lines wait)
             first = self.pending_meta[0]
             start = (first[3], first[1] - 1)
             e = self._chain_meta(e, start)
-        node = self._new_node(entry_id, k, side, e)
+        node = self._new_node(entry_id, k, side, e, owner)
         self._queue(node, entry_id, d, number, ts, start)
-        self.last_node = node
-        if not side:
-            self.last_main = node
+        if owner < 0:
+            self.last_node = node
+            if not side:
+                self.last_main = node
         return node
 
     # ------------------------------------------------------------------ writing
@@ -726,7 +858,7 @@ class _Import:
             return
         self.held = None
         node, entry_id, d, number, timestamp = held
-        target = self.target or self._ensure_target()
+        target = self._target_for(self.owner[node])
         e = self.eff[node]
         parent_seq = self.seq[e] if e >= 0 else None
         known = target.known.get(entry_id)
@@ -776,15 +908,10 @@ class _Import:
 
     def _spawns(self, message: Any, seq: int, target: SessionTarget, record: bool = True) -> None:
         """Agent/Task tool calls in this reply: spawn points for the sub-agents they start."""
-        content = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(content, list):
-            return
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "tool_use" and \
-                    block.get("name") in SPAWN_TOOLS and isinstance(block.get("id"), str):
-                self.spawn_calls[block["id"]] = seq
-                if record:
-                    target.spawn(f"claude:{block['id']}", seq)
+        for block in _spawn_calls(message):
+            self.spawn_calls[block["id"]] = seq
+            if record:
+                target.spawn(f"claude:{block['id']}", seq)
 
     def _spawned_agent(self, d: dict[str, Any], message: Any, target: SessionTarget) -> None:
         """A tool result that names the sub-agent it ran (`toolUseResult.agentId`): a spawn
@@ -854,7 +981,8 @@ class _Import:
             else:
                 result.status, result.error = "failed", "no line of this file could be read"
             return
-        target.flush()
+        for each in self._targets():
+            each.flush()
         name = self.titles.get("custom-title") or self.titles.get("ai-title") or \
             self.titles.get("summary") or self.titles.get("description") or \
             title_from_text(self.first_prompt or self.side_prompt) or self.path.stem
@@ -881,15 +1009,95 @@ class _Import:
                 return "main" if not store.branch_heads(target.id) else (title or "root")
             return title or "branch"
 
+        # the current branch: the one holding the main thread's last line (see the module doc)
+        newest = self.seq[self.newest_main[1]] if self.newest_main[1] >= 0 else None
+        self._sync(target, name_for, newest)
+        result.sessions.append(target.finish(name=name))
+        for side in self.sidechains:
+            if side.target is not None:
+                self._finish_sidechain(side)
+
+    def _targets(self) -> list[SessionTarget]:
+        return [t for t in [self.target, *(side.target for side in self.sidechains)]
+                if t is not None]
+
+    def _sync(self, target: SessionTarget, name_for, newest: int | None = None) -> None:
+        store = self.store
         if self.stored is not None and store.branch_heads(target.id):
             # a grown file: only the entries this read added are looked at
             sync = sync_new_branches(store, target.id, target.writer.written_rows(),
-                                     key_prefix=f"{FORMAT}:{target.uid}", name_for=name_for)
+                                     key_prefix=f"{FORMAT}:{target.uid}", name_for=name_for,
+                                     newest_leaf=newest)
         else:
             sync = sync_branches(store, target.id, key_prefix=f"{FORMAT}:{target.uid}",
-                                 name_for=name_for, tree=target.writer.written_rows())
+                                 name_for=name_for, tree=target.writer.written_rows(),
+                                 newest_leaf=newest)
         target.result.branches_added = sync.added
-        result.sessions.append(target.finish(name=name))
+
+    def _finish_sidechain(self, side: "_Sidechain") -> None:
+        """A sub-agent written inline: its session's branches and name, as a sub-agent's own
+        file gets them."""
+        target = side.target
+        store = self.store
+        target.set_cwd(self.cwd)
+
+        def name_for(leaf: int, fork: int | None, path_: list[int]) -> str:
+            title = first_text_title(store, path_, 40)
+            if fork is None:
+                return "main" if not store.branch_heads(target.id) else (title or "root")
+            return title or "branch"
+
+        self._sync(target, name_for)
+        self.result.sessions.append(target.finish(name=side.name()))
+
+
+def _spawn_calls(message: Any):
+    """The Agent/Task tool calls (tool_use blocks with an id) of an assistant message."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "tool_use" and \
+                block.get("name") in SPAWN_TOOLS and isinstance(block.get("id"), str):
+            yield block
+
+
+class _Sidechain:
+    """A sub-agent written inline in its parent's file (see the module doc)."""
+
+    __slots__ = ("root", "line", "agent", "call", "description", "agent_type", "prompt",
+                 "started", "target")
+
+    def __init__(self, *, root: str, line: int, agent: str = "", call: str = "",
+                 description: str = "", agent_type: str = "", prompt: str = "",
+                 started: Any = None):
+        self.root, self.line, self.agent, self.call = root, line, agent, call
+        self.description, self.agent_type, self.prompt = description, agent_type, prompt
+        self.started = started
+        self.target: SessionTarget | None = None
+
+    def uid(self, parent_uid: str) -> str:
+        """As a sub-agent's own file is known (`<session>:agent-<id>`), else by its root."""
+        return f"{parent_uid}:agent-{self.agent}" if self.agent else \
+            f"{parent_uid}:sidechain-{self.root}"
+
+    def name(self) -> str:
+        return title_from_text(self.description or self.prompt) or "sub-agent"
+
+    def record(self) -> list[Any]:
+        """What a resumed read is told of it (`restored`)."""
+        return [self.root, self.line, self.agent, self.call, self.description,
+                self.agent_type, self.prompt[:200], self.started]
+
+    @classmethod
+    def restored(cls, value: Any) -> "_Sidechain | None":
+        if not isinstance(value, list) or len(value) != 8 or not isinstance(value[0], str) \
+                or type(value[1]) is not int:
+            return None
+        texts = [v if isinstance(v, str) else "" for v in value[2:7]]
+        return cls(root=value[0], line=value[1], agent=texts[0], call=texts[1],
+                   description=texts[2], agent_type=texts[3], prompt=texts[4],
+                   started=value[7] if isinstance(value[7], str) else None)
 
 
 def subagent_meta(path: Path) -> dict[str, Any]:
@@ -897,10 +1105,12 @@ def subagent_meta(path: Path) -> dict[str, Any]:
     the tool call that spawned it (`toolUseId`), its type and description."""
     from ..fastjson import loads
 
+    from ..held_files import open_unless_held
+
     try:
-        with open(path.with_name(path.name[: -len(".jsonl")] + ".meta.json"
-                                 if path.name.endswith(".jsonl") else path.name + ".meta.json"),
-                  "rb") as handle:
+        with open_unless_held(path.with_name(path.name[: -len(".jsonl")] + ".meta.json"
+                                             if path.name.endswith(".jsonl")
+                                             else path.name + ".meta.json")) as handle:
             value = loads(handle.read(1 << 16))
     except (OSError, ValueError):
         return {}

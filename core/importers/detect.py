@@ -48,9 +48,13 @@ def detect_format(path: Path) -> str:
     # SQLite first, whatever the name: a store named *.jsonl is opened with plain I/O only
     # after SQLite has said it is not a database (~0.06 ms a file). (Imported here: an
     # import of files already known, by their records, never asks.)
-    from ..sqlite_probe import ARBOR, EMPTY, NOT_SQLITE, SQLITE, UNREADABLE, probe
+    from ..sqlite_probe import ARBOR, EMPTY, HELD, NOT_SQLITE, SQLITE, UNREADABLE, probe
 
     found = probe(path)
+    if found.kind == HELD:
+        from ..held_files import left_alone
+
+        raise LeftAlone(left_alone(found.reason))
     if found.kind == ARBOR:
         raise LeftAlone("an arbor store, not an agent log")
     if found.kind == SQLITE:
@@ -67,8 +71,14 @@ def detect_format(path: Path) -> str:
 
 
 def _detect_log(path: Path) -> str:
+    from ..held_files import HeldFile, open_unless_held
+
     probed = 0
-    with open(path, "rb") as handle:
+    try:
+        handle = open_unless_held(path)
+    except HeldFile as held:
+        raise LeftAlone(str(held)) from None
+    with handle:
         read = 0
         for raw in iter_lines(handle):
             read += len(raw.data) + 1

@@ -10,10 +10,11 @@ import time
 from pathlib import Path
 
 from ..errors import ArborError, StoreUnreachable
+from ..held_files import HeldFile, check_path, open_unless_held
 from .base import FileResult, ImportReport, ProgressTicker, SessionResult, file_size, path_key
 from .detect import CLAUDE_CODE, CODEX, LANGGRAPH, PI, NotALog, detect_format
 from .files import expand_paths
-from .session import PACING
+from .session import ALIASES, PACING
 from .state import (FROM_START, HEAD_BYTES, RESUME, UNCHANGED, FileState, Pacer, Plan,
                     head_hash, plan, tail_hash)
 from .unchanged import FORMATS, Look, is_unchanged, sessions_of, stamp_of
@@ -206,10 +207,11 @@ def import_file(store, path: Path, fmt: str | None = None, *,
     module = _module(fmt)
     try:
         if fmt == LANGGRAPH:
+            check_path(path)
             _import_database(store, path, key, module, result, ticker)
             ticker(size, force=True)
             return result
-        with open(path, "rb") as handle:
+        with open_unless_held(path) as handle:
             fd = handle.fileno()
             st = os.fstat(fd)
             state = _recorded(store, key, fmt)
@@ -225,7 +227,8 @@ def import_file(store, path: Path, fmt: str | None = None, *,
             if decided.action == RESUME and not resumable:
                 decided = Plan(FROM_START, why="this format is read from the start")
             if decided.action == FROM_START or state is None:
-                state = FileState(format=fmt)
+                # (the aliases stay: they name entries the store holds, whatever the file)
+                state = FileState(format=fmt, aliases=state.aliases if state else None)
             state.head_len = min(HEAD_BYTES, st.st_size)
             state.head = head_hash(fd, state.head_len)
 
@@ -236,7 +239,8 @@ def import_file(store, path: Path, fmt: str | None = None, *,
                         key=key, path=str(path), external_session_id=first, fmt=fmt,
                         size=current.size, mtime=current.mtime_ns / 1e9, state=current.to_dict())
 
-            with store.transaction():
+            aliasing = ALIASES.set(state.aliases)
+            with store.transaction(), _reset_after(ALIASES, aliasing):
                 if resumable:
                     resume = None
                     if decided.action == RESUME:
@@ -269,6 +273,9 @@ def import_file(store, path: Path, fmt: str | None = None, *,
                     state.stamp(st)
                     state.size = offset
                     save(state)
+    except HeldFile as error:   # (named in a record, a link to it made since)
+        result.status, result.error = error.status, str(error)
+        result.sessions.clear()
     except OSError as error:
         result.status, result.error = "failed", f"cannot read: {error.strerror or error}"
         result.sessions.clear()
@@ -289,6 +296,14 @@ def import_file(store, path: Path, fmt: str | None = None, *,
         result.sessions.clear()
     ticker(size, force=True)
     return result
+
+
+@contextlib.contextmanager
+def _reset_after(variable, token):
+    try:
+        yield
+    finally:
+        variable.reset(token)
 
 
 def _import_database(store, path: Path, key: str, module, result: FileResult,

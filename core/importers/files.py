@@ -10,6 +10,9 @@ is never opened here with plain file I/O:
   loops or points nowhere) gets one line in the report and is not opened;
 * `-wal`, `-shm` and `-journal` files are SQLite's own and are never read (named directly,
   they get a line in the report);
+* nor is any file, whatever its name, that is (by device and inode: a symbolic or hard
+  link) a store this process has open or one of its `-wal`, `-shm` and `-journal`
+  (`core.held_files`): closing it would drop the store's locks;
 * a file whose name ends in `.jsonl` is a log, read as one; any other file is asked about
   through SQLite itself (`core.sqlite_probe`), and read as a log only when SQLite says
   it is not a database;
@@ -197,9 +200,12 @@ def expand_paths(paths: Iterable[str | os.PathLike], report: ImportReport) -> li
 def scan(paths: Iterable[str | os.PathLike],
          problem: Callable[[str, str, str], None]) -> list[Found]:
     """`expand_paths`, telling `problem(path, status, reason)` of each path left alone."""
+    from ..held_files import held_files, left_alone
+
     out: list[Found] = []
     seen: set[str] = set()
     places = agent_places()
+    held = held_files()   # {(device, inode): (suffix, what)}
 
     def add(name: str, st: os.stat_result | None, key: str, error: OSError | None = None) -> None:
         if key in seen:
@@ -210,6 +216,9 @@ def scan(paths: Iterable[str | os.PathLike],
             side = side_file_of(os.path.basename(name))
             if side is not None:
                 found = "skipped", f"{side}: never read by arbor"
+            elif held and (st.st_dev, st.st_ino) in held:
+                suffix, what = held[st.st_dev, st.st_ino]
+                found = "skipped", left_alone(what, store_itself=not suffix)
         if found is not None:
             problem(name, *found)
         else:
@@ -232,7 +241,8 @@ def scan(paths: Iterable[str | os.PathLike],
                         continue
                     if entry.is_symlink() or real is None:
                         add(name, st, path_key(name))
-                    elif stat.S_ISREG(st.st_mode) and not entry.name.endswith(_SIDE_SUFFIXES):
+                    elif stat.S_ISREG(st.st_mode) and not entry.name.endswith(_SIDE_SUFFIXES) \
+                            and (st.st_dev, st.st_ino) not in held:
                         # the common case, without the calls above
                         key = real + entry.name
                         if key not in seen:

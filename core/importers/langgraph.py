@@ -238,6 +238,12 @@ def message_key(fields: dict[str, Any]) -> str:
 
 # ------------------------------------------------------------------ import
 def open_readonly(path: Path) -> tuple[sqlite3.Connection, str | None]:
+    """A read-only connection to a LangGraph database; HeldFile (an OSError) for a link to a
+    file of a store this process has open (SQLite would open it, and closing it drop the
+    store's locks: `core.held_files`)."""
+    from ..held_files import check_path
+
+    check_path(path)
     uri = path.resolve().as_uri()
     try:
         conn = sqlite3.connect(f"{uri}?mode=ro", uri=True)

@@ -88,8 +88,16 @@ def batches(planned: list, eligible: Callable[[int], bool]) -> list[list[int]]:
 # however it ends, so a folder whose lock nobody holds is an import's that was killed or
 # lost power before it could delete it (up to AHEAD_BYTES of logs, and a big batch, as
 # scratch stores). The next import with workers there deletes such folders.
+#
+# A folder can also be left without its lock file: by a kill between making the folder
+# and putting the lock file in place (an empty folder, or one holding OWNER_LOCK + ".new"),
+# or, before the lock file was deleted last, by a kill while the folder was being deleted
+# (1.5 MB of scratch stores were seen left so). Such a folder is deleted once nothing in it
+# has changed for ABANDONED_AFTER seconds: an import puts its lock file in place within
+# microseconds of making the folder, and deletes the lock file last (`remove_scratch`).
 FOLDER_PREFIX = ".arbor-import-"
 OWNER_LOCK = "owner.lock"
+ABANDONED_AFTER = 60.0
 
 
 def scratch_parent(store_path) -> str:
@@ -123,15 +131,15 @@ def own_folder(folder: str) -> int | None:
 
 
 def sweep_abandoned(parent: str, own: str | None = None) -> list[str]:
-    """Delete the scratch folders in `parent` that no running import owns (their OWNER_LOCK
-    can be locked); the folders deleted. Left alone: folders of other users, symbolic
-    links, folders without a lock file (an older arbor's, or one being made), and any
-    folder whose lock is held."""
+    """Delete the scratch folders in `parent` that no running import owns; the folders
+    deleted. A folder with its lock file is deleted when the lock can be taken (its import
+    ended); one without, when nothing in it changed for ABANDONED_AFTER seconds (see
+    above). Left alone: folders of other users, symbolic links, any folder whose lock is
+    held, and a young folder without a lock file (an import may be making it)."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover
         return []
-    import shutil
     import stat
 
     removed: list[str] = []
@@ -148,6 +156,11 @@ def sweep_abandoned(parent: str, own: str | None = None) -> list[str]:
             if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
                 continue
             fd = os.open(os.path.join(folder, OWNER_LOCK), os.O_RDONLY | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            if _idle_for(folder) >= ABANDONED_AFTER:
+                remove_scratch(folder)
+                removed.append(folder)
+            continue
         except OSError:
             continue
         try:
@@ -156,11 +169,57 @@ def sweep_abandoned(parent: str, own: str | None = None) -> list[str]:
             os.close(fd)
             continue   # its import is running
         try:
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_scratch(folder)
             removed.append(folder)
         finally:
             os.close(fd)
     return removed
+
+
+def remove_scratch(folder: str) -> None:
+    """Delete a scratch folder with its lock file last, so that a kill part-way leaves the
+    lock file (nobody's once the process is gone), by which the next sweep knows it."""
+    import shutil
+
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        if name == OWNER_LOCK:
+            continue
+        path = os.path.join(folder, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            _unlink(path)
+    _unlink(os.path.join(folder, OWNER_LOCK))
+    try:
+        os.rmdir(folder)
+    except OSError:
+        pass
+
+
+def _idle_for(folder: str) -> float:
+    """Seconds since anything in `folder` (or the folder itself) last changed."""
+    try:
+        newest = os.lstat(folder).st_mtime
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                try:
+                    newest = max(newest, entry.stat(follow_symlinks=False).st_mtime)
+                except OSError:
+                    pass
+    except OSError:
+        return 0.0
+    return time.time() - newest
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass   # gone already, or not ours to delete: the folder stays, and says so by itself
 
 
 def _size(path: Path) -> int:
@@ -269,7 +328,6 @@ class Workers:
     def close(self, *, stop: bool = False) -> None:
         """End the workers (idle ones end at once; `stop`: busy ones too, the import is
         failing) and delete their scratch stores."""
-        import shutil
         import subprocess
 
         for proc in self.procs:
@@ -287,7 +345,7 @@ class Workers:
                 proc.kill()
                 proc.wait()
         if self.folder is not None:
-            shutil.rmtree(self.folder, ignore_errors=True)
+            remove_scratch(self.folder)
         if self._owner is not None:
             os.close(self._owner)
             self._owner = None

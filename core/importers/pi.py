@@ -24,6 +24,12 @@ FORMAT = "pi"
 NO_ENTRY, NEXT_ENTRY = -1, -2
 _BASE_KEYS = ("type", "id", "parentId", "timestamp")
 SHADOW_KEY = "arbor:shadowed"
+# pi's v1 -> v2 migration (run when pi opens an old file, which it rewrites in place) gives
+# every line an id and replaces a compaction's firstKeptEntryIndex with firstKeptEntryId:
+# the entries a v1 import stored are recognised in the rewritten file (session.py) with
+# that key left out of the comparison, and the ids that entries name are the store's.
+REWRITTEN_KEYS = ("firstKeptEntryIndex",)
+_REFERENCES = ("firstKeptEntryId", "targetId", "fromId")
 
 
 def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -> None:
@@ -136,7 +142,8 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
     target = SessionTarget(store, uid=uid, name=name, source=FORMAT, cwd=cwd, metadata=metadata,
                            created_at=created_at, kind=kind,
                            parent_session=header["parentSession"] if forked else None,
-                           spawn_ref="shared" if forked and kind == "fork" else None)
+                           spawn_ref="shared" if forked and kind == "fork" else None,
+                           rewritten_keys=REWRITTEN_KEYS)
     seq_of: list[int] = [0] * count
     labels: list[tuple[int, Any, Any, Any]] = []
     ticker.phase = "writing"
@@ -169,6 +176,12 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
                     payload["message"] = dict(message, role="custom")
             if entry_type == COMPACTION:
                 _check_kept(payload, i, ids, index, parents, slots, linenos[i], result)
+            if target.aliases:
+                # ids the store knows under other names (a file pi rewrote: session.py)
+                for key in _REFERENCES:
+                    named = payload.get(key)
+                    if isinstance(named, str) and named in target.aliases:
+                        payload[key] = target.aliases[named]
             seq, written = target.add(ids[i], parent_seq, entry_type, payload, timestamp)
             seq_of[i] = seq
             if written and entry_type == LABEL:

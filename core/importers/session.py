@@ -3,6 +3,15 @@
 Entry ids are deterministic (the log's own ids, or `L<line>` for lines that have none),
 so a second import of the same file finds every entry already there and adds nothing,
 and a file that grew gets only its new lines.
+
+A log its own agent rewrote (pi opening a version 1 file migrates it to version 3 in
+place: every line gets a new random id) names entries the store already holds by other
+ids. An entry is therefore also recognised by what it is and where it is, as git knows a
+commit: the same type, time and data under the same parent (a stored entry, or none for a
+root) is the same entry, whatever its id. Its new id becomes an alias of the stored one:
+kept in the file's import record (`ALIASES`), so that later lines naming it (a parent, a
+label's target, a compaction's first kept entry) find it, and nothing is written twice:
+no new branch, no message or response counted again.
 """
 
 from __future__ import annotations
@@ -11,7 +20,7 @@ from contextvars import ContextVar
 from datetime import datetime
 
 from ..entries import MESSAGE, tool_call_count
-from .base import SessionResult, title_from_text
+from .base import SessionResult, stored_time, title_from_text
 
 TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
 if TYPE_CHECKING:
@@ -23,6 +32,10 @@ if TYPE_CHECKING:
 # out; an interrupted import of such a file is read again from its start next time, where
 # the entries' ids make it add only what is missing.
 PACING: ContextVar[Any] = ContextVar("arbor_import_pacing", default=None)
+
+# Set by the import driver to the aliases kept in the file's import record, {session uid:
+# {alias: stored entry id}} (see the module doc); a SessionTarget adds those it finds.
+ALIASES: ContextVar[Any] = ContextVar("arbor_import_aliases", default=None)
 
 # A resumed read of fewer bytes than this (a log that grew by a few lines) writes its
 # entries inline: the bulk writer's thread, its larger page cache (set, then shrunk back)
@@ -87,11 +100,14 @@ class SessionTarget:
                  metadata: dict[str, Any] | None = None, created_at: datetime | None = None,
                  kind: str = "session", parent_session: str | None = None,
                  spawn_ref: str | None = None, remember_new: bool = True,
-                 ids_on_demand: bool = False, background: bool = True):
+                 ids_on_demand: bool = False, background: bool = True,
+                 rewritten_keys: tuple[str, ...] = ()):
         # remember_new=False: the importer keeps its own node -> seq map, so new entry ids
         # are not kept here (saves memory on large files); existing ids still are.
         # background=False: entries are written inline, not by the bulk writer's thread
         # (for a small read, see INLINE_BELOW); the rows are the same.
+        # rewritten_keys: data keys the agent's own rewrite of a log may drop or change
+        # (not compared when an entry is recognised by its content, see the module doc).
         self.known: dict[str, int] | StoredIds
         self.remember_new = remember_new
         self.store = store
@@ -119,6 +135,12 @@ class SessionTarget:
         self.writer = store.writer(self.id, background=background)
         self.result = SessionResult(uid=uid, name=name, source=source, created=created)
         self.tool_calls = 0
+        shared = ALIASES.get()
+        self.aliases: dict[str, str] = shared.setdefault(uid, {}) if shared is not None else {}
+        self.rewritten_keys = frozenset(rewritten_keys)
+        self._first_new: int | None = None     # the first seq this import wrote
+        self._claimed: set[int] = set()          # stored entries recognised by content
+        self._roots: list[int] | None = None
 
     def update_metadata(self, metadata: dict[str, Any], current: dict[str, Any] | None = None) -> None:
         """Merge facts into the session's metadata (empty values never overwrite)."""
@@ -140,10 +162,55 @@ class SessionTarget:
     def seq_of(self, entry_id: str | None) -> int | None:
         if entry_id is None:
             return None
-        return self.known.get(entry_id)
+        return self._lookup(entry_id)
 
     def has(self, entry_id: str) -> bool:
-        return entry_id in self.known
+        return self._lookup(entry_id) is not None
+
+    def stored_id(self, entry_id: str) -> str:
+        """The id the store knows an entry by (the log's own, unless it is an alias)."""
+        return self.aliases.get(entry_id, entry_id)
+
+    def _lookup(self, entry_id: str) -> int | None:
+        seq = self.known.get(entry_id)
+        if seq is None and self.aliases:
+            stored = self.aliases.get(entry_id)
+            if stored is not None:
+                seq = self.known.get(stored)
+                if seq is not None:
+                    self.known[entry_id] = seq
+        return seq
+
+    def _same_stored(self, parent_seq: int | None, entry_type: str, data: dict[str, Any],
+                     timestamp: Any) -> Any:
+        """A stored entry that is this one by content and place (see the module doc): one
+        written before this import, under the same parent, of the same type, time and data
+        (less `rewritten_keys`, arbor's own `arbor:` notes and empty values)."""
+        store = self.store
+        if parent_seq is None:
+            if self._roots is None:
+                self._roots = [seq for seq, parent in store.entry_parents(self.id)
+                               if parent is None]
+            candidates = [store.get_entry(seq) for seq in self._roots]
+        else:
+            candidates = store.children(parent_seq)
+        wanted = None
+        for entry in candidates:
+            if entry is None or entry.type != entry_type or entry.seq in self._claimed or (
+                    self._first_new is not None and entry.seq >= self._first_new):
+                continue
+            if entry.timestamp != timestamp and stored_time(entry.timestamp) != stored_time(timestamp):
+                continue
+            if wanted is None:
+                wanted = self._comparable(data)
+            if self._comparable(entry.data) == wanted:
+                return entry
+        return None
+
+    def _comparable(self, data: dict[str, Any]) -> dict[str, Any]:
+        skip = self.rewritten_keys
+        return {k: v for k, v in data.items()
+                if v is not None and k not in skip and not k.startswith("arbor:")}
 
     def add(self, entry_id: str, parent_seq: int | None, entry_type: str, data: dict[str, Any],
             timestamp: Any, tool_calls: int | None = None) -> tuple[int, bool]:
@@ -153,10 +220,21 @@ class SessionTarget:
         pacer = PACING.get()
         if pacer is not None and pacer.due():
             pacer.commit_written()
-        seq = self.known.get(entry_id)
+        seq = self._lookup(entry_id)
         if seq is not None:
             return seq, False
+        if not self.result.created and (parent_seq is None or self._first_new is None
+                                        or parent_seq < self._first_new):
+            same = self._same_stored(parent_seq, entry_type, data, timestamp)
+            if same is not None:
+                self._claimed.add(same.seq)
+                self.known[entry_id] = same.seq
+                self.aliases[entry_id] = same.id
+                self.result.recognised += 1
+                return same.seq, False
         seq = self.writer.add_row(parent_seq, entry_type, data, entry_id, timestamp)
+        if self._first_new is None:
+            self._first_new = seq
         if self.remember_new:
             self.known[entry_id] = seq
         elif type(self.known) is StoredIds:

@@ -33,6 +33,9 @@ The record (`FileState`):
               `claude_code.ResumeState`.
     sessions  uids of the sessions the file wrote into
     lines     lines read in all (for the report)
+    aliases   {session uid: {id in the file: id in the store}}: entries the file names by
+              ids other than the store's (a log its agent rewrote; see session.py); kept
+              when the file is read again from 0
 
 What the next import does (`plan`), from `os.stat` alone where it can:
 
@@ -77,7 +80,7 @@ class FileState(Record):
     """The record of a file's import: where it stopped and what the file was then."""
 
     _fields = ("format", "offset", "line", "tail", "head", "head_len", "size", "mtime_ns",
-               "inode", "device", "complete", "sessions", "lines", "version")
+               "inode", "device", "complete", "sessions", "lines", "version", "aliases")
     format: str
     offset: int
     line: int
@@ -92,12 +95,13 @@ class FileState(Record):
     sessions: list[str]
     lines: int
     version: int
+    aliases: dict[str, dict[str, str]]
 
     def __init__(self, format: str, offset: int = 0, line: int = 0, tail: str = "",
                  head: str = "", head_len: int = 0, size: int = 0, mtime_ns: int = 0,
                  inode: int = 0, device: int = 0, complete: bool = False,
                  sessions: list[str] | None = None, lines: int = 0,
-                 version: int = STATE_VERSION):
+                 version: int = STATE_VERSION, aliases: dict[str, dict[str, str]] | None = None):
         self.format = format
         self.offset = offset
         self.line = line
@@ -112,6 +116,7 @@ class FileState(Record):
         self.sessions = [] if sessions is None else sessions
         self.lines = lines
         self.version = version
+        self.aliases = aliases if isinstance(aliases, dict) else {}
 
     def to_dict(self) -> dict[str, Any]:
         fields = {name: getattr(self, name) for name in self._fields}

@@ -251,14 +251,15 @@ def _new_branch(store, external_session_id: int, key_prefix: str, leaf_seq: int,
 def sync_new_branches(store, external_session_id: int, new: tuple[array, array], *,
                       key_prefix: str,
                       name_for: Callable[[int, int | None, list[int]], str] | None = None,
-                      ) -> BranchSync:
+                      newest_leaf: int | None = None) -> BranchSync:
     """`sync_branches` for a session that already had its branches, after entries were
     added (a file that grew): only the new entries are looked at, never the whole tree.
 
     `new` is (seqs, parent seqs) of the added entries in seq order. Each new leaf either
     continues a branch whose head it grew from (that head moves), or becomes a new branch
     forked where it meets the older entries, under the oldest branch holding that entry
-    (a new root tree: a branch of its own). The newest leaf's branch is made current."""
+    (a new root tree: a branch of its own). The newest leaf's branch is made current
+    (`newest_leaf`: an entry of this read that says which, see `sync_branches`)."""
     seqs, parents = new
     result = BranchSync(array("q"), array("q"))
     if not len(seqs):
@@ -306,7 +307,10 @@ def sync_new_branches(store, external_session_id: int, new: tuple[array, array],
         head_of[leaf] = branch.id
         result.leaf_branch[leaf] = branch.id
         result.added += 1
-    target = result.leaf_branch.get(max(leaves))
+    newest = max(leaves) if newest_leaf is None else newest_leaf
+    target = result.leaf_branch.get(newest) or owner.get(newest)
+    if target is None and newest_leaf is not None:
+        target = result.leaf_branch.get(max(leaves))
     if target is not None:
         store.set_current(target)
         result.current = target

@@ -16,10 +16,11 @@ _WHERE = {
     "LangGraphCheckpoint": "api", "LoggedOperation": "api", "PathCounts": "api", "SearchHit": "api",
     "SessionSummary": "api", "SpawnedSession": "api", "Store": "api", "UnlinkedChild": "api",
     "_loads": "api", "open_store": "api", "snippet": "api", "EntryWriter": "writer",
+    "SearchCoverage": "search", "SearchResults": "search", "BacklogStep": "search",
 }
 
-__all__ = ["EntryWriter", "LangGraphCheckpoint", "LoggedOperation", "PathCounts", "SearchHit",
-           "SessionSummary", "SpawnedSession", "Store",
+__all__ = ["BacklogStep", "EntryWriter", "LangGraphCheckpoint", "LoggedOperation", "PathCounts", "SearchCoverage",
+           "SearchHit", "SearchResults", "SessionSummary", "SpawnedSession", "Store",
            "UnlinkedChild", "open_store", "snippet"]
 
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:       # import of appended lines needs neither, ~5 ms of its s
     from typing import Any, Callable, Iterator   # nor typing, ~2.5 ms)
 
     from ..clock import Clock
+    from .search import BacklogStep, SearchCoverage, SearchResults
     from ..session_types import (SequencedSessionCapabilityEvent, SequencedSessionRunEvent,
                                  SessionCapabilities, SessionCapabilityEvent, SessionRunEvent)
 
@@ -262,7 +263,13 @@ class Store:
 
     def __init__(self, path: Any = None, *, clock: Clock | None = None,
                  id_factory: Callable[[], str] | None = None, create: bool = True,
-                 on_upgrade: Callable[[str], None] | None = None, _role: str = registry.MAIN):
+                 read_only: bool = False, on_upgrade: Callable[[str], None] | None = None,
+                 _role: str = registry.MAIN):
+        """`read_only`: for a caller that only reads (`arbor list`, `usage`, `export`): the
+        store is opened with a connection that cannot write, which works in a read-only
+        folder and never creates a store (`create` is then ignored) nor makes one of an
+        empty or foreign file. An older arbor's store is updated first, as any opening does
+        (that writes; where it cannot, the error says so)."""
         backend = backend_for(path)
         # the store's name: a file's Path, or a PostgreSQL URL (core.paths.PostgresURL)
         self.path = backend.path
@@ -272,8 +279,12 @@ class Store:
         self._reader: Store | None = None
         self._write_handle: Store | None = None
         self._closed = False
-        link = self._link = registry.acquire(backend, _role, create=create,
-                                             on_upgrade=on_upgrade)
+        self.read_only = read_only
+        if read_only:
+            link = self._link = _acquire_read_only(backend, _role, on_upgrade)
+        else:
+            link = self._link = registry.acquire(backend, _role, create=create,
+                                                 on_upgrade=on_upgrade)
         self._backend = link.backend
         self._sql = link.backend.sql
         self._lock = link.lock
@@ -344,7 +355,8 @@ class Store:
         with self._lock:
             if self._reader is None:
                 self._reader = Store(self.path, clock=self.clock, id_factory=self.id_factory,
-                                     create=False, _role=registry.READER)
+                                     create=False, read_only=self.read_only,
+                                     _role=registry.READER)
             return self._reader
 
     def write_handle(self) -> "Store":
@@ -441,6 +453,8 @@ class Store:
     def transaction(self) -> Iterator[Any]:
         """One write transaction (the store's write lock taken at once); nested uses join
         the outer one."""
+        if self.read_only:
+            raise ArborError(f"{self.path} was opened for reading only; nothing was written")
         with self._lock:
             if self._depth:
                 if self._read_only:
@@ -1864,16 +1878,36 @@ class Store:
     # ------------------------------------------------------------------- search
     def search(self, query: str, *, limit: int = 200, external_session_id: int | None = None
                ) -> list[SearchHit]:
-        """Message text through the search index, newest first. Any text is a valid query:
-        words are matched as prefixes."""
-        words = re.findall(r"\w+", query, flags=re.UNICODE)
-        if not words:
-            return []
-        sql, args = self._sql.search(words, external_session_id=external_session_id, limit=limit)
-        with self.reading() as conn:
-            rows = conn.execute(sql, args).fetchall()
-        return [SearchHit(r[0], r[1], r[2], r[3], r[4], r[5], r[6],
-                          snippet(search_text(r[4], _loads(r[7], {})), words)) for r in rows]
+        """Message text through the search index, best match first. Any text is a valid
+        query: words are matched by their stems and as prefixes, "quoted phrases" as
+        written (core/store/search.py)."""
+        from . import search
+
+        return search.search_messages(self, query, limit=limit,
+                                      external_session_id=external_session_id)
+
+    def search_all(self, query: str, *, include_archived: bool = False, names: int = 50,
+                   messages: int = 200) -> SearchResults:
+        """Sessions by name, labelled entries and message text for one query, with how much
+        of the history the index covers: what `/` shows (core/store/search.py)."""
+        from . import search
+
+        return search.search_all(self, query, include_archived=include_archived, names=names,
+                                 messages=messages)
+
+    def search_coverage(self) -> SearchCoverage:
+        """How much of the history the search index covers (all of it but after an upgrade
+        of a big store, until `index_search_backlog` has caught up)."""
+        from . import search
+
+        return search.coverage(self)
+
+    def index_search_backlog(self, budget_ms: float = 100.0) -> BacklogStep:
+        """Index the newest part of what the search index does not cover yet, in one write
+        transaction of about `budget_ms`; call again until the step says it is done."""
+        from . import search
+
+        return search.index_backlog(self, budget_ms)
 
     def search_labels(self, query: str, *, limit: int = 50) -> list[SearchHit]:
         """Labelled entries whose current label has every word of `query` (anywhere in it,
@@ -1904,10 +1938,13 @@ class Store:
                 break
         return hits
 
-    def search_session_names(self, text: str, *, include_archived: bool = False) -> list[SessionSummary]:
-        needle = text.casefold()
-        return [s for s in self.list_sessions(include_archived=include_archived)
-                if needle in s.name.casefold() or needle in s.uid.casefold()]
+    def search_session_names(self, text: str, *, include_archived: bool = False,
+                             limit: int | None = None) -> list[SessionSummary]:
+        """Sessions whose name matches `text` as typed (prefixes, pieces of words, stems,
+        typos), best first; or whose uid has it."""
+        from . import search
+
+        return search.search_names(self, text, include_archived=include_archived, limit=limit)
 
     def branch_containing(self, seq: int) -> InternalSession | None:
         """A branch whose path holds the entry: the current one if it does, else the newest."""
@@ -1943,12 +1980,14 @@ class Store:
 
     # ------------------------------------------------------------------ usage
     def usage_report(self, by: str = "day", *, since: Any = None, until: Any = None,
-                     source: str | None = None, timezone: str | None = None) -> Any:
-        """`arbor usage`: a `core.usage.Report` (rows per group, and totals)."""
+                     source: str | None = None, timezone: str | None = None,
+                     copies_under_original: bool = False) -> Any:
+        """`arbor usage`: a `core.usage.Report` (rows per group, and totals); by session,
+        `copies_under_original` folds each copy of a session into its original's row."""
         from . import usage_queries
 
         return usage_queries.report(self, by, since=since, until=until, source=source,
-                                    zone_name=timezone)
+                                    zone_name=timezone, copies_under_original=copies_under_original)
 
     def session_usage(self) -> dict[int, Any]:
         """Every session's usage figure (`core.usage.Figure`), its sub-agents' included, from
@@ -2095,12 +2134,33 @@ def snippet(text: str | None, words: list[str], width: int = 160) -> str:
     """A one-line excerpt around the first matched word."""
     if not text:
         return ""
+    from ..search_query import stem_hint
+
     flat = " ".join(text.split())
     lowered = flat.casefold()
-    position = min((p for p in (lowered.find(w.casefold()) for w in words) if p >= 0), default=0)
+    position = min((p for p in (lowered.find(w.casefold()) for w in words) if p >= 0), default=-1)
+    if position < 0:   # matched through its stem ("migration" on "Migrate")
+        position = min((p for p in (lowered.find(h) for w in words for h in stem_hint(w)[1:])
+                        if p >= 0), default=0)
     start = max(0, position - width // 3)
     excerpt = flat[start:start + width]
     return ("…" if start else "") + excerpt + ("…" if start + width < len(flat) else "")
+
+
+def _acquire_read_only(backend: Any, role: str,
+                       on_upgrade: Callable[[str], None] | None) -> registry.Link:
+    """A link that cannot write (`Store(read_only=True)`); for an older arbor's store, the
+    ordinary link that updates it, since this arbor cannot read it as it is."""
+    from ..errors import StoreError, StoreOutdated
+
+    try:
+        return registry.acquire(backend, role, create=False, read_only=True)
+    except StoreOutdated as outdated:
+        try:
+            return registry.acquire(backend, role, create=False, on_upgrade=on_upgrade)
+        except StoreError as error:
+            raise type(error)(f"{outdated}, and has to be updated before this arbor can read "
+                              f"it, but that failed: {error}") from None
 
 
 def open_store(path: str | os.PathLike | None = None, **options: Any) -> Store:

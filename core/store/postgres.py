@@ -28,6 +28,7 @@ from ..errors import StoreDamaged, StoreNotFound, StoreUnavailable, StoreUnreach
 from ..paths import PostgresURL
 from . import postgres_reconnect as reconnecting
 from .migrations import postgres as migrations
+from . import postgres_search
 from .postgres_bulk import CopyWriter, Lexemes, search_text
 from .postgres_reconnect import CONNECT_TIMEOUT, broke
 
@@ -203,6 +204,16 @@ class Statements:
         if limit:
             sql += f" LIMIT {int(limit)}"
         return sql
+
+    @staticmethod
+    def sessions_with_ids(count: int) -> str:
+        """The session list's rows of `count` sessions, by id (any order)."""
+        return _SUMMARY_SELECT + " WHERE x.id IN (" + ",".join(["%s"] * count) + ")"
+
+    # every session's name, for search to score (core/name_match.py)
+    SESSION_NAMES = "SELECT id, session_name, uid FROM external_sessions ORDER BY updated_at DESC, id DESC"
+    SESSION_NAMES_ACTIVE = ("SELECT id, session_name, uid FROM external_sessions WHERE is_active = 1"
+                            " ORDER BY updated_at DESC, id DESC")
 
     # --------------------------------------------------------------- lineage
     # (core.lineage: sub-agents and forks under the session and entry they came from)
@@ -511,33 +522,9 @@ class Statements:
     IMPORT_SOURCES_FORGET = "DELETE FROM import_sources WHERE external_session_id = %s"
 
     # ---------------------------------------------------------------- search
-    # An entry's search text as lexemes: ASCII punctuation splits words (as SQLite's
-    # unicode61 tokenizer does), the parser and the 'simple' dictionary lower-case them, and
-    # positions are dropped (`strip`, as FTS5's detail=none). Only the first 250,000
-    # characters are indexed: a tsvector holds at most 1 MB.
-    SEARCH_INSERT = ("INSERT INTO entries_search(seq, words) VALUES (%s, strip(to_tsvector('simple',"
-                     " regexp_replace(left(%s, 250000), '[[:punct:]]+', ' ', 'g'))))")
-    # (the same for many rows in one statement: postgres_bulk.SEARCH_INSERT_MANY)
-    _PUNCTUATION = re.compile(r"[\s!-/:-@\[-`{-~]+")
-
-    @staticmethod
-    def search(words: list[str], *, external_session_id: int | None, limit: int
-               ) -> tuple[str, list[Any]]:
-        """Entries whose text has every word (as a prefix), newest first (as on SQLite: the
-        latest mention is usually the one looked for)."""
-        tokens = [t for w in words for t in Statements._PUNCTUATION.split(w) if t]
-        sql = ("SELECT e.seq, e.id, e.external_session_id, x.session_name, e.type, e.role,"
-               " e.timestamp, e.data FROM entries_search s JOIN entries e ON e.seq = s.seq"
-               " JOIN external_sessions x ON x.id = e.external_session_id"
-               " WHERE s.words @@ to_tsquery('simple', %s)")
-        args: list[Any] = [" & ".join(f"'{t}':*" for t in tokens)]
-        if not tokens:   # only punctuation: SQLite matches nothing for it either
-            sql, args = sql.replace("s.words @@ to_tsquery('simple', %s)", "FALSE"), []
-        if external_session_id is not None:
-            sql += " AND e.external_session_id = %s"
-            args.append(external_session_id)
-        sql += f" ORDER BY s.seq DESC LIMIT {int(limit)}"
-        return sql, args
+    # An entry's search text as lexemes (postgres_search: the same for many rows at once
+    # in postgres_bulk.SEARCH_INSERT_MANY)
+    SEARCH_INSERT = postgres_search.SEARCH_INSERT
 
     # ----------------------------------------------------------------- usage
     USAGE_INSERT = (
@@ -1220,6 +1207,7 @@ class PostgresBackend:
 
     name = "postgresql"
     sql = Statements
+    search_index = postgres_search   # the full-text index's statements (core/store/search.py)
 
     def __init__(self, location: PostgresURL):
         import psycopg

@@ -31,6 +31,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
 
 from .postgres_reconnect import broke
+from .postgres_search import CONFIG, LEXEMES
 from .sqlite_bulk import BulkWriter
 
 COPY_ENTRIES = ("COPY entries (seq, external_session_id, id, parent_seq, type, timestamp, depth,"
@@ -39,10 +40,9 @@ COPY_ENTRIES = ("COPY entries (seq, external_session_id, id, parent_seq, type, t
 _ENTRY_TYPES = ("int8", "int8", "text", "int8", "text", "text", "int8", "int8", "int8", "text",
                 "text")
 # A search text's words as `Statements.SEARCH_INSERT` makes them, for many texts at once.
-_WORDS = ("strip(to_tsvector('simple',"
-          " regexp_replace(left(r.text, 250000), '[[:punct:]]+', ' ', 'g')))")
+_WORDS = LEXEMES.format(text="r.text")
 # the same of texts whose punctuation is blank already (`_Punctuation`), read in binary
-WORDS_OF_BLANKED = ("SELECT strip(to_tsvector('simple', left(r.text, 250000)))"
+WORDS_OF_BLANKED = (f"SELECT to_tsvector('{CONFIG}', left(r.text, 250000))"
                     " FROM unnest(%b::text[]) WITH ORDINALITY AS r(text, i) ORDER BY i")
 PUNCTUATION_OF = "SELECT c FROM unnest(%b::text[]) AS c WHERE c ~ '[[:punct:]]'"
 SEARCH_INSERT_WORDS = ("INSERT INTO entries_search(seq, words)"
@@ -53,8 +53,6 @@ CLEAN_PENDING = "SELECT gin_clean_pending_list('idx_entries_search'::regclass)"
 SPARE_WAIT = 0.5   # seconds to wait for a spare connection of the pool
 WORDS_APART_FROM = 32   # texts in a batch from which their words are computed apart
 CLEAN_FROM = 1000       # search rows an import writes before the index is cleaned apart, and between cleanings
-FTS_CUT = 250_000      # characters of a search text that are read (left(…, 250000) above)
-ONCE_EACH_FROM = 256   # bytes of a search text from which its pieces are sent once each
 
 
 def search_text(text: bytes | str) -> str:
@@ -78,25 +76,16 @@ class _Punctuation:
     """Blanks what the server's `[[:punct:]]` matches (its locale decides which characters
     those are; each is asked once), so that `to_tsvector` reads the same words as after
     `_WORDS`'s `regexp_replace` (a space for each mark instead of one for a run of them,
-    which splits the text into the same words) without the server scanning every text
-    with a regular expression. NUL is blanked too, as `search_text` does.
-
-    Then each piece of text between ASCII whitespace is sent once (`_once_each`): the
-    words are stripped (no positions), so a text and the set of its pieces have the same
-    words, and the server parses a third less (the bench's 21 MB: 6.6 M characters ->
-    4.5 M, to_tsvector's CPU 1.2 s -> 0.7 s)."""
+    which splits the text into the same words at the same positions) without the server
+    scanning every text with a regular expression. NUL is blanked too, as `search_text`
+    does. (Each piece of a text was once sent only once, for words without positions;
+    since migration 11 the index keeps positions, for phrases and ranking.)"""
 
     def __init__(self, conn: Any):
         self._conn = conn   # a psycopg connection to the store's database
         marks = "".join(sorted(self._ask([chr(c) for c in range(1, 128)])))
         self._ascii = bytes.maketrans(b"\0" + marks.encode(), b" " * (1 + len(marks)))
         self._known: dict[str, bool] = {}
-        # Which texts may go as their pieces once each (see `_once_each`): those without
-        # the marks this locale leaves unblanked, but for those the parser reads alike
-        # wherever a piece is (`_MARKS_READ_ALONE`).
-        kept = set(_ASCII_MARKS) - set(marks) - set(_MARKS_READ_ALONE)
-        self._whole_with = re.compile(b"[" + re.escape("".join(sorted(kept)).encode()) + b"]"
-                                      ).search if kept else None
 
     def _ask(self, chars: list[str]) -> set[str]:
         return {row[0] for row in self._conn.execute(PUNCTUATION_OF, (chars,))}
@@ -104,12 +93,8 @@ class _Punctuation:
     def blank(self, texts: list[bytes]) -> list[str]:
         out = []
         wide = []   # (index, its characters beyond ASCII)
-        whole_with = self._whole_with
         for raw in texts:
-            raw = raw.translate(self._ascii)
-            if whole_with is None or whole_with(raw) is None:
-                raw = _once_each(raw)
-            text = raw.decode("utf-8")
+            text = raw.translate(self._ascii).decode("utf-8")
             if not text.isascii():
                 wide.append((len(out), set(_NOT_ASCII.findall(text))))
             out.append(text)
@@ -124,31 +109,6 @@ class _Punctuation:
                     text = text.replace(c, " ")
             out[i] = text
         return out
-
-
-# ASCII's punctuation and symbols, and those of them that the default text search
-# parser (src/backend/tsearch/wparser_def.c) reads alike at the start of a text and after
-# whitespace, in no token that goes on across whitespace: left unblanked (an ICU locale
-# keeps `$+<=>^|~`), these still let a text's pieces be read one by one. ('<' begins a
-# tag, which may hold spaces; '~' at the start begins a file name, after a space it is a
-# blank.)
-_ASCII_MARKS = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
-_MARKS_READ_ALONE = "$+=>^`|"
-
-
-def _once_each(text: bytes) -> bytes:
-    """The pieces of a search text (UTF-8, punctuation blanked) between ASCII whitespace,
-    each once, in any order, cut where `left(text, FTS_CUT)` cuts: the same stripped
-    words. Without marks (but those of `_MARKS_READ_ALONE`), the default parser's tokens
-    end at whitespace and at the end of the text alike, and every token starts after
-    whitespace or at the start alike: so each piece gives the same words wherever it
-    is, and once is enough (the words are stripped of their positions). A short text
-    is sent as it is."""
-    if len(text) < ONCE_EACH_FROM:
-        return text
-    if len(text) > FTS_CUT:   # (bytes: a text of fewer bytes has fewer characters)
-        text = text.decode("utf-8")[:FTS_CUT].encode("utf-8")
-    return b" ".join(set(text.split()))
 
 
 class _Spare:

@@ -60,13 +60,18 @@ _registry_lock = allocate_lock()
 
 
 def acquire(backend: Any, role: str, *, create: bool,
-            on_upgrade: Callable[[str], None] | None = None) -> Link:
-    """The process's link to the store `backend` names, opened if it is not open yet."""
+            on_upgrade: Callable[[str], None] | None = None, read_only: bool = False) -> Link:
+    """The process's link to the store `backend` names, opened if it is not open yet.
+    `read_only`: a connection of its own that cannot write, where the backend has one."""
+    opener = getattr(backend, "connect_read_only", None) if read_only else None
+    if opener is not None:
+        role = f"{role}/read-only"
     with _registry_lock:
         key = (role, *backend.identity())
         link = _links.get(key)
         if link is None:
-            db = backend.connect(create=create, on_upgrade=on_upgrade)
+            db = opener() if opener is not None else \
+                backend.connect(create=create, on_upgrade=on_upgrade)
             key = (role, *backend.identity())  # a file made just now has an inode now
             link = _links.get(key)
             if link is None:
@@ -92,6 +97,22 @@ def release(link: Link) -> None:
         if link.db is not None:
             link.db.close()
             link.db = None
+
+
+def held_files() -> dict[tuple, tuple[str, str]]:
+    """(device, inode) of every file of the stores this process holds open, with its suffix
+    ("" for a store itself, "-wal", "-shm", "-journal") and what it is in words
+    (`core.held_files`: never to be opened by anything but their own connection)."""
+    # (a copy of the links without the registry's lock, which an opening holds while it
+    # migrates a store: an import must not wait for that to look at its files)
+    backends = [link.backend for link in tuple(_links.values())]
+    out: dict[tuple, tuple[str, str]] = {}
+    for backend in backends:
+        files = getattr(backend, "held_files", None)
+        if files is not None:
+            for key, what in files().items():
+                out.setdefault(key, what)
+    return out
 
 
 def open_links() -> int:

@@ -15,7 +15,9 @@ import stat
 import time
 from pathlib import Path
 
-from ..errors import StoreBusy, StoreDamaged, StoreNotFound, StoreUnavailable
+from ..errors import (StoreBusy, StoreDamaged, StoreError, StoreNotFound, StoreOutdated,
+                      StoreUnavailable)
+from ..paths import can_create_in, can_read
 from . import sqlite_search
 from .migrations import sqlite as migrations
 
@@ -211,6 +213,16 @@ class Statements:
         if limit:
             sql += f" LIMIT {int(limit)}"
         return sql
+
+    @staticmethod
+    def sessions_with_ids(count: int) -> str:
+        """The session list's rows of `count` sessions, by id (any order)."""
+        return _SUMMARY_SELECT + " WHERE x.id IN (" + ",".join(["?"] * count) + ")"
+
+    # every session's name, for search to score (core/name_match.py)
+    SESSION_NAMES = "SELECT id, session_name, uid FROM external_sessions ORDER BY updated_at DESC, id DESC"
+    SESSION_NAMES_ACTIVE = ("SELECT id, session_name, uid FROM external_sessions WHERE is_active = 1"
+                            " ORDER BY updated_at DESC, id DESC")
 
     # --------------------------------------------------------------- lineage
     # (core.lineage: sub-agents and forks under the session and entry they came from)
@@ -520,25 +532,6 @@ class Statements:
     # ---------------------------------------------------------------- search
     SEARCH_INSERT = sqlite_search.INSERT
 
-    @staticmethod
-    def search(words: list[str], *, external_session_id: int | None, limit: int
-               ) -> tuple[str, list[Any]]:
-        """Entries whose text has every word (as a prefix), newest first.
-
-        Newest first: the index keeps no word counts to rank by, and in a log of one's own
-        work the latest mention is usually the one looked for. LIMIT then stops the index
-        scan early, however common the word."""
-        match = " ".join('"' + w.replace('"', '""') + '"*' for w in words)
-        sql = ("SELECT e.seq, e.id, e.external_session_id, x.session_name, e.type, e.role,"
-               " e.timestamp, e.data FROM entries_fts f JOIN entries e ON e.seq = f.rowid"
-               " JOIN external_sessions x ON x.id = e.external_session_id WHERE entries_fts MATCH ?")
-        args: list[Any] = [match]
-        if external_session_id is not None:
-            sql += " AND e.external_session_id = ?"
-            args.append(external_session_id)
-        sql += f" ORDER BY f.rowid DESC LIMIT {int(limit)}"
-        return sql, args
-
     # ----------------------------------------------------------------- usage
     USAGE_INSERT = (
         "INSERT INTO usage(external_session_id, provider, protocol, model, input_tokens,"
@@ -746,11 +739,16 @@ def _full(path: Path) -> bool:
     return info.f_bavail * info.f_frsize < 64 * 1024
 
 
+_OWN_FILES = (("", "store"), ("-wal", "write-ahead log (-wal)"),
+              ("-shm", "shared-memory index (-shm)"), ("-journal", "rollback journal (-journal)"))
+
+
 class SQLiteBackend:
     """One SQLite file: opening it, its transactions, and what is not a plain statement."""
 
     name = "sqlite"
     sql = Statements
+    search_index = sqlite_search   # the full-text index's statements (core/store/search.py)
     errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
     takes_scratch = True   # sessions of a worker's scratch store move in (sqlite_merge.py)
 
@@ -759,6 +757,8 @@ class SQLiteBackend:
         self.location = str(path)
         self._bulk_supported: bool | None = None
         self._bulk_cache = -2000
+        self._opened: tuple[int, int] | None = None   # the file's (device, inode) once open
+        self._bases: tuple[str, ...] | None = None    # its path as given and resolved
 
     # ---------------------------------------------------------------- opening
     def identity(self) -> tuple:
@@ -769,6 +769,35 @@ class SQLiteBackend:
         except OSError:
             return ("sqlite", "path", str(Path(os.path.abspath(self.path)).resolve()))
         return ("sqlite", info.st_dev, info.st_ino)
+
+    def _remember_file(self) -> None:
+        try:
+            info = os.stat(self.path)
+        except OSError:
+            return
+        self._opened = (info.st_dev, info.st_ino)
+
+    def held_files(self) -> dict[tuple[int, int], tuple[str, str]]:
+        """(device, inode) of the store and of its -wal, -shm and -journal, those that exist,
+        each with its suffix ("" for the store) and what it is (`core.held_files`). SQLite
+        puts the side files beside the file a symbolic link to the store points at: both
+        places are looked at."""
+        out: dict[tuple[int, int], tuple[str, str]] = {}
+        if self._opened is not None:
+            out[self._opened] = ("", f"the store {self.location} itself")
+        if self._bases is None:   # (resolved once: a path of many parts costs an lstat each)
+            self._bases = tuple(dict.fromkeys((os.path.abspath(self.path),
+                                               os.path.realpath(self.path))))
+        for base in self._bases:
+            for suffix, what in _OWN_FILES:
+                try:
+                    info = os.stat(base + suffix)
+                except OSError:
+                    continue
+                out.setdefault((info.st_dev, info.st_ino), (suffix, (
+                    f"the {what} of the store {self.location}" if suffix else
+                    f"the store {self.location} itself")))
+        return out
 
     def connect(self, *, create: bool, on_upgrade: Callable[[str], None] | None = None
                 ) -> sqlite3.Connection:
@@ -790,6 +819,8 @@ class SQLiteBackend:
                 raise StoreUnavailable(f"{shown} is a folder, not an arbor store")
             if not stat.S_ISREG(info.st_mode):
                 raise StoreUnavailable(f"{shown} is not a regular file, not an arbor store")
+            if not can_read(path):
+                raise StoreUnavailable(f"cannot read {shown}: permission denied")
         else:
             if not create:
                 raise StoreNotFound(f"there is no arbor store at {shown}")
@@ -798,7 +829,7 @@ class SQLiteBackend:
             except OSError as error:
                 raise StoreUnavailable(
                     f"cannot create the folder for {shown}: {error.strerror or error}") from None
-            if not os.access(path.parent, os.W_OK):
+            if not can_create_in(path.parent):
                 raise StoreUnavailable(f"cannot create {shown}: its folder is not writable")
         try:
             conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False,
@@ -829,27 +860,80 @@ class SQLiteBackend:
             migrations.apply_migrations(conn, shown, on_upgrade)
         except sqlite3.DatabaseError as error:
             conn.close()
-            message = str(error)
-            if getattr(error, "sqlite_errorcode", None) == SQLITE_NOTADB or \
-                    "file is not a database" in message:
-                raise StoreDamaged(
-                    f"{shown} is not an arbor store (it is not a SQLite database)") from None
-            code = getattr(error, "sqlite_errorcode", None) or 0
-            io_error = code & 0xFF == SQLITE_IOERR
-            if code == SQLITE_FULL or "disk is full" in message or (io_error and _full(path)):
-                raise StoreUnavailable(f"cannot write {shown}: the disk is full") from None
-            if io_error:   # the file system's fault, not the file's
-                raise StoreUnavailable(f"cannot read or write {shown}: {message}") from None
-            if "unable to open" in message and not os.access(path.parent, os.W_OK):
-                raise StoreUnavailable(
-                    f"cannot open {shown}: its folder is read-only, and a store needs to write "
-                    "its -wal and -shm files beside it") from None
-            if "readonly" in message or "unable to open" in message or "locked" in message:
-                raise StoreUnavailable(f"cannot open {shown}: {message}") from None
-            raise StoreDamaged(f"{shown} is damaged or not an arbor store ({message})") from None
+            raise _opening_error(error, path, shown, writing=True) from None
         except BaseException:
             conn.close()
             raise
+        self._remember_file()
+        return conn
+
+    def connect_read_only(self) -> sqlite3.Connection:
+        """A connection that cannot write (SQLite's read-only mode), for the commands that
+        only read (`arbor list`, `usage`, `export`, push's source): it never creates a store,
+        never turns an empty or foreign file into one, and works where the store cannot be
+        written (a read-only folder, file system or mount).
+
+        A WAL store needs its -shm to be read. SQLite's rule (wal.html, "Read-Only
+        Databases"; walformat.html): a read-only connection can read a WAL database when
+        its -wal and -shm exist, or when it may create them in the folder, or when it is
+        opened `immutable`. So in a folder it cannot write, with neither a -wal nor a -shm
+        there, the store is opened `immutable=1`: nobody can be writing it (a writer would
+        have to create the -wal beside it first). With a -wal there but no -shm that can be
+        made, the store cannot be read safely (the -wal's changes are found through the
+        -shm), and that is said. StoreOutdated: an older arbor's store, to be updated
+        first."""
+        path = self.path
+        shown = self.location
+        try:
+            info = os.stat(path)
+        except FileNotFoundError:
+            raise StoreNotFound(f"there is no arbor store at {shown}") from None
+        except OSError as error:
+            raise StoreUnavailable(f"cannot read {shown}: {error.strerror or error}") from None
+        if stat.S_ISDIR(info.st_mode):
+            raise StoreUnavailable(f"{shown} is a folder, not an arbor store")
+        if not stat.S_ISREG(info.st_mode):
+            raise StoreUnavailable(f"{shown} is not a regular file, not an arbor store")
+        wal, shm = (os.path.lexists(f"{os.path.realpath(path)}{suffix}") for suffix in
+                    ("-wal", "-shm"))
+        if info.st_size == 0 and not wal:
+            raise StoreNotFound(f"there is no arbor store at {shown} (the file is empty; "
+                                "it was left as it is)")
+        if not can_read(path):
+            raise StoreUnavailable(f"cannot read {shown}: permission denied")
+        folder_writable = can_create_in(os.path.dirname(os.path.realpath(path)))
+        if wal and not shm and not folder_writable:
+            raise StoreUnavailable(
+                f"cannot read {shown}: its -wal holds changes that are read through a -shm "
+                "file, and there is none beside it nor can one be made (its folder is "
+                "read-only)")
+        immutable = not wal and not shm and not folder_writable
+        uri = f"file:{_uri_path(path)}?mode=ro" + ("&immutable=1" if immutable else "")
+        try:
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False,
+                                   timeout=BUSY_TIMEOUT_MS / 1000)
+        except sqlite3.Error as error:
+            raise StoreUnavailable(f"cannot open {shown}: {error}") from None
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            tables = {row[0] for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if not tables:
+                raise StoreNotFound(f"there is no arbor store at {shown} (an empty SQLite "
+                                    "database is there; it was left as it is)")
+            if "schema_migrations" not in tables:
+                raise StoreDamaged(
+                    f"{shown} is a SQLite database but not an arbor store; it was not changed")
+            if migrations.check_version(conn, shown) < migrations.CURRENT_VERSION:
+                raise StoreOutdated(f"{shown} was written by an older arbor")
+            conn.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.DatabaseError as error:
+            conn.close()
+            raise _opening_error(error, path, shown, writing=False) from None
+        except BaseException:
+            conn.close()
+            raise
+        self._remember_file()
         return conn
 
     # ----------------------------------------------------------- transactions
@@ -949,7 +1033,7 @@ class SQLiteBackend:
     def forget_session_entries(conn: sqlite3.Connection, external_session_id: int) -> None:
         """Before a session's entries are deleted: take them out of the search index (the
         FTS5 index is contentless: it is told each text to remove)."""
-        sqlite_search.unindex_entries(conn, "WHERE external_session_id = ?", (external_session_id,))
+        sqlite_search.forget_session(conn, external_session_id)
 
     # ------------------------------------------------------------ bulk writes
     def start_bulk(self, conn: sqlite3.Connection,
@@ -995,6 +1079,30 @@ class SQLiteBackend:
     @staticmethod
     def schema_version(conn: sqlite3.Connection) -> int:
         return migrations.recorded_version(conn)
+
+
+def _opening_error(error: sqlite3.DatabaseError, path: Path, shown: str, *,
+                   writing: bool) -> StoreError:
+    """The sentence for what failed while a store was opened (`writing`: by an ordinary
+    opening, which may write; else by `connect_read_only`)."""
+    message = str(error)
+    code = getattr(error, "sqlite_errorcode", None) or 0
+    if code == SQLITE_NOTADB or "file is not a database" in message:
+        return StoreDamaged(f"{shown} is not an arbor store (it is not a SQLite database)")
+    io_error = code & 0xFF == SQLITE_IOERR
+    if writing and (code == SQLITE_FULL or "disk is full" in message or
+                    (io_error and _full(path))):
+        return StoreUnavailable(f"cannot write {shown}: the disk is full")
+    if io_error:   # the file system's fault, not the file's
+        return StoreUnavailable(f"cannot {'read or write' if writing else 'read'} {shown}: "
+                                f"{message}")
+    if writing and "unable to open" in message and not can_create_in(path.parent):
+        return StoreUnavailable(
+            f"cannot open {shown}: its folder is read-only, and a store needs to write "
+            "its -wal and -shm files beside it")
+    if "readonly" in message or "unable to open" in message or "locked" in message:
+        return StoreUnavailable(f"cannot {'open' if writing else 'read'} {shown}: {message}")
+    return StoreDamaged(f"{shown} is damaged or not an arbor store ({message})")
 
 
 def peek_import_stamps(path: Path) -> dict[str, tuple] | None:

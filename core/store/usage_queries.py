@@ -58,6 +58,12 @@ def _parents(store: "Store") -> dict[int, int]:
     return out
 
 
+# A copy of another session's conversation (`o` / `arbor resume`, an agent's own fork): the
+# session it was copied from. (No parameters: the same statement on both backends.)
+_COPIES_OF = ("SELECT x.id, COALESCE(x.parent_id, (SELECT p.id FROM external_sessions p"
+              " WHERE p.uid = x.parent_session)) FROM external_sessions x WHERE x.kind = 'fork'")
+
+
 def _top(session: int, parents: dict[int, int]) -> int:
     seen = 0
     while session in parents and seen < 64:
@@ -85,8 +91,14 @@ def session_figures(store: "Store") -> dict[int, Figure]:
 
 
 def report(store: "Store", by: str, *, since: date | None = None, until: date | None = None,
-           source: str | None = None, zone_name: str | None = None) -> Report:
-    """`arbor usage`: one figure per group, and the total (each response once)."""
+           source: str | None = None, zone_name: str | None = None,
+           copies_under_original: bool = False) -> Report:
+    """`arbor usage`: one figure per group, and the total (each response once).
+
+    `copies_under_original` (by session): a copy of a session (kind `fork`: what `o`
+    writes, an agent's own fork) is not a row of its own but part of the row of the session
+    it was copied from, each response once (its copied responses are that session's); the
+    report's `copies` says how many each row holds."""
     zone = local_zone(zone_name)
     lo, hi = utc_bounds(since, until, zone)
     sql = store._sql
@@ -97,7 +109,8 @@ def report(store: "Store", by: str, *, since: date | None = None, until: date | 
     # the hourly buckets kept by triggers (a few rows per session and hour); the responses
     # themselves only where a local day starts inside an hour (zones off by 30 or 45 min)
     build = sql.usage_report if grain == "minute" else sql.usage_bucket_report
-    query, args = build(grain, counted_only=by != "session", since=lo, until=hi, source=source)
+    query, args = build(grain, counted_only=by != "session" or copies_under_original, since=lo,
+                        until=hi, source=source)
     total_query, total_args = build("all", counted_only=True, since=lo, until=hi, source=source)
     with store.reading() as conn:
         rows = conn.execute(query, args).fetchall()
@@ -105,6 +118,10 @@ def report(store: "Store", by: str, *, since: date | None = None, until: date | 
         names = {}
         if by == "session":
             parents = _parents(store)
+            copied_from: dict[int, int] = {}
+            if copies_under_original:
+                copied_from = {child: parent for child, parent in conn.execute(_COPIES_OF)
+                               if parent is not None and parent != child}
             names = {sid: (uid, name) for sid, uid, name in conn.execute(sql.USAGE_SESSION_NAMES)}
     groups: dict[Any, Figure] = {}
 
@@ -127,9 +144,22 @@ def report(store: "Store", by: str, *, since: date | None = None, until: date | 
 
         _figure_rows(rows, lambda stamp: figure_of(local_key(stamp)))
     elif by == "session":
+        tops: dict[int, int] = {}
+
+        def original(session: int) -> int:
+            """The session a row goes to: a sub-agent's parent, a copy's original."""
+            top = tops.get(session)
+            if top is None:
+                top, seen = session, 0
+                while seen < 64 and (top in parents or top in copied_from):
+                    top = parents.get(top, copied_from.get(top))
+                    seen += 1
+                tops[session] = top
+            return top
+
         for row in rows:
             session = row[0]
-            top = _top(session, parents)
+            top = original(session)
             sub_cost, sub_tokens = row[10], row[11]
             if top != session:
                 sub_cost, sub_tokens = row[8], row[3] + row[4] + row[5] + row[6]
@@ -154,7 +184,14 @@ def report(store: "Store", by: str, *, since: date | None = None, until: date | 
         out_rows.sort(key=lambda r: (-r[2].cost_usd, -r[2].total_tokens, str(r[0])))
     else:
         out_rows.sort(key=lambda r: r[0])
-    return Report(by=by, rows=out_rows, totals=totals)
+    copies: dict[str, int] = {}
+    if by == "session" and copies_under_original:
+        for child in copied_from:
+            top = original(child)
+            if top != child:
+                uid = names.get(top, (str(top), ""))[0]
+                copies[uid] = copies.get(uid, 0) + 1
+    return Report(by=by, rows=out_rows, totals=totals, copies=copies)
 
 
 def _odd_offset(zone) -> bool:

@@ -95,6 +95,12 @@ class EntryWriter:
             self._has_child.extend(b"\x01" * gap)
             self.next_seq = free
 
+    def after_others(self) -> None:
+        """Another writer of this transaction wrote rows since this one last did (an import
+        writing two sessions in turn, each writer flushed before the other writes): go on
+        after their seqs, as after a commit."""
+        self._after_commit()
+
     def _older_parent(self, parent_seq: int) -> list:
         known = self._older.get(parent_seq)
         if known is not None:

@@ -1,5 +1,5 @@
 // Load a pi session file with pi's own SessionManager (what `pi --session <file>` uses) and
-// print the context it resumes with, its leaf, header and labels as JSON.
+// print the context it resumes with, its leaf, header, labels and name as JSON.
 // usage: node pi_read.mjs <node_modules dir> <session file>
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
@@ -17,4 +17,5 @@ for (const entry of branch) {
 process.stdout.write(JSON.stringify({
   header: manager.getHeader(), leafId: manager.getLeafId(), messages: context.messages,
   path: branch.map((e) => e.id), labels, sessionId: manager.getSessionId(),
+  name: manager.getSessionName() ?? null,
 }));

@@ -5,7 +5,8 @@ SESSION is a session uid, a unique uid prefix, or a session name. pi writes JSON
 (re-importing it gives the same tree), markdown a readable transcript of one branch (the
 current one unless --branch), json the whole session, html one self-contained page of a
 branch or (--all-branches) the whole tree (tui/html_export.py). Output goes to stdout
-unless -o.
+unless -o names a file (`-o -` is stdout too); output_file says how each kind of -o target
+is written (a file replaced whole, a device or FIFO written in place, a link written through).
 Exit status: 0 written, 1 no such session/branch (or the file cannot be written, or is a
 SQLite database or the store itself, which an export never replaces),
 2 the store cannot be opened. Textual is not imported here.
@@ -17,13 +18,15 @@ import argparse
 import io
 import os
 import sys
-import tempfile
 from pathlib import Path
 
+from . import output_file
+from .output_file import is_stdout
 from .shared import EXIT_FAILED, EXIT_OK, EXIT_STORE, add_db_argument, open_store_or_explain
 
 # An export writes its -o file only when complete.
-INTERRUPTED = "a file given with -o was not written; output to the terminal is incomplete"
+INTERRUPTED = ("a file given with -o was not written (a device, FIFO or socket may have had part "
+               "of it); output to the terminal is incomplete")
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -35,7 +38,10 @@ def configure(p: argparse.ArgumentParser) -> None:
                        "name); default: the current branch")
     which.add_argument("--all-branches", action="store_true",
                        help="html: every branch, the session's whole tree")
-    p.add_argument("--output", "-o", metavar="FILE", help="write here instead of stdout")
+    p.add_argument("--output", "-o", metavar="FILE",
+                   help="write here instead of stdout ('-': stdout). A file is replaced whole "
+                        "once the export is complete; a device, FIFO or socket is written to, "
+                        "never replaced; a symbolic link is written through")
     add_db_argument(p)
 
 
@@ -61,32 +67,17 @@ def _export(store, args: argparse.Namespace, out) -> int:
 def run(args: argparse.Namespace) -> int:
     from core.errors import ArborError
 
-    store = open_store_or_explain(args.db, create=False)
+    store = open_store_or_explain(args.db, read_only=True)
     if store is None:
         return EXIT_STORE
     try:
-        if args.output:
+        if not is_stdout(args.output):
             target = Path(args.output).expanduser()
             refusal = _refusal(target, store.path)
             if refusal:
                 print(f"arbor: {refusal}", file=sys.stderr)
                 return EXIT_FAILED
-            try:
-                folder = target.parent if str(target.parent) else Path(".")
-                handle, temp = tempfile.mkstemp(prefix=".arbor-export-", dir=folder)
-            except OSError as error:
-                print(f"arbor: cannot write {target}: {error.strerror or error}", file=sys.stderr)
-                return EXIT_FAILED
-            try:
-                with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
-                    count = _export(store, args, out)
-                os.replace(temp, target)
-            except BaseException:
-                try:
-                    os.unlink(temp)
-                except OSError:
-                    pass
-                raise
+            count = output_file.write(target, lambda out: _export(store, args, out))
             print(f"wrote {count:,} {'lines' if args.format == 'pi' else 'entries'} to {target}",
                   file=sys.stderr)
         else:
@@ -123,6 +114,8 @@ def _refusal(target: Path, store_path: Path) -> str | None:
     except (OSError, TypeError):
         pass  # the target does not exist (yet), or the store is on a server
     found = sqlite_probe.probe(target)
+    if found.kind == sqlite_probe.HELD:   # a link, by any name, to a side file of the store
+        return f"{target} is {found.reason}; {keep}"
     if found.kind == sqlite_probe.ARBOR:
         return f"{target} is an arbor store; {keep}"
     if found.kind == sqlite_probe.SIDECAR:

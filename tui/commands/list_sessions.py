@@ -35,7 +35,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    store = open_store_or_explain(args.db, create=False)
+    store = open_store_or_explain(args.db, read_only=True)
     if store is None:
         return EXIT_STORE
     try:

@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
 
     if bool(args.sessions) == bool(args.all):
         return fail("give the sessions to push, or --all")
-    source = open_store_or_explain(args.db, create=False)
+    source = open_store_or_explain(args.db, read_only=True)
     if source is None:
         return EXIT_STORE
     try:

@@ -1,12 +1,15 @@
-"""`arbor resume SESSION [--branch ID] [--entry ID] [--print] [--db PATH]`.
+"""`arbor resume SESSION [--branch ID] [--entry ID] [--print | --dry-run] [--db PATH]`.
 
 Writes the branch (the current one unless --branch; up to --entry when given) as a new
 native session of the agent that wrote the session (pi, Claude Code, Codex), then runs the
 agent's resume command in this terminal from the session's recorded working directory.
---print writes the file and prints `cd <dir> && <command>`, running nothing. A session
+The same unchanged branch resumed again reuses the session written for it (no copies in the
+agent's picker). --print writes the file (or finds it) and prints `cd <dir> && <command>`,
+running nothing; --dry-run writes and changes nothing and says what would be done. A session
 arbor owns has its branch made current, and the Python that continues it is printed.
 
-Exit status: the agent's own when it ran; 0 printed; 1 no such session, branch or entry,
+Exit status: the agent's own when it ran (128+N when a signal N ended it); 0 printed or dry
+run; 1 no such session, branch or entry,
 or the branch cannot be resumed or written; 2 the store cannot be opened; 127 the agent's
 executable is not on PATH (the command is printed, and the file is written).
 """
@@ -34,8 +37,12 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--entry", "-e", metavar="ID",
                    help="carry on from this entry of the branch (its id or a unique prefix) "
                         "instead of the branch's head")
-    p.add_argument("--print", "-p", action="store_true", dest="print_only",
-                   help="write the session file and print the command; run nothing")
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--print", "-p", action="store_true", dest="print_only",
+                     help="write the session file (or reuse the one written for this unchanged "
+                          "branch) and print the command; run nothing")
+    how.add_argument("--dry-run", "-n", action="store_true",
+                     help="write nothing, change nothing: say what would be written and run")
     add_db_argument(p)
 
 
@@ -68,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         session = resolve_session(store, args.session)
         branch = resolve_branch(store, session, args.branch)
         at = _entry_on(store, branch, args.entry).seq if args.entry else None
-        plan = prepare_resume(store, session, branch, at_seq=at)
+        plan = prepare_resume(store, session, branch, at_seq=at, dry_run=args.dry_run)
     except ArborError as error:
         print(f"arbor: {error}", file=sys.stderr)
         return EXIT_FAILED
@@ -84,6 +91,14 @@ def run(args: argparse.Namespace) -> int:
     say(plan.summary + ".")
     if plan.cwd_guessed:
         say(f"the session has no recorded working directory; using {plan.cwd}")
+    if args.dry_run:
+        if plan.argv:
+            say(f"would run: {plan.shell_command()}")
+            if plan.executable_path() is None:
+                say(f"{plan.executable} is not on PATH here")
+            if not plan.cwd_exists():
+                say(f"the session's working directory {plan.cwd} does not exist here")
+        return EXIT_OK
     if not plan.argv:
         print(plan.snippet)
         return EXIT_OK

@@ -53,14 +53,17 @@ def open_or_explain(open_it: Callable[[], Any]) -> Any | None:
     return None
 
 
-def open_store_or_explain(db: str | None, *, create: bool = True):
-    """The store `--db` (or `ARBOR_DB`) names, opened; None after one sentence on stderr."""
+def open_store_or_explain(db: str | None, *, create: bool = True, read_only: bool = False):
+    """The store `--db` (or `ARBOR_DB`) names, opened; None after one sentence on stderr.
+    `read_only`: for a command that only reads (see `Store`): never created, works in a
+    folder that cannot be written."""
 
     def open_it():
         from core import open_store
         from core.paths import store_location
 
-        return open_store(store_location(db), create=create, on_upgrade=announce_upgrade)
+        return open_store(store_location(db), create=create, read_only=read_only,
+                          on_upgrade=announce_upgrade)
 
     return open_or_explain(open_it)
 

@@ -54,12 +54,14 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"arbor usage: {error}", file=sys.stderr)
         return EXIT_FAILED
-    store = open_store_or_explain(args.db, create=False)
+    store = open_store_or_explain(args.db, read_only=True)
     if store is None:
         return EXIT_STORE
     try:
         if store.usage_prices_stale():
-            store.reprice_usage()
+            note = _reprice(store.path)
+            if note:
+                print(f"arbor usage: {note}", file=sys.stderr)
         report = store.usage_report(args.by, since=args.since, until=args.until,
                                     source=args.source, timezone=args.timezone)
     except PricesError as error:
@@ -72,6 +74,29 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     _print_table(report, args)
     return EXIT_OK
+
+
+def _reprice(path) -> str | None:
+    """Price again what was priced with other prices, through a connection that may write
+    (the command's own is read-only); None when done, else why the costs are shown as they
+    were worked out (a store that cannot be written, a busy one)."""
+    from core import open_store
+    from core.errors import ArborError
+    from core.pricing import PricesError
+
+    writer = None
+    try:
+        writer = open_store(path, create=False)
+        writer.reprice_usage()
+    except PricesError:
+        raise            # the prices themselves are wrong: the command fails, as it did
+    except (ArborError, *(writer.errors if writer is not None else ())) as error:
+        return (f"costs are shown with the prices they were worked out with; updating them "
+                f"to this arbor's failed: {error}")
+    finally:
+        if writer is not None:
+            writer.close()
+    return None
 
 
 _TITLES = {"session": "Session", "day": "Day", "week": "Week of", "month": "Month",

@@ -66,9 +66,12 @@ KEYS = [
               "they parted, side by side (stacked when narrow), with what each cost, the files "
               "each changed, its tools and its messages; tab switches side, enter shows a message on "
               "its branch, f lists every file either side changed, escape goes back"),
-        ("/", "search session names and all message text"),
-        ("$", "usage: cost per day by model over four weeks, by project, the most expensive "
-              "sessions (enter opens one); costs also show on sessions, branches and responses"),
+        ("/", "search session names (as typed: pieces of words, typos) and all message text "
+              "(words by their stems: migration finds Migrate; \"quotes\" for an exact phrase)"),
+        ("$", "usage: cost by model over the last 30 days, by project, the most expensive "
+              "sessions (enter opens one; copies made by o count in their original's row); "
+              "there, w m y a: the last week, month, year, all of it; c: dates typed; costs "
+              "also show on sessions, branches and responses"),
         ("ctrl+p", "command palette (every action, and Import agent logs…)"),
         ("?", "this help"),
         ("q", "quit"),

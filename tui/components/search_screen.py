@@ -13,7 +13,7 @@ from textual.containers import Vertical
 from textual.widgets import Input, Static
 
 from core.errors import ArborError
-from core.store import SearchHit, SessionSummary, Store
+from core.store import SearchHit, SearchResults, SessionSummary, Store
 
 from .backdrop import FrozenBackdrop
 from ..formatting import DIM, FAINT, ROLE_STYLES, SOURCE_STYLES, age, clock_time, count
@@ -99,7 +99,8 @@ class SearchScreen(FrozenBackdrop[SearchResult | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog search", id="search-dialog"):
             yield Static(Text("Search sessions, labels and messages", "bold"), classes="dialog-title")
-            yield Input(self.query_text, placeholder="words to find (names, labels, all message text)",
+            yield Input(self.query_text, placeholder='words to find (names, labels, all message'
+                        ' text); "an exact phrase" in quotes',
                         id="search-input")
             yield Static(Text("type to search · ↓ results · enter jumps · escape closes", FAINT),
                          id="search-status")
@@ -142,25 +143,20 @@ class SearchScreen(FrozenBackdrop[SearchResult | None]):
     @work(thread=True, exclusive=True, group="search")
     def _search(self, query: str) -> None:
         query = query.strip()
-        if not query:
-            self.app.call_from_thread(self._show, query, [], [], None)
-            return
         try:
-            names = self.store.search_session_names(query, include_archived=self.include_archived)[:NAME_LIMIT]
-            labelled = self.store.search_labels(query)
-            found = {hit.seq for hit in labelled}
-            hits = labelled + [hit for hit in self.store.search(query, limit=TEXT_LIMIT)
-                               if hit.seq not in found]
+            results = self.store.search_all(query, include_archived=self.include_archived,
+                                            names=NAME_LIMIT, messages=TEXT_LIMIT)
         except ArborError as error:
-            self.app.call_from_thread(self._show, query, [], [], str(error))
+            self.app.call_from_thread(self._show, query, None, str(error))
             return
-        self.app.call_from_thread(self._show, query, names, hits, None)
+        self.app.call_from_thread(self._show, query, results, None)
 
-    def _show(self, query: str, names: list[SessionSummary], hits: list[SearchHit],
-              error: str | None) -> None:
+    def _show(self, query: str, results: SearchResults | None, error: str | None) -> None:
         if self.query_one(Input).value.strip() != query:
             return  # an older search finished after a newer one started
         self._pending = False
+        names = results.sessions if results is not None else []
+        hits = results.hits if results is not None else []
         self.query_one(ResultList).set_results(names, hits)
         if self._enter_pending:
             self._enter_pending = False
@@ -169,10 +165,13 @@ class SearchScreen(FrozenBackdrop[SearchResult | None]):
         status = self.query_one("#search-status", Static)
         if error:
             status.update(safe_line(error, 200, style="bold #ff5f5f"))
-        elif query:
+        elif query and results is not None:
             text = Text(f"{count(len(names), 'session')} by name · {count(len(hits), 'message')}"
-                        f"{' (first ' + str(TEXT_LIMIT) + ')' if len(hits) >= TEXT_LIMIT else ''}"
+                        f"{' (best ' + str(TEXT_LIMIT) + ')' if len(hits) >= TEXT_LIMIT else ''}"
                         " · ↓ results · enter jumps", FAINT)
+            if results.coverage.pending:
+                text.append(f" · stemmed search covers {results.coverage.percent}% of history"
+                            " so far (indexing…)", "#d7af5f")
             status.update(text)
         else:
             status.update(Text("type to search · ↓ results · enter jumps · escape closes", FAINT))

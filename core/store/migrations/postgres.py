@@ -483,6 +483,12 @@ CREATE INDEX IF NOT EXISTS idx_import_stamps ON import_sources(
 """
 
 
+def _v11(conn: Any) -> None:
+    from .. import postgres_search
+
+    postgres_search.start_stemmed_index(conn)
+
+
 # (version, name, SQL or a function of the connection): the numbers and names of
 # migrations/sqlite.py. Append only; never edit a released migration.
 MIGRATIONS: list[tuple[int, str, str | Callable[[Any], None]]] = [
@@ -502,6 +508,8 @@ MIGRATIONS: list[tuple[int, str, str | Callable[[Any], None]]] = [
         " the prices they were priced with (fast usage reports)", _V9),
     (10, "a no-change import reads the records' stamps from an index, not past each"
          " record's reader state", _V10),
+    (11, "search stems English words, ranks its hits and finds quoted phrases (a big store's"
+         " index is rebuilt in the background)", _v11),
 ]
 
 CURRENT_VERSION = MIGRATIONS[-1][0]

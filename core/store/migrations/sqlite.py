@@ -548,6 +548,12 @@ CREATE INDEX IF NOT EXISTS idx_import_stamps ON import_sources(
 """
 
 
+def _v11(conn: sqlite3.Connection) -> None:
+    from .. import sqlite_search
+
+    sqlite_search.start_stemmed_index(conn)
+
+
 # (version, name, SQL or a function of the connection). Append only; never edit a
 # released migration.
 MIGRATIONS: list[tuple[int, str, str | Callable[[sqlite3.Connection], None]]] = [
@@ -568,6 +574,8 @@ MIGRATIONS: list[tuple[int, str, str | Callable[[sqlite3.Connection], None]]] = 
         " the prices they were priced with (fast usage reports)", _v9),
     (10, "a no-change import reads the records' stamps from an index, not past each"
          " record's reader state", _V10),
+    (11, "search stems English words, ranks its hits and finds quoted phrases (a big store's"
+         " index is rebuilt in the background)", _v11),
 ]
 
 CURRENT_VERSION = MIGRATIONS[-1][0]

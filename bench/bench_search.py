@@ -1,0 +1,118 @@
+"""Search on a big store: what `/` costs per query, and what an upgrade of the index costs.
+
+    python bench/make_big_store.py /tmp/big.db
+    python bench/bench_search.py /tmp/big.db [--repo CHECKOUT] [--repeat 5] [--catch-up]
+
+Opens the store (an older store is migrated: the time of the open is printed, which is
+how long the upgrade holds the store), optionally brings the search index up to date
+(`--catch-up`: the batches the app's background indexer runs, timed one by one: each is a
+write transaction, so the longest is the longest an agent's append may wait), then times
+each query (median of `--repeat`, wall and CPU) through the calls the search screen makes:
+session names, labels, message text. `--repo` imports `core` from another checkout (the
+code before a change), so before and after run the same queries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+QUERIES = (
+    ("common word", "handler"),
+    ("in every entry", "the"),
+    ("two words", "backoff retry"),
+    ("word prefix", "hand"),
+    ("stem of a word", "retries"),
+    ("rare word", "99999"),
+    ("exact phrase", '"cache is warm"'),
+    ("no match", "migration"),
+)
+NAMES = (
+    ("name, exact words", "Session 04242"),
+    ("name, a typo", "Big sesion"),
+    ("name, a word inside", "ession"),
+)
+
+
+def timed(call, repeat: int) -> tuple[float, float, object]:
+    walls, cpus, result = [], [], None
+    for _ in range(repeat):
+        wall, cpu = time.perf_counter(), time.process_time()
+        result = call()
+        walls.append((time.perf_counter() - wall) * 1000)
+        cpus.append((time.process_time() - cpu) * 1000)
+    return statistics.median(walls), statistics.median(cpus), result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("store")
+    parser.add_argument("--repo", default=str(Path(__file__).resolve().parent.parent),
+                        help="the checkout whose core is measured (default: this one)")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--catch-up", action="store_true",
+                        help="index what the index does not cover yet, timing each batch")
+    args = parser.parse_args()
+    sys.path.insert(0, args.repo)
+    from core import open_store
+
+    started = time.perf_counter()
+    store = open_store(args.store, create=False)
+    print(f"open (with any migration): {(time.perf_counter() - started) * 1000:.0f} ms")
+    coverage = getattr(store, "search_coverage", None)
+    if coverage is not None:
+        print(f"search index covers: {coverage().describe()}")
+    if args.catch_up and hasattr(store, "index_search_backlog"):
+        catch_up(store)
+
+    print(f"\n{'query':<22}{'text':<20}{'hits':>6}{'wall ms':>10}{'CPU ms':>9}  first hit")
+    for name, query in QUERIES:
+        wall, cpu, hits = timed(lambda: store.search(query, limit=200), args.repeat)
+        first = hits[0].snippet[:40] if hits else ""
+        print(f"{name:<22}{query:<20}{len(hits):>6}{wall:>10.1f}{cpu:>9.1f}  {first}")
+    for name, query in NAMES:
+        wall, cpu, found = timed(lambda: names(store, query), args.repeat)
+        first = found[0].name[:40] if found else ""
+        print(f"{name:<22}{query:<20}{len(found):>6}{wall:>10.1f}{cpu:>9.1f}  {first}")
+    labels = getattr(store, "search_labels", None)
+    if labels is not None:
+        wall, cpu, found = timed(lambda: labels("idea"), args.repeat)
+        print(f"{'labels':<22}{'idea':<20}{len(found):>6}{wall:>10.1f}{cpu:>9.1f}")
+    store.close()
+
+
+def names(store, query: str) -> list:
+    """The first 50 sessions by name, as the search screen asks (before: all, then cut)."""
+    try:
+        return store.search_session_names(query, limit=50)
+    except TypeError:
+        return store.search_session_names(query)[:50]
+
+
+def catch_up(store) -> None:
+    batches, longest, started = [], 0.0, time.perf_counter()
+    cpu = time.process_time()
+    while True:
+        moment = time.perf_counter()
+        step = store.index_search_backlog()
+        took = (time.perf_counter() - moment) * 1000
+        if step.indexed == 0 and step.done:
+            break
+        batches.append((took, step.indexed, step.write_ms))
+        longest = max(longest, step.write_ms)
+        if step.done:
+            break
+    wall = time.perf_counter() - started
+    entries = sum(b[1] for b in batches)
+    print(f"catch-up: {entries:,} entries in {len(batches)} batches, {wall:.1f} s wall, "
+          f"{time.process_time() - cpu:.1f} s CPU; write transaction: median "
+          f"{statistics.median([b[2] for b in batches]) if batches else 0:.0f} ms, "
+          f"longest {longest:.0f} ms")
+    print(f"search index covers: {store.search_coverage().describe()}")
+
+
+if __name__ == "__main__":
+    main()

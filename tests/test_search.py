@@ -1,0 +1,293 @@
+"""Search as users type it (issue 26, item 8): stems, phrases, ranking, tolerant names, and
+the upgrade of an existing store's index in the background. Each runs on a file and on
+PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from core import open_store
+from core.entries import search_text
+from core.search_query import SearchQuery
+from core.store import postgres_search, sqlite_search
+
+MIGRATE = "Migrate orders table to new schema"
+LOGIN = "Fix flaky login test"
+FIRST_ASK = "Migrate the orders data to the v2 schema"
+
+
+def _is_postgres(store) -> bool:
+    return store._backend.name == "postgresql"
+
+
+# ------------------------------------------------------------------ the demo
+@pytest.mark.parametrize("query", ["migration", "migrat", "migrations", "Migrate", "MIGRATING"])
+def test_a_word_finds_the_demo_s_migration_by_its_stem(demo_location, query):
+    with open_store(demo_location, create=False) as store:
+        hits = store.search(query)
+        assert any(h.snippet.startswith(FIRST_ASK) for h in hits), [h.snippet for h in hits]
+        assert {h.session_name for h in hits} == {MIGRATE}
+        names = store.search_session_names(query)
+        assert names and names[0].name == MIGRATE
+
+
+@pytest.mark.parametrize("query, found", [
+    ("flaky logn", LOGIN),          # a typo
+    ("flak login", LOGIN),          # a word being typed
+    ("zebra", None),                # nothing like it
+    ("ogin tes", LOGIN),            # pieces of words
+    ("migration schema", MIGRATE),  # a stem and a word
+    ("shcema", MIGRATE),            # letters swapped
+    ("trip planer", "Trip planner agent (LangGraph)"),
+])
+def test_session_names_are_matched_as_typed(demo_location, query, found):
+    with open_store(demo_location, create=False) as store:
+        names = [s.name for s in store.search_session_names(query)]
+    if found is None:
+        assert names == []
+    else:
+        assert names and names[0] == found, names
+
+
+def test_an_exact_name_ranks_above_a_typo_of_it(store_location):
+    with open_store(store_location) as store:
+        for name in ("deploy the logn service", "login page", "fix login flow"):
+            store.create_external_session(name)
+        names = [s.name for s in store.search_session_names("login")]
+    assert names[:2] == ["fix login flow", "login page"] and names[2] == "deploy the logn service"
+
+
+# --------------------------------------------------------------- message text
+def _session_with(store, texts: list[str], name: str = "s") -> list[int]:
+    moments = iter(datetime(2026, 3, 1, tzinfo=timezone.utc) + timedelta(minutes=m)
+                   for m in range(1000))
+    session = store.create_external_session(name)
+    branch = store.create_internal_session(session.id, name="main")
+    return [store.append_to_branch(branch.id, "message",
+                                   {"message": {"role": "user", "content": text}},
+                                   timestamp=next(moments)).seq for text in texts]
+
+
+def test_the_better_match_comes_first_not_the_newest(store_location):
+    with open_store(store_location) as store:
+        best, weak, other = _session_with(store, [
+            "migration plan: the migration runs in batches; migration checked",
+            "we talked about lunch, the weather, a long list of other things, and at the very"
+            " end of it, briefly, a migration, among many words that are not about it at all",
+            "nothing to do with it",
+        ])
+        assert [h.seq for h in store.search("migrations")] == [best, weak]
+        # two words: the entry with both first, however old
+        both, one = _session_with(store, ["orders schema orders schema", "orders only here"])
+        assert [h.seq for h in store.search("orders schema")] == [both]
+        assert store.search("orders")[0].seq in (both, one)
+
+
+def test_a_quoted_phrase_is_matched_as_written(store_location):
+    with open_store(store_location) as store:
+        exact, apart, stem, cased = _session_with(store, [
+            "copy the orders data first",
+            "orders and then data",
+            "the order data is elsewhere",
+            "ORDERS, data!",
+        ])
+        assert {h.seq for h in store.search('"orders data"')} == {exact, cased}
+        assert {h.seq for h in store.search("orders data")} == {exact, apart, stem, cased}
+        assert {h.seq for h in store.search('"order data"')} == {stem}
+        assert {h.seq for h in store.search('copy "orders data"')} == {exact}
+        # a quote not closed yet (the query being typed): plain words
+        assert {h.seq for h in store.search('"orders dat')} == {exact, apart, stem, cased}
+
+
+@pytest.mark.parametrize("query", ['"', '""', "AND", "NEAR(a b)", "a OR b", "*", "'", "x:*",
+                                   "(", "a <-> b", '"a" "', "-", "^a", "\\", "日本語"])
+def test_any_text_is_a_query(store_location, query):
+    with open_store(store_location) as store:
+        _session_with(store, ["a b and or near", "日本語 text"])
+        assert isinstance(store.search(query), list)
+        assert isinstance(store.search_session_names(query), list)
+
+
+def test_find_in_one_session_keeps_to_it(store_location):
+    with open_store(store_location) as store:
+        first = _session_with(store, ["refactor the parser", "refactoring again"], "one")
+        _session_with(store, ["refactored elsewhere"], "two")
+        session = store.get_entry(first[0]).external_session_id
+        assert {h.seq for h in store.search("refactor", external_session_id=session)} == set(first)
+        assert len(store.search("refactor")) == 3
+
+
+def test_the_query_parser():
+    query = SearchQuery('fix "the login" test "')
+    assert query.words == ["fix", "test"] and query.phrases == [["the", "login"]]
+    assert query.phrases_in("We fix THE   login, test.") and not query.phrases_in("login the")
+    assert SearchQuery('"Café"').phrases_in("a cafe b")
+    assert not SearchQuery('   " " ')
+
+
+# --------------------------------------------------- the upgrade of an index
+def _back_to_schema_10(location) -> None:
+    """Put the store's search index back the way schema 10 kept it and forget migration 11,
+    as a store written by the arbor before this one is."""
+    with open_store(location, create=False) as store:
+        conn = store.connection
+        rows = conn.execute("SELECT seq, type, data FROM entries").fetchall()
+        texts = [(seq, search_text(kind, json.loads(data))) for seq, kind, data in rows]
+        texts = [(seq, text) for seq, text in texts if text]
+        if _is_postgres(store):
+            conn.execute("DROP TABLE entries_search")
+            conn.execute("DROP TEXT SEARCH CONFIGURATION arbor_english")
+            conn.execute("DROP TEXT SEARCH DICTIONARY arbor_english_stem")
+            conn.execute("CREATE TABLE entries_search (seq BIGINT PRIMARY KEY REFERENCES"
+                         " entries(seq) ON DELETE CASCADE, words tsvector NOT NULL)")
+            conn.execute("CREATE INDEX idx_entries_search ON entries_search USING gin (words)")
+            for seq, text in texts:
+                conn.execute("INSERT INTO entries_search(seq, words) VALUES (%s, strip(to_tsvector("
+                             "'simple', regexp_replace(left(%s, 250000), '[[:punct:]]+', ' ',"
+                             " 'g'))))", (seq, text.replace("\x00", " ")))
+            conn.execute("DELETE FROM schema_migrations WHERE version >= 11")
+        else:
+            conn.execute("DROP TABLE entries_fts")
+            conn.execute(sqlite_search.CREATE_WORDS)
+            conn.executemany(sqlite_search.INSERT, texts)
+            conn.execute("DELETE FROM schema_migrations WHERE version >= 11")
+
+
+@pytest.fixture
+def upgraded(demo_location, monkeypatch):
+    """The demo as an arbor of schema 10 left it, opened by this one as if it were big: its
+    index's backlog is left to `index_search_backlog`."""
+    _back_to_schema_10(demo_location)
+    for module in (sqlite_search, postgres_search):
+        monkeypatch.setattr(module, "REINDEX_AT_ONCE", 10)
+    store = open_store(demo_location, create=False)
+    yield store
+    store.close()
+
+
+def _index_is_exact(store) -> None:
+    """The index holds exactly the words of every entry there is, once: what a new index
+    made from the entries holds."""
+    conn = store.connection
+    rows = conn.execute("SELECT seq, type, data FROM entries").fetchall()
+    texts = [(seq, search_text(kind, json.loads(data))) for seq, kind, data in rows]
+    texts = [(seq, text) for seq, text in texts if text]
+    if _is_postgres(store):
+        held = conn.execute("SELECT seq, words::text FROM entries_search ORDER BY seq").fetchall()
+        wanted = [(seq, conn.execute("SELECT (" + postgres_search.LEXEMES.format(text="%s")
+                                     + ")::text", (text,)).fetchone()[0])
+                  for seq, text in sorted(texts)]
+        assert held == wanted
+        return
+    conn.execute(sqlite_search.CREATE.replace("entries_fts", "temp.fresh"))
+    conn.executemany("INSERT INTO temp.fresh(rowid, text) VALUES (?, ?)", texts)
+    conn.execute("CREATE VIRTUAL TABLE temp.fresh_terms USING fts5vocab(temp, fresh, instance)")
+    conn.execute("CREATE VIRTUAL TABLE temp.held_terms USING fts5vocab(main, entries_fts, instance)")
+    held = conn.execute("SELECT doc, term, offset FROM temp.held_terms ORDER BY 1, 2, 3").fetchall()
+    fresh = conn.execute("SELECT doc, term, offset FROM temp.fresh_terms ORDER BY 1, 2, 3").fetchall()
+    assert held == fresh and held
+    conn.execute("INSERT INTO entries_fts(entries_fts) VALUES ('integrity-check')")
+    for name in ("fresh", "fresh_terms", "held_terms"):
+        conn.execute(f"DROP TABLE temp.{name}")
+
+
+def _tables(store) -> set[str]:
+    if _is_postgres(store):
+        return {r[0] for r in store.connection.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")}
+    return {r[0] for r in store.connection.execute("SELECT name FROM sqlite_master")}
+
+
+def _catch_up(store) -> int:
+    steps = 0
+    while not store.index_search_backlog().done:
+        steps += 1
+        assert steps < 10_000
+    return steps
+
+
+def test_an_upgrade_leaves_the_old_history_to_the_background(upgraded):
+    store = upgraded
+    coverage = store.search_coverage()
+    assert coverage.pending and coverage.percent == 0
+    assert coverage.describe() == "0% of messages (indexing…)"
+    # meanwhile the history is found as before (word prefixes, through the old index)...
+    assert any(h.snippet.startswith(FIRST_ASK) for h in store.search("migrate"))
+    assert store.search("migration") == []
+    # ...and what is written now is in the new index at once
+    (fresh,) = _session_with(store, ["a migration written after the upgrade"])
+    assert [h.seq for h in store.search("migrations")] == [fresh]
+    assert 0 < store.search_coverage().fraction < 0.01
+
+    store._backlog_step = 500
+    step = store.index_search_backlog()
+    assert step.indexed > 0 and not step.done
+    assert 0 < store.search_coverage().fraction < 1
+    _catch_up(store)
+    assert not store.search_coverage().pending and store.search_coverage().describe() == "all messages"
+    words_index = "entries_search_words" if _is_postgres(store) else "entries_fts_words"
+    assert words_index not in _tables(store)
+    found = store.search("migration")
+    assert found[0].seq == fresh or any(h.snippet.startswith(FIRST_ASK) for h in found)
+    assert any(h.snippet.startswith(FIRST_ASK) for h in found)
+    _index_is_exact(store)
+
+
+def test_deleting_a_session_during_the_backlog_leaves_both_indexes_exact(upgraded):
+    store = upgraded
+    store._backlog_step = 300
+    store.index_search_backlog()       # the newest part of the history is in the new index
+    below = store._backend.search_index.backlog(store.connection)[0]
+    sessions = {s.id: s for s in store.list_sessions(include_archived=True)}
+    on_both_sides = [sid for sid in sessions if store.connection.execute(
+        "SELECT MIN(seq), MAX(seq) FROM entries WHERE external_session_id = "
+        + ("%s" if _is_postgres(store) else "?"), (sid,)).fetchone()[1] >= below]
+    doomed = on_both_sides[0]
+    store.delete_external_session(doomed)
+    if not _is_postgres(store):
+        store.connection.execute(
+            "INSERT INTO entries_fts_words(entries_fts_words) VALUES ('integrity-check')")
+    gone = sessions[doomed].name
+    assert all(h.session_name != gone for h in store.search("the"))
+    _catch_up(store)
+    _index_is_exact(store)
+
+
+def test_two_indexers_at_once_index_each_entry_once(upgraded, monkeypatch):
+    # Another process (here the reader's connection) takes the part this step read before
+    # this step writes: this one then writes nothing.
+    store = upgraded
+    other = store.reader()
+    module = store._backend.search_index
+    real = module.backlog_rows
+    raced = []
+
+    def rows_then_race(conn, below, count):
+        rows = real(conn, below, count)
+        if not raced:
+            raced.append(None)
+            raced.append(other.index_search_backlog())
+        return rows
+
+    monkeypatch.setattr(module, "backlog_rows", rows_then_race)
+    step = store.index_search_backlog()
+    assert raced[1].indexed > 0 and step.indexed == 0
+    monkeypatch.setattr(module, "backlog_rows", real)
+    _catch_up(store)
+    _index_is_exact(store)
+
+
+def test_a_new_or_small_store_needs_no_backlog(demo_location):
+    with open_store(demo_location, create=False) as store:
+        assert not store.search_coverage().pending
+        assert store.index_search_backlog().done
+    _back_to_schema_10(demo_location)      # the demo is small: indexed by the migration
+    with open_store(demo_location, create=False) as store:
+        assert not store.search_coverage().pending
+        assert "entries_fts_words" not in _tables(store)
+        assert "entries_search_words" not in _tables(store)
+        assert any(h.snippet.startswith(FIRST_ASK) for h in store.search("migration"))
+        _index_is_exact(store)

@@ -1,0 +1,56 @@
+"""`/` after an upgrade of a big store's index: it says how much it covers, and the app
+indexes the rest in the background (issue 26, item 8)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import open_fixed, settle, wait_until
+from core import open_store
+from core.demo import DEMO_NOW
+from core.store import postgres_search, sqlite_search
+from test_search import _back_to_schema_10
+from tui import search_indexing
+from tui.app import ArborApp
+
+SIZE = (120, 40)
+
+
+@pytest.fixture
+def upgraded_path(demo_location, monkeypatch):
+    _back_to_schema_10(demo_location)
+    for module in (sqlite_search, postgres_search):
+        monkeypatch.setattr(module, "REINDEX_AT_ONCE", 10)
+    open_store(demo_location, create=False).close()    # (migrated: the backlog is left)
+    return demo_location
+
+
+async def _search(pilot, text: str) -> None:
+    await pilot.press("slash")
+    await pilot.pause()
+    for key in text:
+        await pilot.press("space" if key == " " else key)
+    await settle(pilot)
+
+
+async def test_search_says_how_much_of_the_history_it_covers(upgraded_path, monkeypatch):
+    monkeypatch.setattr(search_indexing, "start", lambda app: None)   # (not caught up yet)
+    app = ArborApp(open_fixed(upgraded_path), clock=lambda: DEMO_NOW, poll_interval=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _search(pilot, "migrate")
+        status = str(app.screen.query_one("#search-status").render())
+        assert "stemmed search covers 0% of history so far (indexing…)" in status, status
+        assert app.screen.query_one("#search-results").hits   # the old index still finds
+
+
+async def test_the_app_indexes_the_backlog_in_the_background(upgraded_path):
+    app = ArborApp(open_fixed(upgraded_path), clock=lambda: DEMO_NOW, poll_interval=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert await wait_until(pilot, lambda: not app.store.search_coverage().pending)
+        await _search(pilot, "migration")
+        results = app.screen.query_one("#search-results")
+        assert results.sessions[0].name == "Migrate orders table to new schema"
+        assert any(h.snippet.startswith("Migrate the orders data") for h in results.hits)
+        assert "indexing" not in str(app.screen.query_one("#search-status").render())
