@@ -25,6 +25,8 @@ MIN_PATH = 10  # cells: less than this of a path says nothing, so it is left out
 COMFORTABLE_PATH = 16  # cells of path worth the long wording's room
 SHORT_VIEWS = {"replayed context (v)": "context (v)", "raw entries (v)": "raw (v)"}
 SHORT_EXTRAS = {"archived shown": "archived", "following (polling)": "polling"}
+SHORT_ALERTS = {"server unreachable, retrying": "unreachable", "store busy, retrying": "busy",
+                "saving… (waiting for the store)": "saving…"}
 
 
 def status_text(store_path: str, sessions: int, messages: int, view: str, width: int,
@@ -32,7 +34,9 @@ def status_text(store_path: str, sessions: int, messages: int, view: str, width:
     out = Text(no_wrap=True, overflow="ellipsis", end="")
     out.append(" arbor ", LABEL_STYLE)
     out.append(" ")
-    if alert:   # (before the path, which gives it its room)
+    if alert:   # (before the path, which gives it its room; short where the line is)
+        if width < 12 + len(alert) + 45:
+            alert = SHORT_ALERTS.get(alert, alert)
         out.append(f" {alert} ", ALERT_STYLE)
         out.append(" ")
     if partial:
@@ -48,10 +52,16 @@ def status_text(store_path: str, sessions: int, messages: int, view: str, width:
              _right(counts[0], short_view, extra, RULES[1]),
              _right(counts[1], short_view, extra, RULES[1]),
              _right(counts[1], short_view, short_extra, RULES[1])]
+    # with an alert, where even the shortest does not fit, the live indicator and then the
+    # view give way
+    tighter = [_right(counts[1], short_view, "", RULES[1]),
+               _right(counts[1], "", "", RULES[1])] if alert else []
     path = safe_line(store_path, 4 * width, style=PATH_STYLE)
     wanted = min(path.cell_len, COMFORTABLE_PATH)
     used = out.cell_len
     right = next((f for f in forms if used + f.cell_len + 2 + wanted <= width), forms[-1])
+    if used + right.cell_len > width:
+        right = next((f for f in tighter if used + f.cell_len <= width), right)
     room = width - used - right.cell_len - 2   # two spaces between path and counts
     if room >= min(path.cell_len, MIN_PATH):
         out.append_text(middle_cut(path, room))
@@ -64,8 +74,9 @@ def status_text(store_path: str, sessions: int, messages: int, view: str, width:
 def _right(counts: str, view: str, extra: str, rule: str) -> Text:
     right = Text(end="")
     right.append(counts, COUNT_STYLE)
-    right.append(rule, RULE_STYLE)
-    right.append(view, VIEW_STYLE)
+    if view:
+        right.append(rule, RULE_STYLE)
+        right.append(view, VIEW_STYLE)
     if extra:
         right.append(rule, RULE_STYLE)
         right.append(extra, EXTRA_STYLE)
