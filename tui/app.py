@@ -225,19 +225,22 @@ class ArborApp(HistoryActions, TreeActions, ScreenshotActions, StoreCalls, KeysI
                 version = store.data_version()
                 self.call_from_thread(setattr, self, "_data_version", version)
             rows = store.list_sessions(include_archived=self.show_archived)
-            self.sessions_pane.figures = store.session_usage()
+            figures = store.session_usage()   # (handed to the pane on the app's thread)
             hidden = 0
             if not rows and not self.show_archived:
                 hidden = store.count_external_sessions(archived=True)
         except store.errors as error:
             self.call_from_thread(self._error, error, quiet=True)
             return
-        self.call_from_thread(self._sessions_loaded, rows, hidden, keep_id, live)
+        self.call_from_thread(self._sessions_loaded, rows, hidden, keep_id, live, figures=figures)
 
     def _sessions_loaded(self, rows: list[SessionSummary], hidden: int, keep_id: int | None,
-                         live: bool, partial: bool = False, show: bool = True) -> None:
+                         live: bool, partial: bool = False, show: bool = True,
+                         figures=None) -> None:
         """Rows read: list them; with `show`, also show the highlighted session (the first
         page leaves that to `_after_first_frame`)."""
+        if figures is not None:
+            self.sessions_pane.figures = figures
         self.sessions = rows
         self._partial = partial
         self._hidden_archived = hidden

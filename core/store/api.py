@@ -17,7 +17,7 @@ from datetime import timedelta
 
 from ..clock import parse, to_text, utc_now
 from ..entries import COMPACTION, MESSAGE, Entry, search_text, tool_call_count
-from ..errors import ArborError, NotFound, ReplayError
+from ..errors import ArborError, NotFound, ReplayError, StoreUnavailable
 from ..fastjson import dumps
 from ..ids import generate_id
 from ..models import Checkpoint, ExternalSession, InternalSession, LazyHistory
@@ -353,6 +353,8 @@ class Store:
         search or a poll never waits behind (or holds up) the app's own reads and writes.
         """
         with self._lock:
+            if self._closed:
+                raise StoreUnavailable("the store is closed")
             if self._reader is None:
                 self._reader = Store(self.path, clock=self.clock, id_factory=self.id_factory,
                                      create=False, read_only=self.read_only,
@@ -366,6 +368,8 @@ class Store:
         (another program's import) or for a server that went away holds that connection's
         lock, never the first one's."""
         with self._lock:
+            if self._closed:   # (a thread still at work after its store was closed)
+                raise StoreUnavailable("the store is closed")
             if self._write_handle is None:
                 self._write_handle = Store(self.path, clock=self.clock,
                                            id_factory=self.id_factory, create=False,
