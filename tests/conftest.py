@@ -244,3 +244,13 @@ def demo_location(request, tmp_path):
         sessions = source.list_sessions(include_archived=True)
         push_sessions(source, target, [s.id for s in reversed(sessions)])
     return url
+
+
+# ---------------------------------------------------------------- a fake model on 127.0.0.1
+@pytest.fixture
+def fake_model():
+    """A started tests/fake_model_server.FakeModelServer (empty script: `add` replies)."""
+    from fake_model_server import FakeModelServer
+
+    with FakeModelServer() as server:
+        yield server

@@ -36,8 +36,8 @@ def test_usage_prints_hostile_names_and_models_literally(tmp_path, capsys, by):
     out = capsys.readouterr().out
     assert_clean(out)
     assert "[/x] ␛]52;c;eA==" in out                 # the model, shown, not run
-    if by == "session":
-        assert "[@click=app.quit]quit[/]" in out     # markup shown as text
+    if by == "session":   # markup shown as text (the long name cut with "…" to fit)
+        assert "[bold red]x[/] ␛]52;c;aGVsbG8=␇" in out
 
 
 @pytest.mark.skipif(not (FIXTURES / "codex").exists(), reason="shared fixtures are beside the repository")

@@ -59,16 +59,19 @@ def run_import(tmp_path, capsys, *flags: str) -> str:
 
 
 def table_rows(out: str) -> list[list[str]]:
-    """The body rows of the table, as their cells: the first line of each (the names here
-    are short enough not to fold; a session's second line has no name)."""
+    """The body rows of the table, as their cells (two spaces or more apart): the lines
+    between the header (its last line starts with File or Folder) and the totals; a
+    session's line under its file (indented) is not a row."""
+    import re
+
     rows, inside = [], False
     for line in out.splitlines():
-        if line.startswith("┡"):
+        if re.match(r"(File|Folder)\s", line):
             inside = True
-        elif line.startswith("├"):
-            inside = False
-        elif inside and line.startswith("│") and line[1:].split("│")[0].strip():
-            rows.append([cell.strip() for cell in line.strip("│").split("│")])
+        elif inside and re.match(r"[\d,]+ (files|folders)", line):
+            break
+        elif inside and line and not line.startswith(" "):
+            rows.append(re.split(r"\s{2,}", line.strip()))
     return rows
 
 

@@ -25,11 +25,14 @@ def run(*args: str) -> subprocess.CompletedProcess:
 def assert_refused(done: subprocess.CompletedProcess, *words: str) -> None:
     assert done.returncode == 2
     assert done.stdout == ""  # no screen was drawn
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("arbor: ")
+    # one sentence: on one line, or wrapped between words to $COLUMNS (set in a terminal,
+    # and by the test runner), its following lines indented under it
+    first, *rest = done.stderr.rstrip("\n").splitlines()
+    assert first.startswith("arbor: ") and all(line.startswith("  ") for line in rest)
     assert "Traceback" not in done.stderr
+    sentence = " ".join(" ".join([first, *rest]).split())
     for word in words:
-        assert word in lines[0]
+        assert word in sentence
 
 
 def test_damaged_store(tmp_path):

@@ -127,12 +127,13 @@ def test_summaries_keep_their_markdown():
     assert "\n\n" not in text.strip()      # compact: no blank lines between blocks
 
 
-async def test_counts_at_80_columns_keep_whole_word_units(demo_db):
+async def test_counts_in_a_narrow_sessions_pane_keep_whole_word_units(demo_db):
     """'3.0km' read as kilometres and '22m' as minutes: the narrow sessions pane writes
-    '3.0k msg' and '22 msg'."""
+    '3.0k msg' and '22 msg'. (At 100 columns, the narrowest with three panes: at 80 the
+    sessions pane, focused, has the room, tests/test_tui_narrow.py.)"""
     app = ArborApp(open_fixed(demo_db), clock=lambda: DEMO_NOW, poll_interval=None,
                    store_label=demo_db.name)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(100, 24)) as pilot:
         await settle(pilot)
         pane = app.sessions_pane
         width = pane.scrollable_content_region.width

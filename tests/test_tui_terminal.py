@@ -111,6 +111,61 @@ def test_resizing_the_real_terminal_both_ways_with_messages_open(demo):
     term.wait_for(lambda screen: "Plan three days in Lisbon" in screen and "/ 6 ─" in screen)
 
 
+def pane_titles(screen: str) -> list[str]:
+    """The panes drawn, left to right, by their border titles on the top line."""
+    top = screen.splitlines()[0]
+    return [name for name in ("Sessions", "Branches", "Entries", "Messages") if f"─ {name}" in top]
+
+
+def test_narrow_terminals_give_the_focused_pane_the_room(demo):
+    """Issue 26, part 6: below 100 columns the pane with focus and the one it drives, the
+    messages alone; below 70 one pane; z zooms and unzooms; every frame fills the width."""
+    term, _ = demo
+
+    def at(width: int, height: int) -> None:
+        term.resize(width, height)
+        term.wait_for(lambda screen: screen.splitlines()[0].endswith("╮")
+                      and len(screen.splitlines()[0]) == width, timeout=10)
+
+    def shows(*panes: str) -> str:
+        return term.wait_for(lambda screen: pane_titles(screen) == list(panes), timeout=10)
+
+    shows("Sessions", "Branches", "Messages")
+    term.keys("Tab")
+    term.wait_for(lambda screen: "Make current" in term.footer())
+    term.keys("Tab")
+    term.wait_for(lambda screen: "v Raw" in term.footer())
+    at(80, 24)
+    screen = shows("Messages")   # reading: the whole width
+    assert "Plan three days in Lisbon." in screen
+    at(60, 20)
+    shows("Messages")
+    term.keys("BTab")
+    shows("Branches")
+    at(80, 24)
+    shows("Branches", "Messages")
+    term.keys("BTab")
+    screen = shows("Sessions", "Branches")
+    # the names whole, with their costs (cut to 8-14 cells, some costs lost, before)
+    for text in ("Migrate orders table to new schema", "$81.82", "Trip planner agent (LangGraph)",
+                 "claude_code"):
+        assert text in screen
+    term.wait_for(lambda screen: "z Zoom" in term.footer())
+    term.keys("z")
+    shows("Sessions")
+    term.keys("z")
+    shows("Sessions", "Branches")
+    at(120, 40)
+    shows("Sessions", "Branches", "Messages")
+    # z works; the footer keeps its room for the pane's keys
+    term.wait_for(lambda screen: "z Zoom" not in term.footer() and "q Quit" in term.footer())
+    term.keys("z")
+    shows("Sessions")
+    term.keys("z")
+    shows("Sessions", "Branches", "Messages")
+    assert term.exited() is None and "Traceback" not in term.history()
+
+
 def test_keys_in_one_burst_act_in_the_pane_the_keys_before_them_focused(demo):
     term, path = demo
     before = branches_seen_by_another_process(path, TRIP)

@@ -18,7 +18,6 @@ from rich.text import Text
 from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
 
 from core.clock import utc_now
 from core.models import InternalSession
@@ -36,6 +35,7 @@ from .components.empty_state import EmptyState, empty_text
 from .components.entries_pane import EntriesPane
 from .components.key_footer import KeyFooter
 from .components.messages_pane import MessagesPane
+from .components.pane_row import PaneRow
 from .components.sessions_pane import SessionsPane
 from .components.status_line import StatusLine, status_text
 from .formatting import FAINT, short_id
@@ -94,6 +94,7 @@ class ArborApp(HistoryActions, TreeActions, ScreenshotActions, StoreCalls, KeysI
         Binding("t", "toggle_tree", "Entries/branches", show=False, id="toggle-tree"),
         Binding("H", "toggle_thinking", "Hide/show thinking", show=False, id="toggle-thinking"),
         Binding("ctrl+f", "find_in_session", "Find in session", show=False, id="find-in-session"),
+        Binding("z", "toggle_zoom", "Zoom", show=False, id="zoom"),
     ]
 
     def __init__(self, store: Store, *, show_archived: bool = False, clock: Clock | None = None,
@@ -127,7 +128,7 @@ class ArborApp(HistoryActions, TreeActions, ScreenshotActions, StoreCalls, KeysI
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
         now = self.clock()
-        with Horizontal(id="panes"):
+        with PaneRow(id="panes"):
             yield SessionsPane(now, id="sessions", classes="pane")
             yield BranchesPane(id="branches", classes="pane")
             yield EntriesPane(now, id="entries", classes="pane")
@@ -160,7 +161,6 @@ class ArborApp(HistoryActions, TreeActions, ScreenshotActions, StoreCalls, KeysI
     def on_mount(self) -> None:
         self._store_calls_mounted()
         self.query_one(EmptyState).display = False
-        self.entries_pane.display = False
         self.messages_pane.empty_text = Text("loading…", FAINT)
         # The first frame lists the first screenful of sessions (one indexed query, LIMIT
         # FIRST_PAGE). The rest comes one step a frame, so that none of it delays the one
@@ -662,6 +662,22 @@ class ArborApp(HistoryActions, TreeActions, ScreenshotActions, StoreCalls, KeysI
         # set at once: Widget.focus() would only queue it, and a second tab already queued
         # would still see the old focus
         self.set_focus(panes[(index + 1) % 3])
+
+    def action_toggle_zoom(self) -> None:
+        """z: the pane with focus alone, full width (z again: as the width allows)."""
+        self.query_one(PaneRow).toggle_zoom()
+
+    action_zoom = action_toggle_zoom
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        # z is the panes' `zoom` (in the footer) where the panes are folded for want of
+        # room, and the app's `toggle_zoom` (in help and palette only) where they are not;
+        # neither where it would change nothing
+        if action == "zoom":
+            return self.query_one(PaneRow).zoom_in_footer()
+        if action == "toggle_zoom":
+            return self.query_one(PaneRow).can_zoom()
+        return True
 
     def action_focus_previous_pane(self) -> None:
         if not self.query_one("#panes").display:

@@ -146,19 +146,11 @@ def _top_parser() -> argparse.ArgumentParser:
 
 
 def _columns() -> int:
-    """The terminal's width as `shutil.get_terminal_size()` tells it ($COLUMNS, else the
-    terminal of stdout, else 80). argparse asks shutil for it whenever an argument is
-    added, and shutil loads bz2, lzma and zlib: ~2 ms of every command's start."""
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return columns or 80
+    """The terminal's width (argparse asks shutil for it whenever an argument is added,
+    and shutil loads bz2, lzma and zlib: ~2 ms of every command's start)."""
+    from .commands.shared import columns
+
+    return columns()
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -170,8 +162,21 @@ class _HelpFormatter(argparse.HelpFormatter):
                          _columns() - 2 if width is None else width)
 
 
-class _RawDescriptionHelpFormatter(_HelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """The same, keeping the description's and epilog's own lines."""
+class _RawDescriptionHelpFormatter(_HelpFormatter):
+    """The same, keeping the description's and epilog's own lines, each wrapped between
+    words to the width; a listed line's (`  name  what it does`) under its second column."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import re
+        import textwrap
+
+        out = []
+        for line in text.splitlines():
+            listed = re.match(r"\s+\S+\s+", line)
+            out.append(textwrap.fill(line, width, initial_indent=indent,
+                                     subsequent_indent=indent + " " * (listed.end() if listed else 0),
+                                     break_long_words=False, break_on_hyphens=False) or indent)
+        return "\n".join(out)
 
 
 def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace | int:

@@ -35,6 +35,8 @@ COMMANDS: list[tuple[str, str, str, str]] = [
     ("Import agent logs…", "", "import_logs", "Read Claude Code, Codex, pi or LangGraph logs into this store"),
     ("Help", "?", "help", "Every key and what it does"),
     ("Next pane", "tab", "focus_next_pane", "Sessions → branches → messages"),
+    ("Zoom / maximise pane", "z", "toggle_zoom",
+     "The pane with focus alone, full width (again: every pane the width allows)"),
     ("Previous pane", "shift+tab", "focus_previous_pane", "Messages → branches → sessions"),
 ]
 

@@ -29,8 +29,7 @@ class TreeActions:
         self._catch_up()
         had_focus = self.focused in (self.branches_pane, self.entries_pane)
         self.tree_mode = not self.tree_mode
-        self.branches_pane.display = not self.tree_mode
-        self.entries_pane.display = self.tree_mode
+        self.query_one("#panes").set_tree(self.tree_mode)   # (it shows one middle pane)
         if self.tree_mode and self.session_id is not None:
             self._load_tree(self.session_id, self._kept_seq(), False)
         if had_focus:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from . import output_file
 from .output_file import is_stdout
-from .shared import EXIT_FAILED, EXIT_OK, EXIT_STORE, add_db_argument, open_store_or_explain
+from .shared import EXIT_FAILED, EXIT_OK, EXIT_STORE, add_db_argument, open_store_or_explain, say
 
 # An export writes its -o file only when complete.
 INTERRUPTED = ("a file given with -o was not written (a device, FIFO or socket may have had part "
@@ -32,7 +32,8 @@ INTERRUPTED = ("a file given with -o was not written (a device, FIFO or socket m
 def configure(p: argparse.ArgumentParser) -> None:
     p.description = "Write one session out as pi JSONL, Markdown or JSON."
     p.add_argument("session", metavar="SESSION", help="a session uid, unique uid prefix, or name")
-    p.add_argument("--format", "-f", choices=("pi", "markdown", "json", "html"), default="markdown")
+    p.add_argument("--format", "-f", choices=("pi", "markdown", "json", "html"), default="markdown",
+                   metavar="FORMAT", help="pi, markdown, json or html (default: markdown)")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--branch", "-b", metavar="ID", help="markdown, html: the branch (id or "
                        "name); default: the current branch")
@@ -75,11 +76,11 @@ def run(args: argparse.Namespace) -> int:
             target = Path(args.output).expanduser()
             refusal = _refusal(target, store.path)
             if refusal:
-                print(f"arbor: {refusal}", file=sys.stderr)
+                say(refusal)
                 return EXIT_FAILED
             count = output_file.write(target, lambda out: _export(store, args, out))
-            print(f"wrote {count:,} {'lines' if args.format == 'pi' else 'entries'} to {target}",
-                  file=sys.stderr)
+            say(f"wrote {count:,} {'lines' if args.format == 'pi' else 'entries'} to {target}",
+                prefix="")
         else:
             out = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="\n",
                                    write_through=True) if hasattr(sys.stdout, "buffer") else sys.stdout
@@ -90,12 +91,12 @@ def run(args: argparse.Namespace) -> int:
                 if out is not sys.stdout:
                     out.detach()
     except ArborError as error:
-        print(f"arbor: {error}", file=sys.stderr)
+        say(str(error))
         return EXIT_FAILED
     except BrokenPipeError:
         return EXIT_OK
     except OSError as error:
-        print(f"arbor: cannot write: {error.strerror or error}", file=sys.stderr)
+        say(f"cannot write: {error.strerror or error}")
         return EXIT_FAILED
     finally:
         store.close()

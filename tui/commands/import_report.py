@@ -39,30 +39,47 @@ def _folder_of(path: str) -> str:
 
 
 def print_report(report, console, *, store_path: str = "", every_file: bool = False) -> None:
+    """The report, every line within `console.width`: names and paths cut with "…",
+    columns left out when even that is not enough (a line under the table says which)."""
     from rich.text import Text
 
+    from ..cut_text import cut_middle
+    from .fit_table import left_out_note
+
+    width = console.width
     folder = _common_folder([f.path for f in report.files if os.path.exists(f.path)])
     if folder == "/":
         folder = ""
-    title = _plain("arbor import" + (f" — {folder}" if folder else ""))
     rows = report.files if every_file or len(report.files) <= FILES_SHOWN else \
         [f for f in report.files if f.status != "unchanged"]
     if len(rows) <= FILES_SHOWN or every_file:
-        console.print(_file_table(report, rows, folder, title))
+        title, table, caption, left_out = _file_table(report, rows, folder, width)
     else:
-        console.print(_folder_table(report, folder, title))
+        title, table, caption, left_out = _folder_table(report, folder, width)
+    heading = Text("arbor import", "bold", end="")
+    if folder:
+        heading.append(" — ")
+        heading.append_text(cut_middle(_plain(folder), max(12, width - heading.cell_len
+                                                                  - title.cell_len)))
+    heading.append_text(title)
+    console.print(heading, no_wrap=True, overflow="ellipsis")
+    console.print(table)
+    hint = "a wider terminal shows " + ("it" if len(left_out) == 1 else "them")
+    for note in (caption, left_out_note(left_out, hint)):
+        if note is not None:
+            console.print(note)
     problems = [f for f in report.files if f.error]
     if problems:
         console.print(Text(f"Not imported ({len(problems)}):", "bold"))
         for result in problems:
-            console.print(Text.assemble(_plain(result.path, style="cyan"), "  ",
-                                        _plain(result.error)))
+            _noted(console, _plain(_shown(result.path, folder), style="cyan"),
+                   _plain(result.error))
     skipped = report.skipped
     if skipped:
         console.print(Text(f"Skipped lines ({len(skipped)}):", "bold"))
         for item in skipped[:MAX_SKIPPED_SHOWN]:
-            console.print(Text.assemble(_plain(item.where(), style="cyan"), "  ",
-                                        _plain(item.reason)))
+            _noted(console, _plain(_shown(item.where(), folder), style="cyan"),
+                   _plain(item.reason))
         if len(skipped) > MAX_SKIPPED_SHOWN:
             console.print(Text(f"… and {len(skipped) - MAX_SKIPPED_SHOWN} more"))
     duplicates = sum(f.duplicates for f in report.files)
@@ -71,6 +88,23 @@ def print_report(report, console, *, store_path: str = "", every_file: bool = Fa
             + (f"; {duplicates:,} exact duplicate lines counted once" if duplicates else "")
             + (f"; store: {store_path}" if store_path else ""))
     console.print(Text(tail, "dim"))
+
+
+def _noted(console, where, what) -> None:
+    """`where  what` on a line when it fits; else `where` on its own line (cut in its
+    middle if need be) and `what` under it, indented, wrapped between words."""
+    from rich.padding import Padding
+    from rich.text import Text
+
+    from ..cut_text import cut_middle
+
+    line = Text.assemble(where, "  ", what)
+    if line.cell_len <= console.width:
+        console.print(line, no_wrap=True)
+        return
+    console.print(cut_middle(where, console.width), no_wrap=True)
+    what.overflow = "ellipsis"     # (a word longer than the line is cut, not broken)
+    console.print(Padding(what, (0, 0, 0, 4), expand=False))
 
 
 def _plain(value, limit: int = 0, style: str = ""):
@@ -90,55 +124,73 @@ def _shown(path: str, folder: str) -> str:
     return os.path.relpath(path, folder) if folder and path.startswith(folder) else path
 
 
-def _file_table(report, rows: list, folder: str, title):
+def _file_table(report, rows: list, folder: str, width: int):
     """A row for each of `rows` (the files that changed, when the others are left out:
-    the caption says how many)."""
-    from rich.table import Table
+    the caption says how many): the title's tail, the table, the caption, the columns
+    left out. Where the session column does not fit beside a path of 36 cells, each
+    file's sessions are listed under its path instead."""
     from rich.text import Text
 
-    table = Table(title=title, title_justify="left", show_footer=True, expand=False,
-                  pad_edge=False, caption_justify="left")
+    from .fit_table import fit_table
+
+    title = Text(end="")
     hidden = len(report.files) - len(rows)
-    if hidden:
-        table.caption = Text(f"{hidden} more files unchanged (arbor import --files lists "
-                             "every file).", "dim")
+    caption = Text(f"{hidden} more files unchanged (arbor import --files lists every file).",
+                   "dim") if hidden else None
     # one format among them: said once, in the title, and its column left out, as is that of
-    # skipped lines when there are none (room for the names in 80 columns)
+    # skipped lines when there are none
     formats = {result.format for result in rows if result.format}
-    one_format = len(formats) == 1
-    if one_format:
-        title.append(f" · {formats.pop()}", "dim")
-    table.add_column("File", footer=Text(f"{len(report.files):,} files"), overflow="fold",
-                     min_width=18, max_width=40)
-    if not one_format:
-        table.add_column("Format", no_wrap=True)
-    table.add_column("Result", no_wrap=True)
-    table.add_column("Session", overflow="fold", min_width=14, max_width=30,
-                     footer=Text(f"{report.sessions_added:,} new"))
+    if len(formats) == 1:
+        title.append(f" · {next(iter(formats))}", "dim")
+    table, left_out = fit_table(_file_columns(report, rows, folder, len(formats) > 1, False), width)
+    if "Session" in left_out:
+        table, left_out = fit_table(_file_columns(report, rows, folder, len(formats) > 1, True),
+                                    width)
+    return title, table, caption, left_out
+
+
+def _file_columns(report, rows: list, folder: str, formats: bool, fold: bool) -> list:
+    """The file table's columns: the sessions in a column of their own, or (`fold`)
+    under each file's path."""
+    from rich.text import Text
+
+    from .fit_table import Column
+
+    file = Column("File", footer=Text(f"{len(report.files):,} files"), cut="middle", least=36)
+    kind = Column("Format", expendable=2) if formats else None
+    result_ = Column("Result")
+    session = None if fold else Column("Session", cut="end", least=18, expendable=3,
+                                       footer=Text(f"{report.sessions_added:,} new"))
     skipped = len(report.skipped)
-    for name, total in (("Entries", report.entries_added), ("Branches", report.branches_added),
-                        ("Skipped", skipped))[:3 if skipped else 2]:
-        table.add_column(name, justify="right", footer=f"{total:,}", no_wrap=True)
+    counts = [Column(name, justify="right", footer=f"{total:,}")
+              for name, total in (("Entries", report.entries_added),
+                                  ("Branches", report.branches_added),
+                                  ("Skipped", skipped))[:3 if skipped else 2]]
+    if fold:
+        file.footer = Text(f"{len(report.files):,} files, {report.sessions_added:,} new sessions")
     for result in rows:
         label, style = _STATUS.get(result.status, (result.status, ""))
         sessions = Text()
-        for index, session in enumerate(result.sessions):
-            if index:
+        for made in result.sessions:
+            if sessions.plain or fold:
                 sessions.append("\n")
-            sessions.append_text(_plain(session.name, 28))
-            sessions.append(f"\n{session.uid[:24]}" + ("…" if len(session.uid) > 24 else ""),
-                            "dim")
-            if session.created:
-                sessions.append(" new", "green")
-        cells = [_plain(_shown(result.path, folder))]
-        if not one_format:
-            cells.append(_plain(result.format or "—"))
-        cells += [Text(label, style), sessions if result.sessions else "—",
-                  f"{result.entries_added:,}", f"{result.branches_added:,}"]
-        if skipped:
-            cells.append(f"{len(result.skipped):,}")
-        table.add_row(*cells)
-    return table
+            sessions.append("  ↳ " if fold else "", "dim")
+            sessions.append_text(_plain(made.name))
+            sessions.append("  " if fold else "\n")
+            if made.created:
+                sessions.append("new ", "green")
+            sessions.append_text(_plain(made.uid, style="dim"))
+        path = _plain(_shown(result.path, folder))
+        file.cells.append(path.append_text(sessions) if fold else path)
+        if kind:
+            kind.cells.append(_plain(result.format or "—"))
+        result_.cells.append(Text(label, style))
+        if session:
+            session.cells.append(sessions if result.sessions else "—")
+        numbers = [result.entries_added, result.branches_added, len(result.skipped)]
+        for column, number in zip(counts, numbers):
+            column.cells.append(f"{number:,}")
+    return [c for c in (file, kind, result_, session, *counts) if c is not None]
 
 
 class _Folder:
@@ -160,42 +212,39 @@ class _Folder:
         self.skipped += len(result.skipped)
 
 
-def _folder_table(report, folder: str, title):
+def _folder_table(report, folder: str, width: int):
     """A row a folder: its files, how many were unchanged and how many not imported
     (listed below the table), sessions new, entries and branches added, lines skipped; the
     FOLDERS_SHOWN with the most entries added."""
-    from rich.table import Table
     from rich.text import Text
+
+    from .fit_table import Column, fit_table
 
     folders: dict[str, _Folder] = {}
     for result in report.files:
         folders.setdefault(_folder_of(result.path), _Folder()).add(result)
     ranked = sorted(folders.items(), key=lambda item: (-item[1].entries, -item[1].files, item[0]))
-    table = Table(title=title, title_justify="left", show_footer=True, expand=False,
-                  pad_edge=False, caption_justify="left")
-    # (columns that would hold only zeros are left out: the table fits 80 columns)
-    columns = [column for column in (
-        ("Files", "files", len(report.files)),
-        ("Un-\nchanged", "unchanged", sum(f.unchanged for f in folders.values())),
-        ("Not\nimported", "other", sum(f.other for f in folders.values())),
-        ("New\nsessions", "new", report.sessions_added),
-        ("Entries", "entries", report.entries_added),
-        ("Branches", "branches", report.branches_added),
-        ("Skipped\nlines", "skipped", len(report.skipped))) if column[2] or column[1] == "files"]
-    table.add_column("Folder", footer=Text(f"{len(folders):,} folders"), overflow="fold",
-                     min_width=16, max_width=48)
-    for heading, _field, total in columns:
-        table.add_column(heading, justify="right", footer=f"{total:,}", no_wrap=True)
-    for name, counts in ranked[:FOLDERS_SHOWN]:
-        shown = _shown(name, folder) if name != folder else "."
-        cells = []
-        for _title, field, _total in columns:
-            value = getattr(counts, field)
+    # (columns that would hold only zeros are left out; on a narrow terminal, unchanged
+    # files, branches and new sessions go next, before a folder is cut to under 16 cells)
+    fields = [field for field in (
+        ("Files", "files", len(report.files), 0),
+        ("Un-\nchanged", "unchanged", sum(f.unchanged for f in folders.values()), 3),
+        ("Not\nimported", "other", sum(f.other for f in folders.values()), 0),
+        ("New\nsessions", "new", report.sessions_added, 1),
+        ("Entries", "entries", report.entries_added, 0),
+        ("Branches", "branches", report.branches_added, 2),
+        ("Skipped\nlines", "skipped", len(report.skipped), 0)) if field[2] or field[1] == "files"]
+    name = Column("Folder", footer=Text(f"{len(folders):,} folders"), cut="middle", least=16)
+    counts = [Column(heading, justify="right", footer=f"{total:,}", expendable=expendable)
+              for heading, _field, total, expendable in fields]
+    for place, tally in ranked[:FOLDERS_SHOWN]:
+        name.cells.append(_plain(_shown(place, folder) if place != folder else "."))
+        for column, (_heading, field, _total, _expendable) in zip(counts, fields):
+            value = getattr(tally, field)
             style = "yellow" if field == "other" and value else "dim" if field == "unchanged" else ""
-            cells.append(Text(f"{value:,}", style))
-        table.add_row(_plain(shown), *cells)
+            column.cells.append(Text(f"{value:,}", style))
     hidden = len(ranked) - FOLDERS_SHOWN
-    table.caption = Text(
-        (f"… and {hidden} more folders. " if hidden > 0 else "")
-        + "arbor import --files lists every file.", "dim")
-    return table
+    caption = Text((f"… and {hidden} more folders. " if hidden > 0 else "")
+                   + "arbor import --files lists every file.", "dim")
+    table, left_out = fit_table([name, *counts], width)
+    return Text(end=""), table, caption, left_out

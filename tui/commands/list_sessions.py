@@ -28,7 +28,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                      "project folder, branches, messages, last activity and cost.")
     p.add_argument("--project", "-p", metavar="P",
                    help="only sessions in folder P or below it, or whose folder is named P")
-    p.add_argument("--source", "-s", choices=SOURCES, help="only sessions from this agent")
+    p.add_argument("--source", "-s", choices=SOURCES, metavar="AGENT",
+                   help=f"only sessions from this agent: {', '.join(SOURCES)}")
     p.add_argument("--archived", action="store_true", help="archived sessions too")
     p.add_argument("--json", action="store_true", help="a JSON list, one object per session")
     add_db_argument(p)
@@ -120,40 +121,33 @@ def _print_table(rows: list[dict]) -> None:
     if not rows:
         out.print(Text("No sessions.", style="dim"))
         return
+    from .fit_table import Column, add_row, fit_table, left_out_note
+
     home = os.path.expanduser("~")
-    cells = []
+    # names cut at their end, folders in their middle; on a narrow terminal the columns
+    # that matter least are left out first: branches, last activity, source, project, msg
+    columns = [Column("Uid", style="cyan"), Column("Name", cut="end", least=20),
+               Column("Source", expendable=3), Column("Project", cut="middle", least=12,
+                                                      expendable=2, style="dim"),
+               Column("Br", justify="right", expendable=5),
+               Column("Msg", justify="right", expendable=1),
+               Column("Last activity", expendable=4), Column("Cost", justify="right")]
     for row in rows:
-        name = Text("  " * row["depth"] + ("↳ " if row["depth"] else ""), no_wrap=True,
-                    overflow="ellipsis")
+        name = Text("  " * row["depth"] + ("↳ " if row["depth"] else ""))
         name.append(_line(row["name"] or "(unnamed)"), style="italic dim" if row["archived"] else "")
         cwd = row["cwd"] or ""
         if home and home != "/" and (cwd == home or cwd.startswith(home + "/")):
             cwd = "~" + cwd[len(home):]
         cost = fmt_usd(row["cost_usd"]) + ("+" if row["cost_incomplete"] else "") \
             if row["cost_usd"] or row["cost_incomplete"] else "—"
-        cells.append([Text(_line(row["short_uid"])), name, Text(_line(row["source"] or "?")),
-                      Text(_line(cwd), no_wrap=True, overflow="ellipsis"),
-                      f"{row['branches']:,}", f"{row['messages_with_subagents']:,}",
-                      _when(row["last_activity"]), cost])
-    headers = ["Uid", "Name", "Source", "Project", "Br", "Msg", "Last activity", "Cost"]
-    widths = [max(len(headers[i]), *(Text(c[i]).cell_len if isinstance(c[i], str) else
-                                     c[i].cell_len for c in cells)) for i in range(len(headers))]
-    # every column but name and project as wide as its widest cell; those two share the rest
-    fixed = sum(w for i, w in enumerate(widths) if i not in (1, 3)) + 2 * (len(headers) - 1)
-    rest = max(20, out.width - fixed)
-    name_width = min(widths[1], max(10, rest * 11 // 20))
-    project_width = min(widths[3], max(8, rest - name_width))
-    name_width = min(widths[1], max(10, rest - project_width))
-    table = Table(box=None, pad_edge=False, header_style="bold", expand=False)
-    for i, title in enumerate(headers):
-        right = title in ("Br", "Msg", "Cost")
-        width = name_width if i == 1 else project_width if i == 3 else widths[i]
-        table.add_column(title, justify="right" if right else "left", no_wrap=True,
-                         overflow="ellipsis", width=width,
-                         style="cyan" if i == 0 else "dim" if i == 3 else None)
-    for row_cells in cells:
-        table.add_row(*row_cells)
+        add_row(columns, Text(_line(row["short_uid"])), name, Text(_line(row["source"] or "?")),
+                Text(_line(cwd)), f"{row['branches']:,}", f"{row['messages_with_subagents']:,}",
+                _when(row["last_activity"]), cost)
+    table, left_out = fit_table(columns, out.width, show_footer=False)
     out.print(table)
+    note = left_out_note(left_out)
+    if note is not None:
+        out.print(note)
 
 
 def _line(value) -> str:

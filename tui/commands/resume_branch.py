@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .shared import EXIT_FAILED, EXIT_OK, EXIT_STORE, add_db_argument, open_store_or_explain
+from .shared import EXIT_FAILED, EXIT_OK, EXIT_STORE, add_db_argument, open_store_or_explain, say
 
 EXIT_NO_EXECUTABLE = 127  # as a shell reports a command it cannot find
 INTERRUPTED = "the agent was stopped; the session file written for it is kept"
@@ -77,17 +77,16 @@ def run(args: argparse.Namespace) -> int:
         at = _entry_on(store, branch, args.entry).seq if args.entry else None
         plan = prepare_resume(store, session, branch, at_seq=at, dry_run=args.dry_run)
     except ArborError as error:
-        print(f"arbor: {error}", file=sys.stderr)
+        say(str(error))
         return EXIT_FAILED
     except OSError as error:
-        print(f"arbor: cannot write the session file: {error.strerror or error}", file=sys.stderr)
+        say(f"cannot write the session file: {error.strerror or error}")
         return EXIT_FAILED
     except store.database_errors as error:
-        print(f"arbor: the store could not be read or written: {error}", file=sys.stderr)
+        say(f"the store could not be read or written: {error}")
         return EXIT_FAILED
     finally:
         store.close()
-    say = lambda text: print(f"arbor: {text}", file=sys.stderr)  # noqa: E731
     say(plan.summary + ".")
     if plan.cwd_guessed:
         say(f"the session has no recorded working directory; using {plan.cwd}")

@@ -25,8 +25,46 @@ DB_HELP = ("the store: a file or a postgresql:// URL (default: $ARBOR_DB, else a
 
 def fail(message: str) -> int:
     """Print `arbor: message` on stderr; the exit status for a store that cannot be used."""
-    print(f"arbor: {message}", file=sys.stderr)
+    say(message)
     return EXIT_STORE
+
+
+def columns() -> int:
+    """The terminal's width as `shutil.get_terminal_size()` tells it ($COLUMNS, else the
+    terminal of stdout, else 80), without loading shutil (and bz2, lzma, zlib with it)."""
+    import os
+
+    try:
+        width = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        width = 0
+    if width <= 0:
+        try:
+            width = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            width = 0
+    return width or 80
+
+
+def say(message: str, *, prefix: str = "arbor: ", stream=None) -> None:
+    """`prefix` and `message` on stderr (or `stream`), wrapped between words to the
+    terminal's width when the stream is a terminal or $COLUMNS is set; a word longer than
+    the line (a path, a command to copy) stands whole on a line of its own."""
+    import os
+
+    stream = stream or sys.stderr
+    text = f"{prefix}{message}"
+    try:
+        wrap = "COLUMNS" in os.environ or stream.isatty()
+    except (AttributeError, ValueError):
+        wrap = False
+    if wrap:
+        import textwrap
+
+        text = "\n".join(textwrap.wrap(text, width=max(20, columns() - 1), subsequent_indent="  ",
+                                       break_long_words=False, break_on_hyphens=False)
+                         or [text])
+    print(text, file=stream)
 
 
 def add_db_argument(parser: argparse.ArgumentParser) -> None:
@@ -69,11 +107,16 @@ def open_store_or_explain(db: str | None, *, create: bool = True, read_only: boo
 
 
 def stdout_console():
-    """A Rich console for stdout: as wide as the terminal, or 120 columns into a pipe."""
+    """A Rich console for stdout: as wide as $COLUMNS says, else the terminal, else 120
+    columns into a pipe."""
+    import os
+
     from rich.console import Console
 
     out = Console(highlight=False, soft_wrap=False)
-    if not out.is_terminal:
+    if "COLUMNS" in os.environ:
+        out = Console(highlight=False, soft_wrap=False, width=columns())
+    elif not out.is_terminal:
         out = Console(highlight=False, soft_wrap=False, width=120)
     return out
 

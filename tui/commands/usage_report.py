@@ -15,7 +15,7 @@ import argparse
 import json
 import sys
 
-from .shared import EXIT_FAILED, EXIT_OK, EXIT_STORE, add_db_argument, open_store_or_explain
+from .shared import EXIT_FAILED, EXIT_OK, EXIT_STORE, add_db_argument, open_store_or_explain, say
 
 GROUPINGS = ("session", "day", "week", "month", "model", "project")
 SOURCES = ("claude_code", "codex", "pi", "langgraph", "arbor")
@@ -33,11 +33,14 @@ def _day(text: str):
 def configure(p: argparse.ArgumentParser) -> None:
     p.description = ("Tokens and cost of the agents' responses in the store, one row per "
                      "group and a total (each response counted once).")
-    p.add_argument("--by", choices=GROUPINGS, default="day", help="one row per … (default: day)")
+    p.add_argument("--by", choices=GROUPINGS, default="day", metavar="GROUP",
+                   help=f"one row per {', '.join(GROUPINGS[:-1])} or {GROUPINGS[-1]} "
+                        "(default: day)")
     p.add_argument("--since", type=_day, metavar="YYYY-MM-DD", help="from this local day on")
     p.add_argument("--until", type=_day, metavar="YYYY-MM-DD",
                    help="up to this local day (included)")
-    p.add_argument("--source", choices=SOURCES, help="only sessions from this agent")
+    p.add_argument("--source", choices=SOURCES, metavar="AGENT",
+                   help=f"only sessions from this agent: {', '.join(SOURCES)}")
     p.add_argument("--json", action="store_true",
                    help='print {"rows": [...], "totals": {...}} instead of a table')
     p.add_argument("--timezone", metavar="TZ",
@@ -52,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         local_zone(args.timezone)
     except ValueError as error:
-        print(f"arbor usage: {error}", file=sys.stderr)
+        say(str(error), prefix="arbor usage: ")
         return EXIT_FAILED
     store = open_store_or_explain(args.db, read_only=True)
     if store is None:
@@ -61,11 +64,11 @@ def run(args: argparse.Namespace) -> int:
         if store.usage_prices_stale():
             note = _reprice(store.path)
             if note:
-                print(f"arbor usage: {note}", file=sys.stderr)
+                say(str(note), prefix="arbor usage: ")
         report = store.usage_report(args.by, since=args.since, until=args.until,
                                     source=args.source, timezone=args.timezone)
     except PricesError as error:
-        print(f"arbor usage: {error}", file=sys.stderr)
+        say(str(error), prefix="arbor usage: ")
         return EXIT_FAILED
     finally:
         store.close()
@@ -104,12 +107,12 @@ _TITLES = {"session": "Session", "day": "Day", "week": "Week of", "month": "Mont
 
 
 def _print_table(report, args) -> None:
-    from rich.table import Table
     from rich.text import Text
 
     from core.usage import fmt_cost, fmt_usd
 
     from ..safe_text import clean   # names, models and folders come from logs: untrusted
+    from .fit_table import Column, add_row, fit_table, left_out_note
     from .shared import stdout_console
 
     out = stdout_console()
@@ -117,34 +120,53 @@ def _print_table(report, args) -> None:
         out.print(Text("No usage recorded" + (" in that range." if args.since or args.until
                                                else " in this store yet."), style="dim"))
         return
-    table = Table(show_footer=True, box=None, pad_edge=False, header_style="bold",
-                  footer_style="bold")
     total = report.totals
-    table.add_column(_TITLES[report.by], footer="Total", overflow="fold")
-    if report.by not in ("model",):
-        table.add_column("Models", overflow="fold", style="dim")
-    for name, value in (("Input", total.input_tokens), ("Output", total.output_tokens),
-                        ("Cache write", total.cache_creation_tokens),
-                        ("Cache read", total.cache_read_tokens), ("Total", total.total_tokens)):
-        table.add_column(name, justify="right", footer=f"{value:,}")
-    table.add_column("Cost", justify="right", footer=fmt_cost(total))
+    by = report.by
+    # names are cut at their end, folders in their middle; the columns that matter least
+    # are left out first on a narrow terminal: models, a column of zeros, cache, output,
+    # input, uid
+    first = Column(_TITLES[by], footer="Total", cut={"session": "end", "model": "end",
+                                                     "project": "middle"}.get(by),
+                   least={"session": 24, "model": 20}.get(by, 16))
+    columns = [first]
+    uid = Column("Uid", style="dim", expendable=1) if by == "session" else None
+    if uid:
+        columns.append(uid)
+    models = Column("Models", style="dim", cut="end", least=12, expendable=20) \
+        if by != "model" else None
+    if models:
+        columns.append(models)
+    figures = []
+    for name, value, expendable in (("Input", total.input_tokens, 2),
+                                    ("Output", total.output_tokens, 3),
+                                    ("Cache write", total.cache_creation_tokens, 5),
+                                    ("Cache read", total.cache_read_tokens, 4),
+                                    ("Total", total.total_tokens, 0)):
+        figures.append(Column(name, justify="right", footer=f"{value:,}",
+                              expendable=expendable + (10 if expendable and not value else 0)))
+    columns += figures
+    cost = Column("Cost", justify="right", footer=fmt_cost(total))
+    columns.append(cost)
     for key, label, figure in report.rows:
-        first = Text(clean(key))
-        if report.by == "session":
-            first = Text(f"{clean(label) or '(unnamed)'}  ", style="bold")
-            first.append(clean(key)[:8], style="dim")
+        if by == "session":
+            name = Text(clean(label) or "(unnamed)", style="bold")
             if figure.subagent_cost_usd or figure.subagent_tokens:
-                first.append(f"\n  sub-agents {fmt_usd(figure.subagent_cost_usd)}", style="dim")
-        cells = [first]
-        if report.by not in ("model",):
-            cells.append(Text(", ".join(clean(_short(m)) for m in sorted(figure.models))))
-        cells += [f"{figure.input_tokens:,}", f"{figure.output_tokens:,}",
-                  f"{figure.cache_creation_tokens:,}", f"{figure.cache_read_tokens:,}",
-                  f"{figure.total_tokens:,}"]
-        cost = Text(fmt_cost(figure), style="yellow" if figure.incomplete else "")
-        cells.append(cost)
-        table.add_row(*cells)
+                name.append(f"\n  sub-agents {fmt_usd(figure.subagent_cost_usd)}", style="dim")
+            first.cells.append(name)
+            uid.cells.append(clean(key)[:8])
+        else:
+            first.cells.append(Text(clean(key)))
+        if models:
+            models.cells.append(Text(", ".join(clean(_short(m)) for m in sorted(figure.models))))
+        add_row(figures, f"{figure.input_tokens:,}", f"{figure.output_tokens:,}",
+                f"{figure.cache_creation_tokens:,}", f"{figure.cache_read_tokens:,}",
+                f"{figure.total_tokens:,}")
+        cost.cells.append(Text(fmt_cost(figure), style="yellow" if figure.incomplete else ""))
+    table, left_out = fit_table(columns, out.width)
     out.print(table)
+    note = left_out_note(left_out)
+    if note is not None:
+        out.print(note)
     if total.incomplete:
         out.print(Text(f"+ incomplete: no price for {', '.join(clean(m) for m in sorted(total.unpriced))} "
                        "(tokens counted, cost not; ARBOR_PRICES can name a file of prices)",

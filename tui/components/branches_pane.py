@@ -143,6 +143,7 @@ class BranchesPane(RowList):
 
     BINDINGS = [
         Binding("tab", "app.focus_next_pane", "Pane", tooltip="Sessions → branches → messages"),
+        Binding("z", "app.zoom", "Zoom", tooltip="This pane alone, full width (z again: every pane)"),
         Binding("enter", "app.make_current", "Make current", tooltip="Make the highlighted branch current"),
         Binding("t", "app.toggle_tree", "Tree", tooltip="Show the session's entries as a tree"),
         Binding("b", "app.branch", "Branch", tooltip="New branch at the highlighted branch's head"),

@@ -89,6 +89,7 @@ class EntriesPane(RowList):
 
     BINDINGS = [
         Binding("tab", "app.focus_next_pane", "Pane", tooltip="Sessions → entries → messages"),
+        Binding("z", "app.zoom", "Zoom", tooltip="This pane alone, full width (z again: every pane)"),
         Binding("t", "app.toggle_tree", "Branches", tooltip="Show the branches instead of the entries"),
         Binding("enter", "app.show_entry", "Show", tooltip="Show the highlighted entry in its branch"),
         Binding("space", "toggle_fold", "Fold",

@@ -6,7 +6,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
 from .backdrop import FrozenBackdrop
@@ -14,8 +14,12 @@ from .backdrop import FrozenBackdrop
 KEYS = [
     ("Move", [
         ("tab / shift+tab", "next / previous pane"),
+        ("z", "zoom: the pane with focus alone, full width (z again: every pane). Narrower "
+              "than 100 columns the pane with focus and the one it drives share the width "
+              "(messages alone); narrower than 70, one pane at a time"),
         ("↑ ↓ j k", "move the cursor; in a message taller than the screen, a line at a time"),
-        ("pgup pgdn home end", "page (through a long message first), first, last"),
+        ("pgup pgdn", "a page up, down (through a long message first)"),
+        ("home end  g G", "the first, the last"),
         ("enter", "sessions: open · branches: make current · messages: open/fold "
                   "(on a sub-agent: open its session)"),
         ("space", "open or fold a message (tool calls and results start folded), a sub-agent's "
@@ -84,7 +88,8 @@ def help_text() -> Table:
     table.add_column(justify="right", style="bold #87d787", no_wrap=True)
     table.add_column(style="#c8c8c8")
     for section, keys in KEYS:
-        table.add_row(Text(""), Text(""))
+        if table.row_count:
+            table.add_row(Text(""), Text(""))
         table.add_row(Text(""), Text(section, "bold #5fafff"))
         for key, what in keys:
             table.add_row(Text(key), Text(what))
@@ -95,14 +100,32 @@ def help_text() -> Table:
     return table
 
 
+class HelpScroll(VerticalScroll):
+    """The help's text, focused from the moment it opens: the scrolling keys of a container,
+    and those of the panes and of a pager (j k, space, g G)."""
+
+    BINDINGS = [
+        Binding("down,j", "scroll_down", "Down", show=False),
+        Binding("up,k", "scroll_up", "Up", show=False),
+        Binding("pagedown,space", "page_down", "Page down", show=False),
+        Binding("pageup,b", "page_up", "Page up", show=False),
+        Binding("end,G", "scroll_end", "End", show=False),
+        Binding("home,g", "scroll_home", "Top", show=False),
+    ]
+
+
 class HelpScreen(FrozenBackdrop[None]):
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
+    AUTO_FOCUS = "#help-body"
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(classes="dialog wide", id="help-dialog"):
-            yield Static(Text("arbor · keys", "bold"), classes="dialog-title")
-            yield Static(help_text())
-            yield Static(Text("escape closes", "#5c6370"), classes="dialog-hint")
+        # (the title and the keys that scroll stay in sight; the text between them scrolls)
+        with Vertical(classes="dialog wide", id="help-dialog") as dialog:
+            dialog.border_title = Text("arbor · keys", "bold")
+            with HelpScroll(id="help-body"):
+                yield Static(help_text())
+            yield Static(Text("↑ ↓ j k scroll · pgdn space page · home end · escape closes",
+                              "#5c6370"), classes="dialog-hint")
 
     def action_close(self) -> None:
         self.dismiss(None)

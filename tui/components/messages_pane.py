@@ -38,6 +38,7 @@ class MessagesPane(Widget, can_focus=True):
 
     BINDINGS = [
         Binding("tab", "app.focus_next_pane", "Pane", tooltip="Sessions → branches → messages"),
+        Binding("z", "app.zoom", "Zoom", tooltip="This pane alone, full width (z again: every pane)"),
         Binding("space", "toggle_open", "Open", tooltip="Open or fold the highlighted message"),
         Binding("b", "app.branch", "Branch", tooltip="New branch at the highlighted message"),
         Binding("r", "app.rollback", "Roll back", tooltip="Roll back to a checkpoint or this message"),

@@ -41,6 +41,9 @@ class RowList(ScrollView, can_focus=True):
 
     ROW_HEIGHT = 1
     CACHE_ROWS = 400
+    # (not Textual's maximise, offered in the palette: it would hide the status line and
+    # keep tab from leaving the pane; the app's panes zoom with z, tui/components/pane_row.py)
+    ALLOW_MAXIMIZE = False
 
     BINDINGS = [
         Binding("up,k", "cursor_up", "Up", show=False),

@@ -86,6 +86,7 @@ class SessionsPane(RowList):
 
     BINDINGS = [
         Binding("tab", "app.focus_next_pane", "Pane", tooltip="Sessions → branches → messages"),
+        Binding("z", "app.zoom", "Zoom", tooltip="This pane alone, full width (z again: every pane)"),
         Binding("enter", "app.open_session", "Open", tooltip="Show this session's branches"),
         Binding("space", "toggle_children", "Sub-agents", show=False,
                 tooltip="List (or fold) the sub-agents and forks under this session"),
