@@ -19,7 +19,6 @@ branch's row (`INTERNAL_TARGET_FOR_UPDATE`), so each reads the head the one befo
 from __future__ import annotations
 
 import os
-import re
 import threading
 import time
 from typing import Any, Callable, Sequence
