@@ -22,6 +22,8 @@ from typing import Any, Iterator, TextIO
 from .entries import (BRANCH_SUMMARY, COMPACTION, CUSTOM, CUSTOM_MESSAGE, LABEL, MESSAGE,
                       MODEL_CHANGE, SESSION_INFO, THINKING_LEVEL_CHANGE, Entry, content_text)
 from .errors import AmbiguousId, NotFound
+from .outcomes import (CONTENT_ROLES, NO_SUMMARY, empty_words, marked, reply_outcome,
+                       shell_outcome)
 
 FORMATS = ("pi", "markdown", "json")
 BASE_KEYS = ("type", "id", "parentId", "timestamp")
@@ -279,10 +281,20 @@ def markdown_entry(entry: Entry, label: str | None = None) -> str:
             body = _fence(_safe(_clip(text)))
         elif role == "bashExecution":
             body = _fence(_safe(f"$ {message.get('command', '')}\n{_clip(str(message.get('output', '')))}"))
+            ended = shell_outcome(message)
+            if ended:
+                body += f"\n\n*{_safe(' · '.join(ended))}*"
         elif role in ("branchSummary", "compactionSummary"):
-            body = _safe(message.get("summary", ""))
+            body = _safe(message.get("summary", "")) or f"*{NO_SUMMARY}*"
+        elif role not in CONTENT_ROLES:     # a role of unknown shape: its fields
+            fields = {key: value for key, value in message.items() if key != "role"}
+            body = _fence(_safe(_clip(json.dumps(fields, ensure_ascii=False, default=str))), "json")
         else:
-            body = "\n\n".join(_blocks_md(message.get("content"))) or "*(empty)*"
+            body = "\n\n".join(_blocks_md(message.get("content")))
+            outcome = reply_outcome(message)
+            if outcome is not None:
+                body += ("\n\n" if body else "") + f"*{_safe(marked(outcome))}*"
+            body = body or f"*{empty_words(message)}*"
         return f"### {title}{extra} — {when}{tag}\n\n{body}\n"
     if entry.type == COMPACTION:
         kept = entry.data.get("firstKeptEntryId")

@@ -104,8 +104,12 @@ def _state_at(store: Store, head_seq: int, depth: int) -> dict[str, Any] | None:
 
 
 def rollback(store: Store, internal_session_id: int, *, checkpoint_id: int | None = None,
-             entry_id: EntryRef | None = None, summary: str | None = None) -> InternalSession:
+             entry_id: EntryRef | None = None, summary: str | None = None,
+             name: str | None = None) -> InternalSession:
     """A new current branch at a checkpoint or entry; the old branch stays as it was.
+
+    Unless `name` is given, the branch is named "rollback N": the session's Nth roll back
+    (the first such name free in it).
 
     At a checkpoint, its `session_state` is restored and `branch_point_checkpoint_id` set.
     At an entry, the state of the newest checkpoint at or before it on the path is restored
@@ -129,9 +133,11 @@ def rollback(store: Store, internal_session_id: int, *, checkpoint_id: int | Non
             state = _state_at(store, at_seq, at.depth)
             if state is None:
                 state = copy.deepcopy(source.session_state)
+        if name is None:
+            name = _rollback_name(store.internal_sessions(source.external_session_id))
         new = store.create_internal_session(
             source.external_session_id, head_seq=at_seq, fork_seq=at_seq,
-            parent_session_id=source.id,
+            parent_session_id=source.id, name=name,
             branch_point_checkpoint_id=checkpoint.id if checkpoint else None,
             session_state=state, is_current=True,
             metadata={"rolled_back_from": source.langgraph_session_id,
@@ -141,6 +147,16 @@ def rollback(store: Store, internal_session_id: int, *, checkpoint_id: int | Non
             store.append_to_branch(new.id, BRANCH_SUMMARY,
                                    {"summary": summary, "fromId": source.head_id})
         return store.get_internal_session(new.id)
+
+
+def _rollback_name(branches: list[InternalSession]) -> str:
+    """ "rollback N" for the session's Nth roll back (an id would number it among every
+    branch of the store: "rollback #12" right after "rollback #2")."""
+    taken = {branch.name for branch in branches}
+    number = 1 + sum(1 for branch in branches if (branch.metadata or {}).get("rolled_back_from"))
+    while f"rollback {number}" in taken:
+        number += 1
+    return f"rollback {number}"
 
 
 def set_label(store: Store, entry_id: EntryRef, label: str | None, *,

@@ -114,14 +114,18 @@ def builtin_summary(messages: Messages, previous_summary: str | None = None) -> 
                     for found in _PATH_IN_TEXT.findall(command):
                         files[found] = None
     parts = []
+    # A section is written only when there is something to put under it: a heading "Goal"
+    # over "(no user request in this part)" read as if the goal were that. What is missing
+    # is said once, in the closing line.
+    missing = []
     if previous_summary:
         parts.append("## Earlier\n" + _one_line(previous_summary, 600))
     if goal:
         parts.append("## Goal\n" + _one_line(goal, 400))
     elif total > GOAL_WINDOW:
-        parts.append(f"## Goal\n(no user request in the first {GOAL_WINDOW:,} messages)")
-    else:
-        parts.append("## Goal\n(no user request in this part)")
+        missing.append(f"no request of the user in the first {GOAL_WINDOW:,}")
+    elif total:
+        missing.append("no request of the user among them")
     recently = f" (in the last {len(recent):,} messages)" if total > len(recent) else ""
     if files:
         listed = list(files)[:20]
@@ -132,10 +136,11 @@ def builtin_summary(messages: Messages, previous_summary: str | None = None) -> 
     if latest:
         parts.append("## Latest state\n" + _one_line(latest, 500))
     elif recently:
-        parts.append(f"## Latest state\n(no assistant reply in the last {len(recent):,} messages)")
-    else:
-        parts.append("## Latest state\n(no assistant reply yet)")
-    parts.append(f"({total:,} messages summarised)")
+        missing.append(f"no reply of the assistant in the last {len(recent):,}")
+    elif total:
+        missing.append("no reply of the assistant")
+    parts.append(f"({total:,} message{'' if total == 1 else 's'} summarised"
+                 + "".join(f"; {m}" for m in missing) + ")")
     return "\n\n".join(parts)
 
 

@@ -75,13 +75,13 @@ def test_the_open_app_shows_what_an_agent_appends(tmp_path, agent):
         app.keys("Tab", "Tab")
         time.sleep(0.3)
         app.keys("Up")
-        app.wait_for("1 / 2")
+        app.wait_for("entry 1 of 2")
         top_before = _messages_top(app.screen())
         writer.append("user", f"a new {agent} line")
         seconds = app.wait_for(f"a new {agent} line")
         print(f"{agent}: shown {seconds:.2f} s after the append")
         screen = app.screen()
-        assert "1 / 3" in screen                      # the cursor stayed on its message
+        assert "entry 1 of 3" in screen                      # the cursor stayed on its message
         assert _messages_top(screen) == top_before    # and the view did not scroll
         # a torn line waits for its end, then shows
         rest = writer.torn("assistant", f"the {agent} reply in two parts", cut=30)
@@ -89,7 +89,7 @@ def test_the_open_app_shows_what_an_agent_appends(tmp_path, agent):
         assert "reply in two parts" not in app.screen()
         writer.finish(rest)
         app.wait_for("reply in two parts")
-        assert "1 / 4" in app.screen()
+        assert "entry 1 of 4" in app.screen()
     finally:
         app.close()
 

@@ -189,16 +189,16 @@ def test_tool_calls_and_thinking_fold_and_the_usage_is_shown(demo_db):
     assert '<details class="tool shell">' in text and '<details class="tool edit">' in text
     assert '<pre class="diff">' in text and 'class="del">' in text and 'class="add">' in text
     words = " ".join(tags.text)
-    assert "whole session (with sub-agents)" in words and "branch rollback #2" in words
+    assert "whole session (with sub-agents)" in words and "branch rollback 1" in words
     assert "$0.16" in words                           # the session's cost, as `arbor usage`
-    assert "rollback #2 (current)" in words
+    assert "rollback 1 (current)" in words
 
 
 def test_all_branches_draws_the_tree_once_each(demo_db):
     text = page(demo_db, "Fix flaky login test", all_branches=True)
     parsed(text)
     assert text.count('<details class="fork" open>') == 2
-    assert "↳ main · 6 entries" in text and "↳ rollback #2 (current) · 11 entries" in text
+    assert "↳ main · 6 entries" in text and "↳ rollback 1 (current) · 11 entries" in text
     with open_store(demo_db) as store:
         session = resolve_session(store, "Fix flaky login test")
         ids = [e.id for e in store.session_entries(session.id)]

@@ -238,7 +238,11 @@ def check_session(store, uid: str, console: Console, drawn: set) -> None:
                 if key in drawn:
                     continue
                 drawn.add(key)
-                render_item(console, item, width=60, expanded=True, label="l", now=NOW)
+                strips, _ = render_item(console, item, width=60, expanded=True, label="l", now=NOW)
+                lines = [strip.text for strip in strips]
+                # a readable body under the header, never "(empty)" (issue 26, item 4)
+                assert any(line.strip() for line in lines[1:]) or item.kind == "spawn", lines
+                assert not any("(empty)" in line for line in lines), lines
                 body(item, False, 60)
     for fmt in EXPORT_FORMATS:
         out = io.StringIO()

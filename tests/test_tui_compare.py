@@ -240,7 +240,7 @@ def test_compare_in_the_real_terminal_through_a_resize(tmp_path):
     with Terminal([*arbor_command(), "--demo", "--db", str(path)], cwd=tmp_path,
                   config_dir=tmp_path) as term:
         # (generous deadlines: the demo is built and the app started under a loaded machine)
-        term.wait_for(lambda screen: "/ 6 ─" in screen, timeout=90)
+        term.wait_for(lambda screen: "of 6 ─" in screen, timeout=90)
         term.keys("End", "Tab")
         term.wait_for(lambda screen: "waitForURL" in screen and "Make current" in term.footer(),
                       timeout=45)

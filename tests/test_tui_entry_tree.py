@@ -32,7 +32,7 @@ async def test_t_switches_the_middle_pane_to_the_entry_tree_and_back(demo_db):
         assert any("├─" in text for text in rows) and any("└─" in text for text in rows)
         assert "default" in str(pane.border_title)
         # the current branch's head is marked with its name
-        assert any("[rollback #2]" in text for text in rows)
+        assert any("[rollback 1]" in text for text in rows)
         await keys(pilot, "t")
         assert not app.tree_mode and app.branches_pane.display and not pane.display
         assert app.focused is app.branches_pane

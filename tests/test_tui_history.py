@@ -48,7 +48,7 @@ async def test_b_asks_for_a_name_and_escape_makes_no_branch(demo_db):
         await keys(pilot, "tab", "b")
         assert app.screen.id == "branch-name-dialog"
         from textual.widgets import Input
-        assert app.screen.query_one(Input).value == "rollback #2 alt 1"
+        assert app.screen.query_one(Input).value == "rollback 1 alt 1"
         await keys(pilot, "escape")
         assert len(app.store.internal_sessions(app.session_id)) == before
         await keys(pilot, "b")

@@ -274,6 +274,6 @@ async def test_c_and_r_show_their_dialog_at_once_and_fill_it_when_the_plan_is_re
             assert dialog.query_one(filled).text == ""
             release.set()
             await settle(pilot)
-            assert "## Goal" in dialog.query_one(filled).text
+            assert "messages summarised" in dialog.query_one(filled).text
             await pilot.press("escape")
             await settle(pilot)

@@ -33,7 +33,7 @@ def demo(tmp_path):
     with Terminal([*arbor_command(), "--demo", "--db", str(path)], cwd=tmp_path,
                   config_dir=tmp_path) as term:
         term.wait_for(TRIP[:20])
-        term.wait_for(lambda screen: "/ 6 ─" in screen)  # its branch's messages, at the end
+        term.wait_for(lambda screen: "of 6 ─" in screen)  # its branch's messages, at the end
         yield term, path
 
 
@@ -108,7 +108,7 @@ def test_resizing_the_real_terminal_both_ways_with_messages_open(demo):
     assert "Traceback" not in term.history()
     # the messages pane's text and its cursor's position in its border, in one frame (a capture
     # taken mid-redraw after the last resize can hold the one without the other)
-    term.wait_for(lambda screen: "Plan three days in Lisbon" in screen and "/ 6 ─" in screen)
+    term.wait_for(lambda screen: "Plan three days in Lisbon" in screen and "of 6 ─" in screen)
 
 
 def pane_titles(screen: str) -> list[str]:

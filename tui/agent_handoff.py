@@ -21,6 +21,8 @@ from pathlib import Path
 from core.agents import ResumePlan, prepare_resume, run
 from core.errors import ArborError
 
+from .safe_text import clean
+
 
 @dataclass
 class Handoff:
@@ -85,12 +87,14 @@ def blocked(plan: ResumePlan) -> str | None:
 
 def run_in_terminal(plan: ResumePlan) -> int:
     """Run the agent in the terminal the app handed over (inside App.suspend)."""
-    print(f"\narbor: {plan.summary}.\narbor: running {plan.shell_command()}\n", file=sys.stderr,
-          flush=True)
+    # (names and the folder are the data's: shown with their controls made visible)
+    print(f"\narbor: {clean(plan.summary)}.\narbor: running {clean(plan.shell_command())}\n",
+          file=sys.stderr, flush=True)
     try:
         return run(plan)
     except OSError as error:
-        print(f"arbor: cannot start {plan.executable}: {error.strerror or error}", file=sys.stderr)
+        print(f"arbor: cannot start {clean(plan.executable)}: {clean(error.strerror or error)}",
+              file=sys.stderr)
         return 127
     except KeyboardInterrupt:
         return 130

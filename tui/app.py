@@ -23,7 +23,9 @@ from core.clock import utc_now
 from core.models import InternalSession
 from core.store import SessionSummary, Store
 
+from . import key_answers
 from .history_actions import HistoryActions
+from .key_answers import KeyAnswers
 from .store_calls import StoreCalls
 from .tree_actions import TreeActions
 from .palette import ArborCommands
@@ -63,7 +65,8 @@ def _label_description(text: str, what: str) -> str:
     return f"label {what} {label}" if label else f"clear the label of {what}"
 
 
-class ArborApp(HistoryActions, TreeActions, ScreenshotActions, StoreCalls, KeysInOrder[int]):
+class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, StoreCalls,
+               KeysInOrder[int]):
     CSS_PATH = "app.tcss"
     TITLE = "arbor"
     # Focus is given when the first rows arrive (_show_panes), never by Textual at mount:
@@ -95,6 +98,7 @@ class ArborApp(HistoryActions, TreeActions, ScreenshotActions, StoreCalls, KeysI
         Binding("H", "toggle_thinking", "Hide/show thinking", show=False, id="toggle-thinking"),
         Binding("ctrl+f", "find_in_session", "Find in session", show=False, id="find-in-session"),
         Binding("z", "toggle_zoom", "Zoom", show=False, id="zoom"),
+        *key_answers.BINDINGS,   # keys of other panes: act here too, or say why not
     ]
 
     def __init__(self, store: Store, *, show_archived: bool = False, clock: Clock | None = None,
@@ -358,13 +362,15 @@ class ArborApp(HistoryActions, TreeActions, ScreenshotActions, StoreCalls, KeysI
 
         try:
             with self.store.reading():
-                source = MessageSource(self.store, branch, raw=self.raw,
-                                       opened=self.messages_pane.opened)
-                source.on_read_error = self._read_failed
                 labels = self.store.entry_labels(branch.external_session_id)
-            self.shown_cache.keep_branch(branch.id, self.raw, source, labels)
+                source = MessageSource(self.store, branch, raw=self.raw,
+                                       opened=self.messages_pane.opened,
+                                       hidden=self._hidden_for(branch, labels))
+                source.on_read_error = self._read_failed
+            self.shown_cache.keep_branch(branch.id, (self.raw, self._message_filter), source,
+                                         labels)
         except self.store.errors as error:
-            kept = self.shown_cache.branch(branch.id, self.raw) \
+            kept = self.shown_cache.branch(branch.id, (self.raw, self._message_filter)) \
                 if self.health.transient(error) else None
             if kept is None:
                 if self.health.transient(error):
@@ -381,7 +387,7 @@ class ArborApp(HistoryActions, TreeActions, ScreenshotActions, StoreCalls, KeysI
             self.say(source.warning, title="Replay", severity="warning", markup=False)
         self.messages_pane.set_source(source, labels=labels, keep_seq=keep_seq, keep_depth=keep_depth,
                                       at_end=at_end, keep_view=keep_view,
-                                      empty_text=Text("This branch has no entries yet.", FAINT))
+                                      empty_text=self._messages_empty_text(branch))
         self._update_messages_title()
         self._update_status()
         gc.freeze()
@@ -398,6 +404,7 @@ class ArborApp(HistoryActions, TreeActions, ScreenshotActions, StoreCalls, KeysI
                 title.append("raw" if source.raw else "context", "#d7af5f")
             if not pane.show_thinking:
                 title.append(" · no thinking", "#d7af5f")
+            self._filter_title(title)
         pane.border_title = title
 
     def _update_status(self, width: int | None = None) -> None:
@@ -640,6 +647,23 @@ class ArborApp(HistoryActions, TreeActions, ScreenshotActions, StoreCalls, KeysI
             self._error(error)
             return None
 
+    def _highlighted_entry(self):
+        """(branch, entry) a key acts on in the messages pane or the entry tree; None after
+        saying why there is none (no messages; a sub-agent's message shown in place). A
+        sub-agent's row stands for the reply that started it (a branch made there keeps the
+        whole reply), the compacted context for its compaction entry."""
+        if self._focused_pane() is self.entries_pane:
+            return self._tree_branch_point()
+        item = self.messages_pane.highlighted
+        if item is None or self.branch is None:
+            self._say_no_messages()
+            return None
+        if self._in_child_session(item):
+            return None
+        if item.kind == "spawn":
+            item = self.messages_pane.reply_of(item) or item
+        return self.branch, item.entry
+
     def _fresh_branch(self, branch_id: int) -> InternalSession | None:
         """The branch as the store has it now (None: gone, or the store does not answer)."""
         try:
@@ -696,20 +720,12 @@ class ArborApp(HistoryActions, TreeActions, ScreenshotActions, StoreCalls, KeysI
             self.say("Open a session first.", severity="warning")
             return
         pane = self._focused_pane()
-        if pane is self.messages_pane:
-            item = self.messages_pane.highlighted
-            if item is None or self._in_child_session(item):
-                return
-            if item.kind == "spawn":
-                item = self.messages_pane.reply_of(item) or item
-            source, at = self.branch, item.entry
-            where = f"message {short_id(at.id)}"
-        elif pane is self.entries_pane:
-            picked = self._tree_branch_point()
+        if pane in (self.messages_pane, self.entries_pane):
+            picked = self._highlighted_entry()
             if picked is None:
                 return
             source, at = picked
-            where = f"entry {short_id(at.id)}"
+            where = f"{'message' if pane is self.messages_pane else 'entry'} {short_id(at.id)}"
         else:
             source = self._target_branch()
             if source is None:
@@ -751,6 +767,12 @@ class ArborApp(HistoryActions, TreeActions, ScreenshotActions, StoreCalls, KeysI
                 return
             if item is not None and item.entry.seq != branch.head_seq:
                 at = item.entry.seq
+        elif self._focused_pane() is self.entries_pane:   # the branch up to the entry
+            picked = self._tree_branch_point()
+            if picked is None:
+                return
+            branch, entry = picked
+            at = entry.seq if entry.seq != branch.head_seq else None
         else:
             branch = self._target_branch()
         if branch is None:
@@ -763,28 +785,36 @@ class ArborApp(HistoryActions, TreeActions, ScreenshotActions, StoreCalls, KeysI
         from .components.rollback_dialog import RollbackDialog, RollbackTarget, checkpoint_label
 
         self._catch_up()
-        branch = self._target_branch() if self._focused_pane() is self.branches_pane else self.branch
+        focused = self._focused_pane()
+        entry = None                  # the highlighted entry, offered as a target
+        if focused is self.entries_pane:
+            picked = self._tree_branch_point()
+            if picked is None:
+                return
+            branch, entry = picked
+        else:
+            branch = self._target_branch() if focused is self.branches_pane else self.branch
         if branch is None:
             return
         branch = self._fresh_branch(branch.id) or branch
         targets: list[RollbackTarget] = []
         item = self.messages_pane.highlighted
-        if self._focused_pane() is self.messages_pane and self._in_child_session(item):
+        if focused is self.messages_pane and self._in_child_session(item):
             return
-        if item is not None and item.nest:
-            item = None
-        message_target = None
-        if item is not None and self.branch is not None and item.entry.seq != branch.head_seq \
+        if entry is None and item is not None and not item.nest and self.branch is not None \
                 and self.branch.id == branch.id:
+            entry = item.entry
+        message_target = None
+        if entry is not None and entry.seq != branch.head_seq:
             label = Text("◉ the highlighted entry ", "bold")
-            label.append(short_id(item.entry.id))
-            message = item.entry.message
+            label.append(short_id(entry.id))
+            message = entry.message
             if message is not None:
                 from core.entries import content_text
                 label.append("  ")
                 label.append_text(safe_line(f"{message.get('role', '?')}: "
                                             f"{content_text(message.get('content'))}", 60, style="italic"))
-            message_target = RollbackTarget(label, item.entry.seq)
+            message_target = RollbackTarget(label, entry.seq)
         try:
             checkpoints = [c for c in self.store.checkpoints_for_session(branch.external_session_id)
                            if not c.is_hidden]
@@ -802,7 +832,7 @@ class ArborApp(HistoryActions, TreeActions, ScreenshotActions, StoreCalls, KeysI
                                           checkpoint.entry_seq, checkpoint.id))
         initial = 0
         if message_target is not None:
-            if self._focused_pane() is self.messages_pane:
+            if focused in (self.messages_pane, self.entries_pane):
                 targets.insert(0, message_target)
             else:
                 targets.append(message_target)
@@ -825,7 +855,7 @@ class ArborApp(HistoryActions, TreeActions, ScreenshotActions, StoreCalls, KeysI
 
             def written(new) -> None:
                 note = " with a branch summary" if choice.summary else ""
-                self.say(f"Rolled back: new current branch {new.id}{note}. "
+                self.say(f"Rolled back: new current branch {branch_title(new)}{note}. "
                          f"{branch_title(branch)} is kept as it was.", title="Rolled back",
                          markup=False)
                 self.reload(branch_id=new.id)
@@ -847,10 +877,14 @@ class ArborApp(HistoryActions, TreeActions, ScreenshotActions, StoreCalls, KeysI
             if pane is self.entries_pane:
                 entry = self.entries_pane.highlighted
                 if entry is None:
+                    self.say("This session has no entries to label.", markup=False)
                     return
             else:
                 item = self.messages_pane.highlighted
-                if item is None or self._in_child_session(item):
+                if item is None:
+                    self._say_no_messages()
+                    return
+                if self._in_child_session(item):
                     return
                 entry = item.entry
             key = ("label", "entry", entry.seq)
@@ -1233,5 +1267,5 @@ class ArborApp(HistoryActions, TreeActions, ScreenshotActions, StoreCalls, KeysI
             return
         summary = getattr(report, "summary", None)
         text = clean(summary() if callable(summary) else str(report))
-        self.call_from_thread(self.notify, text[:600], title="Import", markup=False, timeout=10)
+        self.call_from_thread(self.say, text[:600], title="Import", timeout=10)
         self.call_from_thread(self.reload)

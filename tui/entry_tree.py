@@ -34,6 +34,26 @@ _STORY_TYPES = frozenset({"message", "custom_message", "compaction", "branch_sum
 TOOL_RESULT_ROLES = frozenset({"toolResult", "tool"})
 
 
+def shows(mode: str, entry_type: str, role: str | None, *, tool: bool, labelled: bool) -> bool:
+    """Whether the filter `mode` shows an entry: the one definition the entry tree (f) and
+    the messages pane (F) share. `tool`: a tool result, or a tool call with no words of its
+    own; `labelled`: the entry has a label. The default filter leaves out what is not
+    conversation: model and thinking-level changes, labels, session names, and the lines
+    Claude Code writes beside the conversation (attachments, skill listings, mode and
+    permission changes, hooks, file snapshots)."""
+    if mode == "everything":
+        return True
+    if mode == "labelled":
+        return labelled
+    if mode == "user only":
+        return entry_type == "message" and role == "user"
+    if entry_type not in _STORY_TYPES:
+        return False
+    if mode == "no tools":
+        return not tool
+    return True
+
+
 @dataclass(frozen=True, slots=True)
 class OutlineEntry:
     seq: int
@@ -109,17 +129,31 @@ class EntryTree:
 
     def shows(self, seq: int, mode: str) -> bool:
         entry = self.by_seq[seq]
+        return shows(mode, entry.type, entry.role, tool=mode == "no tools" and self.is_tool(seq),
+                     labelled=seq in self.labels)
+
+    def path_to(self, head_seq: int | None) -> list[int]:
+        """The entries from the root to `head_seq`, root first (iterative: paths are long)."""
+        path: list[int] = []
+        seen: set[int] = set()
+        seq = head_seq
+        while seq is not None and seq not in seen:
+            entry = self.by_seq.get(seq)
+            if entry is None:
+                break
+            path.append(seq)
+            seen.add(seq)
+            seq = entry.parent
+        path.reverse()
+        return path
+
+    def hidden_depths(self, head_seq: int | None, mode: str) -> list[int]:
+        """The depths on the path to `head_seq` whose entries the filter leaves out (the
+        messages pane's view of the same filter), in order."""
         if mode == "everything":
-            return True
-        if mode == "labelled":
-            return seq in self.labels
-        if mode == "user only":
-            return entry.type == "message" and entry.role == "user"
-        if entry.type not in _STORY_TYPES:
-            return False
-        if mode == "no tools":
-            return not self.is_tool(seq)
-        return True
+            return []
+        return [depth for depth, seq in enumerate(self.path_to(head_seq))
+                if not self.shows(seq, mode)]
 
     def _shown_children(self, mode: str) -> dict[int | None, list[int]]:
         """Shown entry (None: the top) -> its shown children, oldest first."""

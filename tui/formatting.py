@@ -16,7 +16,12 @@ ROLE_STYLES = {
     "tool": "bold #d7af5f",
     "system": "bold #d787d7",
     "developer": "bold #d787d7",
+    "bashExecution": "bold #5fafff",     # pi's `!command`: the user ran it
 }
+
+# what a role is called where it is shown (any other role by its own name)
+ROLE_NAMES = {"toolResult": "tool result", "bashExecution": "shell", "custom": "extension message",
+              "branchSummary": "branch summary", "compactionSummary": "compaction summary"}
 
 SOURCE_STYLES = {
     "claude_code": "#d7875f",

@@ -185,21 +185,24 @@ class HistoryActions:
         from .components.text_prompt import TextPrompt
 
         self._catch_up()
-        if self._focused_pane() is self.messages_pane:
-            item = self.messages_pane.highlighted
-            branch = self.branch
-            if item is None or branch is None or self._in_child_session(item) or \
-                    item.kind != "entry":
+        pane = self._focused_pane()
+        if pane in (self.messages_pane, self.entries_pane):
+            picked = self._highlighted_entry()
+            if picked is None:
                 return
-            entry = item.entry
+            branch, entry = picked
             where = f"entry {short_id(entry.id)}"
             # named after the words of the message (a reply shown as one message is named
             # by its first entry, not by the tool result it ends with)
-            first = self.messages_pane.cursor_item
-            words = first.entry if first is not None and first.kind == "entry" else entry
+            first = self.messages_pane.cursor_item if pane is self.messages_pane else None
+            words = first.entry if first is not None else entry
         else:
             branch = self._target_branch()
-            if branch is None or branch.head_seq is None:
+            if branch is None:
+                return
+            if branch.head_seq is None:
+                self.say(f"{branch_title(branch)} has no entries yet: there is nothing to mark.",
+                         markup=False)
                 return
             try:
                 entry = self.store.get_entry(branch.head_seq)
@@ -211,6 +214,8 @@ class HistoryActions:
             where = f"the head of {branch_title(branch)}"
             words = entry
         said = " ".join(_text_of(words.message).split()[:6]) if words is not None else ""
+        if not said and entry is not None and entry.type == "compaction":
+            said = "the compacted context"
         suggestion = f"at: {said}" if said else f"checkpoint at {short_id(entry.id)}"
         key = ("checkpoint", branch.id)
 

@@ -28,7 +28,7 @@ from core.entries import (BRANCH_SUMMARY, COMPACTION, LABEL, MODEL_CHANGE, SESSI
 from core.responses import groups
 
 from .claude_lines import is_claude_line, name_of
-from .formatting import branch_title
+from .formatting import ROLE_NAMES, branch_title
 from .message_text import message_parts
 from .safe_text import clean
 from .tool_views import _NUMBERED, GLYPHS, ToolCall, _start_line, call_diff, todo_items
@@ -177,7 +177,10 @@ def _call_summary(call: ToolCall) -> str:
     if len(what) > 120:
         what = what[:119] + "…"
     status = ""
-    if call.result is not None:
+    if call.ended:      # a command the user ran: how it ended ("exit 0")
+        status = (f'<span class="{"bad" if call.ended_badly else "count"}">'
+                  f'{esc(" · ".join(call.ended))}</span>')
+    elif call.result is not None:
         if call.failed:
             status = '<span class="bad">✗ error</span>'
         else:
@@ -185,7 +188,8 @@ def _call_summary(call: ToolCall) -> str:
             status = f'<span class="ok">✓</span> <span class="count">{lines:,} line' + \
                 ("" if lines == 1 else "s") + "</span>"
     return (f'<span class="glyph">{esc(GLYPHS.get(kind, "⚙"))}</span> '
-            f'<span class="name">{esc(call.name)}</span> <span class="arg">{esc(what)}</span> '
+            + ("" if call.bare else f'<span class="name">{esc(call.name)}</span> ')
+            + f'<span class="arg">{esc(what)}</span> '
             f"{status}")
 
 
@@ -299,7 +303,7 @@ def message(group: list[Entry], labels: dict[int, str], usage: dict[int, Any]) -
     elif is_claude_line(first.type):
         role = name_of(first.type, first.data)
     css = role if role in ("user", "assistant", "toolResult") else "other"
-    head = [f'<span class="role">{esc(role)}</span>']
+    head = [f'<span class="role">{esc(ROLE_NAMES.get(role, role))}</span>']
     if isinstance(msg.get("model"), str):
         head.append(f'<span class="model">{esc(msg["model"])}</span>')
     for entry in group:
@@ -334,6 +338,8 @@ def message(group: list[Entry], labels: dict[int, str], usage: dict[int, Any]) -
             parts.append(pre(value))
         elif kind == "summary":
             parts.append(f'<div class="text">{markdown(value)}</div>')
+        elif kind == "note":
+            parts.append(f'<div class="note">{esc(value)}</div>')
         else:
             parts.append(f'<details class="raw"><summary>{esc(first.type)}</summary>'
                          f"{pre(_json(value))}</details>")

@@ -22,19 +22,21 @@ from core.usage import fmt_tokens, fmt_usd
 from core.entries import (BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, LABEL, MESSAGE,
                           MODEL_CHANGE, SESSION_INFO, THINKING_LEVEL_CHANGE, TOOL_CALL_BLOCKS,
                           TOOL_RESULT_BLOCKS, block_type, content_text, langgraph_checkpoint)
+from core.outcomes import (CONTENT_ROLES, NO_SUMMARY, SHELL_ROLE, SUMMARY_ROLES, empty_words,
+                           extension_message, marked, reply_outcome, role_of)
 from core.responses import result_call_id
 
 from .claude_lines import is_claude_line, name_of, says
-from .formatting import (DIM, ERROR_STYLE, FAINT, LABEL_STYLE, MARKER_STYLE, ROLE_STYLES,
-                         clock_time, short_id)
+from .formatting import (DIM, ERROR_STYLE, FAINT, LABEL_STYLE, MARKER_STYLE, ROLE_NAMES,
+                         ROLE_STYLES, clock_time, short_id)
 from .message_source import Item
 from .safe_text import clean, safe_line, safe_text, strip_links
-from .tool_views import WHOLE_HINT, ToolCall, call_body, call_line, json_text, markdown_parts
+from .tool_views import (WHOLE_HINT, ToolCall, call_body, call_line, json_text, markdown_parts,
+                         shell_run)
 
 FOLDED_LINES = 14        # an unopened long body shows this many lines
 ARGS_PREVIEW = 160
 
-ROLE_NAMES = {"toolResult": "tool result"}
 CHECKPOINT_STYLE = "#af87d7"   # (LangGraph's colour in the sessions pane)
 
 
@@ -63,6 +65,8 @@ def _summary(text: Any) -> RenderableType:
     """A summary (markdown from a summariser), compact: see tui.summary_markdown."""
     from .summary_markdown import SummaryMarkdown
 
+    if text is None or not str(text).strip():
+        return Text(NO_SUMMARY, f"italic {FAINT}")
     return SummaryMarkdown(text)
 
 
@@ -104,6 +108,8 @@ def _result_of(message: dict[str, Any], width: int, expanded: bool, body: Body) 
 
 
 def _text_part(role: str, text: Any, body: Body) -> None:
+    if text is None or not str(text).strip():
+        return          # (a message of blank text says so, see _nothing)
     if role == "assistant":
         markdown, *more = markdown_parts(text)
         body.add(markdown)
@@ -121,6 +127,12 @@ def _message_body(message: dict[str, Any], expanded: bool, width: int, body: Bod
     content = message.get("content")
     if role in ("toolResult", "tool") or message.get("toolCallId"):
         _result_of(message, width, expanded, body)
+        return
+    if role == SHELL_ROLE:
+        _tool_call(shell_run(message), {}, expanded, width, body)
+        return
+    if role in SUMMARY_ROLES:
+        body.add(_summary(message.get("summary")))
         return
     for block in _blocks(content):
         if isinstance(block, str):
@@ -181,8 +193,31 @@ def _message_body(message: dict[str, Any], expanded: bool, width: int, body: Bod
             _tool_call(ToolCall(_name(function.get("name")), function.get("arguments"),
                                 call_id if isinstance(call_id, str) else None),
                        results, expanded, width, body)
+    outcome = reply_outcome(message)
+    if outcome is not None:
+        body.add(_outcome_line(outcome), cut=False)
     if not body.parts:
-        body.add(Text("(empty)", f"italic {FAINT}"), cut=False)
+        _nothing(message, expanded, width, body)
+
+
+def _outcome_line(outcome: str) -> Text:
+    """How a reply ended (core.outcomes), under what it said: ⊘ aborted, ✗ error: …"""
+    return Text(marked(outcome), ERROR_STYLE if outcome.startswith("error") else f"italic {DIM}")
+
+
+def _nothing(message: dict[str, Any], expanded: bool, width: int, body: Body) -> None:
+    """A message with nothing to draw: one of a role of unknown shape shows its fields (as
+    an unknown entry does), any other says it is empty."""
+    role = message.get("role")
+    if isinstance(role, str) and role in CONTENT_ROLES:
+        body.add(Text(empty_words(message), f"italic {FAINT}"), cut=False)
+        return
+    fields = {key: value for key, value in message.items() if key != "role"}
+    if expanded:
+        body.add(json_text(fields), cut=False)
+    else:
+        body.add(safe_line(_json(fields), max(10, width), style=FAINT), cut=False)
+    body.foldable = True
 
 
 def _name(value: Any) -> str:
@@ -251,12 +286,29 @@ def header(item: Item, label: str | None, now: datetime, width: int, entries: in
         line.append("◆ compacted context", MARKER_STYLE)
         tokens = entry.data.get("tokensBefore")
         if isinstance(tokens, int):
-            line.append(f"  {tokens:,} tokens summarised", DIM)
+            # (the label first: the figure shortens, then goes, where they do not both fit)
+            room = width - line.cell_len - (len(label) + 7 if label else 0)
+            for words in (f"  {tokens:,} tokens summarised", f"  {tokens:,} tok"):
+                if len(words) <= room:
+                    line.append(words, DIM)
+                    break
+    elif entry.type == MESSAGE and role_of(entry.message or {}) in SUMMARY_ROLES:
+        message = entry.message
+        role = message["role"]
+        line.append(f"{'◇' if role == 'branchSummary' else '◆'} {ROLE_NAMES[role]}", MARKER_STYLE)
+        tokens, from_id = message.get("tokensBefore"), message.get("fromId")
+        if isinstance(tokens, int) and not isinstance(tokens, bool):
+            line.append(f"  {tokens:,} tokens before", DIM)
+        elif isinstance(from_id, str) and from_id:
+            line.append("   of ", DIM)
+            line.append_text(safe_line(short_id(from_id), 12, style=DIM))
     elif entry.type == MESSAGE:
         message = entry.message or {}
-        role = str(message.get("role") or entry.role or "?")
+        # (a role that is not a word, as a damaged line may have: the message is shown raw)
+        role = (role_of(message) if "role" in message else entry.role) or "message"
         name = ROLE_NAMES.get(role, role)
         line.append_text(safe_line(name, 20, style=ROLE_STYLES.get(role, "bold")))
+        _custom_type(message, line)
         model = message.get("model")
         model = model if role == "assistant" and isinstance(model, str) and model else ""
         usage = item.usage
@@ -277,6 +329,9 @@ def header(item: Item, label: str | None, now: datetime, width: int, entries: in
             line.append("  ")
             line.append_text(safe_line(model, model_width, style=FAINT))
         line.append_text(shown)
+    elif entry.type == CUSTOM_MESSAGE:
+        line.append(ROLE_NAMES["custom"], f"bold {DIM}")
+        _custom_type(entry.data, line)
     elif entry.type == COMPACTION:
         line.append("◆ compaction", MARKER_STYLE)
         tokens = entry.data.get("tokensBefore")
@@ -318,6 +373,14 @@ def header(item: Item, label: str | None, now: datetime, width: int, entries: in
     return line
 
 
+def _custom_type(data: dict[str, Any], line: Text) -> None:
+    """An extension's message names its kind (pi's customType) after the role."""
+    kind = data.get("customType")
+    if isinstance(kind, str) and kind:
+        line.append(" · ", FAINT)
+        line.append_text(safe_line(kind, 24, style=FAINT))
+
+
 def body(item: Item, expanded: bool, width: int) -> Body:
     entry = item.entry
     out = Body()
@@ -343,8 +406,10 @@ def body(item: Item, expanded: bool, width: int) -> Body:
         out.add(line)
         if expanded:
             out.add(_summary(data.get("summary", "")))
-        else:
+        elif str(data.get("summary") or "").strip():
             out.add(safe_line(data.get("summary", ""), max(10, width), style="#d7afd7"))
+        else:
+            out.add(_summary(None))
         out.foldable = True
         return out
     if entry.type == BRANCH_SUMMARY:
@@ -370,8 +435,8 @@ def body(item: Item, expanded: bool, width: int) -> Body:
         line.append_text(safe_line(data.get("label") or "(cleared)", 40))
         out.add(line)
         return out
-    if entry.type == CUSTOM_MESSAGE and isinstance(data.get("message"), dict):
-        _message_body(data["message"], expanded, width, out)
+    if entry.type == CUSTOM_MESSAGE and (message := extension_message(data)) is not None:
+        _message_body(message, expanded, width, out)
         return out
     if not expanded and langgraph_checkpoint(entry.type, data) is not None:
         out.foldable = True   # a marker line; opened, its data

@@ -72,9 +72,11 @@ class MessageSource:
 
     def __init__(self, store: Store, branch: InternalSession, raw: bool = False, *,
                  opened: set[int] | None = None, nest: int = 0,
-                 within: frozenset[int] = frozenset(), from_depth: int = 0):
+                 within: frozenset[int] = frozenset(), from_depth: int = 0,
+                 hidden: list[int] | None = None):
         """`from_depth`: only the entries at that depth and deeper, raw (a branch's own
-        part after where it parted from another, as a comparison shows it)."""
+        part after where it parted from another, as a comparison shows it). `hidden`: the
+        depths a filter leaves out (F; see tui.entry_tree.shows), in order."""
         self.store = store
         self.branch = branch
         self.head = branch.head_seq
@@ -87,8 +89,9 @@ class MessageSource:
         self.warning: str | None = None
         self.read_error: BaseException | None = None
         self.compaction: Entry | None = None
-        self.start = 0
-        self.skips: list[int] = []
+        self.start = self.floor if self.raw else 0
+        self.skips: list[int] = []          # depths not shown, from `start` on, in order
+        self._shifts: list[int] = []        # skips[i] - i: maps a position to its depth
         self._windows: OrderedDict[int, list[Entry]] = OrderedDict()
         self._usage: dict[int, object] = {}   # entry seq -> its response's usage
         self._inserts: list[_Insert] = []
@@ -109,6 +112,11 @@ class MessageSource:
                         self.skips = sorted(c.depth for c in store.compactions_on_path(self.head)
                                             if c.depth >= start)
                         self._skip_repeated_summary(compaction)
+            if self.raw:
+                self.start = self.floor
+            if hidden:
+                self.skips = sorted(set(self.skips).union(d for d in hidden if d >= self.start))
+            self._shifts = [depth - i for i, depth in enumerate(self.skips)]
             if not self.raw or self.floor:
                 # (a comparison's side is raw, from its floor on, but read as replies)
                 self._grouping = Grouping(self._base_entry, self._base_count)
@@ -186,8 +194,6 @@ class MessageSource:
 
     @property
     def _base_count(self) -> int:
-        if self.raw:
-            return max(0, self.length - self.floor)
         return self.offset + max(0, self.length - self.start - len(self.skips))
 
     # ------------------------------------------------------------------ groups
@@ -276,32 +282,34 @@ class MessageSource:
         return self._base_depth_of(base) if base is not None else None
 
     def _base_depth_of(self, index: int) -> int | None:
-        if self.raw:
-            return index + self.floor
         position = index - self.offset
         if position < 0:
             return None
+        # the depth d with d - start - (skips at or below d) == position: skips[i] - i
+        # (non-decreasing) counts the skips before it
         depth = self.start + position
-        for skipped in self.skips:
-            if skipped <= depth:
-                depth += 1
-            else:
-                break
-        return depth
+        return depth + bisect.bisect_right(self._shifts, depth)
 
     def index_of_depth(self, depth: int) -> int | None:
         base = self._base_index_of_depth(depth)
         return self._from_base(base) if base is not None else None
 
     def _base_index_of_depth(self, depth: int) -> int | None:
-        if self.raw:
-            return depth - self.floor if self.floor <= depth < self.length else None
         if depth < self.start or depth >= self.length:
             return None
         position = bisect.bisect_left(self.skips, depth)
         if position < len(self.skips) and self.skips[position] == depth:
             return None
         return self.offset + depth - self.start - position
+
+    def index_near_depth(self, depth: int) -> int | None:
+        """The display index of the deepest row shown at or before `depth` (a filter may
+        leave out the entry at `depth` itself); None when none is."""
+        depth = min(depth, self.length - 1)
+        shown = depth - self.start + 1 - bisect.bisect_right(self.skips, depth)
+        if shown <= 0:
+            return 0 if self.offset else None
+        return self._from_base(self.offset + shown - 1)
 
     def index_of_seq(self, seq: int, depth: int | None = None) -> int | None:
         if self.compaction is not None and not self.raw and seq == self.compaction.seq:

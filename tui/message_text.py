@@ -13,13 +13,17 @@ import json
 from typing import Any, Iterator
 
 from core.clock import parse
-from core.entries import (BRANCH_SUMMARY, COMPACTION, MESSAGE, TOOL_CALL_BLOCKS,
+from core.entries import (BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, MESSAGE, TOOL_CALL_BLOCKS,
                           TOOL_RESULT_BLOCKS, Entry, block_type, content_text)
 from core.responses import result_call_id
 
+from core.outcomes import (CONTENT_ROLES, NO_SUMMARY, SHELL_ROLE, SUMMARY_ROLES, empty_words,
+                           extension_message, marked, reply_outcome, role_of)
+
 from .claude_lines import is_claude_line, name_of, says
+from .formatting import ROLE_NAMES
 from .safe_text import clean
-from .tool_views import GLYPHS, ToolCall, call_diff, todo_items
+from .tool_views import GLYPHS, ToolCall, call_diff, shell_run, todo_items
 
 Line = tuple[str, str]   # (text, style)
 
@@ -76,6 +80,9 @@ def whole_message(entries: list[Entry]) -> list[Line]:
             out += _lines(value, PLAIN, "  ")
         elif kind == "summary":
             out += _lines(value)
+        elif kind == "note":
+            out += _lines(value, ERROR if value.startswith("✗") else DIMMED)
+            out.append(("", PLAIN))
         else:       # "json": a block or an entry of no known shape
             out += _lines(_json(value), DIMMED)
     while out and not out[-1][0]:
@@ -87,8 +94,11 @@ def heading(entries: list[Entry]) -> str:
     """Role, model, time and entry ids of a message made of these entries."""
     first = entries[0]
     message = first.message or {}
-    head = str(message.get("role") or (name_of(first.type, first.data)
-                                       if is_claude_line(first.type) else first.type))
+    role = role_of(message) or ("message" if first.message is not None else None)
+    if first.type == CUSTOM_MESSAGE:
+        role = "custom"
+    head = ROLE_NAMES.get(role, role) if role else (
+        name_of(first.type, first.data) if is_claude_line(first.type) else first.type)
     if isinstance(message.get("model"), str):
         head += f" · {message['model']}"
     head += f" · {_when(first)}"
@@ -100,7 +110,8 @@ def message_parts(entries: list[Entry]) -> Iterator[tuple[str, Any]]:
     """The parts of a message made of these entries, in reading order, each a pair:
     ("text", str), ("thinking", str), ("call", ToolCall with its result), ("result", a
     tool-result message answering no call here), ("block_result", text of a result block),
-    ("summary", a compaction's or branch summary's text), ("json", anything else).
+    ("summary", a compaction's or branch summary's text), ("note", a line saying how a reply
+    ended or that there is nothing to show: core.outcomes), ("json", anything else).
     The one walk over a message's content that the full view and the HTML export share."""
     if not entries:
         return
@@ -119,7 +130,9 @@ def message_parts(entries: list[Entry]) -> Iterator[tuple[str, Any]]:
         if current is None:
             if entry.type != "claude:progress" or not several:
                 if entry.type in (COMPACTION, BRANCH_SUMMARY):
-                    yield "summary", entry.data.get("summary", "")
+                    yield _summary_part(entry.data.get("summary"))
+                elif entry.type == CUSTOM_MESSAGE and extension_message(entry.data):
+                    yield from _message_parts(extension_message(entry.data), results)
                 elif is_claude_line(entry.type):
                     said = says(entry.type, entry.data)
                     if said:
@@ -140,7 +153,36 @@ def message_parts(entries: list[Entry]) -> Iterator[tuple[str, Any]]:
             yield part
 
 
+def _summary_part(summary: Any) -> tuple[str, Any]:
+    if summary is None or not str(summary).strip():
+        return "note", NO_SUMMARY
+    return "summary", summary
+
+
 def _message_parts(message: dict[str, Any], results) -> Iterator[tuple[str, Any]]:
+    role = role_of(message)
+    if role == SHELL_ROLE:
+        yield "call", shell_run(message)
+        return
+    if role in SUMMARY_ROLES:
+        yield _summary_part(message.get("summary"))
+        return
+    shown = False
+    for kind, value in _content_parts(message, results):
+        shown = shown or kind != "text" or bool(str(value or "").strip())
+        if kind != "text" or value:
+            yield kind, value
+    outcome = reply_outcome(message)
+    if outcome is not None:
+        yield "note", marked(outcome)
+    elif not shown:
+        if role in CONTENT_ROLES:
+            yield "note", empty_words(message)
+        else:       # a role of unknown shape: its fields
+            yield "json", {key: value for key, value in message.items() if key != "role"}
+
+
+def _content_parts(message: dict[str, Any], results) -> Iterator[tuple[str, Any]]:
     content = message.get("content")
     blocks = content if isinstance(content, list) else [content] if content is not None else []
     for block in blocks:
@@ -180,11 +222,16 @@ def _message_parts(message: dict[str, Any], results) -> Iterator[tuple[str, Any]
 
 def _call(call: ToolCall, out: list[Line]) -> None:
     kind = call.kind
-    title = f"{GLYPHS.get(kind, '⚙')} {call.name}"
-    if call.path:
-        title += f" {call.path}"
-    out += _lines(title, TOOL)
-    if kind == "shell":
+    if call.bare:          # a command the user ran: the command is the title
+        out += _lines("$ " + call.command, TOOL)
+    else:
+        title = f"{GLYPHS.get(kind, '⚙')} {call.name}"
+        if call.path:
+            title += f" {call.path}"
+        out += _lines(title, TOOL)
+    if call.bare:
+        pass
+    elif kind == "shell":
         out += _lines("$ " + call.command, "bold", "  ")
     elif kind in ("edit", "multi", "write", "patch"):
         lines = call_diff(call)
@@ -204,6 +251,8 @@ def _call(call: ToolCall, out: list[Line]) -> None:
                       DIMMED, "  ")
     if call.result is not None:
         _result(call.result, out, "  ")
+    if call.ended:
+        out.append(("  " + " · ".join(call.ended), ERROR if call.ended_badly else DIMMED))
     out.append(("", PLAIN))
 
 

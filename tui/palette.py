@@ -25,6 +25,8 @@ COMMANDS: list[tuple[str, str, str, str]] = [
     ("Rename branch", "R", "rename_branch", "Rename the highlighted branch"),
     ("Toggle raw / context view", "v", "toggle_view", "Raw entries, or the replayed context with compaction applied"),
     ("Hide / show thinking", "H", "toggle_thinking", "Draw every reply without (or with) its thinking"),
+    ("Filter messages", "F", "cycle_message_filter", "The entry tree's filters in the messages pane: "
+     "default (no bookkeeping lines), no tools, user only, labelled, everything"),
     ("Search", "/", "search", "Session names and all message text"),
     ("Entry tree / branches", "t", "toggle_tree",
      "The middle pane shows the session's entries as a tree, or its branches"),

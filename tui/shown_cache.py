@@ -15,7 +15,7 @@ BRANCHES = 8    # branches' message sources kept (each holds the windows it read
 class ShownCache:
     def __init__(self) -> None:
         self._sessions: OrderedDict[int, tuple] = OrderedDict()
-        self._branches: OrderedDict[tuple[int, bool], tuple] = OrderedDict()
+        self._branches: OrderedDict[tuple[int, Any], tuple] = OrderedDict()
 
     def keep_session(self, session_id: int, read: tuple) -> None:
         _keep(self._sessions, session_id, read, SESSIONS)
@@ -23,11 +23,12 @@ class ShownCache:
     def session(self, session_id: int) -> tuple | None:
         return _get(self._sessions, session_id)
 
-    def keep_branch(self, branch_id: int, raw: bool, source: Any, labels: dict) -> None:
-        _keep(self._branches, (branch_id, raw), (source, labels), BRANCHES)
+    def keep_branch(self, branch_id: int, view: Any, source: Any, labels: dict) -> None:
+        """`view`: what else the source was made for (raw or context, the filter)."""
+        _keep(self._branches, (branch_id, view), (source, labels), BRANCHES)
 
-    def branch(self, branch_id: int, raw: bool) -> tuple | None:
-        return _get(self._branches, (branch_id, raw))
+    def branch(self, branch_id: int, view: Any) -> tuple | None:
+        return _get(self._branches, (branch_id, view))
 
 
 def _keep(kept: OrderedDict, key, value, most: int) -> None:

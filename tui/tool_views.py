@@ -71,6 +71,9 @@ class ToolCall:
     result: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)   # Claude Code's toolUseResult
     looked: bool = True     # False: drawn alone (the raw view), its result not looked for
+    bare: bool = False      # a command the user ran (pi's `!command`): no tool name to show
+    ended: list[str] = field(default_factory=list)   # how it ended: "exit 0", "cancelled"
+    ended_badly: bool = False
 
     @property
     def kind(self) -> str:
@@ -136,6 +139,19 @@ class ToolCall:
     @property
     def failed(self) -> bool:
         return bool(self.result and self.result.get("isError"))
+
+
+def shell_run(message: dict[str, Any]) -> ToolCall:
+    """A command the user ran (pi's bashExecution message: `!command`), drawn as the shell
+    tool is: `$ command`, its output, and how it ended."""
+    from core.outcomes import shell_failed, shell_outcome
+
+    command = message.get("command")
+    output = message.get("output")
+    return ToolCall("shell", {"command": command if isinstance(command, str) else ""},
+                    result={"content": output if isinstance(output, str) else
+                            ("" if output is None else str(output))},
+                    bare=True, ended=shell_outcome(message), ended_badly=shell_failed(message))
 
 
 # ------------------------------------------------------------------ patches
@@ -290,6 +306,8 @@ def status(call: ToolCall) -> Text:
         return Text("")
     if call.result is None:
         return Text("· no result", f"italic {FAINT}")
+    if call.ended_badly:
+        return Text(f"✗ {call.ended[0]}", ERROR_STYLE)
     if call.failed:
         return Text("✗ error", ERROR_STYLE)
     text = call.result_text
@@ -305,8 +323,9 @@ def call_line(call: ToolCall, width: int) -> Text:
     kind = call.kind
     line = Text(end="")
     line.append(f"{GLYPHS.get(kind, '⚙')} ", TOOL_STYLE)
-    line.append_text(safe_line(call.name or "tool", 28, style=TOOL_STYLE))
-    line.append("  ")
+    if not call.bare:
+        line.append_text(safe_line(call.name or "tool", 28, style=TOOL_STYLE))
+        line.append("  ")
     right = status(call)
     detail = Text(end="")
     tail_path = ""            # a path shown by its end when it does not fit
@@ -424,6 +443,8 @@ def call_body(call: ToolCall, width: int) -> list[RenderableType]:
         if isinstance(description, str) and description:
             parts.append(safe_line(f"# {description}", max(10, width), style=FAINT))
         parts.extend(_result_parts(call))
+        if call.ended:
+            parts.append(Text(" · ".join(call.ended), ERROR_STYLE if call.ended_badly else FAINT))
     elif kind == "read":
         if call.failed or call.result is None:
             parts.extend(_result_parts(call))

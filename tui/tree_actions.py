@@ -10,7 +10,7 @@ from textual import work
 from core.models import InternalSession
 
 from .components.branches_pane import branch_title
-from .entry_tree import EntryTree, OutlineEntry
+from .entry_tree import FILTER_HELP, FILTERS, EntryTree, OutlineEntry
 from .formatting import FAINT
 from .safe_text import safe_line
 
@@ -60,8 +60,7 @@ class TreeActions:
         # (the reader: a thread never holds the connection the screen reads through)
         try:
             store = self.store.reader()
-            outline = store.entry_outline(session_id)
-            labels = store.entry_labels(session_id)
+            tree = read_session_tree(store, session_id)
             times: dict[int, str] = {}
             seqs = {}
             for change in store.label_log(session_id):
@@ -72,30 +71,10 @@ class TreeActions:
                     seqs[target] = store.entry_seq(session_id, target)
                 if seqs[target] is not None:
                     times[seqs[target]] = change["at"]
-            entries = [OutlineEntry(*row) for row in outline]
-            worded = self._worded_calls(store, EntryTree.answered_calls(entries))
         except self.store.errors as error:
             self.call_from_thread(self._error, error, quiet=True)
             return
-        tree = EntryTree(entries, labels, worded)
         self.call_from_thread(self._tree_loaded, session_id, tree, times, keep_seq, same_session)
-
-    @staticmethod
-    def _worded_calls(store, calls: set[int]) -> set[int]:
-        """Which tool calls also say something in words (read per entry; past
-        WORDED_LIMIT calls they all count as tool steps)."""
-        if len(calls) > WORDED_LIMIT:
-            return set()
-        worded = set()
-        for seq in calls:
-            entry = store.get_entry(seq)
-            message = entry.message if entry is not None else None
-            content = message.get("content") if message else None
-            if isinstance(content, list) and any(
-                    isinstance(b, dict) and b.get("type") in ("text", "output_text")
-                    and str(b.get("text", "")).strip() for b in content):
-                worded.add(seq)
-        return worded
 
     def _tree_loaded(self, session_id: int, tree: EntryTree, times: dict[int, str],
                      keep_seq: int | None, same_session: bool) -> None:
@@ -139,7 +118,11 @@ class TreeActions:
         if seq is None or self.session_id is None:
             return
         if seq in self.entries_pane.current_path and self.branch is not None:
+            before = self.messages_pane.cursor
             self._follow_entries_cursor()
+            if self.messages_pane.cursor == before:     # (it was there already)
+                self.say(f"It is shown in the messages pane, on {branch_title(self.branch)}.",
+                         markup=False)
             return
         try:
             branch = self.store.branch_containing(seq)
@@ -161,6 +144,8 @@ class TreeActions:
                  markup=False)
 
     def _tree_labels_changed(self, labels: dict[int, str]) -> None:
+        if self._message_filter == "labelled":
+            self._show_filtered()
         pane = self.entries_pane
         if pane.entry_tree is not None and getattr(self, "_tree_session", None) == self.session_id:
             pane.entry_tree.labels = labels
@@ -172,6 +157,7 @@ class TreeActions:
         shown branch when it passes there, else one that does."""
         entry = self.entries_pane.highlighted
         if entry is None:
+            self.say("This session has no entries yet.", markup=False)
             return None
         if self.branch is not None and entry.seq in self.entries_pane.current_path:
             return self.branch, entry
@@ -181,7 +167,10 @@ class TreeActions:
             self._error(error)
             return None
         source = source or self.branch
-        return (source, entry) if source is not None else None
+        if source is None:
+            self.say("No branch passes through this entry.", markup=False)
+            return None
+        return source, entry
 
     # ---------------------------------------------------------------------- find
     def action_find_in_session(self) -> None:
@@ -235,14 +224,124 @@ class TreeActions:
         pane.action_next_hit()
 
 
+    # -------------------------------------------------- the messages pane's filter (F)
+    # The entry tree's filters and predicate (tui.entry_tree.shows), on the shown branch:
+    # the depths of its path that the filter leaves out are not shown (MessageSource).
+    _message_filter = FILTERS[-1]             # "everything": what the pane showed always
+    _filter_trees: dict[int, tuple[tuple, EntryTree]] = {}   # session -> (its span, tree)
+    _filter_pending: int | None = None        # a big session's tree being read for it
+
+    def action_cycle_message_filter(self) -> None:
+        """F: the next filter of the messages pane (the entry tree's f, in the same order)."""
+        self._catch_up()
+        mode = FILTERS[(FILTERS.index(self._message_filter) + 1) % len(FILTERS)]
+        self._message_filter = self.messages_pane.filter = mode
+        self._show_filtered()
+        self.say(f"Messages: {mode} ({FILTER_HELP[mode]}). F: the next filter.", markup=False)
+
+    def _show_filtered(self) -> None:
+        """The shown branch again, through the filter, the cursor kept where it can be."""
+        if self.branch is None:
+            self._update_messages_title()
+            return
+        pane = self.messages_pane
+        item = pane.highlighted
+        depth = item.entry.depth if item is not None and item.kind == "entry" and \
+            not item.nest else None
+        self.show_branch(self.branch, keep_seq=item.entry.seq if item is not None else None,
+                         keep_depth=depth, at_end=item is None)
+        shown = pane.highlighted
+        if depth is not None and pane.source is not None and (
+                shown is None or shown.entry.seq != item.entry.seq):
+            # the filter left it out: the nearest message before it that it shows
+            index = pane.source.index_near_depth(depth)
+            if index is not None:
+                pane.move_cursor(index)
+
+    def _hidden_for(self, branch: InternalSession, labels: dict[int, str]) -> list[int] | None:
+        """The depths of the branch's path the messages pane's filter leaves out (None: no
+        filter, or its tree is still being read in a worker: shown unfiltered until then)."""
+        mode = self._message_filter
+        if mode == FILTERS[-1] or branch.head_seq is None:
+            return None
+        session_id = branch.external_session_id
+        span = self.store.entry_span(session_id)
+        cached = self._filter_trees.get(session_id)
+        if cached is None or cached[0] != span:
+            if span[2] > FILTER_AT_ONCE:
+                if self._filter_pending != session_id:
+                    self._filter_pending = session_id
+                    self._read_filter_tree(session_id, span)
+                return None
+            cached = (span, read_session_tree(self.store, session_id))
+            self._filter_trees = {session_id: cached}    # (the shown session's only)
+        tree = cached[1]
+        tree.labels = labels
+        path = tree.path_to(branch.head_seq)
+        if len(path) != self.store.path_length(branch.head_seq):
+            return None      # (a path the outline does not hold whole: shown unfiltered)
+        return tree.hidden_depths(branch.head_seq, mode)
+
+    @work(thread=True, exclusive=True, group="message-filter")
+    def _read_filter_tree(self, session_id: int, span: tuple) -> None:
+        # (the reader: a thread never holds the connection the screen reads through)
+        try:
+            tree = read_session_tree(self.store.reader(), session_id)
+        except self.store.errors as error:
+            self.call_from_thread(self._error, error, quiet=True)
+            return
+        self.call_from_thread(self._filter_tree_read, session_id, span, tree)
+
+    def _filter_tree_read(self, session_id: int, span: tuple, tree: EntryTree) -> None:
+        self._filter_pending = None
+        self._filter_trees = {session_id: (span, tree)}
+        if self.branch is not None and self.branch.external_session_id == session_id:
+            self._show_filtered()
+
+    def _filter_title(self, title: Text) -> None:
+        """The filter after the messages pane's title (nothing for "everything")."""
+        mode = self._message_filter
+        if mode != FILTERS[-1]:
+            title.append(" · ")
+            pending = self.branch is not None and \
+                self._filter_pending == self.branch.external_session_id
+            title.append(f"filter: {mode}{'…' if pending else ''}", "#d7af5f")
+
+    def _messages_empty_text(self, branch: InternalSession) -> Text:
+        if self._message_filter != FILTERS[-1] and branch.head_seq is not None:
+            return Text(f"The filter {self._message_filter} shows nothing here: F changes it.",
+                        FAINT)
+        return Text("This branch has no entries yet.", FAINT)
+
+
+FILTER_AT_ONCE = 5_000   # entries: a session up to this size is read for F at once
+
+
+def read_session_tree(store, session_id: int) -> EntryTree:
+    """A session's entry tree: its outline, labels, and which tool calls also say something
+    in words (the entry tree pane and the messages pane's filter read it the same way)."""
+    entries = [OutlineEntry(*row) for row in store.entry_outline(session_id)]
+    labels = store.entry_labels(session_id)
+    return EntryTree(entries, labels, worded_calls(store, EntryTree.answered_calls(entries)))
+
+
+def worded_calls(store, calls: set[int]) -> set[int]:
+    """Which tool calls also say something in words (read per entry; past WORDED_LIMIT
+    calls they all count as tool steps)."""
+    if len(calls) > WORDED_LIMIT:
+        return set()
+    worded = set()
+    for seq in calls:
+        entry = store.get_entry(seq)
+        message = entry.message if entry is not None else None
+        content = message.get("content") if message else None
+        if isinstance(content, list) and any(
+                isinstance(b, dict) and b.get("type") in ("text", "output_text")
+                and str(b.get("text", "")).strip() for b in content):
+            worded.add(seq)
+    return worded
+
+
 def _path(tree: EntryTree, head_seq: int | None) -> frozenset[int]:
-    """The entries from the root to `head_seq` (iterative: paths are long)."""
-    path: set[int] = set()
-    seq = head_seq
-    while seq is not None and seq not in path:
-        entry = tree.by_seq.get(seq)
-        if entry is None:
-            break
-        path.add(seq)
-        seq = entry.parent
-    return frozenset(path)
+    """The entries from the root to `head_seq`."""
+    return frozenset(tree.path_to(head_seq))

@@ -30,10 +30,14 @@ INTERRUPTED = ("a file given with -o was not written (a device, FIFO or socket m
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.description = "Write one session out as pi JSONL, Markdown or JSON."
+    p.description = ("Write one session out as pi JSONL, Markdown, JSON or one self-contained "
+                     "HTML page.")
     p.add_argument("session", metavar="SESSION", help="a session uid, unique uid prefix, or name")
     p.add_argument("--format", "-f", choices=("pi", "markdown", "json", "html"), default="markdown",
-                   metavar="FORMAT", help="pi, markdown, json or html (default: markdown)")
+                   metavar="FORMAT",
+                   help="pi: JSONL that imports back to the same tree; markdown: a transcript of a "
+                   "branch (the default); json: the whole session; html: a page to read in a "
+                   "browser, of a branch or (--all-branches) the whole tree")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--branch", "-b", metavar="ID", help="markdown, html: the branch (id or "
                        "name); default: the current branch")
@@ -79,8 +83,8 @@ def run(args: argparse.Namespace) -> int:
                 say(refusal)
                 return EXIT_FAILED
             count = output_file.write(target, lambda out: _export(store, args, out))
-            say(f"wrote {count:,} {'lines' if args.format == 'pi' else 'entries'} to {target}",
-                prefix="")
+            what = ("line", "lines") if args.format == "pi" else ("entry", "entries")
+            say(f"wrote {count:,} {what[count != 1]} to {target}", prefix="")
         else:
             out = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="\n",
                                    write_through=True) if hasattr(sys.stdout, "buffer") else sys.stdout

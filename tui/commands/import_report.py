@@ -76,7 +76,8 @@ def print_report(report, console, *, store_path: str = "", every_file: bool = Fa
                    _plain(result.error))
     skipped = report.skipped
     if skipped:
-        console.print(Text(f"Skipped lines ({len(skipped)}):", "bold"))
+        # (skipped, or imported changed: kept raw, made a root; each line says which)
+        console.print(Text(f"Lines not imported as written ({len(skipped)}):", "bold"))
         for item in skipped[:MAX_SKIPPED_SHOWN]:
             _noted(console, _plain(_shown(item.where(), folder), style="cyan"),
                    _plain(item.reason))

@@ -16,6 +16,7 @@ from ..formatting import CURRENT_STYLE, DIM, FAINT, LABEL_STYLE, short_id
 from ..safe_text import safe_line
 from .backdrop import FrozenBackdrop
 from .branches_pane import BranchRow, branch_title
+from .focus import focus_now
 
 
 def first_choice(branch: InternalSession, others: list[InternalSession]) -> int:
@@ -70,7 +71,7 @@ class BranchPicker(FrozenBackdrop[int | None]):
     def on_mount(self) -> None:
         options = self.query_one(OptionList)
         options.highlighted = first_choice(self.branch, [row.branch for row in self.rows])
-        options.focus()
+        focus_now(options)
 
     @on(OptionList.OptionSelected)
     def _picked(self, event: OptionList.OptionSelected) -> None:

@@ -24,6 +24,7 @@ from .action_dialog import ActionDialog
 from .branches_pane import branch_title
 from ..formatting import DIM, FAINT, ROLE_STYLES, short_id, usage_amount, usage_style
 from ..safe_text import clean, safe_line
+from .safe_fields import SafeTextArea
 
 
 @dataclass
@@ -64,7 +65,7 @@ class CompactDialog(ActionDialog[CompactChoice | None]):
                 yield Input("", id="compact-keep", type="integer", max_length=9)
                 yield Static(Text("tokens verbatim (enter re-plans)", DIM), id="compact-keep-unit")
             yield Static(Text("Summary (editable)", "bold"), classes="dialog-section")
-            yield TextArea("", id="compact-summary", soft_wrap=True, show_line_numbers=False)
+            yield SafeTextArea("", id="compact-summary", soft_wrap=True, show_line_numbers=False)
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Compact", variant="primary", id="confirm", disabled=True)
                 yield Button("Cancel", id="cancel")
@@ -247,7 +248,7 @@ class CompactDialog(ActionDialog[CompactChoice | None]):
         if not summary:
             message = ("The summary is still being written; wait for it or write one."
                        if self.summarising else "The summary is empty; write one or cancel.")
-            self.notify(message, severity="warning", markup=False)
+            self.app.say(message, severity="warning")
             return
         self.dismiss(CompactChoice(summary, self.keep))
 

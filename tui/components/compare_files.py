@@ -11,6 +11,7 @@ from textual.widgets import DataTable, Static
 
 from core.branch_compare import Comparison, FileTouch
 
+from ..cut_text import cut_middle
 from ..formatting import DIM, FAINT
 from ..safe_text import safe_line
 from .backdrop import FrozenBackdrop
@@ -64,13 +65,26 @@ class CompareFiles(FrozenBackdrop[None]):
             table.add_column("file", key="file")
             table.add_column(Text("A", "bold #5fafff"), key="a")
             table.add_column(Text("B", "bold #d7af5f"), key="b")
-            for path, a, b in rows:
-                table.add_row(safe_line(path, 70), touch_cell(a), touch_cell(b))
+            cells = [(touch_cell(a), touch_cell(b)) for _, a, b in rows]
+            room = self._path_room(cells)
+            for (path, _, _), (a, b) in zip(rows, cells):
+                # a long path keeps its start and its end (the file name), so that what A and
+                # B did stays in sight and paths that differ at the end stay apart
+                table.add_row(cut_middle(safe_line(path, 4 * room), room), a, b)
             yield table
             done = self.comparison.a.work.done and self.comparison.b.work.done
             hint = "read from the tool calls' inputs · escape closes"
             yield Static(Text(hint if done else "still reading the sides… " + hint, FAINT),
                          classes="dialog-hint")
+
+    def _path_room(self, cells: list[tuple[Text, Text]]) -> int:
+        """Cells left for the path column: the dialog's inside (100 wide, at most 95% of
+        the screen; border and padding 6) less A's and B's columns and each column's
+        padding and the scroll bar."""
+        inside = min(100, self.app.size.width * 95 // 100) - 6
+        a = max([1, *(cell.cell_len for cell, _ in cells)])
+        b = max([1, *(cell.cell_len for _, cell in cells)])
+        return max(16, inside - a - b - 3 * 2 - 2)
 
     def on_mount(self) -> None:
         self.query_one(DataTable).focus()

@@ -9,6 +9,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Static
 
 from .backdrop import FrozenBackdrop
+from .focus import focus_now
 
 
 class ConfirmDialog(FrozenBackdrop[bool]):
@@ -33,7 +34,7 @@ class ConfirmDialog(FrozenBackdrop[bool]):
                 yield Button(self.no, id="no")
 
     def on_mount(self) -> None:
-        self.query_one("#yes", Button).focus()
+        focus_now(self.query_one("#yes", Button))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

@@ -18,9 +18,11 @@ from rich.text import Text
 from textual.binding import Binding
 
 from core.entries import TOOL_CALL_BLOCKS, Entry, block_type, content_text
+from core.outcomes import NO_SUMMARY, SHELL_ROLE, SUMMARY_ROLES, marked, reply_outcome
 
 from ..entry_tree import FILTERS, EntryTree, TreeRow
-from ..formatting import CURRENT_STYLE, DIM, FAINT, LABEL_STYLE, ROLE_STYLES, clock_time
+from ..formatting import (CURRENT_STYLE, DIM, FAINT, LABEL_STYLE, ROLE_NAMES, ROLE_STYLES,
+                          clock_time)
 from ..safe_text import safe_line
 from .row_list import RowList
 
@@ -43,12 +45,23 @@ def entry_summary(entry: Entry) -> tuple[str, str, str]:
                 names = ", ".join(str(b.get("name") or "?") for b in calls[:3])
                 return "⚙ tool", ROLE_STYLES["toolResult"], names + (" …" if len(calls) > 3 else "")
             text = content_text(words) if words else content_text(content)
+            outcome = reply_outcome(message)
+            if outcome is not None and not text.strip():
+                text = marked(outcome)
             return "assistant", ROLE_STYLES["assistant"], text
         if role in ("toolResult", "tool"):
             name = str(message.get("toolName") or message.get("name") or "")
             text = content_text(content)
             return "↳ result", ROLE_STYLES["toolResult"], f"{name}: {text}" if name else text
-        return _ROLE_WORDS.get(role, role), ROLE_STYLES.get(role, "bold"), content_text(content)
+        if role == SHELL_ROLE:
+            return "shell", ROLE_STYLES[role], f"$ {message.get('command') or ''}"
+        if role in SUMMARY_ROLES:
+            return ROLE_NAMES[role], "bold #d787d7", str(message.get("summary") or NO_SUMMARY)
+        text = content_text(content)
+        outcome = reply_outcome(message)
+        if outcome is not None and not text.strip():
+            text = marked(outcome)
+        return _ROLE_WORDS.get(role, role), ROLE_STYLES.get(role, "bold"), text
     kind = entry.type
     if kind in ("compaction", "branch_summary"):
         word = "compaction" if kind == "compaction" else "branch summary"
@@ -302,9 +315,8 @@ class EntriesPane(RowList):
         positions = [i for i, row in enumerate(self.rows) if row.seq in hits]
         hidden = len(hits) - len(positions)
         if not positions:
-            self.app.notify(f"All {len(hits):,} entries found are hidden by the filter "
-                            f"({self.mode}) or a fold: f changes the filter.", markup=False,
-                            severity="warning")
+            self.app.say(f"All {len(hits):,} entries found are hidden by the filter "
+                         f"({self.mode}) or a fold: f changes the filter.", severity="warning")
             return
         if step > 0:
             after = [i for i in positions if i > self.cursor]

@@ -65,6 +65,8 @@ KEYS = [
               "with its result: diffs, commands and output, numbered lines, checklists)"),
         ("f", "messages pane: the whole highlighted message, nothing cut, full screen; p there opens it in "
               "$PAGER"),
+        ("F", "filter the messages as the entry tree's f does: default (no bookkeeping lines, "
+              "model changes or labels), no tools, user only, labelled, everything"),
         ("H", "hide / show the thinking of every reply (the entries are kept as they are)"),
         ("d", "compare the highlighted branch with another of the session: both from where "
               "they parted, side by side (stacked when narrow), with what each cost, the files "

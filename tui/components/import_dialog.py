@@ -13,6 +13,8 @@ from textual.widgets import Button, Input, Static
 
 from .backdrop import FrozenBackdrop
 from ..formatting import DIM, FAINT
+from .safe_fields import SafeInput
+from .focus import focus_now
 
 
 class ImportDialog(FrozenBackdrop[list[Path] | str | None]):
@@ -25,7 +27,7 @@ class ImportDialog(FrozenBackdrop[list[Path] | str | None]):
             yield Static(Text("Import agent logs", "bold"), classes="dialog-title")
             yield Static(Text("Files or folders (Claude Code, Codex, pi .jsonl; LangGraph .sqlite), "
                               "separated by spaces; quote paths with spaces.", DIM), classes="dialog-hint")
-            yield Input(placeholder="~/.claude/projects ~/.codex/sessions", id="import-paths")
+            yield SafeInput(placeholder="~/.claude/projects ~/.codex/sessions", id="import-paths")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Import", variant="primary", id="import")
                 yield Button("Discover the usual places", id="discover")
@@ -35,13 +37,13 @@ class ImportDialog(FrozenBackdrop[list[Path] | str | None]):
     def on_mount(self) -> None:
         field = self.query_one(Input)
         field.cursor_blink = False
-        field.focus()
+        focus_now(field)
 
     def _paths(self) -> list[Path] | None:
         try:
             words = shlex.split(self.query_one(Input).value)
         except ValueError as error:
-            self.notify(f"Cannot read the paths: {error}", severity="error", markup=False)
+            self.app.say(f"Cannot read the paths: {error}", severity="error")
             return None
         return [Path(word).expanduser() for word in words]
 

@@ -54,6 +54,8 @@ class MessagesPane(Widget, can_focus=True):
                 tooltip="Hide or show the thinking of every reply"),
         Binding("f", "whole", "Whole", show=False,
                 tooltip="The whole message, nothing cut, full screen (p there: $PAGER)"),
+        Binding("F", "app.cycle_message_filter", "Filter", show=False,
+                tooltip="Cycle the filter: default, no tools, user only, labelled, everything"),
         Binding("enter", "enter", "Open/fold", show=False),
         Binding("up,k", "cursor_up", "Up", show=False),
         Binding("down,j", "cursor_down", "Down", show=False),
@@ -86,6 +88,7 @@ class MessagesPane(Widget, can_focus=True):
         self.cursor = 0
         self.expanded: set[tuple[str, int]] = set()
         self.show_thinking = True     # H: replies drawn with or without their thinking
+        self.filter = "everything"    # F: the entry tree's filter, named in the title
         # child sessions (sub-agents, forks) shown open under the entry they started at;
         # every MessageSource made for this pane shares it (see tui.message_source)
         self.opened: set[int] = set()
@@ -231,7 +234,7 @@ class MessagesPane(Widget, can_focus=True):
             group = None
         width = self._width
         label = None
-        if item.kind == "entry" and not item.nest:
+        if item.kind in ("entry", "summary") and not item.nest:
             found = [self.labels[member.entry.seq] for member in group or [item]
                      if member.entry.seq in self.labels]
             label = " · ".join(found) if found else None
@@ -344,7 +347,11 @@ class MessagesPane(Widget, can_focus=True):
         if self.source is None or not self.count:
             self.border_subtitle = None
             return
-        self.border_subtitle = Text(f"{self.cursor + 1:,} / {self.count:,}", DIM)
+        # j moves by message, and a message may be several entries (a reply and its tool
+        # results): the counter names the entries it covers, and counts entries
+        first, last = self._span(self.cursor)
+        where = f"entry {first + 1:,}" if first == last else f"entries {first + 1:,}–{last + 1:,}"
+        self.border_subtitle = Text(f"{where} of {self.count:,}", DIM)
 
     def scroll_cursor_visible(self, bottom: bool = False) -> None:
         """Move the view so that the cursor's item is on screen (at the bottom when below)."""
@@ -488,9 +495,13 @@ class MessagesPane(Widget, can_focus=True):
     def action_last(self) -> None:
         self.move_cursor(self.count - 1)
 
+    def _say_empty(self) -> None:
+        self.app.notify(self.empty_text.plain or "There are no messages here.", markup=False)
+
     def action_toggle_open(self) -> None:
         item = self.cursor_item
         if item is None:
+            self._say_empty()
             return
         if item.key in self.expanded:
             self.expanded.discard(item.key)
@@ -509,6 +520,7 @@ class MessagesPane(Widget, can_focus=True):
         from .whole_message import WholeMessageScreen
 
         if self.source is None or not self.count:
+            self._say_empty()
             return
         first, last = self._span(self.cursor)
         items = [self.source.item(index) for index in range(first, last + 1)]
@@ -516,9 +528,13 @@ class MessagesPane(Widget, can_focus=True):
         if not items or items[0].kind == "spawn":
             self.app.notify("This row is a session of its own: enter opens it.", markup=False)
             return
+        from core.outcomes import role_of
+
+        from ..formatting import ROLE_NAMES
+
         entries = [item.entry for item in items]
-        message = entries[0].message or {}
-        title = f"{message.get('role') or entries[0].type} {entries[0].id}"
+        role = role_of(entries[0].message or {})
+        title = f"{ROLE_NAMES.get(role, role) if role else entries[0].type} {entries[0].id}"
         if len(entries) > 1:
             title += f" and {len(entries) - 1} more entr{'ies' if len(entries) > 2 else 'y'}"
         self.app.push_screen(WholeMessageScreen(title, whole_message(entries)))

@@ -23,6 +23,8 @@ from .action_dialog import ActionDialog
 from .branches_pane import branch_title
 from ..formatting import CHECKPOINT_STYLE, DIM, FAINT, short_id
 from ..safe_text import clean, safe_line
+from .safe_fields import SafeTextArea
+from .focus import focus_now
 
 
 @dataclass
@@ -61,7 +63,7 @@ class RollbackDialog(ActionDialog[RollbackChoice | None]):
             yield OptionList(*[Option(t.label, id=str(i)) for i, t in enumerate(self.targets)],
                              id="rollback-targets")
             yield Checkbox("Add a branch summary of what is left behind", True, id="rollback-summarise")
-            yield TextArea("", id="rollback-summary", soft_wrap=True, show_line_numbers=False)
+            yield SafeTextArea("", id="rollback-summary", soft_wrap=True, show_line_numbers=False)
             yield Static(Text("", FAINT), id="rollback-left")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Roll back", variant="primary", id="confirm")
@@ -72,7 +74,7 @@ class RollbackDialog(ActionDialog[RollbackChoice | None]):
         self.query_one("#rollback-summary", TextArea).cursor_blink = False  # steady cursor (and stable pictures)
         options = self.query_one(OptionList)
         options.highlighted = min(self.initial, len(self.targets) - 1)
-        options.focus()
+        focus_now(options)
 
     @on(OptionList.OptionHighlighted)
     def _chosen(self, event: OptionList.OptionHighlighted) -> None:

@@ -19,6 +19,8 @@ from .backdrop import FrozenBackdrop
 from ..formatting import DIM, FAINT, ROLE_STYLES, SOURCE_STYLES, age, clock_time, count
 from ..safe_text import safe_line
 from .row_list import RowList
+from .safe_fields import SafeInput
+from .focus import focus_now
 
 NAME_LIMIT = 50
 TEXT_LIMIT = 200
@@ -99,9 +101,9 @@ class SearchScreen(FrozenBackdrop[SearchResult | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog search", id="search-dialog"):
             yield Static(Text("Search sessions, labels and messages", "bold"), classes="dialog-title")
-            yield Input(self.query_text, placeholder='words to find (names, labels, all message'
-                        ' text); "an exact phrase" in quotes',
-                        id="search-input")
+            yield SafeInput(self.query_text, placeholder='words to find (names, labels, all message'
+                            ' text); "an exact phrase" in quotes',
+                            id="search-input")
             yield Static(Text("type to search · ↓ results · enter jumps · escape closes", FAINT),
                          id="search-status")
             yield ResultList(self.now, id="search-results")
@@ -109,7 +111,7 @@ class SearchScreen(FrozenBackdrop[SearchResult | None]):
     def on_mount(self) -> None:
         field = self.query_one(Input)
         field.cursor_blink = False
-        field.focus()
+        focus_now(field)
         if self.query_text:
             self._pending = True
             self._search(self.query_text)

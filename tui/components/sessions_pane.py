@@ -144,7 +144,9 @@ class SessionsPane(RowList):
             title.append(" · ")
             title.append_text(safe_line(project_name(self.project), 20, style="bold #d7af5f"))
         if rows:
-            title.append(f" [{len(rows):,}]")
+            # sessions as the status line counts them: a sub-agent or fork listed under its
+            # session is part of it (15 rows with 3 sub-agents open are 12 sessions)
+            title.append(f" [{sum(1 for row in rows if not row.depth):,}]")
         self.border_title = title
         self._show_detail()
 
@@ -217,6 +219,9 @@ class SessionsPane(RowList):
                 index = next((i for i, r in enumerate(self.rows) if r.session.id == parent), None)
                 if index is not None:
                     self.move_cursor(index)
+            elif open_ is not False:
+                self.app.notify("No sub-agents or forks are listed under this session.",
+                                markup=False)
             return
         want = (not row.is_open) if open_ is None else open_
         if want == row.is_open:

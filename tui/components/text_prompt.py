@@ -1,4 +1,7 @@
-"""A one-line text prompt (label, rename): returns the text, or None when cancelled."""
+"""A one-line text prompt (label, rename): returns the text, or None when cancelled.
+
+The field shows the value with its control characters made visible (`␛`); submitted
+without an edit, the value comes back as it was given, not as it was shown."""
 
 from __future__ import annotations
 
@@ -10,6 +13,8 @@ from textual.widgets import Input, Static
 
 from .backdrop import FrozenBackdrop
 from ..safe_text import clean
+from .safe_fields import SafeInput
+from .focus import focus_now
 
 
 class TextPrompt(FrozenBackdrop[str | None]):
@@ -19,6 +24,7 @@ class TextPrompt(FrozenBackdrop[str | None]):
                  hint: Text | None = None, id: str | None = None) -> None:
         super().__init__(id=id)
         self.title_text = title
+        self.given = value
         self.initial = clean(value).replace("\n", " ")
         self.placeholder = placeholder
         self.hint = hint
@@ -26,17 +32,17 @@ class TextPrompt(FrozenBackdrop[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog small"):
             yield Static(self.title_text, classes="dialog-title")
-            yield Input(value=self.initial, placeholder=self.placeholder, id="prompt-input")
+            yield SafeInput(value=self.initial, placeholder=self.placeholder, id="prompt-input")
             yield Static(self.hint or Text("enter saves · escape cancels", "#808890"), classes="dialog-hint")
 
     def on_mount(self) -> None:
         field = self.query_one(Input)
         field.cursor_blink = False
-        field.focus()
+        focus_now(field)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.dismiss(event.value)
+        self.dismiss(self.given if event.value == self.initial else event.value)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

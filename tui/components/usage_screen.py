@@ -401,7 +401,7 @@ class UsageScreen(FrozenBackdrop[UsageChoice | None]):
             try:
                 span = UsageSpan.parse(text, self.today)
             except ValueError as error:
-                self.app.notify(str(error), title="Usage", severity="warning", markup=False)
+                self.app.say(str(error), title="Usage", severity="warning")
                 return
             self._choose(span)
 

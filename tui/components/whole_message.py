@@ -33,6 +33,7 @@ from textual.widgets import Static
 from ..formatting import FAINT
 from ..message_text import Line, as_text
 from ..safe_text import safe_line
+from .focus import focus_now
 
 _WIDE = re.compile("[\u1100-\u115f\u231a-\u231b\u2329-\u232a\u23e9-\u23ec\u2600-\u27bf"
                    "\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf"
@@ -182,7 +183,17 @@ class WholeMessageScreen(Screen[None]):
                           "escape back", FAINT), id="whole-hint")
 
     def on_mount(self) -> None:
-        self.query_one(WholeText).focus()
+        focus_now(self.query_one(WholeText))
+
+    def on_key(self, event: events.Key) -> None:
+        """A key of the panes (r, t, v…) would act on them unseen, under this view: it says
+        where it works instead. (The bindings run after this, at the app: the view's own
+        keys are let through.)"""
+        if event.is_printable and event.key not in _OWN_KEYS and event.character != "?":
+            event.stop()
+            event.prevent_default()
+            self.app.notify(f"{event.character} acts in the panes: escape goes back to them.",
+                            markup=False)
 
     def action_close(self) -> None:
         self.dismiss(None)
@@ -197,7 +208,11 @@ class WholeMessageScreen(Screen[None]):
         except SuspendNotSupported:
             error = "this terminal cannot be handed to a pager"
         if error:
-            self.app.notify(error, severity="warning", markup=False)
+            self.app.say(error, severity="warning")
+
+
+_OWN_KEYS = frozenset(key.strip() for binding in (*WholeText.BINDINGS, *WholeMessageScreen.BINDINGS)
+                      for key in binding.key.split(","))
 
 
 def pager_command() -> list[str]:
