@@ -17,6 +17,16 @@ class StoreUnavailable(StoreError):
     """The file or its folder cannot be opened or created (permissions, missing folder)."""
 
 
+class StoreUnreachable(StoreUnavailable):
+    """The store's server does not answer now (PostgreSQL stopped or crashed, the network
+    cut, a connection that hangs): nothing of the operation was written, and the same
+    operation may work once the server is back. Its message names the server, in one
+    sentence. `saved_unknown`: the connection broke while a transaction's COMMIT was on
+    its way, and the server may have committed it before it went."""
+
+    saved_unknown = False
+
+
 class StoreDamaged(StoreError):
     """The file is not a SQLite database, or is not an arbor store, or fails its checks."""
 

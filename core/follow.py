@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .errors import ArborError
+from .errors import ArborError, StoreUnreachable
 from .importers.files import DATABASE_SUFFIXES, LOG_SUFFIX
 
 # A folder the store imported from (not an agent's own folder) is watched with its
@@ -47,6 +47,7 @@ ROOTS_EVERY = 5.0         # seconds between checks for folders to follow newly i
 AWAIT_EVERY = 0.5         # seconds between looks for an agent's folder that did not exist yet
 RETRY_FIRST = 1.0         # seconds before a failed import pass is tried again ...
 RETRY_MOST = 30.0         # ... doubling up to this while it keeps failing
+RETRY_MOST_UNREACHABLE = 5.0   # ... or this while the store's server does not answer
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,10 @@ class FollowStats:
     sessions: set[str] = field(default_factory=set)
     last_error: str | None = None
     failures: int = 0               # import passes that failed (each is tried again)
+    # while the store's server does not answer: the sentence that says so (None when it
+    # answers); `outages` counts the times it stopped answering
+    unreachable: str | None = None
+    outages: int = 0
 
 
 def poll_wanted() -> bool:
@@ -109,6 +114,16 @@ class Follower:
     def followed_files(self) -> dict[Path, str]:
         """The files the store imported from, with their format."""
         return {Path(path): fmt for path, fmt in self.store.import_source_paths() if path}
+
+    def _roots_or(self, known: list[Root]) -> list[Root]:
+        """`roots()`, or `known` while the store cannot say (its server does not answer:
+        the folders followed so far go on being followed, and what changes there is
+        imported once it answers)."""
+        try:
+            return self.roots()
+        except ArborError as error:
+            self._failed([], str(error), error)
+            return known
 
     def roots(self) -> list[Root]:
         """The folders to watch: the agents' own (recursively) and those imported from."""
@@ -230,14 +245,18 @@ class Follower:
         existing = [p for p in files if p.exists()]
         if not existing:
             return None
+        if self.stats.unreachable is not None and not self.retry_due():
+            self._retry_files.update(existing)   # (imported when the next try finds it back)
+            return None
         try:
             report = import_paths(self.store, existing)
         except ArborError as error:
-            self._failed(existing, str(error))
+            self._failed(existing, str(error), error)
             return None
         except Exception as error:  # noqa: BLE001 - a follower must outlive one bad pass
             self._failed(existing, f"{type(error).__name__}: {error}")
             return None
+        self._answered()
         self._retry_files.difference_update(existing)
         # a file the pass could not import (its own transaction found the store busy, the
         # file could not be read): tried again like a pass that failed whole
@@ -256,45 +275,77 @@ class Follower:
                 self.on_import(report)
         return report
 
-    def _failed(self, files: list[Path], problem: str) -> None:
+    def _failed(self, files: list[Path], problem: str, error: BaseException | None = None
+                ) -> None:
         self.stats.last_error = problem
         self.stats.failures += 1
+        most = RETRY_MOST
+        if isinstance(error, StoreUnreachable):
+            if self.stats.unreachable is None:
+                self.stats.outages += 1
+                self._retry_delay = RETRY_FIRST
+            self.stats.unreachable = problem
+            most = RETRY_MOST_UNREACHABLE
         self._retry_files.update(files)
-        self._retry_at = time.monotonic() + self._retry_delay
-        self._retry_delay = min(self._retry_delay * 2, RETRY_MOST)
+        if self._retry_at is None or files:
+            self._retry_at = time.monotonic() + self._retry_delay
+        self._retry_delay = min(self._retry_delay * 2, most)
+
+    def _answered(self) -> None:
+        """The store answered: an outage (if there was one) is over."""
+        self.stats.unreachable = None
 
     def retry_due(self) -> bool:
         return self._retry_at is not None and time.monotonic() >= self._retry_at
 
     def retry(self):
         """Import again what a failed pass left, and whatever else changed meanwhile."""
-        self._retry_at = None
         self._retry_files = {p for p in self._retry_files if p.exists()}
-        files = list(dict.fromkeys([*self._retry_files, *self.changed_files()]))
+        try:
+            changed = self.changed_files()
+        except ArborError as error:
+            self._retry_at = None
+            self._failed([], str(error), error)
+            return None
+        self._retry_at = None
+        self._answered()
+        files = list(dict.fromkeys([*self._retry_files, *changed]))
         if not files:
             self._retry_delay = RETRY_FIRST
         return self._import(files)
 
     # -------------------------------------------------------------------- run
     def run(self, stop: threading.Event) -> None:
-        """Catch up, then import every change until `stop` is set."""
+        """Catch up, then import every change until `stop` is set. A store that cannot be
+        reached (its server gone) stops nothing: the folders known are followed on, and
+        what changed is imported once it answers again (tried every few seconds)."""
         try:
             self._arrived()               # (notes which agents' folders do not exist yet)
-            self.catch_up()
+            self._catch_up_or_retry()
+            roots: list[Root] = []
             while not stop.is_set():
-                roots = self.roots()
+                roots = self._roots_or(roots)
                 self.stats.roots = len(roots)
                 if not roots:
                     self.stats.mode = "idle"
                     waited = 0.0
-                    while waited < ROOTS_EVERY and not stop.wait(AWAIT_EVERY):
-                        waited += AWAIT_EVERY
+                    wait = AWAIT_EVERY if self._retry_at is None else min(AWAIT_EVERY, RETRY_FIRST)
+                    while waited < ROOTS_EVERY and not stop.wait(wait):
+                        waited += wait
+                        if self.retry_due():
+                            self.retry()
                         if self._arrived():
                             break
                     continue
                 self._watch(roots, stop)
         finally:
             self.stats.mode = "stopped"
+
+    def _catch_up_or_retry(self) -> None:
+        try:
+            self.catch_up()
+        except ArborError as error:   # (changed_files: the store did not answer)
+            self._failed([], str(error), error)
 
     def _watch(self, roots: list[Root], stop: threading.Event) -> None:
         """Watch these roots until `stop`, or until the roots to follow change."""
@@ -311,7 +362,7 @@ class Follower:
         if self._arrivals:
             arrivals, self._arrivals = self._arrivals, []
             self._import([log for folder in arrivals for log in self.new_logs(folder)])
-        self.catch_up()
+        self._catch_up_or_retry()
         next_roots_check = time.monotonic() + ROOTS_EVERY
         next_await_check = time.monotonic() + AWAIT_EVERY
         try:
@@ -338,16 +389,16 @@ class Follower:
                         next_roots_check = 0.0        # a new file: perhaps a new folder
                 if self._catch_up_now.is_set():
                     self._catch_up_now.clear()
-                    self.catch_up()
+                    self._catch_up_or_retry()
                 if self.retry_due():
                     self.retry()
                 if time.monotonic() >= next_await_check:
                     next_await_check = time.monotonic() + AWAIT_EVERY
                     if self._arrived():
                         return                 # watch it too, from now on
-                if time.monotonic() >= next_roots_check:
+                if time.monotonic() >= next_roots_check and self.stats.unreachable is None:
                     next_roots_check = time.monotonic() + ROOTS_EVERY
-                    if self.roots() != roots:
+                    if self._roots_or(roots) != roots:
                         return
         finally:
             done.set()

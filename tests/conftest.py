@@ -153,8 +153,9 @@ def index_terms(store) -> list[tuple[int, str]]:
 # Tests that take `store_location` run twice: on a SQLite file and on a PostgreSQL store
 # (a schema of its own in one server started for the whole test session). Where no
 # PostgreSQL binaries or no psycopg exist, the PostgreSQL runs are skipped with the reason.
-@pytest.fixture(scope="session")
-def postgres_server():
+def _server_for_tests(**options):
+    """A PostgreSQL server started for the test session (`pg_server`), stopped after it;
+    the tests that need one are skipped, with the reason, where none can be had."""
     from pg_server import PostgresServer, find_binaries
 
     binaries, why = find_binaries()
@@ -166,14 +167,38 @@ def postgres_server():
     except ImportError:
         pytest.skip("PostgreSQL backend not tested: psycopg is not installed "
                     "(pip install 'arbor[postgres]')")
-    server = PostgresServer(binaries)
+    server = PostgresServer(binaries, **options)
     try:
         server.start()
     except BaseException:
         server.stop()
         raise
+    return server
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    server = _server_for_tests()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def _postgres_tcp_server():
+    server = _server_for_tests(tcp=True)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def tcp_server(_postgres_tcp_server):
+    """A PostgreSQL server on 127.0.0.1 (a port of its own) that a test may crash
+    (`crash()`) and start again (`start_again()`); running when each test begins."""
+    if not _postgres_tcp_server.started:
+        _postgres_tcp_server.start_again()
+    yield _postgres_tcp_server
+    if not _postgres_tcp_server.started:
+        _postgres_tcp_server.start_again()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -1,6 +1,9 @@
 """A throw-away PostgreSQL server for the tests and benchmarks: initdb and pg_ctl on a
 temporary folder, listening only on a Unix socket in it (no TCP port), with durability
-off (the data lives as long as the test session).
+off (the data lives as long as the test session). `tcp=True`: listening on 127.0.0.1 at a
+free port instead, as a team's server is reached; `crash()` stops it as a crash or a cut
+network looks to a client (`pg_ctl -m immediate`), `start_again()` brings it back on the
+same folder and port.
 
 PostgreSQL refuses to run as root; as root (tests and CI run so), the server runs as the
 `postgres` user through `runuser`, and its folder is made theirs.
@@ -41,6 +44,15 @@ def find_binaries() -> tuple[Path | None, str]:
                   " ARBOR_PG_BIN or the PATH")
 
 
+def _free_port() -> int:
+    """A TCP port of 127.0.0.1 nobody listens on now (the server takes it a moment later)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 def _has_user(name: str) -> bool:
     import pwd
 
@@ -54,8 +66,9 @@ def _has_user(name: str) -> bool:
 class PostgresServer:
     """Start with `start()`, stop with `stop()`; `url(schema)` names a store in it."""
 
-    def __init__(self, binaries: Path):
+    def __init__(self, binaries: Path, *, tcp: bool = False):
         self.binaries = binaries
+        self.port = _free_port() if tcp else None
         self.root = Path(tempfile.mkdtemp(prefix="arbor-pg-"))
         self.data = self.root / "data"
         self.socket = self.root / "socket"
@@ -80,18 +93,35 @@ class PostgresServer:
         os.chmod(self.root, 0o755)
         self._run(str(self.binaries / "initdb"), "-D", str(self.data), "-U", "postgres",
                   "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync")
-        options = (f"-k {self.socket} -c listen_addresses='' -c fsync=off"
-                   " -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
-                   " -c shared_buffers=128MB")
-        self._run(str(self.binaries / "pg_ctl"), "-D", str(self.data), "-l", str(self.log),
-                  "-o", options, "-w", "-t", "60", "start")
-        self.started = True
+        self._start_server()
         self._watch()
         import psycopg
 
         with psycopg.connect(self.url_of("postgres"), autocommit=True) as conn:
             conn.execute(f"CREATE DATABASE {DATABASE}")
         return self
+
+    def _start_server(self) -> None:
+        listen = "''" if self.port is None else f"127.0.0.1 -p {self.port}"
+        # (a server that is crashed on purpose keeps what it said was committed: commits
+        # wait for their log to reach the OS, which outlives the server)
+        commits = "off" if self.port is None else "on"
+        options = (f"-k {self.socket} -c listen_addresses={listen} -c fsync=off"
+                   f" -c synchronous_commit={commits} -c full_page_writes=off"
+                   " -c max_connections=200 -c shared_buffers=128MB")
+        self._run(str(self.binaries / "pg_ctl"), "-D", str(self.data), "-l", str(self.log),
+                  "-o", options, "-w", "-t", "60", "start")
+        self.started = True
+
+    def crash(self) -> None:
+        """Stop at once, as a crash looks: every connection cut, no goodbye to clients."""
+        self._run(str(self.binaries / "pg_ctl"), "-D", str(self.data), "-m", "immediate",
+                  "-w", "stop", timeout=60)
+        self.started = False
+
+    def start_again(self) -> None:
+        """Start after `crash()`: the same data folder, socket and port (it recovers)."""
+        self._start_server()
 
     def restart(self) -> None:
         """Stop the server (its connections end) and start it again, as an administrator's
@@ -115,7 +145,10 @@ class PostgresServer:
                                           stderr=subprocess.DEVNULL)
 
     def url_of(self, database: str = DATABASE, schema: str | None = None) -> str:
-        url = f"postgresql://postgres@/{database}?host={quote(str(self.socket), safe='')}"
+        if self.port is not None:
+            url = f"postgresql://postgres@127.0.0.1:{self.port}/{database}?sslmode=disable"
+        else:
+            url = f"postgresql://postgres@/{database}?host={quote(str(self.socket), safe='')}"
         if schema:
             url += "&options=" + quote(f"-csearch_path={schema}", safe="")
         return url
@@ -141,3 +174,24 @@ class PostgresServer:
             finally:
                 self.started = False
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+class BlackHole:
+    """A TCP port that takes connections and never says a word (a server hung, a firewall
+    that drops): the kernel completes the handshake (the listen backlog), nobody answers.
+    As a context manager: listening inside, gone after."""
+
+    def __init__(self, port: int):
+        import socket
+
+        self.port = port
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+
+    def __enter__(self) -> "BlackHole":
+        self.sock.bind(("127.0.0.1", self.port))
+        self.sock.listen(64)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.sock.close()

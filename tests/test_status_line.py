@@ -67,3 +67,19 @@ def test_middle_cut_keeps_wide_characters_within_the_width():
 def test_a_hostile_path_stays_sanitised_when_cut():
     shown, _, line = parts(80, "", path="/tmp/\x1b]52;c;aGk=\x07/" + "x" * 80 + "/arbor.db")
     assert "\x1b" not in line and "\x07" not in line
+
+
+@pytest.mark.parametrize("alert", ["server unreachable, retrying", "saving… (waiting for the store)",
+                                   "saving…"])
+@pytest.mark.parametrize("width", range(60, 161, 4))
+def test_an_alert_comes_first_and_whole_and_the_line_still_fits(width, alert):
+    """The store's server unreachable, a write under way: said first, in a short form where
+    the line is short, and the counts stay whole (the view and the live indicator give way
+    before they do)."""
+    line = status_text(LONG, 5, 3060, "replayed context (v)", width,
+                       "archived shown · following (polling)", alert=alert).plain
+    assert len(line) == width
+    shown = line[len(" arbor  "):].split("  ")[0].strip()
+    assert shown in (alert, {"server unreachable, retrying": "unreachable",
+                             "saving… (waiting for the store)": "saving…"}.get(alert, alert))
+    assert "5 sessions · 3,060 m" in line

@@ -21,11 +21,12 @@ from textual.binding import Binding
 
 from core.clock import utc_now
 from core.models import InternalSession
-from core.store import SessionSummary, Store, open_store
+from core.store import SessionSummary, Store
 
 from . import key_answers
 from .history_actions import HistoryActions
 from .key_answers import KeyAnswers
+from .store_calls import StoreCalls
 from .tree_actions import TreeActions
 from .palette import ArborCommands
 from . import search_indexing
@@ -42,6 +43,7 @@ from .components.status_line import StatusLine, status_text
 from .formatting import FAINT, short_id
 from .key_order import KeysInOrder
 from .safe_text import clean, safe_line
+from .shown_cache import ShownCache
 
 Clock = Callable[[], datetime]
 FIRST_PAGE = 100
@@ -63,7 +65,8 @@ def _label_description(text: str, what: str) -> str:
     return f"label {what} {label}" if label else f"clear the label of {what}"
 
 
-class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysInOrder[int]):
+class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, StoreCalls,
+               KeysInOrder[int]):
     CSS_PATH = "app.tcss"
     TITLE = "arbor"
     # Focus is given when the first rows arrive (_show_panes), never by Textual at mount:
@@ -123,6 +126,8 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
         self._partial = False
         self._starting = False   # mounted, the first frame not drawn yet
         self.tree_mode = False   # the middle pane shows the session's entries, not its branches
+        self._start_store_calls()
+        self.shown_cache = ShownCache()   # for a store that stops answering
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -158,6 +163,7 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
         return self.query_one(MessagesPane)
 
     def on_mount(self) -> None:
+        self._store_calls_mounted()
         self.query_one(EmptyState).display = False
         self.messages_pane.empty_text = Text("loading…", FAINT)
         # The first frame lists the first screenful of sessions (one indexed query, LIMIT
@@ -205,6 +211,7 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
     def on_unmount(self) -> None:
         if self.live_follow is not None:
             self.live_follow.stop()
+        self._store_calls_unmounted()
 
     def on_store_grew(self, _message) -> None:
         """The following thread imported what an agent wrote: look at the store now."""
@@ -222,19 +229,22 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
                 version = store.data_version()
                 self.call_from_thread(setattr, self, "_data_version", version)
             rows = store.list_sessions(include_archived=self.show_archived)
-            self.sessions_pane.figures = store.session_usage()
+            figures = store.session_usage()   # (handed to the pane on the app's thread)
             hidden = 0
             if not rows and not self.show_archived:
                 hidden = store.count_external_sessions(archived=True)
         except store.errors as error:
-            self.call_from_thread(self._error, error)
+            self.call_from_thread(self._error, error, quiet=True)
             return
-        self.call_from_thread(self._sessions_loaded, rows, hidden, keep_id, live)
+        self.call_from_thread(self._sessions_loaded, rows, hidden, keep_id, live, figures=figures)
 
     def _sessions_loaded(self, rows: list[SessionSummary], hidden: int, keep_id: int | None,
-                         live: bool, partial: bool = False, show: bool = True) -> None:
+                         live: bool, partial: bool = False, show: bool = True,
+                         figures=None) -> None:
         """Rows read: list them; with `show`, also show the highlighted session (the first
         page leaves that to `_after_first_frame`)."""
+        if figures is not None:
+            self.sessions_pane.figures = figures
         self.sessions = rows
         self._partial = partial
         self._hidden_archived = hidden
@@ -289,9 +299,17 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
                 branches = self.store.internal_sessions(session_id)
                 labels = self.store.branch_labels(session_id)
                 checkpoints = self.store.checkpoints_for_session(session_id)
+            self.shown_cache.keep_session(session_id, (branches, labels, checkpoints))
         except self.store.errors as error:
-            self._error(error)
-            return
+            kept = self.shown_cache.session(session_id) if self.health.transient(error) else None
+            if kept is None:
+                if self.health.transient(error):
+                    self._not_loaded(session_id, error)
+                else:
+                    self._error(error)
+                return
+            self._store_trouble(error, quiet=True)   # (as it was read a moment ago)
+            branches, labels, checkpoints = kept
         self.session_id = session_id
         shown = visible_branches(branches, show_hidden=self.show_archived)
         rows = flatten(shown, labels, [c for c in checkpoints if not c.is_hidden])
@@ -319,6 +337,24 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
             return
         self.show_branch(branch, keep_seq=keep_seq, at_end=at_end, keep_view=keep_view)
 
+    def _not_loaded(self, session_id: int, error: BaseException) -> None:
+        """A session (or branch) the store could not give now: its panes say so, and it
+        is read again once the store answers (store_calls)."""
+        self._store_trouble(error, quiet=True)
+        if session_id != self.session_id:
+            self.session_id = session_id
+            self.branch = None
+            pane = self.branches_pane
+            pane.set_branches([], None, notify=False)
+            pane.border_title = Text("Branches")
+            session = self._session(session_id)
+            pane.border_subtitle = self._session_subtitle(session) if session else Text("")
+        else:
+            self.branch = None
+        self.messages_pane.set_source(None, empty_text=Text(
+            "Not loaded: the store does not answer; retrying.", "#d7875f"))
+        self._update_messages_title()
+
     def show_branch(self, branch: InternalSession, *, keep_seq: int | None = None,
                     keep_depth: int | None = None, at_end: bool = True,
                     keep_view: bool = False) -> None:
@@ -331,9 +367,19 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
                                        opened=self.messages_pane.opened,
                                        hidden=self._hidden_for(branch, labels))
                 source.on_read_error = self._read_failed
+            self.shown_cache.keep_branch(branch.id, (self.raw, self._message_filter), source,
+                                         labels)
         except self.store.errors as error:
-            self._error(error)
-            return
+            kept = self.shown_cache.branch(branch.id, (self.raw, self._message_filter)) \
+                if self.health.transient(error) else None
+            if kept is None:
+                if self.health.transient(error):
+                    self._not_loaded(branch.external_session_id, error)
+                else:
+                    self._error(error)
+                return
+            self._store_trouble(error, quiet=True)   # (as it was read a moment ago)
+            source, labels = kept
         self.branch = branch
         self._tree_branch_shown(branch)
         if source.warning and source.warning not in self._warned:
@@ -375,7 +421,7 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
                           else "following")
         extra = " · ".join(e for e in extras if e)
         status.update(status_text(self.store_label, families, messages, view, width, extra,
-                                  partial=self._partial))
+                                  partial=self._partial, alert=self.store_alert()))
 
     def on_resize(self, event: events.Resize) -> None:
         # the event's size: this handler runs before App's own, which updates self.size
@@ -437,7 +483,7 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
         """Whether a load is pending or running (tests and benchmarks wait for it)."""
         screen_busy = getattr(self.screen, "busy", False)
         return self._starting or self._follow_timer is not None or bool(screen_busy) or any(
-            worker.is_running for worker in self.workers)
+            worker.is_running for worker in self.workers) or self.writes.pending > 0
 
     @on(SessionsPane.Highlighted, "#sessions")
     def _session_highlighted(self, event: SessionsPane.Highlighted) -> None:
@@ -493,7 +539,8 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
 
     # ------------------------------------------------------------------- live
     def _poll(self) -> None:
-        if not self._polling:
+        # (while the store does not answer, its probe looks instead: store_health)
+        if not self._polling and self.health.answering:
             self._polling = True
             self._poll_store()
 
@@ -503,12 +550,15 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
         connection must not freeze the screen."""
         try:
             version = self.store.reader().data_version()
-        except self.store.errors:
-            version = None
+        except self.store.errors as error:
+            self.call_from_thread(self._polled, None, error)
+            return
         self.call_from_thread(self._polled, version)
 
-    def _polled(self, version: int | None) -> None:
+    def _polled(self, version: int | None, error: BaseException | None = None) -> None:
         self._polling = False
+        if error is not None:
+            self._store_trouble(error, quiet=True)
         # (None: the first load has not read its version yet, and reads the list after it)
         if version is not None and self._data_version is not None and \
                 version != self._data_version:
@@ -532,10 +582,10 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
         try:
             rows = self.store.list_sessions(include_archived=self.show_archived)
             self.sessions_pane.figures = self.store.session_usage()
+            self._data_version = self.store.reader().data_version()
         except self.store.errors as error:
-            self._error(error)
+            self._error(error, quiet=True)
             return
-        self._data_version = self.store.reader().data_version()
         keep = session_id if session_id is not None else self.session_id
         self.sessions = rows
         if not rows:
@@ -552,11 +602,15 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
 
     # ---------------------------------------------------------------- helpers
     def _read_failed(self, error: BaseException) -> None:
-        """Messages that could not be read while drawing (a damaged store): said after the
-        frame, never from inside it."""
-        self.call_later(self._error, error)
+        """Messages that could not be read while drawing (a damaged store, or one that
+        does not answer now): said after the frame, never from inside it."""
+        self.call_later(self._error, error, quiet=True)
 
-    def _error(self, error: BaseException) -> None:
+    def _error(self, error: BaseException, *, quiet: bool = False) -> None:
+        """Say why something could not be done. A store that does not answer now goes to
+        the status line instead (`quiet`: a read the panes say about themselves)."""
+        if self._store_trouble(error, quiet=quiet):
+            return
         if isinstance(error, self.store.database_errors):
             message = f"The store could not be read or written: {error}"
         else:
@@ -583,6 +637,16 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
             self.say("There is no branch here.", severity="warning")
         return branch
 
+    def _reader(self) -> Store | None:
+        """The store's reader, for what a screen or dialog reads in its threads (None, and
+        said, when it cannot be had now: the reader was never opened, and the store's
+        server does not answer)."""
+        try:
+            return self.store.reader()
+        except self.store.errors as error:
+            self._error(error)
+            return None
+
     def _highlighted_entry(self):
         """(branch, entry) a key acts on in the messages pane or the entry tree; None after
         saying why there is none (no messages; a sub-agent's message shown in place). A
@@ -601,7 +665,13 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
         return self.branch, item.entry
 
     def _fresh_branch(self, branch_id: int) -> InternalSession | None:
-        return self.store.get_internal_session(branch_id)
+        """The branch as the store has it now (None: gone, or the store does not answer)."""
+        try:
+            return self.store.get_internal_session(branch_id)
+        except self.store.errors as error:
+            if not self.health.transient(error):
+                raise
+            return None
 
     # ------------------------------------------------------------------ focus
     def _panes(self):
@@ -662,22 +732,26 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
                 return
             at = None
             where = f"the head of {branch_title(source)}"
+        key = ("branch", source.id)   # (what was typed is offered again on this branch)
+
         def done(name: str | None) -> None:
             if name is None:
                 return
             name = name.strip()
-            try:
-                with self._recorded(source.external_session_id, "branch",
-                                    f"branch {name or 'unnamed'} at {where}"):
-                    new = operations.branch(self.store, source.id, at, name=name)
-            except self.store.errors as error:
-                self._error(error)
-                return
-            self.say(f"New branch {branch_title(new)} at {where}; it is now current.",
-                     title="Branched", markup=False)
-            self.reload(branch_id=new.id, keep_seq=at.seq if at is not None else None)
+            description = f"branch {name or 'unnamed'} at {where}"
 
-        self._ask_branch_name(source, where, done)
+            def write(store):
+                with self._recorded(store, source.external_session_id, "branch", description):
+                    return operations.branch(store, source.id, at, name=name)
+
+            def written(new) -> None:
+                self.say(f"New branch {branch_title(new)} at {where}; it is now current.",
+                         title="Branched", markup=False)
+                self.reload(branch_id=new.id, keep_seq=at.seq if at is not None else None)
+
+            self._write(description, write, done=written, keep=(key, name))
+
+        self._ask_branch_name(source, where, done, key=key)
 
     def action_open_in_agent(self) -> None:
         """Carry on from the highlighted branch, or the branch up to the highlighted
@@ -771,21 +845,26 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
         def done(choice) -> None:
             if choice is None:
                 return
-            try:
-                with self._recorded(branch.external_session_id, "rollback",
-                                    f"roll back {branch_title(branch)}"):
-                    new = operations.rollback(self.store, branch.id,
-                                              checkpoint_id=choice.checkpoint_id,
-                                              entry_id=choice.entry_seq, summary=choice.summary)
-            except self.store.errors as error:
-                self._error(error)
-                return
-            note = " with a branch summary" if choice.summary else ""
-            self.say(f"Rolled back: new current branch {branch_title(new)}{note}. "
-                        f"{branch_title(branch)} is kept as it was.", title="Rolled back", markup=False)
-            self.reload(branch_id=new.id)
+            description = f"roll back {branch_title(branch)}"
 
-        self.push_screen(RollbackDialog(self.store, branch, targets, initial), done)
+            def write(store):
+                with self._recorded(store, branch.external_session_id, "rollback", description):
+                    return operations.rollback(store, branch.id,
+                                               checkpoint_id=choice.checkpoint_id,
+                                               entry_id=choice.entry_seq, summary=choice.summary)
+
+            def written(new) -> None:
+                note = " with a branch summary" if choice.summary else ""
+                self.say(f"Rolled back: new current branch {branch_title(new)}{note}. "
+                         f"{branch_title(branch)} is kept as it was.", title="Rolled back",
+                         markup=False)
+                self.reload(branch_id=new.id)
+
+            self._write(description, write, done=written)
+
+        reader = self._reader()
+        if reader is not None:
+            self.push_screen(RollbackDialog(reader, branch, targets, initial), done)
 
     def action_label(self) -> None:
         from core import operations
@@ -808,24 +887,36 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
                 if self._in_child_session(item):
                     return
                 entry = item.entry
-            current = self.store.entry_labels(entry.external_session_id).get(entry.seq, "")
+            key = ("label", "entry", entry.seq)
+            shown = self.messages_pane.labels if self.messages_pane.source is not None and \
+                self.messages_pane.source.branch.external_session_id == entry.external_session_id \
+                else None
+            if shown is None:
+                try:
+                    shown = self.store.entry_labels(entry.external_session_id)
+                except self.store.errors:
+                    shown = {}   # (the store does not answer: the label is typed anew)
+            current = self.typed(key, shown.get(entry.seq, ""))
             title = Text("Label entry ", "bold")
             title.append(short_id(entry.id), "bold #5fafff")
 
             def done(text: str | None) -> None:
                 if text is None:
                     return
-                try:
-                    with self._recorded(entry.external_session_id, "label",
-                                        _label_description(text, f"entry {short_id(entry.id)}")):
-                        operations.set_label(self.store, entry.seq, text.strip() or None)
-                    labels = self.store.entry_labels(entry.external_session_id)
-                except self.store.errors as error:
-                    self._error(error)
-                    return
-                self.messages_pane.set_labels(labels)
-                self._tree_labels_changed(labels)
-                self.say("Label cleared." if not text.strip() else "Label saved.", markup=False)
+                description = _label_description(text, f"entry {short_id(entry.id)}")
+
+                def write(store):
+                    with self._recorded(store, entry.external_session_id, "label", description):
+                        operations.set_label(store, entry.seq, text.strip() or None)
+                    return store.entry_labels(entry.external_session_id)
+
+                def written(labels) -> None:
+                    self.messages_pane.set_labels(labels)
+                    self._tree_labels_changed(labels)
+                    self.say("Label cleared." if not text.strip() else "Label saved.",
+                             markup=False)
+
+                self._write(description, write, done=written, keep=(key, text))
 
             self.push_screen(TextPrompt(title, value=current, placeholder="a short label",
                                         hint=Text("enter saves · empty clears · escape cancels", FAINT),
@@ -836,24 +927,30 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
             if branch is None:
                 return
             row = self.branches_pane.rows[self.branches_pane.cursor]
+            key = ("label", "branch", branch.id)
             title = Text("Label branch ", "bold")
             title.append_text(safe_line(branch_title(branch), 40, style="bold #5fafff"))
 
             def done_branch(text: str | None) -> None:
                 if text is None:
                     return
-                try:
-                    with self._recorded(branch.external_session_id, "label",
-                                        _label_description(text, branch_title(branch))):
-                        operations.set_branch_label(self.store, branch.id, text.strip() or None)
-                except self.store.errors as error:
-                    self._error(error)
-                    return
-                self.show_session(branch.external_session_id, keep_branch=branch.id,
-                                  keep_seq=self._kept_seq())
-                self.say("Label cleared." if not text.strip() else "Label saved.", markup=False)
+                description = _label_description(text, branch_title(branch))
 
-            self.push_screen(TextPrompt(title, value=row.label or "", placeholder="a short label",
+                def write(store):
+                    with self._recorded(store, branch.external_session_id, "label", description):
+                        operations.set_branch_label(store, branch.id, text.strip() or None)
+
+                def written(_result) -> None:
+                    if self.session_id == branch.external_session_id:
+                        self.show_session(branch.external_session_id, keep_branch=branch.id,
+                                          keep_seq=self._kept_seq())
+                    self.say("Label cleared." if not text.strip() else "Label saved.",
+                             markup=False)
+
+                self._write(description, write, done=written, keep=(key, text))
+
+            self.push_screen(TextPrompt(title, value=self.typed(key, row.label or ""),
+                                        placeholder="a short label",
                                         hint=Text("enter saves · empty clears · escape cancels", FAINT),
                                         id="label-dialog"), done_branch)
             return
@@ -878,20 +975,24 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
         def done(choice) -> None:
             if choice is None:
                 return
-            try:
-                with self._recorded(branch.external_session_id, "compact",
-                                    f"compact {branch_title(branch)}"):
-                    entry_id = operations.compact(self.store, branch.id, summary=choice.summary,
-                                                  keep_recent_tokens=choice.keep_recent_tokens)
-                entry = self.store.find_entry(branch.external_session_id, entry_id)
-            except self.store.errors as error:
-                self._error(error)
-                return
-            self.say(f"Compacted {branch_title(branch)}: the raw messages are kept (v shows them).",
-                        title="Compacted", markup=False)
-            self.reload(branch_id=branch.id, keep_seq=entry.seq if entry else None)
+            description = f"compact {branch_title(branch)}"
 
-        self.push_screen(CompactDialog(self.store, branch), done)
+            def write(store):
+                with self._recorded(store, branch.external_session_id, "compact", description):
+                    entry_id = operations.compact(store, branch.id, summary=choice.summary,
+                                                  keep_recent_tokens=choice.keep_recent_tokens)
+                return store.find_entry(branch.external_session_id, entry_id)
+
+            def written(entry) -> None:
+                self.say(f"Compacted {branch_title(branch)}: the raw messages are kept (v shows "
+                         "them).", title="Compacted", markup=False)
+                self.reload(branch_id=branch.id, keep_seq=entry.seq if entry else None)
+
+            self._write(description, write, done=written)
+
+        reader = self._reader()
+        if reader is not None:
+            self.push_screen(CompactDialog(reader, branch), done)
 
     def action_compare(self) -> None:
         """d: the highlighted branch (or the one shown) against another of its session."""
@@ -913,7 +1014,8 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
             if other_id is None:
                 return
             try:
-                mine, other = self._fresh_branch(branch.id), self._fresh_branch(other_id)
+                mine = self.store.get_internal_session(branch.id)
+                other = self.store.get_internal_session(other_id)
             except self.store.errors as error:
                 self._error(error)
                 return
@@ -963,15 +1065,17 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
         if branch.is_current:
             self.say(f"{branch_title(branch)} is already current.", markup=False)
             return
-        try:
-            with self._recorded(branch.external_session_id, "make_current",
-                                f"make {branch_title(branch)} current"):
-                operations.make_current(self.store, branch.id)
-        except self.store.errors as error:
-            self._error(error)
-            return
-        self.say(f"{branch_title(branch)} is now current.", markup=False)
-        self.reload(branch_id=branch.id, keep_seq=self._kept_seq())
+        description = f"make {branch_title(branch)} current"
+
+        def write(store):
+            with self._recorded(store, branch.external_session_id, "make_current", description):
+                operations.make_current(store, branch.id)
+
+        def written(_result) -> None:
+            self.say(f"{branch_title(branch)} is now current.", markup=False)
+            self.reload(branch_id=branch.id, keep_seq=self._kept_seq())
+
+        self._write(description, write, done=written)
 
     def action_archive(self) -> None:
         from .components.confirm_dialog import ConfirmDialog
@@ -980,15 +1084,17 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
         if session is None:
             return
         if not session.is_active:
-            try:
-                with self._recorded(session.id, "archive",
-                                    f"restore {session.name or 'a session'} from the archive"):
-                    self.store.set_active(session.id, True)
-            except self.store.errors as error:
-                self._error(error)
-                return
-            self.say("Session restored from the archive.", markup=False)
-            self.reload(session_id=session.id)
+            description = f"restore {session.name or 'a session'} from the archive"
+
+            def restore(store):
+                with self._recorded(store, session.id, "archive", description):
+                    store.set_active(session.id, True)
+
+            def restored(_result) -> None:
+                self.say("Session restored from the archive.", markup=False)
+                self.reload(session_id=session.id)
+
+            self._write(description, restore, done=restored)
             return
         question = Text("Archive ")
         question.append_text(safe_line(session.name or "(unnamed)", 60, style="bold"))
@@ -999,14 +1105,17 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
         def done(yes: bool | None) -> None:
             if not yes:
                 return
-            try:
-                with self._recorded(session.id, "archive", f"archive {session.name or 'a session'}"):
-                    self.store.set_active(session.id, False)
-            except self.store.errors as error:
-                self._error(error)
-                return
-            self.say("Session archived.", markup=False)
-            self.reload(session_id=session.id)
+            description = f"archive {session.name or 'a session'}"
+
+            def archive(store):
+                with self._recorded(store, session.id, "archive", description):
+                    store.set_active(session.id, False)
+
+            def archived(_result) -> None:
+                self.say("Session archived.", markup=False)
+                self.reload(session_id=session.id)
+
+            self._write(description, archive, done=archived)
 
         self.push_screen(ConfirmDialog(Text("Archive session", "bold"), question, yes="Archive"), done)
 
@@ -1017,20 +1126,26 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
         if session is None:
             return
 
+        key = ("rename", "session", session.id)
+
         def done(name: str | None) -> None:
             if name is None or not name.strip():
                 return
-            try:
-                with self._recorded(session.id, "rename",
-                                    f"rename {session.name or 'a session'} to {name.strip()}"):
-                    self.store.rename_session(session.id, name.strip())
-            except self.store.errors as error:
-                self._error(error)
-                return
-            self.reload(session_id=session.id, branch_id=self.branch.id if self.branch else None,
-                        keep_seq=self._kept_seq())
+            description = f"rename {session.name or 'a session'} to {name.strip()}"
 
-        self.push_screen(TextPrompt(Text("Rename session", "bold"), value=session.name,
+            def write(store):
+                with self._recorded(store, session.id, "rename", description):
+                    store.rename_session(session.id, name.strip())
+
+            def written(_result) -> None:
+                self.reload(session_id=session.id,
+                            branch_id=self.branch.id if self.branch else None,
+                            keep_seq=self._kept_seq())
+
+            self._write(description, write, done=written, keep=(key, name))
+
+        self.push_screen(TextPrompt(Text("Rename session", "bold"),
+                                    value=self.typed(key, session.name),
                                     placeholder="session name", id="rename-dialog"), done)
 
     def action_toggle_view(self) -> None:
@@ -1067,13 +1182,17 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
         from .components.usage_screen import UsageScreen
 
         today = self.clock().astimezone(local_zone()).date()
-        self.push_screen(UsageScreen(self.store.reader(), today, self.sessions), self._jump)
+        reader = self._reader()
+        if reader is not None:
+            self.push_screen(UsageScreen(reader, today, self.sessions), self._jump)
 
     def action_search(self) -> None:
         from .components.search_screen import SearchScreen
 
-        self.push_screen(SearchScreen(self.store.reader(), self.clock(), include_archived=self.show_archived),
-                         self._jump)
+        reader = self._reader()
+        if reader is not None:
+            self.push_screen(SearchScreen(reader, self.clock(), include_archived=self.show_archived),
+                             self._jump)
 
     def _jump(self, result) -> None:
         if result is None:
@@ -1140,10 +1259,9 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, KeysI
                 self.call_from_thread(self.notify, "No agent logs found in the usual places.",
                                       severity="warning", markup=False)
                 return
-            # a handle of its own on the process's one connection to the store (a second
-            # connection in this process would be a second opening of the file)
-            with open_store(self.store.path, create=False) as importing:
-                report = import_paths(importing, [Path(p) for p in paths])
+            # on the process's background-writing connection (the screen reads through
+            # the first one): see store_writes
+            report = import_paths(self.store.write_handle(), [Path(p) for p in paths])
         except (OSError, *self.store.errors) as error:
             self.call_from_thread(self._error, error)
             return

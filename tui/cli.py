@@ -66,11 +66,19 @@ def _run_command(command: Command, argv: list[str]) -> int:
     args = _parse(parser, argv)
     if isinstance(args, int):
         return args
-    from .commands.shared import EXIT_INTERRUPTED
+    from core.errors import StoreUnreachable
+
+    from .commands.shared import EXIT_INTERRUPTED, EXIT_STORE
 
     try:
         with _StoppedBySignals(not getattr(module, "KEEPS_SIGNALS", False)):
             return module.run(args)
+    except StoreUnreachable as error:
+        # (the store's server went away while the command ran: one sentence, not a trace)
+        from .safe_text import clean
+
+        print(f"arbor {command.name}: {clean(str(error))}", file=sys.stderr)
+        return EXIT_STORE
     except KeyboardInterrupt as error:
         left = getattr(module, "INTERRUPTED", "")
         how = f"stopped by {error.name}" if isinstance(error, Stopped) else "interrupted"

@@ -2,7 +2,8 @@
 rename a branch, make a checkpoint, name a new branch. A mixin of ArborApp, so that these
 keys live together and app.py keeps the panes and the operations it always had.
 
-Every change goes through `_recorded`, which logs it for `u`.
+Every change goes through `_recorded`, which logs it for `u`, in the app's queue of writes
+(`_write`, store_calls): the screen never waits for the store.
 """
 
 from __future__ import annotations
@@ -39,39 +40,44 @@ class HistoryActions:
 
     _undo_blocked: int | None = None      # an operation `u` could not undo, said so once
 
-    def _recorded(self, session_id: int, kind: str, description: str):
+    @staticmethod
+    def _recorded(store, session_id: int, kind: str, description: str):
         """Run an operation in one transaction and log it for undo (core.undo)."""
         from core import undo
 
-        return undo.recorded(self.store, session_id, kind, description)
+        return undo.recorded(store, session_id, kind, description)
 
     # --------------------------------------------------------------------- undo
     def action_undo(self) -> None:
         from core import undo
 
         self._catch_up()
-        try:
-            pending = self.store.last_undoable_operation()
+
+        def write(store):
+            # (`_undo_blocked` is read and set here, in the writing thread: a second u
+            # pressed before the first was done sees what the first found)
+            pending = store.last_undoable_operation()
             if pending is not None and pending.seq == self._undo_blocked:
                 # asked again: leave that one as it is and undo the one before it
-                undo.leave_as_is(self.store, pending)
-                self._undo_blocked = None
-            result = undo.undo_last(self.store)
-        except self.store.errors as error:
-            self._error(error)
-            return
+                undo.leave_as_is(store, pending)
+            result = undo.undo_last(store)
+            self._undo_blocked = result.operation.seq if result is not None and \
+                not result.done else None
+            return result
+
+        self._write("undo", write, done=self._undone)
+
+    def _undone(self, result) -> None:
         if result is None:
             self.say("Nothing to undo: the operations of this app are all undone.",
                      title="Undo", markup=False)
             return
         operation = result.operation
         if not result.done:
-            self._undo_blocked = operation.seq
             self.say(f"Cannot undo “{operation.description}”: {result.conflict}. Nothing was "
                      "changed. Press u again to leave it as it is and undo the one before it.",
                      title="Undo", severity="warning", markup=False, timeout=10)
             return
-        self._undo_blocked = None
         self.say(f"Undid: {operation.description}.", title="Undo", markup=False)
         keep = self.branches_pane.highlighted
         self.reload(session_id=operation.external_session_id,
@@ -81,17 +87,20 @@ class HistoryActions:
 
     # ------------------------------------------------------------- naming a branch
     def _ask_branch_name(self, source: InternalSession, where: str,
-                         done: Callable[[str | None], None]) -> None:
+                         done: Callable[[str | None], None], *, key: tuple) -> None:
         from .components.text_prompt import TextPrompt
 
-        try:
-            branches = self.store.internal_sessions(source.external_session_id)
-        except self.store.errors as error:
-            self._error(error)
-            return
+        if self.session_id == source.external_session_id and self._tree_branches:
+            branches = self._tree_branches   # (the session's, as show_session read them)
+        else:
+            try:
+                branches = self.store.internal_sessions(source.external_session_id)
+            except self.store.errors as error:
+                self._error(error)
+                return
         title = Text("New branch at ", "bold")
         title.append_text(safe_line(where, 50, style="bold #5fafff"))
-        self.push_screen(TextPrompt(title, value=suggest_branch_name(source, branches),
+        self.push_screen(TextPrompt(title, value=self.typed(key, suggest_branch_name(source, branches)),
                                     placeholder="a name for the new branch", hint=NAME_HINT,
                                     id="branch-name-dialog"), done)
 
@@ -109,19 +118,21 @@ class HistoryActions:
         title = branch_title(branch)
 
         def hide(hidden: bool) -> None:
-            try:
-                with self._recorded(branch.external_session_id, "hide",
-                                    f"{'hide' if hidden else 'show'} {title}"):
-                    operations.hide_branch(self.store, branch.id, hidden)
-            except self.store.errors as error:
-                self._error(error)
-                return
-            if hidden:
-                self.say(f"{title} is hidden; nothing is deleted. A shows hidden branches, "
-                         "u undoes.", title="Hidden", markup=False)
-            else:
-                self.say(f"{title} is shown again.", markup=False)
-            self.reload(branch_id=branch.id if not hidden else None)
+            description = f"{'hide' if hidden else 'show'} {title}"
+
+            def write(store):
+                with self._recorded(store, branch.external_session_id, "hide", description):
+                    operations.hide_branch(store, branch.id, hidden)
+
+            def written(_result) -> None:
+                if hidden:
+                    self.say(f"{title} is hidden; nothing is deleted. A shows hidden branches, "
+                             "u undoes.", title="Hidden", markup=False)
+                else:
+                    self.say(f"{title} is shown again.", markup=False)
+                self.reload(branch_id=branch.id if not hidden else None)
+
+            self._write(description, write, done=written)
 
         if branch.is_hidden:
             hide(False)
@@ -147,20 +158,24 @@ class HistoryActions:
         if branch is None:
             return
         old = branch_title(branch)
+        key = ("rename", "branch", branch.id)
 
         def done(name: str | None) -> None:
             if name is None or not name.strip():
                 return
-            try:
-                with self._recorded(branch.external_session_id, "rename",
-                                    f"rename {old} to {name.strip()}"):
-                    operations.rename_branch(self.store, branch.id, name)
-            except self.store.errors as error:
-                self._error(error)
-                return
-            self.reload(branch_id=branch.id, keep_seq=self._kept_seq())
+            description = f"rename {old} to {name.strip()}"
 
-        self.push_screen(TextPrompt(Text("Rename branch", "bold"), value=branch.name or old,
+            def write(store):
+                with self._recorded(store, branch.external_session_id, "rename", description):
+                    operations.rename_branch(store, branch.id, name)
+
+            def written(_result) -> None:
+                self.reload(branch_id=branch.id, keep_seq=self._kept_seq())
+
+            self._write(description, write, done=written, keep=(key, name))
+
+        self.push_screen(TextPrompt(Text("Rename branch", "bold"),
+                                    value=self.typed(key, branch.name or old),
                                     placeholder="branch name", id="rename-branch-dialog"), done)
 
     def action_checkpoint(self) -> None:
@@ -189,31 +204,42 @@ class HistoryActions:
                 self.say(f"{branch_title(branch)} has no entries yet: there is nothing to mark.",
                          markup=False)
                 return
-            entry = self.store.get_entry(branch.head_seq)
+            try:
+                entry = self.store.get_entry(branch.head_seq)
+            except self.store.errors as error:
+                self._error(error)
+                return
+            if entry is None:
+                return
             where = f"the head of {branch_title(branch)}"
             words = entry
         said = " ".join(_text_of(words.message).split()[:6]) if words is not None else ""
         if not said and entry is not None and entry.type == "compaction":
             said = "the compacted context"
         suggestion = f"at: {said}" if said else f"checkpoint at {short_id(entry.id)}"
+        key = ("checkpoint", branch.id)
 
         def done(name: str | None) -> None:
             if name is None:
                 return
+            typed = name
             name = name.strip() or suggestion
-            try:
-                with self._recorded(branch.external_session_id, "checkpoint",
-                                    f"checkpoint {name} at {where}"):
-                    operations.checkpoint(self.store, branch.id, name, at_entry_id=entry.seq)
-            except self.store.errors as error:
-                self._error(error)
-                return
-            self.say(f"Checkpoint “{name}” at {where}: r offers it to roll back to.",
-                     title="Checkpoint", markup=False)
-            self.reload(branch_id=self.branch.id if self.branch else None,
-                        keep_seq=self._kept_seq())
+            description = f"checkpoint {name} at {where}"
+
+            def write(store):
+                with self._recorded(store, branch.external_session_id, "checkpoint", description):
+                    operations.checkpoint(store, branch.id, name, at_entry_id=entry.seq)
+
+            def written(_result) -> None:
+                self.say(f"Checkpoint “{name}” at {where}: r offers it to roll back to.",
+                         title="Checkpoint", markup=False)
+                self.reload(branch_id=self.branch.id if self.branch else None,
+                            keep_seq=self._kept_seq())
+
+            self._write(description, write, done=written, keep=(key, typed))
 
         title = Text("Checkpoint at ", "bold")
         title.append_text(safe_line(where, 50, style="bold #5fafff"))
-        self.push_screen(TextPrompt(title, value=suggestion[:60], placeholder="checkpoint name",
-                                    hint=NAME_HINT, id="checkpoint-dialog"), done)
+        self.push_screen(TextPrompt(title, value=self.typed(key, suggestion[:60]),
+                                    placeholder="checkpoint name", hint=NAME_HINT,
+                                    id="checkpoint-dialog"), done)

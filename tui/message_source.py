@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from core.entries import COMPACTION, Entry
-from core.errors import ReplayError
+from core.errors import ReplayError, StoreBusy, StoreUnreachable
 from core.replay import repeats_summary
 from core.responses import Grouping
 from core.models import InternalSession
@@ -171,11 +171,15 @@ class MessageSource:
         self._extra = extra
 
     def _open(self, child: SpawnedSession) -> "MessageSource | None":
-        branch = self.store.current_internal_session(child.id)
-        if branch is None:
+        try:
+            branch = self.store.current_internal_session(child.id)
+            if branch is None:
+                return None
+            nested = MessageSource(self.store, branch, opened=self.opened, nest=self.nest + 1,
+                                   within=self._within)
+        except (StoreUnreachable, StoreBusy) as error:
+            self._not_now(error)     # (shown folded: the app reads it again once it answers)
             return None
-        nested = MessageSource(self.store, branch, opened=self.opened, nest=self.nest + 1,
-                               within=self._within)
         nested.on_read_error = self.on_read_error
         return nested
 
@@ -312,7 +316,11 @@ class MessageSource:
             return 0
         entry = None
         if depth is None:
-            entry = self.store.get_entry(seq)
+            try:
+                entry = self.store.get_entry(seq)
+            except (StoreUnreachable, StoreBusy) as error:
+                self._not_now(error)
+                return None
             if entry is None:
                 return None
             depth = entry.depth
@@ -332,6 +340,11 @@ class MessageSource:
         if window is None:
             try:
                 window = self.store.path_entries(self.head, number * WINDOW, (number + 1) * WINDOW)
+            except (StoreUnreachable, StoreBusy) as error:
+                # the store does not answer now: blank rows, asked again when drawn again
+                # (the app reloads what it shows once the store answers)
+                self._not_now(error)
+                return None
             except self.store.errors as error:
                 window = []          # not asked again: one report, blank rows
                 if self.read_error is None:
@@ -339,13 +352,21 @@ class MessageSource:
                     if self.on_read_error is not None:
                         self.on_read_error(error)
             self._windows[number] = window
-            self._usage.update(self.store.response_usage([e.seq for e in window]))
+            try:
+                self._usage.update(self.store.response_usage([e.seq for e in window]))
+            except (StoreUnreachable, StoreBusy) as error:
+                self._not_now(error)   # (the figures are left out)
             if len(self._windows) > MAX_WINDOWS:
                 self._windows.popitem(last=False)
         else:
             self._windows.move_to_end(number)
         position = depth - number * WINDOW
         return window[position] if 0 <= position < len(window) else None
+
+    def _not_now(self, error: BaseException) -> None:
+        """The store does not answer now: told (the app's status line), nothing kept."""
+        if self.on_read_error is not None:
+            self.on_read_error(error)
 
     def item(self, index: int) -> Item | None:
         if index < 0 or index >= self.count:

@@ -57,20 +57,22 @@ class TreeActions:
 
     @work(thread=True, exclusive=True, group="tree")
     def _load_tree(self, session_id: int, keep_seq: int | None, same_session: bool) -> None:
+        # (the reader: a thread never holds the connection the screen reads through)
         try:
-            tree = read_session_tree(self.store, session_id)
+            store = self.store.reader()
+            tree = read_session_tree(store, session_id)
             times: dict[int, str] = {}
             seqs = {}
-            for change in self.store.label_log(session_id):
+            for change in store.label_log(session_id):
                 target = change["target_entry"]
                 if target is None:
                     continue
                 if target not in seqs:
-                    seqs[target] = self.store.entry_seq(session_id, target)
+                    seqs[target] = store.entry_seq(session_id, target)
                 if seqs[target] is not None:
                     times[seqs[target]] = change["at"]
         except self.store.errors as error:
-            self.call_from_thread(self._error, error)
+            self.call_from_thread(self._error, error, quiet=True)
             return
         self.call_from_thread(self._tree_loaded, session_id, tree, times, keep_seq, same_session)
 
@@ -282,10 +284,11 @@ class TreeActions:
 
     @work(thread=True, exclusive=True, group="message-filter")
     def _read_filter_tree(self, session_id: int, span: tuple) -> None:
+        # (the reader: a thread never holds the connection the screen reads through)
         try:
-            tree = read_session_tree(self.store, session_id)
+            tree = read_session_tree(self.store.reader(), session_id)
         except self.store.errors as error:
-            self.call_from_thread(self._error, error)
+            self.call_from_thread(self._error, error, quiet=True)
             return
         self.call_from_thread(self._filter_tree_read, session_id, span, tree)
 

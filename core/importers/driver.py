@@ -9,7 +9,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from ..errors import ArborError
+from ..errors import ArborError, StoreUnreachable
 from ..held_files import HeldFile, check_path, open_unless_held
 from .base import FileResult, ImportReport, ProgressTicker, SessionResult, file_size, path_key
 from .detect import CLAUDE_CODE, CODEX, LANGGRAPH, PI, NotALog, detect_format
@@ -38,12 +38,20 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
     each, one query for every record) are not opened. `describe_unchanged`: name their
     sessions in the report (one more query; `arbor import -q` does without). `scanned`:
     what `unchanged.look` saw of the same `paths` just before (the files and, when it
-    read them, the records' stamps), used instead of walking and asking again."""
+    read them, the records' stamps), used instead of walking and asking again.
+
+    A store whose server stops answering stops the import at once: StoreUnreachable is
+    raised, with the report of what was done before as its `report` (what a file had
+    read up to its last commit is kept; the next import goes on from there)."""
     started = time.monotonic()
     report = ImportReport()
     new: set[Path] = set()
-    planned = plan_paths(store, paths, report, describe_unchanged=describe_unchanged,
-                         scanned=scanned, new=new)
+    try:
+        planned = plan_paths(store, paths, report, describe_unchanged=describe_unchanged,
+                             scanned=scanned, new=new)
+    except StoreUnreachable as error:
+        error.report = report
+        raise
     imported = False
 
     def here(index: int) -> FileResult:
@@ -80,6 +88,10 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
                     report.files.append(here(index))
                     imported = True
         failing = False
+    except StoreUnreachable as error:
+        report.seconds = time.monotonic() - started
+        error.report = report
+        raise
     finally:
         if workers is not None:
             report.converted = workers.converted
@@ -267,6 +279,8 @@ def import_file(store, path: Path, fmt: str | None = None, *,
     except OSError as error:
         result.status, result.error = "failed", f"cannot read: {error.strerror or error}"
         result.sessions.clear()
+    except StoreUnreachable:
+        raise   # (not this file's fault: the import stops, see import_paths)
     except ArborError as error:
         result.status, result.error = "failed", str(error)
         result.sessions.clear()

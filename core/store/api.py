@@ -17,7 +17,7 @@ from datetime import timedelta
 
 from ..clock import parse, to_text, utc_now
 from ..entries import COMPACTION, MESSAGE, Entry, search_text, tool_call_count
-from ..errors import ArborError, NotFound, ReplayError
+from ..errors import ArborError, NotFound, ReplayError, StoreUnavailable
 from ..fastjson import dumps
 from ..ids import generate_id
 from ..models import Checkpoint, ExternalSession, InternalSession, LazyHistory
@@ -277,6 +277,7 @@ class Store:
         self.id_factory = id_factory or generate_id
         self._role = _role
         self._reader: Store | None = None
+        self._write_handle: Store | None = None
         self._closed = False
         self.read_only = read_only
         if read_only:
@@ -352,20 +353,38 @@ class Store:
         search or a poll never waits behind (or holds up) the app's own reads and writes.
         """
         with self._lock:
+            if self._closed:
+                raise StoreUnavailable("the store is closed")
             if self._reader is None:
                 self._reader = Store(self.path, clock=self.clock, id_factory=self.id_factory,
                                      create=False, read_only=self.read_only,
                                      _role=registry.READER)
             return self._reader
 
+    def write_handle(self) -> "Store":
+        """A handle on the process's third connection to this store, for writes made in a
+        background thread (the app's queue of writes, its live follow) while the first
+        connection serves the screen's reads: a write waiting for the store's write lock
+        (another program's import) or for a server that went away holds that connection's
+        lock, never the first one's."""
+        with self._lock:
+            if self._closed:   # (a thread still at work after its store was closed)
+                raise StoreUnavailable("the store is closed")
+            if self._write_handle is None:
+                self._write_handle = Store(self.path, clock=self.clock,
+                                           id_factory=self.id_factory, create=False,
+                                           _role=registry.WRITER)
+            return self._write_handle
+
     def close(self) -> None:
         """Done with this handle; the connection closes with the process's last handle."""
         with self._lock:
             if self._closed:
                 return
-            if self._reader is not None:
-                self._reader.close()
-                self._reader = None
+            for own in (self._reader, self._write_handle):
+                if own is not None:
+                    own.close()
+            self._reader = self._write_handle = None
             self._closed = True
         registry.release(self._link)
 
@@ -527,6 +546,22 @@ class Store:
         """Changes whenever another connection commits to the store."""
         with self._lock:
             return self._backend.data_version(self._conn)
+
+    def ping(self) -> None:
+        """Whether the store answers: connects again where a connection was lost (a
+        server that went away and came back): this handle's, and the process's reader and
+        background writer if they are open. Raises StoreUnreachable while it does not
+        answer."""
+        with self._lock:
+            conn = self._conn
+            ping = getattr(conn, "ping", None)
+            if ping is not None:
+                ping()
+            else:
+                conn.execute("SELECT 1").fetchone()
+        for own in (self._reader, self._write_handle):
+            if own is not None:
+                own.ping()
 
     def integrity_check(self) -> str:
         with self._lock:

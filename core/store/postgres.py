@@ -19,20 +19,20 @@ branch's row (`INTERNAL_TARGET_FOR_UPDATE`), so each reads the head the one befo
 from __future__ import annotations
 
 import os
-import re
 import threading
 import time
 from typing import Any, Callable, Sequence
 
-from ..errors import StoreDamaged, StoreNotFound, StoreUnavailable
+from ..errors import StoreDamaged, StoreNotFound, StoreUnavailable, StoreUnreachable
 from ..paths import PostgresURL
+from . import postgres_reconnect as reconnecting
 from .migrations import postgres as migrations
 from . import postgres_search
 from .postgres_bulk import CopyWriter, Lexemes, search_text
+from .postgres_reconnect import CONNECT_TIMEOUT, broke
 
-CONNECT_TIMEOUT = 10      # seconds to reach the server
 LISTEN_RETRY_MAX = 5      # seconds between tries to listen again after the server went away
-POOL_TIMEOUT = 30         # seconds to wait for a connection of the pool
+POOL_TIMEOUT = 30         # seconds to wait for a connection of the pool (all of it in use)
 LOCK_TIMEOUT_MS = 60_000  # a writer waits this long for the store's write lock
 CHANNEL = "arbor_changes"  # NOTIFY channel; the payload is the store's schema
 # The store's write lock: one advisory lock per schema (two stores in one database do not
@@ -765,12 +765,6 @@ def _waits_for_search(sql: str) -> bool:
     return not sql.startswith("ROLLBACK")
 
 
-def _ended_by_server(error: BaseException) -> bool:
-    import psycopg
-
-    return isinstance(error, psycopg.errors.AdminShutdown)
-
-
 class _Waiting:
     """The cursor of a statement that waits (see `_may_wait`): its rowcount sends it."""
 
@@ -803,9 +797,14 @@ class Connection:
     store uses: `execute(sql, args)` giving a cursor (`fetchone`, `fetchall`, iteration,
     `rowcount`), `executemany`, `close` (back to the pool)."""
 
-    def __init__(self, pool: Any, conn: Any):
+    def __init__(self, pool: Any, conn: Any, conninfo: str):
         self._pool = pool
         self.raw = conn
+        self._conninfo = conninfo
+        self.reach = reconnecting.reach_of(conninfo)
+        # the error every statement gets once the connection broke inside a transaction
+        # (its work is gone), until the transaction is rolled back
+        self._lost: StoreUnreachable | None = None
         # an import's CopyWriter while it writes search rows apart (postgres_bulk): waited
         # for before a commit and before statements that read search rows or delete
         self.deferred: CopyWriter | None = None
@@ -816,13 +815,36 @@ class Connection:
         self._later_lock = threading.Lock()
         self._begin: str | None = None
         self._writing = False
+        self._committing = False   # the COMMIT is among the statements being sent
 
     def _live(self) -> Any:
         conn = self.raw
-        if conn.broken:   # the server went away: a fresh connection for what follows
+        if not broke(conn):
+            return conn
+        if self._lost is not None:
+            raise self._lost
+        # the server went away (or the connection was never had): a fresh one for what
+        # follows, if this thread may wait for it (see reach)
+        if conn is not None:
+            self.raw = None
             self._pool.putconn(conn)
-            conn = self.raw = self._pool.getconn()
-        return conn
+        self.raw = reconnecting.reconnect(self._pool, self.reach, self._conninfo)
+        return self.raw
+
+    def _broke(self, error: BaseException, *, in_transaction: bool) -> StoreUnreachable:
+        """The error to raise for a statement whose connection broke; inside a transaction
+        the transaction is lost, and says so to every statement until its rollback."""
+        lost = self.reach.lost(reconnecting.reason(error))
+        if in_transaction:
+            # (cut while its COMMIT was on the way, the server may have committed it)
+            lost.saved_unknown = self._committing
+            self._lost = lost
+        return lost
+
+    def ping(self) -> None:
+        """Reconnect if need be, and ask the server for nothing (StoreUnreachable when it
+        does not answer)."""
+        self._run([], "SELECT 1", None)
 
     # ------------------------------------------------ statements sent later
     def begin(self, statements: str, *, write: bool) -> None:
@@ -836,7 +858,7 @@ class Connection:
     def _bound(self, sql: str, args: Sequence[Any] | None) -> str:
         import psycopg
 
-        return psycopg.ClientCursor(self.raw).mogrify(sql, args) if args else sql
+        return psycopg.ClientCursor(self._live()).mogrify(sql, args) if args else sql
 
     def _hold(self, sql: str, args: Sequence[Any] | None) -> _Waiting:
         waiting = _Waiting(self)
@@ -858,17 +880,27 @@ class Connection:
 
     def _run(self, later: list, sql: str | None, args: Any) -> Any:
         """Run what waits and then `sql` (if any) in one query, or `sql` alone; once more on
-        a fresh connection when the server had ended this one outside any transaction (a
-        restart ends every connection): then nothing ran. Inside a transaction the error
-        stands (its work is gone)."""
+        a fresh connection when this one broke outside any transaction (a restart or a
+        crash of the server ends every connection): then nothing ran. Inside a
+        transaction the error stands (its work is gone). Either way a connection that
+        broke for good is StoreUnreachable, with the sentence that says where."""
         conn = self._live()
         idle = conn.info.transaction_status == _IDLE
         try:
             return self._send(conn, later, sql, args)
         except Exception as error:
-            if not (idle and conn.broken and _ended_by_server(error)):
+            if not broke(conn):
                 raise
-        return self._send(self._live(), later, sql, args)
+            if not idle or self._committing:
+                raise self._broke(error, in_transaction=True) from None
+            self._broke(error, in_transaction=False)   # (raised below if it stays so)
+        conn = self._live()
+        try:
+            return self._send(conn, later, sql, args)
+        except Exception as error:
+            if not broke(conn):
+                raise
+            raise self._broke(error, in_transaction=bool(later)) from None
 
     def _send(self, conn: Any, later: list, sql: str | None, args: Any) -> Any:
         if not later:
@@ -903,12 +935,17 @@ class Connection:
             return
         later.append((statement, statement.count(";") + 1, None))
         conn = self._live()
+        self._committing = True
         try:
             self._run(later, None, None)
         except BaseException:
-            if not conn.broken and conn.info.transaction_status != _IDLE:
+            conn = self.raw
+            if not broke(conn) and conn.info.transaction_status != _IDLE:
                 conn.execute("ROLLBACK")
+            self._lost = None
             raise
+        finally:
+            self._committing = False
 
     def rollback(self) -> None:
         """ROLLBACK, and what waits is dropped; nothing is sent when the BEGIN was not."""
@@ -916,8 +953,10 @@ class Connection:
             unsent = self._begin is not None
         self._take_later()
         self._writing = False
-        if not unsent:
-            self._live().execute("ROLLBACK")
+        lost, self._lost = self._lost, None
+        if unsent or lost is not None or broke(self.raw):
+            return   # (nothing was sent, or the server ended the transaction with the connection)
+        self.raw.execute("ROLLBACK")
 
     def settle(self) -> None:
         """Wait for the search rows an import writes apart (raising its error)."""
@@ -946,12 +985,18 @@ class Connection:
         if self.deferred is not None and _waits_for_search(sql):
             self.settle()
         self.send_later()
-        with self._live().cursor() as cursor:
-            cursor.executemany(sql, rows)
+        conn = self._live()
+        try:
+            with conn.cursor() as cursor:
+                cursor.executemany(sql, rows)
+        except Exception as error:
+            if broke(conn):
+                raise self._broke(error, in_transaction=True) from None
+            raise
 
     @property
     def backend_pid(self) -> int:
-        return self.raw.info.backend_pid
+        return self._live().info.backend_pid
 
     def spare(self, timeout: float) -> Any:
         """A second psycopg connection of the pool for work outside this one's transaction
@@ -959,6 +1004,8 @@ class Connection:
         import psycopg
         from psycopg_pool import PoolTimeout
 
+        if self.reach.state != "up":
+            return None
         try:
             return self._pool.getconn(timeout=timeout)
         except (PoolTimeout, psycopg.Error):
@@ -970,9 +1017,8 @@ class Connection:
     def close(self) -> None:
         conn, self.raw = self.raw, None
         self.deferred = None
-        self._later, self._begin, self._writing = [], None, False
-        if conn is not None:
-            _release_pool(self._pool, conn)
+        self._later, self._begin, self._writing, self._lost = [], None, False, None
+        _release_pool(self._pool, conn)
 
 
 # ------------------------------------------------------------------- the pools
@@ -1025,9 +1071,9 @@ def _acquire_pool(conninfo: str) -> Any:
         if held is None:
             pool = ConnectionPool(conninfo, min_size=0, max_size=8, open=True,
                                   timeout=POOL_TIMEOUT, configure=_configure,
-                                  check=ConnectionPool.check_connection,
-                                  kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT},
-                                  name="arbor")
+                                  check=ConnectionPool.check_connection, name="arbor",
+                                  **reconnecting.pool_options(conninfo,
+                                                              reconnecting.reach_of(conninfo)))
             held = _pools[conninfo] = [pool, 0]
         held[1] += 1
         return held[0]
@@ -1069,8 +1115,10 @@ class Listener:
     def __init__(self, conninfo: str, schema: str):
         self.conninfo = conninfo
         self.schema = schema
+        self.reach = reconnecting.reach_of(conninfo)
         self.total = 0
         self.by_pid: dict[int, int] = {}
+        self.connected = False   # listening now (False while it listens again after a loss)
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="arbor-listen", daemon=True)
@@ -1085,10 +1133,11 @@ class Listener:
 
         try:
             conn = self._listen()
-        except psycopg.Error as error:
+        except (psycopg.Error, StoreUnreachable) as error:
             self._error = error
             self._ready.set()
             return
+        self.connected = True
         self._ready.set()
         while True:
             try:
@@ -1096,20 +1145,21 @@ class Listener:
                     if note.payload == self.schema:
                         self.by_pid[note.pid] = self.by_pid.get(note.pid, 0) + 1
                         self.total += 1
-            except psycopg.Error:
-                pass   # the server went away (a restart, the network): listen again below
+            except psycopg.Error as error:
+                # the server went away (a restart, the network): listen again below
+                self.connected = False
+                self.reach.lost(reconnecting.reason(error))
             finally:
                 conn.close()
             conn = self._listen_again()
+            self.connected = True
             # commits while nobody listened went untold: count one change from elsewhere,
             # so that a store asking `data_version` reads again
             self.by_pid[-1] = self.by_pid.get(-1, 0) + 1
             self.total += 1
 
     def _listen(self) -> Any:
-        import psycopg
-
-        conn = psycopg.connect(self.conninfo, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+        conn = reconnecting.connect(self.conninfo, self.reach)
         try:
             conn.execute(f"LISTEN {CHANNEL}")
         except BaseException:
@@ -1127,7 +1177,7 @@ class Listener:
             time.sleep(delay)
             try:
                 return self._listen()
-            except psycopg.Error:
+            except (psycopg.Error, StoreUnreachable):
                 delay = min(delay * 2, LISTEN_RETRY_MAX)
 
 
@@ -1136,8 +1186,14 @@ _listeners_lock = threading.Lock()
 
 
 def _listener(conninfo: str, schema: str) -> Listener:
+    """The process's listener of a store (made, and its first connection waited for, by a
+    thread that may wait for the network)."""
     with _listeners_lock:
         found = _listeners.get((conninfo, schema))
+        if found is None or found._error is not None:
+            refusal = reconnecting.reach_of(conninfo).refusal()
+            if refusal is not None:
+                raise refusal
         if found is None or found._error is not None:
             found = _listeners[(conninfo, schema)] = Listener(conninfo, schema)
         return found
@@ -1176,7 +1232,7 @@ class PostgresBackend:
 
         conninfo = self.url.url
         try:
-            first = psycopg.connect(conninfo, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+            first = reconnecting.connect(conninfo, reconnecting.reach_of(conninfo))
         except psycopg.Error as error:
             raise StoreUnavailable(self._cannot_connect(error)) from None
         except (ValueError, UnicodeError) as error:   # a URL libpq cannot read
@@ -1192,14 +1248,21 @@ class PostgresBackend:
             first.close()
         pool = _acquire_pool(conninfo)
         try:
-            return Connection(pool, pool.getconn())
-        except psycopg.Error as error:
+            return Connection(pool, pool.getconn(), conninfo)
+        except Exception as error:
             _release_pool(pool, None)
-            raise StoreUnavailable(self._cannot_connect(error)) from None
+            if isinstance(error, StoreUnreachable):
+                raise
+            from psycopg_pool import PoolTimeout
+
+            if isinstance(error, (psycopg.Error, PoolTimeout)):
+                raise reconnecting.reach_of(conninfo).failed(
+                    reconnecting.reason(error)) from None
+            raise
 
     def _cannot_connect(self, error: BaseException) -> str:
-        where = _server_of(self.url.url)
-        return f"cannot connect to PostgreSQL at {where}: {_reason(error)}"
+        where = reconnecting.server_of(self.url.url)
+        return f"cannot connect to PostgreSQL at {where}: {reconnecting.reason(error)}"
 
     def _check_and_migrate(self, conn: Any, *, create: bool,
                            on_upgrade: Callable[[str], None] | None) -> None:
@@ -1321,7 +1384,14 @@ class PostgresBackend:
             self._schema = conn.execute("SELECT current_schema()").fetchone()[0]
         listener = _listener(self.url.url, self._schema)
         if listener._error is not None:
-            raise StoreUnavailable(self._cannot_connect(listener._error))
+            error = listener._error
+            if isinstance(error, StoreUnreachable):
+                raise error
+            raise StoreUnavailable(self._cannot_connect(error))
+        reach = listener.reach
+        if not listener.connected and reach.state != "up":   # (commits now go untold)
+            raise StoreUnreachable(reach.sentence or f"lost the connection to PostgreSQL at"
+                                   f" {reach.where}")
         return listener.count_from_others(conn.backend_pid)
 
     @staticmethod
@@ -1399,28 +1469,3 @@ _KEEP_HIGH_SEQ = ("SELECT setval('entries_seq_high', GREATEST((SELECT CASE WHEN 
 def _first_line(error: BaseException) -> str:
     text = str(error).strip()
     return text.splitlines()[0].strip() if text else type(error).__name__
-
-
-def _reason(error: BaseException) -> str:
-    """What libpq said, without its "connection to server … failed:" preamble and hints."""
-    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
-    reason = lines[0] if lines else type(error).__name__
-    reason = re.sub(r'^connection failed:\s*', "", reason)
-    reason = re.sub(r'^connection to server (at|on) .*? failed:\s*', "", reason)
-    reason = re.sub(r'^connection is bad:\s*', "", reason)
-    return reason.rstrip(".") or type(error).__name__
-
-
-def _server_of(conninfo: str) -> str:
-    """host:port/dbname of a URL, as libpq reads it (no user, no password)."""
-    try:
-        from psycopg.conninfo import conninfo_to_dict
-
-        parts = conninfo_to_dict(conninfo)
-    except Exception:  # noqa: BLE001 - only for a message
-        return "the server the URL names"
-    host = str(parts.get("host") or os.environ.get("PGHOST") or "localhost")
-    port = str(parts.get("port") or os.environ.get("PGPORT") or "5432")
-    dbname = parts.get("dbname") or os.environ.get("PGDATABASE")
-    where = f"{host}:{port}" if not host.startswith("/") else f"{host} (port {port})"
-    return f"{where}, database {dbname}" if dbname else where

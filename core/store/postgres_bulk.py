@@ -30,6 +30,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
 
+from .postgres_reconnect import broke
 from .postgres_search import CONFIG, LEXEMES
 from .sqlite_bulk import BulkWriter
 
@@ -198,6 +199,14 @@ class _Sender:
     def execute(self, sql: str, params: Any) -> None:
         self._conn.send_later()   # (what the store's thread left to go with its next statement)
         conn = self._conn._live()
+        try:
+            self._execute(conn, sql, params)
+        except Exception as error:
+            if broke(conn):   # the server went away: the transaction is lost, and says where
+                raise self._conn._broke(error, in_transaction=True) from None
+            raise
+
+    def _execute(self, conn: Any, sql: str, params: Any) -> None:
         if sql is COPY_ENTRIES:
             rows, copied = params
             try:
@@ -273,6 +282,7 @@ class CopyWriter(BulkWriter):
                 return
         if self._error is not None or self._discard:
             return
+        conn = None
         try:
             conn = self._store_conn._live()
             if words is None:
@@ -280,6 +290,8 @@ class CopyWriter(BulkWriter):
             else:
                 conn.execute(SEARCH_INSERT_WORDS, (seqs, words))
         except BaseException as error:  # noqa: BLE001 - handed to the main thread
+            if conn is not None and isinstance(error, Exception) and broke(conn):
+                error = self._store_conn._broke(error, in_transaction=True)
             if self._error is None:
                 self._error = error
             return

@@ -1,4 +1,5 @@
-"""One connection per store per process (plus one reader), shared by every `Store` handle.
+"""One connection per store per process (plus one reader and one background writer), shared
+by every `Store` handle.
 
 SQLite's locks are POSIX locks, held per process: two independent openings of one file in
 a process are a trap (closing either drops the other's locks when it is not SQLite that
@@ -16,8 +17,10 @@ from __future__ import annotations
 
 import os
 import weakref
-from _thread import RLock, allocate_lock
+from _thread import allocate_lock
 from collections import OrderedDict
+
+from .reach import StoreLock
 
 TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
 if TYPE_CHECKING:
@@ -28,6 +31,7 @@ if TYPE_CHECKING:
 
 MAIN = "main"
 READER = "reader"  # a second connection, for reads in background threads
+WRITER = "writer"  # a third, for writes in background threads (Store.write_handle)
 
 
 class Link:
@@ -37,7 +41,7 @@ class Link:
         self.key = key
         self.backend = backend
         self.db = db
-        self.lock = RLock()
+        self.lock = StoreLock()  # an RLock the screen's thread never waits long for
         self.depth = 0           # nested transaction() / reading() levels
         self.read_only = False   # the open transaction is a read snapshot
         self.bulk: Any = None    # the backend's bulk writer of the open write transaction

@@ -4,7 +4,8 @@ Shows a progress bar on a terminal, then a summary table (a row a file: what hap
 session, entries, branches, skipped lines; a row a folder when many files changed, see
 import_report.py) and every skipped line as `file:line  reason`. Exit status: 0 when at
 least one file was imported (or was already up to date), 1 when nothing could be
-imported, 2 when the store cannot be opened.
+imported, 2 when the store cannot be opened, or its server stopped answering during the
+import (which stops at once; the next import goes on from where it stopped).
 Textual is not imported here: this runs in a plain terminal, fast.
 """
 
@@ -59,9 +60,13 @@ def run(args: argparse.Namespace) -> int:
     store = open_store_or_explain(args.db)
     if store is None:
         return EXIT_STORE
+    from core.errors import StoreUnreachable
+
     try:
         report = _run(store, paths, show_progress=not args.quiet and sys.stderr.isatty(),
                       describe_unchanged=not args.quiet, scanned=seen)
+    except StoreUnreachable as error:
+        return _stopped(error)
     finally:
         store.close()
     if args.quiet:
@@ -76,6 +81,19 @@ def run(args: argparse.Namespace) -> int:
 
         print_report(report, stdout_console(), store_path=str(store.path), every_file=args.files)
     return EXIT_OK if report.imported_files else EXIT_FAILED
+
+
+def _stopped(error) -> int:
+    """The store's server stopped answering: one sentence, what was done before, exit 2."""
+    from ..safe_text import clean
+
+    report = getattr(error, "report", None)
+    done = sum(f.status == "imported" for f in report.files) if report is not None else 0
+    before = (f"{done} file{'s' if done != 1 else ''} imported before it"
+              if done else "nothing imported")
+    print(f"arbor import: {clean(str(error))}; stopped ({before}); {INTERRUPTED}.",
+          file=sys.stderr)
+    return EXIT_STORE
 
 
 def _look(db, paths):

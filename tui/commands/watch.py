@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .shared import EXIT_OK, EXIT_STORE, add_db_argument, open_store_or_explain
+from .shared import EXIT_FAILED, EXIT_OK, EXIT_STORE, add_db_argument, open_store_or_explain
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -31,6 +31,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing per import")
 
 
+STOP_WAIT = 0.5   # seconds Ctrl-C waits for the following thread before the process ends
+
+
 def run(args: argparse.Namespace) -> int:
     import threading
 
@@ -39,42 +42,103 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_STORE
     from core.follow import Follower
 
-    from ..safe_text import clean
-
     stop = threading.Event()
     follower = Follower(store, places=args.folders, discover=not args.no_discover,
                         poll=True if args.poll else None,
                         on_import=None if args.quiet else _printer(store))
-    runner = threading.Thread(target=follower.run, args=(stop,), name="arbor-watch", daemon=True)
+    # (an Event, not Thread.is_alive: a join cut by Ctrl-C can leave a running thread
+    # looking stopped)
+    ended = threading.Event()
+    runner = threading.Thread(target=_follow, args=(follower, stop, ended), name="arbor-watch",
+                              daemon=True)
     runner.start()
+    telling = _Teller(follower, quiet=args.quiet)
+    ended_alone = False
     try:
-        told = False
-        failures, told_problem = 0, None
-        while runner.is_alive():
-            runner.join(timeout=0.2)
-            if not told and follower.stats.mode not in ("starting",):
-                told = True
-                print(f"arbor watch: following {follower.stats.roots} folder"
-                      f"{'s' if follower.stats.roots != 1 else ''} ({follower.stats.mode}); "
-                      "Ctrl-C stops", file=sys.stderr, flush=True)
-            if follower.stats.failures != failures:
-                failures = follower.stats.failures
-                problem = follower.stats.last_error
-                if problem != told_problem and not args.quiet:   # (once while it lasts)
-                    told_problem = problem
-                    print(f"arbor watch: {clean(problem or '')} (trying again)",
-                          file=sys.stderr, flush=True)
+        while not ended.wait(0.1):
+            telling.tell()
+        ended_alone = True
     except KeyboardInterrupt:
         pass
     finally:
         stop.set()
-        runner.join(timeout=5)
-        store.close()
-    if follower.stats.last_error and not args.quiet:
-        print(f"arbor watch: last problem: {follower.stats.last_error}", file=sys.stderr)
-    print(f"arbor watch: stopped ({follower.stats.entries:,} entries imported in "
-          f"{follower.stats.imports:,} passes)", file=sys.stderr)
-    return EXIT_OK
+        # Within a second, whatever it is doing: a thread still inside an import or a
+        # connection attempt (a server that does not answer) is left to end with the
+        # process. What it had not committed is not kept; the next run imports it.
+        if ended.wait(STOP_WAIT):
+            store.close()
+    stats = follower.stats
+    untold = stats.failures != telling.failures and stats.unreachable is None
+    if stats.last_error and (ended_alone or (untold and not args.quiet)):
+        print(f"arbor watch: last problem: {_clean(stats.last_error)}", file=sys.stderr)
+    print(f"arbor watch: stopped ({stats.entries:,} entries imported in "
+          f"{stats.imports:,} passes)", file=sys.stderr)
+    return EXIT_FAILED if ended_alone else EXIT_OK
+
+
+def _follow(follower, stop, ended) -> None:
+    """The following thread: an error nobody foresaw ends it with a sentence, not a
+    traceback (the main thread says it and exits 1)."""
+    try:
+        follower.run(stop)
+    except Exception as error:  # noqa: BLE001 - told as the last problem
+        follower.stats.last_error = f"{type(error).__name__}: {error}"
+    finally:
+        ended.set()
+
+
+def _clean(text: str) -> str:
+    from ..safe_text import clean
+
+    return clean(text)
+
+
+class _Teller:
+    """What `arbor watch` says on stderr as it follows: that it follows; a store whose
+    server does not answer, in one sentence, once per outage, and that it answers again;
+    any other problem once while it lasts."""
+
+    def __init__(self, follower, *, quiet: bool):
+        self.follower = follower
+        self.quiet = quiet
+        self.following = False
+        self.failures = 0
+        self.told: str | None = None
+        self.outage = 0              # the outage told (FollowStats.outages)
+        self.outage_since = 0.0
+
+    def tell(self) -> None:
+        import time
+
+        stats = self.follower.stats
+        if not self.following and stats.mode not in ("starting",):
+            self.following = True
+            self._say(f"following {stats.roots} folder{'s' if stats.roots != 1 else ''} "
+                      f"({stats.mode}); Ctrl-C stops")
+        if stats.unreachable is not None:
+            self.failures = stats.failures   # (each failed try is part of the outage)
+            if stats.outages != self.outage:
+                self.outage, self.outage_since = stats.outages, time.monotonic()
+                self.told = stats.unreachable
+                self._say(f"{_clean(stats.unreachable)}; still following: what the agents "
+                          "write meanwhile is imported once it answers")
+            return
+        if self.outage and self.outage_since:
+            gone = time.monotonic() - self.outage_since
+            self.outage_since = 0.0
+            self.failures = stats.failures
+            self._say(f"the store answers again (after {gone:.0f} s); importing what was "
+                      "written meanwhile")
+        if stats.failures != self.failures:
+            self.failures = stats.failures
+            problem = stats.last_error
+            if problem != self.told and not self.quiet:   # (once while it lasts)
+                self.told = problem
+                self._say(f"{_clean(problem or '')} (trying again)")
+
+    @staticmethod
+    def _say(text: str) -> None:
+        print(f"arbor watch: {text}", file=sys.stderr, flush=True)
 
 
 def _printer(store):

@@ -438,12 +438,13 @@ class CompareScreen(ModalScreen["tuple[int | None, int, int] | None"]):
     @work(thread=True, exclusive=True, group="compare")
     def _load(self) -> None:
         worker = get_current_worker()
-        store = self.store
+        # (the reader: a thread never holds the connection the screen reads through, which
+        # the sides' messages are drawn from: `_loaded`)
         try:
+            store = self.store.reader()
             comparison = compare(store, *self.branches)
             fork = store.get_entry(comparison.fork_seq) if comparison.fork_seq is not None else None
-            sources = [MessageSource(store, s.branch, from_depth=s.start) for s in comparison.sides]
-        except (*store.errors, ValueError) as error:
+        except (*self.store.errors, ValueError) as error:
             self.app.call_from_thread(self._failed, error)
             return
         fork_text = ""
@@ -452,7 +453,7 @@ class CompareScreen(ModalScreen["tuple[int | None, int, int] | None"]):
             fork_text = said(fork.message)
         if worker.is_cancelled:
             return
-        self.app.call_from_thread(self._loaded, comparison, sources, fork_text,
+        self.app.call_from_thread(self._loaded, comparison, fork_text,
                                   fork.id if fork is not None else None)
         last = 0.0
         try:
@@ -472,8 +473,13 @@ class CompareScreen(ModalScreen["tuple[int | None, int, int] | None"]):
         self.query_one("#compare-title", Static).update(
             safe_line(f" The branches could not be compared: {error}", 300, style="bold #ff5f5f"))
 
-    def _loaded(self, comparison: Comparison, sources: list[MessageSource], fork_text: str,
-                fork_id: str | None) -> None:
+    def _loaded(self, comparison: Comparison, fork_text: str, fork_id: str | None) -> None:
+        try:
+            sources = [MessageSource(self.store, s.branch, from_depth=s.start)
+                       for s in comparison.sides]
+        except self.store.errors as error:
+            self._failed(error)
+            return
         self.comparison = comparison
         self.query_one("#compare-title", Static).update(
             fork_line(self.session_name, comparison, fork_text, fork_id))

@@ -1,4 +1,5 @@
-"""The status line: store path, counts, the view mode and the live indicator.
+"""The status line: store path, counts, the view mode and the live indicator; first of
+all, when there is one, an alert (the store's server unreachable, a write under way).
 
 What matters most comes first when the terminal is narrow: the counts and the view mode
 are always whole (in a short form if need be), and the store path gets what room is left,
@@ -18,19 +19,27 @@ COUNT_STYLE = "#a0a8b0"
 RULE_STYLE = "#5c6370"
 VIEW_STYLE = "#d7af5f"
 EXTRA_STYLE = "#87d787"
+ALERT_STYLE = "bold #1c1c1c on #d7875f"
 PATH_STYLE = "#808890"
 RULES = ("  │  ", " │ ")
 MIN_PATH = 10  # cells: less than this of a path says nothing, so it is left out
 COMFORTABLE_PATH = 16  # cells of path worth the long wording's room
 SHORT_VIEWS = {"replayed context (v)": "context (v)", "raw entries (v)": "raw (v)"}
 SHORT_EXTRAS = {"archived shown": "archived", "following (polling)": "polling"}
+SHORT_ALERTS = {"server unreachable, retrying": "unreachable", "store busy, retrying": "busy",
+                "saving… (waiting for the store)": "saving…"}
 
 
 def status_text(store_path: str, sessions: int, messages: int, view: str, width: int,
-                extra: str = "", partial: bool = False) -> Text:
+                extra: str = "", partial: bool = False, alert: str = "") -> Text:
     out = Text(no_wrap=True, overflow="ellipsis", end="")
     out.append(" arbor ", LABEL_STYLE)
     out.append(" ")
+    if alert:   # (before the path, which gives it its room; short where the line is)
+        if width < 12 + len(alert) + 45:
+            alert = SHORT_ALERTS.get(alert, alert)
+        out.append(f" {alert} ", ALERT_STYLE)
+        out.append(" ")
     if partial:
         counts = (f"{sessions:,}+ sessions (loading…)", f"{sessions:,}+ sessions…")
     else:
@@ -44,10 +53,16 @@ def status_text(store_path: str, sessions: int, messages: int, view: str, width:
              _right(counts[0], short_view, extra, RULES[1]),
              _right(counts[1], short_view, extra, RULES[1]),
              _right(counts[1], short_view, short_extra, RULES[1])]
+    # with an alert, where even the shortest does not fit, the live indicator and then the
+    # view give way
+    tighter = [_right(counts[1], short_view, "", RULES[1]),
+               _right(counts[1], "", "", RULES[1])] if alert else []
     path = safe_line(store_path, 4 * width, style=PATH_STYLE)
     wanted = min(path.cell_len, COMFORTABLE_PATH)
     used = out.cell_len
     right = next((f for f in forms if used + f.cell_len + 2 + wanted <= width), forms[-1])
+    if used + right.cell_len > width:
+        right = next((f for f in tighter if used + f.cell_len <= width), right)
     room = width - used - right.cell_len - 2   # two spaces between path and counts
     if room >= min(path.cell_len, MIN_PATH):
         out.append_text(middle_cut(path, room))
@@ -60,8 +75,9 @@ def status_text(store_path: str, sessions: int, messages: int, view: str, width:
 def _right(counts: str, view: str, extra: str, rule: str) -> Text:
     right = Text(end="")
     right.append(counts, COUNT_STYLE)
-    right.append(rule, RULE_STYLE)
-    right.append(view, VIEW_STYLE)
+    if view:
+        right.append(rule, RULE_STYLE)
+        right.append(view, VIEW_STYLE)
     if extra:
         right.append(rule, RULE_STYLE)
         right.append(extra, EXTRA_STYLE)
