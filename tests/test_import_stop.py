@@ -6,6 +6,7 @@ deletes the scratch folder it left behind."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -15,13 +16,16 @@ from pathlib import Path
 import pytest
 
 from core.importers import parallel, worker
+from core.importers.driver import import_paths
 from core.importers.frames import write_frame
+from core.store.api import open_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import claude_tree  # noqa: E402
 from test_import_parallel import meaning  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO.parent / "shared" / "fixtures"
 
 
 @pytest.fixture(scope="module")
@@ -137,6 +141,60 @@ def test_only_folders_nobody_owns_are_swept(tmp_path):
         assert kept.exists()
     # once its owner lets go, the live one is abandoned too
     assert parallel.sweep_abandoned(str(tmp_path)) == [str(live)]
+
+
+def test_a_sweep_is_not_undone_by_a_worker_still_writing_in_the_folder(tmp_path):
+    """A killed import's worker lives on for a moment and may make a file (a journal) in its
+    folder while the next import deletes it: the folder goes all the same."""
+    import threading
+
+    dead = tmp_path / (parallel.FOLDER_PREFIX + "dead")
+    dead.mkdir()
+    (dead / parallel.OWNER_LOCK).write_bytes(b"")
+    for number in range(200):
+        (dead / f"batch-{number}.db").write_bytes(b"x")
+    stop = threading.Event()
+    made = []
+
+    def orphan():
+        number = 0
+        while not stop.is_set():
+            try:
+                with open(dead / f"journal-{number}", "wb"):
+                    made.append(number)
+            except OSError:
+                pass
+            number += 1
+
+    writer = threading.Thread(target=orphan)
+    writer.start()
+    try:
+        while not made:
+            time.sleep(0.001)
+        assert parallel.sweep_abandoned(str(tmp_path)) == [str(dead)]
+    finally:
+        stop.set()
+        writer.join()
+    assert list(tmp_path.glob(parallel.FOLDER_PREFIX + "*")) == []
+
+
+def test_an_import_that_needs_no_workers_still_sweeps(tmp_path, monkeypatch):
+    dead = tmp_path / (parallel.FOLDER_PREFIX + "dead")
+    dead.mkdir()
+    (dead / parallel.OWNER_LOCK).write_bytes(b"")
+    monkeypatch.setenv("ARBOR_IMPORT_WORKERS", "0")
+    log = tmp_path / "one.jsonl"
+    shutil.copy(FIXTURES / "claude_code" / "dag_compact_after_rewind.jsonl", log)
+    store = open_store(tmp_path / "store.db")
+    try:
+        import_paths(store, [log])          # new: no workers wanted
+        assert not dead.exists()
+        dead.mkdir()
+        (dead / parallel.OWNER_LOCK).write_bytes(b"")
+        import_paths(store, [log])          # nothing new
+    finally:
+        store.close()
+    assert not dead.exists()
 
 
 def test_a_worker_whose_importing_process_is_gone_takes_no_more_work(tmp_path, home):

@@ -61,10 +61,13 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
 
     keep_writer = getattr(store, "bulk_writes", None)
     workers = None
-    if new:
-        from .parallel import ParallelImport
+    from .parallel import ParallelImport, scratch_parent, sweep_abandoned
 
+    if new:
         workers = ParallelImport(store, planned, new, commit_every=COMMIT_EVERY)
+    elif planned:
+        # a killed import's scratch folder goes even when this import has nothing new
+        sweep_abandoned(scratch_parent(getattr(store, "path", None)))
     failing = True
     try:
         with keep_writer() if keep_writer is not None else contextlib.nullcontext():

@@ -178,9 +178,22 @@ def sweep_abandoned(parent: str, own: str | None = None) -> list[str]:
 
 def remove_scratch(folder: str) -> None:
     """Delete a scratch folder with its lock file last, so that a kill part-way leaves the
-    lock file (nobody's once the process is gone), by which the next sweep knows it."""
+    lock file (nobody's once the process is gone), by which the next sweep knows it.
+
+    The folder is first renamed (to a name the sweep still knows): a killed import's worker
+    may live on for a moment, and could otherwise make a file in it (a journal) between its
+    emptying and its removal; under the new name nothing of it can be reached by path."""
+    import secrets
     import shutil
 
+    parent, name = os.path.split(folder)
+    if name.startswith(FOLDER_PREFIX):
+        try:
+            gone = os.path.join(parent, f"{FOLDER_PREFIX}gone-{secrets.token_hex(8)}")
+            os.rename(folder, gone)
+            folder = gone
+        except OSError:
+            pass
     try:
         names = os.listdir(folder)
     except OSError:
@@ -383,6 +396,8 @@ class ParallelImport:
         count = workers_wanted(len(owned), sum(map(_size, (self.planned[i][0] for i in owned))))
         if not count:
             self.batches = []
+            # a killed import's folder goes even when this one needs no workers
+            sweep_abandoned(scratch_parent(getattr(self.store, "path", None)))
             return False
         self.first_of = {batch[0]: number for number, batch in enumerate(self.batches)}
         self.owned = set(owned)
