@@ -4,7 +4,7 @@ One session: 1,000 shared messages, then side A of 100,000 messages (a third of 
 replies with a tool call: Edit, Write, bash, apply_patch over 500 files) and side B of
 2,000. Measured, in one run:
 
-1. `core.branch_compare.compare` (what the screen shows at once: where they part, counts,
+1. `core.history.branch_compare.compare` (what the screen shows at once: where they part, counts,
    usage, first ask and last reply): median of 5;
 2. `scan_side` over side A (its tool calls and files, read a window of replies at a time);
 3. the app: from `enter` in the branch picker to the compare screen showing both sides'
@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 
 from core import open_store  # noqa: E402
-from core import operations as ops  # noqa: E402
-from core.branch_compare import compare, scan_side  # noqa: E402
+from core.actions import operations as ops  # noqa: E402
+from core.history.branch_compare import compare, scan_side  # noqa: E402
 
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -72,20 +72,20 @@ def build(path: Path, long_side: int) -> None:
         Path(str(path) + suffix).unlink(missing_ok=True)
     store = open_store(path, clock=lambda: START)
     with store.transaction():
-        session = store.create_external_session("compare bench")
-        main = store.create_internal_session(session.id, name="long attempt")
-        store.append_messages(main.id, messages(1000, "shared"))
-        fork = store.get_internal_session(main.id).head_seq
+        session = store.sessions.create("compare bench")
+        main = store.branches.create(session.id, name="long attempt")
+        store.entries.append_messages(main.id, messages(1000, "shared"))
+        fork = store.branches.get(main.id).head_seq
         other = ops.branch(store, main.id, fork, name="short attempt")
         for low in range(0, long_side, 20_000):
-            store.append_messages(main.id, messages(min(20_000, long_side - low), "A"))
-        store.append_messages(other.id, messages(2000, "B"))
+            store.entries.append_messages(main.id, messages(min(20_000, long_side - low), "A"))
+        store.entries.append_messages(other.id, messages(2000, "B"))
     store.close()
 
 
 def branches(store):
-    session = store.list_sessions()[0]
-    found = {b.name: b for b in store.internal_sessions(session.id)}
+    session = store.sessions.list()[0]
+    found = {b.name: b for b in store.branches.of_session(session.id)}
     return found["long attempt"], found["short attempt"]
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core import open_store  # noqa: E402
-from core import operations as ops  # noqa: E402
+from core.actions import operations as ops  # noqa: E402
 
 
 def message(i: int) -> dict:
@@ -115,28 +115,28 @@ def main() -> None:
     rows: list[tuple[str, str, str, str]] = []
 
     # appending: one transaction for many, one transaction each
-    ext = store.create_external_session("deep")
-    main_branch = store.create_internal_session(ext.id, name="main")
+    ext = store.sessions.create("deep")
+    main_branch = store.branches.create(ext.id, name="main")
     history = [message(i) for i in range(deep)]
     start = time.perf_counter()
-    store.append_messages(main_branch.id, history)
+    store.entries.append_messages(main_branch.id, history)
     bulk_rate = deep / (time.perf_counter() - start)
     rows.append(("append, one transaction", f"{bulk_rate:,.0f} msg/s", "", ">= 20,000 msg/s"))
-    other_ext = store.create_external_session("one by one")
-    other = store.create_internal_session(other_ext.id)
+    other_ext = store.sessions.create("one by one")
+    other = store.branches.create(other_ext.id)
     start = time.perf_counter()
     for i in range(1000):
-        store.append_to_branch(other.id, "message", {"message": message(i)})
+        store.entries.append_to_branch(other.id, "message", {"message": message(i)})
     single_rate = 1000 / (time.perf_counter() - start)
     rows.append(("append, a transaction each", f"{single_rate:,.0f} msg/s", "", ">= 1,000 msg/s"))
 
-    small_ext = store.create_external_session("shallow")
-    small = store.create_internal_session(small_ext.id)
-    store.append_messages(small.id, history[:shallow])
-    deep_head = store.get_internal_session(main_branch.id).head_seq
-    shallow_head = store.get_internal_session(small.id).head_seq
-    deep_rollback_to = store.entry_at_depth(deep_head, deep - 10)
-    shallow_rollback_to = store.entry_at_depth(shallow_head, shallow - 10)
+    small_ext = store.sessions.create("shallow")
+    small = store.branches.create(small_ext.id)
+    store.entries.append_messages(small.id, history[:shallow])
+    deep_head = store.branches.get(main_branch.id).head_seq
+    shallow_head = store.branches.get(small.id).head_seq
+    deep_rollback_to = store.paths.at_depth(deep_head, deep - 10)
+    shallow_rollback_to = store.paths.at_depth(shallow_head, shallow - 10)
 
     # branch and rollback, O(1) in depth
     t_branch_deep = timed(lambda: ops.branch(store, main_branch.id), repeat)
@@ -170,14 +170,14 @@ def main() -> None:
     # the last 200 messages of the deep branch
     def window():
         store._segments_cache.clear()
-        return store.path_entries(deep_head, deep - 200, deep)
+        return store.paths.entries(deep_head, deep - 200, deep)
     assert [e.message["content"] for e in window()] == [m["content"] for m in history[-200:]]
     t_window = timed(window, repeat)
     t_walk = timed(lambda: naive_walk_last(store, deep_head, 200), 3)
     t_seed_window = timed(lambda: seed.get_history(seed_deep)[-200:], 3)
     rows.append((f"last 200 of {deep:,} (cold)", f"{t_window:.2f} ms",
                  f"walk {t_walk:.0f} ms / seed {t_seed_window:.0f} ms", "<= 20 ms"))
-    t_first = timed(lambda: store.path_entries(deep_head, 0, 200), repeat)
+    t_first = timed(lambda: store.paths.entries(deep_head, 0, 200), repeat)
     rows.append((f"first 200 of {deep:,}", f"{t_first:.2f} ms", "", ""))
 
     widths = [max(len(r[i]) for r in rows + [("measure", "arbor", "seed pattern / naive", "target")])

@@ -26,10 +26,10 @@ REWIND = 500
 
 def build(path: Path, count: int) -> int:
     store = open_store(path)
-    session = store.create_external_session("long")
+    session = store.sessions.create("long")
     parent = None
     with store.transaction():
-        writer = store.writer(session.id)
+        writer = store.entries.writer(session.id)
         for number in range(count):
             step = number % 6
             if number and number % REWIND == 0:
@@ -68,7 +68,7 @@ def main() -> None:
             rows.append((name, time.process_time() - started, note(result)))
             return result
 
-        outline = timed("outline read (SQL)", lambda: store.entry_outline(session_id),
+        outline = timed("outline read (SQL)", lambda: store.entries.outline(session_id),
                         lambda r: f"{len(r):,} entries")
         entries = [OutlineEntry(*row) for row in outline]
         calls = EntryTree.answered_calls(entries)
@@ -76,7 +76,7 @@ def main() -> None:
         def worded():
             out = set()
             for seq in calls:
-                message = store.get_entry(seq).message or {}
+                message = store.entries.get(seq).message or {}
                 content = message.get("content")
                 if isinstance(content, list) and any(
                         isinstance(b, dict) and b.get("type") == "text" for b in content):

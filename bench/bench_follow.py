@@ -1,4 +1,4 @@
-"""Live follow (core.follow): how long a check of unchanged files takes, and how long from
+"""Live follow (core.importing.follow): how long a check of unchanged files takes, and how long from
 an agent's append to the entry in the store, in one run.
 
     python bench/bench_follow.py [--files 3000] [--appends 40]
@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from agent_writers import ClaudeWriter, CodexWriter, PiWriter  # noqa: E402
 from core import open_store  # noqa: E402
-from core.follow import Follower, StatPoller  # noqa: E402
-from core.importers import import_paths  # noqa: E402
+from core.importing.follow import Follower, StatPoller  # noqa: E402
+from core.importing import import_paths  # noqa: E402
 
 
 def make_tree(home: Path, count: int) -> list[Path]:

@@ -1,4 +1,4 @@
-"""Benchmark: what the check against the open store's files costs (`core/held_files.py`).
+"""Benchmark: what the check against the open store's files costs (`core/store/held_files.py`).
 
     .venv/bin/python bench/bench_held_files.py [--files 2000] [--repeat 3]
 
@@ -23,9 +23,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("ARBOR_IMPORT_WORKERS", "0")
 
-from core import held_files as held  # noqa: E402
+from core.store import held_files as held  # noqa: E402
 from core import open_store  # noqa: E402
-from core.importers import import_paths  # noqa: E402
+from core.importing import import_paths  # noqa: E402
 
 
 def make_logs(folder: Path, count: int) -> None:
@@ -67,7 +67,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="arbor-bench-held-"))
     try:
         store = open_store(work / "arbor.db")
-        store.list_sessions()
+        store.sessions.list()
         log = work / "x.jsonl"
         log.write_text("x\n")
         print(f"held_files():               {per_call(held.held_files):6.1f} us")

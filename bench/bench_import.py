@@ -74,7 +74,7 @@ import json, sys, time
 sys.path.insert(0, sys.argv[2])
 from pathlib import Path
 from core import open_store
-from core.importers import discover, import_paths
+from core.importing import discover, import_paths
 store = open_store(sys.argv[1])
 start = time.perf_counter()
 report = import_paths(store, discover(Path(sys.argv[3])))
@@ -428,7 +428,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     sys.path.insert(0, str(REPO))
-    from core.fastjson import ACCELERATED
+    from core.util.fastjson import ACCELERATED
 
     print(f"\npython {sys.version.split()[0]}, sqlite {__import__('sqlite3').sqlite_version}, "
           f"JSON: {'orjson' if ACCELERATED else 'standard library'}, {os.cpu_count()} CPUs, "

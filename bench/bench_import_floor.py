@@ -7,7 +7,7 @@ This prints what two pieces of an import cost on their own, each in a child proc
 its own, without any of arbor's Python: SQLite writing the tree's lines (their own bytes,
 as they are, not converted) into a table with the four indexes arbor's `entries` has, one
 transaction about every 0.1 s, as an import commits; and SQLite's FTS5 indexing the text an
-import gives the search index (core.entries.search_text of each entry, read from a store
+import gives the search index (core.model.entries.search_text of each entry, read from a store
 made once by importing the tree), the same table options, committing as often. Next to
 them: the parse-only floor (orjson over every line) and ccusage. Whatever arbor does on
 top of these two, an import costs at least their sum of CPU, and on one SQLite file they
@@ -111,9 +111,9 @@ import sys, sqlite3
 sys.path.insert(0, sys.argv[3])
 from pathlib import Path
 from core import open_store
-from core.entries import search_text
-from core.fastjson import loads
-from core.importers import discover, import_paths
+from core.model.entries import search_text
+from core.util.fastjson import loads
+from core.importing import discover, import_paths
 store = open_store(sys.argv[1])
 import_paths(store, discover(Path(sys.argv[2])))
 out = sqlite3.connect(sys.argv[4])

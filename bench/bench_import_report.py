@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rich.console import Console  # noqa: E402
 
-from core.importers.base import FileResult, ImportReport, SessionResult  # noqa: E402
+from core.importing.base import FileResult, ImportReport, SessionResult  # noqa: E402
 from tui.commands.import_report import print_report  # noqa: E402
 
 

@@ -33,7 +33,7 @@ import claude_tree  # noqa: E402
 AGENT = r"""
 import json, os, sys, time
 sys.path.insert(0, sys.argv[1])
-from core.manager import SessionManager
+from core.seed.manager import SessionManager
 session_dir, stop, every = sys.argv[2], sys.argv[3], float(sys.argv[4])
 manager = SessionManager.new("/home/dev/agent", session_dir)
 manager.init()

@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
 from core import open_store  # noqa: E402
-from core import operations as ops  # noqa: E402
+from core.actions import operations as ops  # noqa: E402
 
 
 def new_schema(url: str, prefix: str) -> str:
@@ -52,7 +52,7 @@ def timed(fn, repeat: int) -> float:
 def statements_per_call(calls) -> list[int]:
     """How many statements each call sends to the server (its round trips): what the
     depth must not change; the time per round trip is the machine's."""
-    from core.store import postgres
+    from core.store.postgres import backend as postgres
 
     count = [0]
     original = postgres.Connection.execute
@@ -81,7 +81,7 @@ def round_trips_of(store, call) -> tuple[int, int]:
     statements sent at once are one)."""
     import psycopg
 
-    from core.store import postgres
+    from core.store.postgres import backend as postgres
 
     raw = store.connection.raw
     statements, trips = [0], [0]
@@ -124,7 +124,7 @@ def import_round_trips(url: str, work: Path) -> list[tuple]:
     """Statements and round trips of the import of one small Claude Code file (a store
     that has imported one file before, so that what is read once per store is read)."""
     from bench.claude_tree import generate
-    from core.importers import import_paths
+    from core.importing import import_paths
 
     tree = work / "small"
     generate(tree, mb=0.3)
@@ -147,23 +147,23 @@ def branch_and_rollback(url: str, deep: int, repeat: int) -> list[tuple]:
     store = open_store(new_schema(url, "depth"))
     history = [message(i) for i in range(deep)]
     rows = []
-    ext = store.create_external_session("deep")
-    main_branch = store.create_internal_session(ext.id, name="main")
+    ext = store.sessions.create("deep")
+    main_branch = store.branches.create(ext.id, name="main")
     start = time.perf_counter()
-    store.append_messages(main_branch.id, history)
+    store.entries.append_messages(main_branch.id, history)
     rows.append(("append, one transaction", f"{deep / (time.perf_counter() - start):,.0f} msg/s", ""))
-    small_ext = store.create_external_session("shallow")
-    small = store.create_internal_session(small_ext.id)
-    store.append_messages(small.id, history[:100])
-    other = store.create_internal_session(store.create_external_session("each").id)
+    small_ext = store.sessions.create("shallow")
+    small = store.branches.create(small_ext.id)
+    store.entries.append_messages(small.id, history[:100])
+    other = store.branches.create(store.sessions.create("each").id)
     start = time.perf_counter()
     for i in range(500):
-        store.append_to_branch(other.id, "message", {"message": message(i)})
+        store.entries.append_to_branch(other.id, "message", {"message": message(i)})
     rows.append(("append, a transaction each", f"{500 / (time.perf_counter() - start):,.0f} msg/s", ""))
-    deep_head = store.get_internal_session(main_branch.id).head_seq
-    small_head = store.get_internal_session(small.id).head_seq
-    deep_to = store.entry_at_depth(deep_head, deep - 10)
-    small_to = store.entry_at_depth(small_head, 90)
+    deep_head = store.branches.get(main_branch.id).head_seq
+    small_head = store.branches.get(small.id).head_seq
+    deep_to = store.paths.at_depth(deep_head, deep - 10)
+    small_to = store.paths.at_depth(small_head, 90)
     b_deep = timed(lambda: ops.branch(store, main_branch.id), repeat)
     b_small = timed(lambda: ops.branch(store, small.id), repeat)
     r_deep = timed(lambda: ops.rollback(store, main_branch.id, entry_id=deep_to), repeat)
@@ -187,7 +187,7 @@ def branch_and_rollback(url: str, deep: int, repeat: int) -> list[tuple]:
 
     def window():
         store._segments_cache.clear()
-        return store.path_entries(deep_head, deep - 200, deep)
+        return store.paths.entries(deep_head, deep - 200, deep)
     rows.append(("last 200 messages of the deep branch", f"{timed(window, repeat):.2f} ms", ""))
     store.close()
     return rows
@@ -195,7 +195,7 @@ def branch_and_rollback(url: str, deep: int, repeat: int) -> list[tuple]:
 
 def import_ratio(url: str, mb: float, work: Path, repeat: int) -> list[tuple]:
     from bench.claude_tree import generate
-    from core.importers import import_paths
+    from core.importing import import_paths
 
     tree = work / "logs"
     made = generate(tree, mb=mb)

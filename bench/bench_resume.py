@@ -32,10 +32,12 @@ def main() -> int:
     args = parser.parse_args()
 
     from core import open_store
-    from core.agents import claude_code, codex, pi
+    from core.agents.claude_code import writer as claude_code
+    from core.agents.codex import writer as codex
+    from core.agents.pi import writer as pi
     from core.agents.native import BranchToWrite, Ids
-    from core.clock import utc_now
-    from core.importers import import_paths
+    from core.model.clock import utc_now
+    from core.importing import import_paths
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="arbor-bench-resume-") as folder:
@@ -47,9 +49,9 @@ def main() -> int:
             generate(source, lines, output_bytes=2000)
             store = open_store(root / f"{lines}.db")
             import_paths(store, [source])
-            session = store.get_external_session(store.list_sessions()[0].id)
-            branch = store.current_internal_session(session.id)
-            entries = store.path_length(branch.head_seq)
+            session = store.sessions.get(store.sessions.list()[0].id)
+            branch = store.branches.current(session.id)
+            entries = store.paths.length(branch.head_seq)
             for name, write in (("claude", claude_code.write), ("pi", pi.write),
                                 ("codex", lambda job: codex.write(job, session.uid))):
                 best = None

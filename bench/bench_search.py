@@ -70,7 +70,7 @@ def main() -> None:
 
     print(f"\n{'query':<22}{'text':<20}{'hits':>6}{'wall ms':>10}{'CPU ms':>9}  first hit")
     for name, query in QUERIES:
-        wall, cpu, hits = timed(lambda: store.search(query, limit=200), args.repeat)
+        wall, cpu, hits = timed(lambda: store.search.messages(query, limit=200), args.repeat)
         first = hits[0].snippet[:40] if hits else ""
         print(f"{name:<22}{query:<20}{len(hits):>6}{wall:>10.1f}{cpu:>9.1f}  {first}")
     for name, query in NAMES:
@@ -87,9 +87,9 @@ def main() -> None:
 def names(store, query: str) -> list:
     """The first 50 sessions by name, as the search screen asks (before: all, then cut)."""
     try:
-        return store.search_session_names(query, limit=50)
+        return store.search.session_names(query, limit=50)
     except TypeError:
-        return store.search_session_names(query)[:50]
+        return store.search.session_names(query)[:50]
 
 
 def catch_up(store) -> None:
@@ -97,7 +97,7 @@ def catch_up(store) -> None:
     cpu = time.process_time()
     while True:
         moment = time.perf_counter()
-        step = store.index_search_backlog()
+        step = store.search.index_backlog()
         took = (time.perf_counter() - moment) * 1000
         if step.indexed == 0 and step.done:
             break
@@ -111,7 +111,7 @@ def catch_up(store) -> None:
           f"{time.process_time() - cpu:.1f} s CPU; write transaction: median "
           f"{statistics.median([b[2] for b in batches]) if batches else 0:.0f} ms, "
           f"longest {longest:.0f} ms")
-    print(f"search index covers: {store.search_coverage().describe()}")
+    print(f"search index covers: {store.search.coverage().describe()}")
 
 
 if __name__ == "__main__":

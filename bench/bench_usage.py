@@ -72,12 +72,12 @@ def in_process(db: Path) -> None:
     store = open_store(db)
     sql = store._sql
     buckets = sql.usage_bucket_report
-    print(f"\n{'Store.usage_report (in process)':<40}{'buckets CPU s':>15}{'responses CPU s':>17}{'ratio':>8}")
+    print(f"\n{'store.usage.report (in process)':<40}{'buckets CPU s':>15}{'responses CPU s':>17}{'ratio':>8}")
     for by in GROUPINGS:
         times = []
         for source in (buckets, sql.usage_report):
             sql.usage_bucket_report = source
-            best = min(_cpu(lambda: store.usage_report(by)) for _ in range(3))
+            best = min(_cpu(lambda: store.usage.report(by)) for _ in range(3))
             times.append(best)
         sql.usage_bucket_report = buckets
         print(f"{'--by ' + by:<40}{times[0]:>15.3f}{times[1]:>17.3f}{times[1] / times[0]:>7.1f}x")

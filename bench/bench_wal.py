@@ -70,9 +70,9 @@ def new_store(path: Path, page_size: int, statements: tuple[str, ...]):
     for statement in statements:
         store.connection.execute(statement)
     for s in range(30):
-        session = store.create_external_session(f"s{s}", cwd=f"/work/p{s % 5}")
-        branch = store.create_internal_session(session.id)
-        store.append_messages(branch.id, [
+        session = store.sessions.create(f"s{s}", cwd=f"/work/p{s % 5}")
+        branch = store.branches.create(session.id)
+        store.entries.append_messages(branch.id, [
             {"role": "user" if i % 2 == 0 else "assistant",
              "content": f"message {i} of session {s}: " + "lorem ipsum dolor " * 20}
             for i in range(300)])
@@ -83,16 +83,16 @@ def measure(label: str, page_size: int, statements: tuple[str, ...], appends: in
             folder: Path) -> dict:
     path = folder / f"{page_size}-{len(statements)}.db"
     store = new_store(path, page_size, statements)
-    agent = store.create_external_session("agent", cwd="/work/p1")
-    branch = store.create_internal_session(agent.id)
-    store.append_messages(branch.id, [{"role": "user", "content": f"earlier {i}"} for i in range(100)])
+    agent = store.sessions.create("agent", cwd="/work/p1")
+    branch = store.branches.create(agent.id)
+    store.entries.append_messages(branch.id, [{"role": "user", "content": f"earlier {i}"} for i in range(100)])
     store.checkpoint_log()
     wal = f"{path}-wal"
     grown, pages = [], []
     for n in range(appends):
         before = os.stat(wal).st_size
         role = "user" if n % 2 == 0 else "assistant"
-        store.append_to_branch(branch.id, "message", {"message": {
+        store.entries.append_to_branch(branch.id, "message", {"message": {
             "role": role, "content": "please run the tests again, then commit"}})
         grown.append(os.stat(wal).st_size - before)
         read = subprocess.run([sys.executable, "-c", FRAME_READER, wal, str(max(before, 32))],
@@ -114,7 +114,7 @@ db, size = sys.argv[2], int(sys.argv[3])
 raw = sqlite3.connect(db); raw.execute(f"PRAGMA page_size = {size}")
 raw.execute("PRAGMA journal_mode = WAL"); raw.close()
 from core import open_store
-from core.importers import import_paths
+from core.importing import import_paths
 store = open_store(db)
 start = time.perf_counter()
 import_paths(store, [Path(p) for p in sys.argv[4:]])

@@ -34,15 +34,15 @@ def build(path: Path, output: str) -> None:
     from core import open_store
 
     store = open_store(path)
-    session = store.create_external_session("huge output", source="claude_code")
-    branch = store.create_internal_session(session.id, name="main")
+    session = store.sessions.create("huge output", source="claude_code")
+    branch = store.branches.create(session.id, name="main")
     for message in ({"role": "user", "content": "dump it"},
                     {"role": "assistant", "responseId": "r1", "content": [
                         {"type": "toolCall", "id": "c1", "name": "Bash",
                          "arguments": {"command": "cat big.log"}}]},
                     {"role": "toolResult", "toolCallId": "c1", "toolName": "Bash",
                      "content": [{"type": "text", "text": output}], "isError": False}):
-        store.append_to_branch(branch.id, "message", {"message": message})
+        store.entries.append_to_branch(branch.id, "message", {"message": message})
     store.close()
 
 

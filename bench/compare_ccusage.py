@@ -139,7 +139,7 @@ def priced(lines: list[dict], *, marginal: bool) -> float:
     """Their cost with arbor's price table: a long-context request at the higher tier as a
     whole (the provider's rule, arbor's), or `marginal`: each kind's tokens above the
     threshold at the higher rate and the rest at the base rate (how ccusage prices)."""
-    from core.pricing import parse_time, price_book
+    from core.usage.pricing import parse_time, price_book
 
     book, total = price_book(), 0.0
     for line in lines:

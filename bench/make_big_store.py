@@ -62,15 +62,15 @@ def _branches(store, session_id: int, main, rng: random.Random) -> None:
     nested one inside the next, half siblings, so the branches pane has a tree to move in."""
     parent = main
     for number in range(BRANCHES):
-        depth = rng.randrange(1, store.path_length(main.head_seq))
-        seq = store.entry_at_depth(main.head_seq, depth)
-        branch = store.create_internal_session(
+        depth = rng.randrange(1, store.paths.length(main.head_seq))
+        seq = store.paths.at_depth(main.head_seq, depth)
+        branch = store.branches.create(
             session_id, head_seq=seq, fork_seq=seq, parent_session_id=parent.id,
             name=f"try {number}", is_current=False, created_at=START + timedelta(seconds=number))
         if number % 2 == 0:
             parent = branch
         if number % 5 == 0:
-            store.add_label(session_id, f"idea {number}", target_branch=branch.id)
+            store.annotations.add_label(session_id, f"idea {number}", target_branch=branch.id)
 
 
 def build(path: Path, sessions: int = SESSIONS, entries: int = ENTRIES, big: int = BIG_BRANCH,
@@ -96,11 +96,11 @@ def build(path: Path, sessions: int = SESSIONS, entries: int = ENTRIES, big: int
             ordinal = number if number < sessions // 2 else number - 1  # among the small ones
             count = big if is_big else per_session + (1 if ordinal < extra else 0)
             moment = START + timedelta(minutes=7 * number)
-            session = store.create_external_session(
+            session = store.sessions.create(
                 BIG_NAME if is_big else f"Session {number:05d}: {rng.choice(WORDS)} {rng.choice(WORDS)}",
                 source=("claude_code", "codex", "pi", "langgraph")[number % 4],
                 cwd=f"~/src/project{number % 40}", created_at=moment)
-            writer = store.writer(session.id)
+            writer = store.entries.writer(session.id)
             head = None
             for index in range(count):
                 stamp = moment + timedelta(seconds=index)
@@ -109,14 +109,14 @@ def build(path: Path, sessions: int = SESSIONS, entries: int = ENTRIES, big: int
                 head = writer.add(head, "message", {"message": _message(rng, index, usage)},
                                   entry_id=ids(), timestamp=stamp).seq
             writer.flush()
-            main = store.create_internal_session(session.id, head_seq=head, name="main",
+            main = store.branches.create(session.id, head_seq=head, name="main",
                                                  created_at=moment)
             if number == 1:
                 _branches(store, session.id, main, rng)
             if number % 1000 == 0:
                 print(f"  {number:>6} sessions  {time.perf_counter() - started:6.1f} s", flush=True)
     store.checkpoint_log()
-    total = sum(s.entry_count for s in store.list_sessions(include_archived=True))
+    total = sum(s.entry_count for s in store.sessions.list(include_archived=True))
     store.close()
     print(f"{path}: {sessions} sessions, {total} entries, one branch of {big} messages "
           f"({time.perf_counter() - started:.0f} s)")

@@ -15,9 +15,9 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from . import operations
-from .errors import StoreUnavailable
-from .sqlite_probe import ARBOR, EMPTY, MISSING, UNREADABLE, probe
+from .actions import operations
+from core.model.errors import StoreUnavailable
+from core.store.sqlite_probe import ARBOR, EMPTY, MISSING, UNREADABLE, probe
 from .store import Store, open_store
 
 DEMO_MARK = "demo"
@@ -78,19 +78,19 @@ class _Script:
                  metadata: dict[str, Any] | None = None):
         self.store = store
         self.clock = clock
-        self.session = store.create_external_session(name, source=source, cwd=cwd,
+        self.session = store.sessions.create(name, source=source, cwd=cwd,
                                                      metadata={"demo": True, **(metadata or {})})
-        self.branch = store.create_internal_session(self.session.id, name="main")
+        self.branch = store.branches.create(self.session.id, name="main")
         self.entries: list = []
 
     def say(self, *messages: dict[str, Any]):
         for message in messages:
-            self.entries.append(self.store.append_to_branch(self.branch.id, "message",
+            self.entries.append(self.store.entries.append_to_branch(self.branch.id, "message",
                                                             {"message": message}))
         return self.entries[-1]
 
     def entry(self, entry_type: str, data: dict[str, Any]):
-        self.entries.append(self.store.append_to_branch(self.branch.id, entry_type, data))
+        self.entries.append(self.store.entries.append_to_branch(self.branch.id, entry_type, data))
         return self.entries[-1]
 
     def use(self, branch) -> None:
@@ -118,7 +118,7 @@ def _login_session(store: Store, clock: DemoClock) -> tuple[_Script, datetime]:
         "Two ways to fix it:\n\n1. wait for the URL to change: `await page.waitForURL('/dashboard')`\n"
         "2. use a web-first assertion: `await expect(page).toHaveTitle('Dashboard')`\n\n"
         "The second retries until it passes or times out. Shall I apply it?"))
-    store.create_checkpoint(s.branch.id, "race found", is_auto=False,
+    store.annotations.create_checkpoint(s.branch.id, "race found", is_auto=False,
                             session_state={"phase": "diagnosed", "failing_runs": 2})
     s.say(user("Yes, use the web-first assertion."))
     s.say(assistant("Applying the change.",
@@ -131,7 +131,7 @@ def _login_session(store: Store, clock: DemoClock) -> tuple[_Script, datetime]:
     done = s.say(assistant("All **50** runs pass now. The fix is a one-line change in "
                            "`tests/auth/login.spec.ts`:\n\n```ts\nawait expect(page).toHaveTitle('Dashboard');\n```"))
     operations.set_label(store, done.seq, "fixed")
-    store.create_checkpoint(s.branch.id, "tests green", session_state={"phase": "fixed", "failing_runs": 0})
+    store.annotations.create_checkpoint(s.branch.id, "tests green", session_state={"phase": "fixed", "failing_runs": 0})
     # The user also tried the other fix: a rollback to the checkpoint, with a branch summary.
     clock.jump(minutes=20)
     other = operations.rollback(store, s.branch.id, entry_id=checkpoint_entry.seq,
@@ -165,14 +165,14 @@ def _login_subagent(store: Store, clock: DemoClock, s: _Script, at: datetime) ->
                              "prompt": "Search tests/ for expect(await page.title()) right after "
                                        "a click or a fill, without a wait. List file and line.",
                              "subagent_type": "Explore"})))
-    child = store.create_external_session(
+    child = store.sessions.create(
         "Find tests that check the title right after a click", source="claude_code",
         cwd="~/src/webapp", kind="subagent", parent_session=s.session.uid,
         metadata={"demo": True, "agentType": "Explore", "toolUseId": "toolu_demo_explore",
                   "description": "Find tests that check the title right after a click"})
     agent = _Script.__new__(_Script)
     agent.store, agent.clock, agent.session, agent.entries = store, clock, child, []
-    agent.branch = store.create_internal_session(child.id, name="main")
+    agent.branch = store.branches.create(child.id, name="main")
     agent.say(user("Search tests/ for expect(await page.title()) right after a click or a fill, "
                    "without a wait. List file and line."),
               assistant("", ("call_g1", "grep", {"pattern": "expect\\(await page\\.title\\(\\)\\)",
@@ -183,9 +183,9 @@ def _login_subagent(store: Store, clock: DemoClock, s: _Script, at: datetime) ->
               assistant("Two more tests race the same way:\n\n- `tests/account/settings.spec.ts:12`\n"
                         "- `tests/cart/checkout.spec.ts:31`\n\n(`login.spec.ts` is the one being fixed.)",
                         model="claude-haiku-4-5"))
-    store.add_spawn_point(s.session.id, "claude:toolu_demo_explore", call.seq)
-    store.set_lineage(child.id, spawn_ref="key:claude:toolu_demo_explore")
-    store.link_child(child.id, s.session.id, call.seq)
+    store.sessions.add_spawn_point(s.session.id, "claude:toolu_demo_explore", call.seq)
+    store.sessions.set_lineage(child.id, spawn_ref="key:claude:toolu_demo_explore")
+    store.sessions.link_child(child.id, s.session.id, call.seq)
     s.say(tool_result("toolu_demo_explore", "Agent",
                       "Two more tests race the same way: tests/account/settings.spec.ts:12 and "
                       "tests/cart/checkout.spec.ts:31."))
@@ -207,7 +207,7 @@ def _payments_session(store: Store, clock: DemoClock) -> None:
                            "- `shop/payments/webhooks.py`: signature checks and handlers\n"
                            "- `shop/payments/__init__.py`: re-exports, so imports keep working",
                            model="gpt-5-codex"))
-    store.create_checkpoint(s.branch.id, "plan agreed", session_state={"step": "plan"})
+    store.annotations.create_checkpoint(s.branch.id, "plan agreed", session_state={"step": "plan"})
     for step, (name, lines) in enumerate([("gateway", 610), ("retry", 240), ("webhooks", 530)], 1):
         s.say(user(f"Go ahead with {name}."))
         s.say(assistant(f"Moving the {name} code.", (f"call_m{step}", "apply_patch",
@@ -249,12 +249,12 @@ def _langgraph_session(store: Store, clock: DemoClock) -> None:
     clock.jump(hours=3)
     s = _Script(store, clock, "Trip planner agent (LangGraph)", "langgraph", "~/agents/planner",
                 {"thread_id": "trip-42"})
-    store.update_internal_session_fields(s.branch.id, session_state={"city": "Lisbon", "days": 3})
+    store.branches.update_fields(s.branch.id, session_state={"city": "Lisbon", "days": 3})
     s.say(user("Plan three days in Lisbon."))
     s.say(assistant("", ("call_w", "weather", {"city": "Lisbon"}), model="gpt-4o"))
     s.say(tool_result("call_w", "weather", "{\"forecast\": \"sunny\", \"high\": 24}"))
     day = s.say(assistant("Day 1: Alfama and the castle. Day 2: Belém. Day 3: Sintra.", model="gpt-4o"))
-    cp = store.create_checkpoint(s.branch.id, "itinerary v1", is_auto=True,
+    cp = store.annotations.create_checkpoint(s.branch.id, "itinerary v1", is_auto=True,
                                  session_state={"city": "Lisbon", "days": 3, "step": "itinerary"})
     s.say(user("Make it four days."))
     s.say(assistant("Day 4: Cascais and the coast.", model="gpt-4o"))
@@ -289,8 +289,8 @@ def _long_session(store: Store, clock: DemoClock) -> None:
         if batch % 50 == 0:
             messages.append(user(f"Status after batch {batch}?"))
     messages = messages[:LONG_SESSION_MESSAGES - 2]
-    entries = store.append_messages(s.branch.id, messages)
-    store.create_checkpoint(s.branch.id, f"batch {batch // 2}", entry_seq=entries[len(entries) // 2].seq,
+    entries = store.entries.append_messages(s.branch.id, messages)
+    store.annotations.create_checkpoint(s.branch.id, f"batch {batch // 2}", entry_seq=entries[len(entries) // 2].seq,
                             session_state={"batch": batch // 2})
     operations.compact(store, s.branch.id, keep_recent_tokens=4000)
     s.say(user("Summarise where we are."))
@@ -303,7 +303,7 @@ def _archived_session(store: Store, clock: DemoClock) -> None:
     s = _Script(store, clock, "Old experiment: prompt caching", "claude_code", "~/scratch")
     s.say(user("Does prompt caching help our eval runs?"))
     s.say(assistant("It cut input cost by about 70% on repeated system prompts."))
-    store.set_active(s.session.id, False)
+    store.sessions.set_active(s.session.id, False)
 
 
 def build_demo(path: str | os.PathLike) -> Path:

@@ -74,7 +74,7 @@ def shoot_html(folder: Path) -> None:
     import shutil
     import subprocess
 
-    from core.exporters import resolve_branch, resolve_session
+    from core.export.formats import resolve_branch, resolve_session
     from tui.html_export import export_html
 
     browser = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from core.agents import Ids
-from core.entries import COMPACTION, MESSAGE, content_text
+from core.model.entries import COMPACTION, MESSAGE, content_text
 
 START = datetime(2026, 3, 1, 9, 0, 0, tzinfo=timezone.utc)
 NOW = datetime(2026, 3, 2, 12, 30, 0, tzinfo=timezone.utc)
@@ -309,7 +309,7 @@ def path_view(store, head_seq: int) -> list[tuple]:
     """A branch's entries as the tests compare them: messages by what an agent sees,
     compactions by their summary and what they keep."""
     out = []
-    entries = store.path_entries(head_seq)
+    entries = store.paths.entries(head_seq)
     ids = {e.id: n for n, e in enumerate(entries)}
     for n, entry in enumerate(entries):
         if entry.type == MESSAGE:

@@ -29,29 +29,30 @@ BIG_OUTPUT_BYTES = 10 * 1024 * 1024
 
 def build_hostile_store(path: Path) -> Path:
     """A store whose names, labels and messages hold markup, escapes, binary and 10 MB."""
-    from core import open_store, operations
+    from core import open_store
+    from core.actions import operations
 
     moments = iter(datetime(2026, 11, 29, 10, 0, tzinfo=timezone.utc) + timedelta(seconds=s)
                    for s in range(10_000))
     counter = iter(range(1, 10_000))
     store = open_store(path, clock=lambda: next(moments), id_factory=lambda: f"{next(counter):08x}")
     with store.transaction():
-        session = store.create_external_session(HOSTILE_NAME, source="\x1b[31mevil\x1b[0m",
+        session = store.sessions.create(HOSTILE_NAME, source="\x1b[31mevil\x1b[0m",
                                                 cwd="/tmp/[bold]x")
-        branch = store.create_internal_session(session.id, name="[/bold] \x1b]0;title\x07")
-        store.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": HOSTILE_TEXT}})
-        store.append_to_branch(branch.id, "message", {"message": {
+        branch = store.branches.create(session.id, name="[/bold] \x1b]0;title\x07")
+        store.entries.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": HOSTILE_TEXT}})
+        store.entries.append_to_branch(branch.id, "message", {"message": {
             "role": "assistant", "content": [{"type": "text", "text": HOSTILE_MARKDOWN},
                                              {"type": "toolCall", "id": "c1", "name": "bash\x1b[2J",
                                               "arguments": {"command": "cat \x1b]52;c;eA==\x07"}}]}})
-        store.append_to_branch(branch.id, "message", {"message": {
+        store.entries.append_to_branch(branch.id, "message", {"message": {
             "role": "toolResult", "toolCallId": "c1", "toolName": "bash", "isError": False,
             "content": [{"type": "text", "text": "\x1b[2J" + "A" * (BIG_OUTPUT_BYTES - 4)}]}})
         binary = bytes(range(256)).decode("latin-1") * 4
-        store.append_to_branch(branch.id, "message", {"message": {
+        store.entries.append_to_branch(branch.id, "message", {"message": {
             "role": "toolResult", "toolCallId": "c2", "toolName": "cat", "isError": True,
             "content": binary}})
-        unknown = store.append_to_branch(branch.id, "x_future_type",
+        unknown = store.entries.append_to_branch(branch.id, "x_future_type",
                                          {"payload": "[red]raw[/] \x1b[2J", "n": 1})
         operations.set_label(store, unknown.seq, "[/] \x1b]52;c;bGFiZWw=\x07")
         operations.set_branch_label(store, branch.id, "[@click=app.quit]lbl")
@@ -234,14 +235,14 @@ def demo_location(request, tmp_path):
     """The demo store as a file, or copied into a PostgreSQL store with `arbor push`'s code."""
     from core import open_store
     from core.demo import build_demo
-    from core.push import push_sessions
+    from core.export.push import push_sessions
 
     path = build_demo(tmp_path / "demo.db")
     if request.param == "sqlite":
         return path
     url = request.getfixturevalue("postgres_server").new_store_url("demo")
     with open_store(path, create=False) as source, open_store(url) as target:
-        sessions = source.list_sessions(include_archived=True)
+        sessions = source.sessions.list(include_archived=True)
         push_sessions(source, target, [s.id for s in reversed(sessions)])
     return url
 

@@ -74,7 +74,8 @@ def _result(H: dict, call_id: str, text: str) -> dict:
 
 def build_hostile_names_store(path: Path, name=hostile) -> Path:
     """The store; `name=plain` makes the same store with harmless names (the clean run)."""
-    from core import open_store, operations
+    from core import open_store
+    from core.actions import operations
 
     H = {kind: name(tag) for kind, tag in TAGS.items()}
     issue_name = ISSUE_NAME if name is hostile else "FAILED test_x"
@@ -85,35 +86,35 @@ def build_hostile_names_store(path: Path, name=hostile) -> Path:
     store = open_store(path, clock=lambda: next(moments), id_factory=lambda: f"{next(counter):08x}")
     with store.transaction():
         # the pasted test output of issue 27, an older session with a plain source
-        issue = store.create_external_session(issue_name, source="claude_code", cwd="/w/plain")
-        plain = store.create_internal_session(issue.id, name="main")
-        store.append_to_branch(plain.id, "message", {"message": _user(issue_name)})
+        issue = store.sessions.create(issue_name, source="claude_code", cwd="/w/plain")
+        plain = store.branches.create(issue.id, name="main")
+        store.entries.append_to_branch(plain.id, "message", {"message": _user(issue_name)})
 
-        other = store.create_external_session(H["other_session"], source=H["source"],
+        other = store.sessions.create(H["other_session"], source=H["source"],
                                               cwd=H["cwd"] + "/other", uid=H["uid"])
-        lone = store.create_internal_session(other.id, name=H["branch"])
-        store.append_to_branch(lone.id, "message", {"message": _user("hello " + H["other_session"])})
+        lone = store.branches.create(other.id, name=H["branch"])
+        store.entries.append_to_branch(lone.id, "message", {"message": _user("hello " + H["other_session"])})
         for n in range(3):
-            store.append_to_branch(lone.id, "message", {"message": _assistant(H, f"answer {n} " * 40)})
-            store.append_to_branch(lone.id, "message", {"message": _user(f"question {n}")})
+            store.entries.append_to_branch(lone.id, "message", {"message": _assistant(H, f"answer {n} " * 40)})
+            store.entries.append_to_branch(lone.id, "message", {"message": _user(f"question {n}")})
         operations.compact(store, lone.id, summary=H["summary"], keep_recent_tokens=1)
 
         # the newest: a Claude Code session (so `o` hands it over) with every kind of name
-        session = store.create_external_session(H["session"], source="claude_code", cwd=H["cwd"],
+        session = store.sessions.create(H["session"], source="claude_code", cwd=H["cwd"],
                                                 metadata={"model": H["model"]})
-        main = store.create_internal_session(session.id, name=H["branch"])
+        main = store.branches.create(session.id, name=H["branch"])
 
         def say(branch, message):
-            return store.append_to_branch(branch.id, "message", {"message": message})
+            return store.entries.append_to_branch(branch.id, "message", {"message": message})
 
-        store.append_to_branch(main.id, "model_change", {"provider": H["provider"], "modelId": H["model"]})
+        store.entries.append_to_branch(main.id, "model_change", {"provider": H["provider"], "modelId": H["model"]})
         first = say(main, _user("Fix the test named " + H["session"]))
         say(main, _assistant(H, "Reading it.", ("c1", H["tool"], {"path": H["path"]})))
         say(main, _result(H, "c1", "contents of " + H["path"]))
         fork_at = say(main, _assistant(H, "Editing.", ("c2", "edit", {"path": H["path"] + ".py",
                                                                    "oldText": "a", "newText": "b"})))
         say(main, _result(H, "c2", "Applied 1 edit to " + H["path"]))
-        store.create_checkpoint(main.id, H["checkpoint"], entry_seq=fork_at.seq, is_auto=False,
+        store.annotations.create_checkpoint(main.id, H["checkpoint"], entry_seq=fork_at.seq, is_auto=False,
                                 session_state={"phase": H["checkpoint"]})
         say(main, _assistant(H, "", ("c3", "write", {"path": H["path"] + "/main.py", "content": "x"})))
         say(main, _result(H, "c3", "wrote " + H["path"]))
@@ -126,7 +127,7 @@ def build_hostile_names_store(path: Path, name=hostile) -> Path:
         say(fork, _assistant(H, "", ("c4", "write", {"path": H["path"] + "/fork.py", "content": "y"}),
                              model=H["model"] + "-2"))
         say(fork, _result(H, "c4", "wrote " + H["path"] + "/fork.py"))
-        store.append_to_branch(fork.id, "branch_summary", {"summary": H["summary"], "fromId": "x"})
+        store.entries.append_to_branch(fork.id, "branch_summary", {"summary": H["summary"], "fromId": "x"})
         say(fork, _assistant(H, "Forked answer from " + H["fork"]))
         operations.set_branch_label(store, fork.id, H["branch_label"] + "-2")
         operations.make_current(store, main.id)

@@ -25,10 +25,11 @@ import pytest
 
 from agent_logs import (NOW, ClaudeLog, claude_session, codex_session, fixed_ids, pi_session, seen,
                         text)
-from core import open_store, operations
+from core import open_store
+from core.actions import operations
 from core.agents import prepare_resume
-from core.entries import content_text
-from core.importers import import_paths
+from core.model.entries import content_text
+from core.importing import import_paths
 
 HERE = Path(__file__).parent / "agent_readers"
 MODULES = Path(os.environ.get("ARBOR_AGENT_NODE_MODULES", "/nonexistent"))
@@ -73,7 +74,7 @@ def expected_claude(store, head_seq: int) -> list[tuple]:
     """What Claude Code loads for a branch: from the newest compaction on (its summary, the
     messages it keeps, then the rest); a call without a result gets Claude Code's
     interrupted result."""
-    path = store.path_entries(head_seq)
+    path = store.paths.entries(head_seq)
     start = 0
     kept: list = []
     for index in range(len(path) - 1, -1, -1):
@@ -102,13 +103,13 @@ def test_claude_codes_reader_loads_exactly_the_branch(tmp_path):
     env = {"HOME": str(tmp_path / "home"), "CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}
     log = claude_session(cwd)
     # the original lives where Claude Code keeps it, so the SDK can read it too
-    from core.agents.claude_code import transcript_dir
+    from core.agents.claude_code.writer import transcript_dir
 
     original = log.write(transcript_dir(cwd, env))
     store = open_store(tmp_path / "arbor.db")
     import_paths(store, [original])
-    session = store.get_external_session_by_uid(log.session_id)
-    for branch in store.internal_sessions(session.id):
+    session = store.sessions.by_uid(log.session_id)
+    for branch in store.branches.of_session(session.id):
         plan = prepare_resume(store, session, branch, env=env, now=NOW, ids=IDS)
         got = node("claude_read.mjs", plan.native_id, cwd, env=env)
         # named after the branch, as Claude Code's picker lists it
@@ -127,7 +128,7 @@ def test_claude_codes_reader_loads_exactly_the_branch(tmp_path):
 def test_claude_codes_reader_across_compactions(tmp_path):
     cwd = str(tmp_path)
     env = {"HOME": str(tmp_path / "home"), "CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}
-    from core.agents.claude_code import transcript_dir
+    from core.agents.claude_code.writer import transcript_dir
 
     log = ClaudeLog("c0ffee00-0000-4000-8000-0000000000c1", cwd)
     for n in range(6):
@@ -139,8 +140,8 @@ def test_claude_codes_reader_across_compactions(tmp_path):
     original = log.write(transcript_dir(cwd, env))
     store = open_store(tmp_path / "arbor.db")
     import_paths(store, [original])
-    session = store.get_external_session_by_uid(log.session_id)
-    branch = store.current_internal_session(session.id)
+    session = store.sessions.by_uid(log.session_id)
+    branch = store.branches.current(session.id)
     plan = prepare_resume(store, session, branch, env=env, now=NOW, ids=IDS)
     mine = node("claude_read.mjs", log.session_id, cwd, env=env)
     got = node("claude_read.mjs", plan.native_id, cwd, env=env)
@@ -148,11 +149,11 @@ def test_claude_codes_reader_across_compactions(tmp_path):
         [claude_seen(m["message"]) for m in mine["messages"]] == expected_claude(store, branch.head_seq)
     # and a compaction made in arbor on top of it
     operations.compact(store, branch.id, summary="All six.", keep_recent_tokens=120)
-    branch = store.get_internal_session(branch.id)
+    branch = store.branches.get(branch.id)
     plan = prepare_resume(store, session, branch, env=env, now=NOW, ids=IDS)
     got = [claude_seen(m["message"]) for m in node("claude_read.mjs", plan.native_id, cwd, env=env)["messages"]]
     assert got[0][0] == "user" and got[0][1].endswith("All six.\n\nRecent messages are preserved verbatim.")
-    replay = store.replay(branch.head_seq).messages
+    replay = store.paths.replay(branch.head_seq).messages
     assert got[1:] == [seen(m) for m in replay[1:]]
 
 
@@ -168,8 +169,8 @@ def test_claude_code_itself_resumes_the_file_on_the_branch(tmp_path):
     log = claude_session(str(cwd))
     store = open_store(tmp_path / "arbor.db")
     import_paths(store, [log.write(tmp_path / "source")])
-    session = store.get_external_session_by_uid(log.session_id)
-    branch = store.current_internal_session(session.id)
+    session = store.sessions.by_uid(log.session_id)
+    branch = store.branches.current(session.id)
     plan = prepare_resume(store, session, branch, env=env, now=NOW, ids=IDS)
     ours = [json.loads(line) for line in plan.file.read_text().splitlines()]
     leaf = [line for line in ours if "uuid" in line][-1]
@@ -194,18 +195,18 @@ def test_pis_loader_lands_on_the_branch_with_its_labels(tmp_path):
     source = log.write(tmp_path / "source")
     store = open_store(tmp_path / "arbor.db")
     import_paths(store, [source])
-    session = store.get_external_session_by_uid(log.session_id)
-    branch = store.current_internal_session(session.id)
-    operations.set_label(store, store.path_entries(branch.head_seq)[1].seq, "goal")
-    for branch in store.internal_sessions(session.id):
+    session = store.sessions.by_uid(log.session_id)
+    branch = store.branches.current(session.id)
+    operations.set_label(store, store.paths.entries(branch.head_seq)[1].seq, "goal")
+    for branch in store.branches.of_session(session.id):
         plan = prepare_resume(store, session, branch, env=env, now=NOW, ids=IDS)
         got = node("pi_read.mjs", str(plan.file), env=env)
-        head = store.get_entry(branch.head_seq)
+        head = store.entries.get(branch.head_seq)
         assert got["header"]["parentSession"] == str(source) and got["header"]["cwd"] == "/srv/app ✓"
-        assert got["path"][:len(store.path_entries(branch.head_seq))] == \
-            [e.id for e in store.path_entries(branch.head_seq)]
+        assert got["path"][:len(store.paths.entries(branch.head_seq))] == \
+            [e.id for e in store.paths.entries(branch.head_seq)]
         messages = [m for m in got["messages"]]
-        replay = store.replay(head.seq).messages
+        replay = store.paths.replay(head.seq).messages
         assert len(messages) == len(replay)
         for mine, theirs in zip(replay, messages):
             if mine.get("kind") == "compaction_summary":
@@ -214,9 +215,9 @@ def test_pis_loader_lands_on_the_branch_with_its_labels(tmp_path):
                 assert mine.get("kind") == "branch_summary" and theirs["summary"] == mine["content"]
             else:
                 assert theirs == mine
-        on_path = {e.seq for e in store.path_entries(branch.head_seq)}
-        assert got["labels"] == {store.get_entry(seq).id: label for seq, label
-                                 in store.entry_labels(session.id).items() if seq in on_path}
+        on_path = {e.seq for e in store.paths.entries(branch.head_seq)}
+        assert got["labels"] == {store.entries.get(seq).id: label for seq, label
+                                 in store.annotations.entry_labels(session.id).items() if seq in on_path}
         # named after the branch (pi's session list shows the latest session_info)
         assert got["name"] == f"Rename the config module · {branch.name}"
 
@@ -233,9 +234,9 @@ def test_codexs_own_reader_and_resume_load_the_forked_rollout(tmp_path):
     source = log.write(Path(env["CODEX_HOME"]))
     store = open_store(tmp_path / "arbor.db")
     import_paths(store, [source])
-    session = store.get_external_session_by_uid(log.session_id)
-    branch = store.current_internal_session(session.id)
-    middle = [e for e in store.path_entries(branch.head_seq) if e.type == "message"][4]
+    session = store.sessions.by_uid(log.session_id)
+    branch = store.branches.current(session.id)
+    middle = [e for e in store.paths.entries(branch.head_seq) if e.type == "message"][4]
     plan = prepare_resume(store, session, branch, at_seq=middle.seq, env=env, now=NOW, ids=IDS)
     child_env = {**os.environ, **env}
     thread = read_thread(codex, plan.native_id, env=child_env)["thread"]
@@ -244,7 +245,7 @@ def test_codexs_own_reader_and_resume_load_the_forked_rollout(tmp_path):
     said = [(item["type"], item.get("text") or item["content"][0]["text"]) for item in items
             if item["type"] in ("userMessage", "agentMessage")]
     expected = []
-    for entry in store.path_entries(middle.seq):
+    for entry in store.paths.entries(middle.seq):
         message = entry.message or {}
         blocks = message.get("content")
         if message.get("role") == "user":

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from core import open_store
-from core import operations as ops
-from core.branch_compare import common_depth, compare, said, scan_side
-from core.touched_files import Call, FileChange, calls_in, changes_of, shell_changes
+from core.actions import operations as ops
+from core.history.branch_compare import common_depth, compare, said, scan_side
+from core.history.touched_files import Call, FileChange, calls_in, changes_of, shell_changes
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_plans import ReadCounter  # noqa: E402
@@ -45,13 +45,13 @@ def result(text):
 
 
 def say(store, branch_id, *messages):
-    return [store.append_to_branch(branch_id, "message", {"message": m}) for m in messages]
+    return [store.entries.append_to_branch(branch_id, "message", {"message": m}) for m in messages]
 
 
 # ------------------------------------------------------------ common ancestor
 def naive_common_depth(store, head_a, head_b) -> int:
-    a = [e.seq for e in store.path_entries(head_a)]
-    b = [e.seq for e in store.path_entries(head_b)]
+    a = [e.seq for e in store.paths.entries(head_a)]
+    b = [e.seq for e in store.paths.entries(head_b)]
     depth = -1
     for x, y in zip(a, b):
         if x != y:
@@ -65,33 +65,33 @@ def test_common_depth_is_where_the_paths_part_in_any_tree(store):
     of branches, the common depth is the one found by walking both paths entry by entry."""
     rng = random.Random(12)
     for round_ in range(4):
-        session = store.create_external_session(f"s{round_}")
-        first = store.create_internal_session(session.id)
+        session = store.sessions.create(f"s{round_}")
+        first = store.branches.create(session.id)
         branches = [first]
         for step in range(60):
             branch = rng.choice(branches)
-            branch = store.get_internal_session(branch.id)
+            branch = store.branches.get(branch.id)
             choice = rng.random()
             if choice < 0.2 and branch.head_seq is not None:
-                path = store.path_entries(branch.head_seq)
+                path = store.paths.entries(branch.head_seq)
                 at = rng.choice(path).seq
                 branches.append(ops.branch(store, branch.id, at))
             elif choice < 0.25:
                 # a second root in the same session (an imported log's dangling parent)
-                root = store.create_internal_session(session.id)
+                root = store.branches.create(session.id)
                 say(store, root.id, user(f"root {step}"))
                 branches.append(root)
             else:
                 say(store, branch.id, user(f"m{step}"))
-        heads = [store.get_internal_session(b.id).head_seq for b in branches]
+        heads = [store.branches.get(b.id).head_seq for b in branches]
         for a in heads:
             for b in heads:
                 assert common_depth(store, a, b) == naive_common_depth(store, a, b)
 
 
 def test_compare_reports_the_fork_and_each_side_alone(store):
-    session = store.create_external_session("attempts")
-    main = store.create_internal_session(session.id)
+    session = store.sessions.create("attempts")
+    main = store.branches.create(session.id)
     say(store, main.id, user("fix the test"), reply("looking"))
     fork = say(store, main.id, reply("two ways to fix it"))[-1]
     say(store, main.id, user("way one"),
@@ -103,7 +103,7 @@ def test_compare_reports_the_fork_and_each_side_alone(store):
         reply("", ("apply_patch", {"input": "*** Begin Patch\n*** Add File: u.py\n+x\n+y\n*** End Patch"}),
               tokens=(500, 50)),
         result("ok"), reply("done: way two", tokens=(500, 50)))
-    main, other = store.get_internal_session(main.id), store.get_internal_session(other.id)
+    main, other = store.branches.get(main.id), store.branches.get(other.id)
 
     found = compare(store, main, other)
     assert found.fork_seq == fork.seq and found.fork_depth == fork.depth
@@ -127,13 +127,13 @@ def test_compare_reports_the_fork_and_each_side_alone(store):
 
 
 def test_a_branch_against_its_own_ancestor_has_an_empty_side(store):
-    session = store.create_external_session("s")
-    main = store.create_internal_session(session.id)
+    session = store.sessions.create("s")
+    main = store.branches.create(session.id)
     say(store, main.id, user("a"), reply("b"))
     early = ops.branch(store, main.id, name="early")    # at main's head, then main goes on
     say(store, main.id, user("c"), reply("d"))
-    main = store.get_internal_session(main.id)
-    found = compare(store, store.get_internal_session(early.id), main)
+    main = store.branches.get(main.id)
+    found = compare(store, store.branches.get(early.id), main)
     assert found.fork_seq == early.head_seq
     assert found.a.counts.messages == 0 and found.a.usage.responses == 0
     assert found.a.last_reply == "" and found.b.last_reply == "d"
@@ -141,49 +141,49 @@ def test_a_branch_against_its_own_ancestor_has_an_empty_side(store):
 
 
 def test_branches_of_two_sessions_are_refused(store):
-    one = store.create_internal_session(store.create_external_session("one").id)
-    two = store.create_internal_session(store.create_external_session("two").id)
+    one = store.branches.create(store.sessions.create("one").id)
+    two = store.branches.create(store.sessions.create("two").id)
     with pytest.raises(ValueError):
         compare(store, one, two)
 
 
 def test_scan_in_small_windows_finds_what_one_window_finds_and_stops_when_told(store):
-    session = store.create_external_session("s")
-    main = store.create_internal_session(session.id)
+    session = store.sessions.create("s")
+    main = store.branches.create(session.id)
     rng = random.Random(5)
     for i in range(300):
         name, args = rng.choice([("Write", {"file_path": f"f{i % 7}.py", "content": "x\ny\n"}),
                                  ("bash", {"command": f"rm -f old{i % 3}.txt"}),
                                  ("Read", {"file_path": "r.py"})])
         say(store, main.id, reply(f"step {i}", (name, args)), result("ok"))
-    branch = store.get_internal_session(main.id)
+    branch = store.branches.get(main.id)
     whole = compare(store, branch, branch).a       # a branch against itself: an empty side...
     assert whole.counts.messages == 0
-    one = compare(store, branch, store.get_internal_session(
-        store.create_internal_session(session.id).id)).a   # ...against an empty root: all of it
+    one = compare(store, branch, store.branches.get(
+        store.branches.create(session.id).id)).a   # ...against an empty root: all of it
     big = list(scan_side(store, one, window=10_000))[-1]
-    again = compare(store, branch, store.get_internal_session(
-        store.create_internal_session(session.id).id)).a
+    again = compare(store, branch, store.branches.get(
+        store.branches.create(session.id).id)).a
     progress = [w.progress for w in scan_side(store, again, window=7)]
     assert again.work.tool_calls == big.tool_calls and sum(big.tool_calls.values()) == 300
     assert {p: t.changes for p, t in again.work.files.items()} == \
         {p: t.changes for p, t in big.files.items()}
     assert progress == sorted(progress) and progress[-1] == 1.0 and len(progress) > 10
-    stopped = compare(store, branch, store.get_internal_session(
-        store.create_internal_session(session.id).id)).a
+    stopped = compare(store, branch, store.branches.get(
+        store.branches.create(session.id).id)).a
     reads = list(scan_side(store, stopped, window=7, stop=lambda: stopped.work.read >= 20))
     assert not stopped.work.done and 20 <= stopped.work.read < 40 and len(reads) < 5
 
 
 def test_a_snapshot_is_not_changed_by_the_reading_that_goes_on(store):
     """The screen draws a copy while the worker goes on reading the sides."""
-    session = store.create_external_session("s")
-    root = store.create_internal_session(session.id)
-    main = store.create_internal_session(session.id)
+    session = store.sessions.create("s")
+    root = store.branches.create(session.id)
+    main = store.branches.create(session.id)
     for i in range(40):
         say(store, main.id, reply(f"{i}", ("Edit", {"file_path": f"f{i % 3}.py", "old_string": "a",
                                                     "new_string": "b"})))
-    found = compare(store, store.get_internal_session(main.id), store.get_internal_session(root.id))
+    found = compare(store, store.branches.get(main.id), store.branches.get(root.id))
     reading = scan_side(store, found.a, window=5)
     next(reading)
     copy = found.snapshot()
@@ -198,17 +198,17 @@ def test_a_snapshot_is_not_changed_by_the_reading_that_goes_on(store):
 
 
 def test_a_sub_agent_started_on_a_side_counts_in_its_usage(store):
-    session = store.create_external_session("s")
-    main = store.create_internal_session(session.id)
+    session = store.sessions.create("s")
+    main = store.branches.create(session.id)
     fork = say(store, main.id, user("go"))[-1]
     spawn = say(store, main.id, reply("asking a helper", ("Agent", {"prompt": "look"})))[-1]
     other = ops.branch(store, main.id, fork.seq)
     say(store, other.id, reply("on my own"))
-    child = store.create_external_session("helper", kind="subagent")
-    child_branch = store.create_internal_session(child.id)
+    child = store.sessions.create("helper", kind="subagent")
+    child_branch = store.branches.create(child.id)
     say(store, child_branch.id, user("look"), reply("found it", tokens=(7000, 700)))
-    store.link_child(child.id, session.id, spawn.seq)
-    found = compare(store, store.get_internal_session(main.id), store.get_internal_session(other.id))
+    store.sessions.link_child(child.id, session.id, spawn.seq)
+    found = compare(store, store.branches.get(main.id), store.branches.get(other.id))
     assert found.a.subagents == 1 and found.b.subagents == 0
     assert found.a.usage.input_tokens == 1000 + 7000
     assert found.a.usage.subagent_tokens == 7700
@@ -219,14 +219,14 @@ def test_opening_a_comparison_of_long_sides_reads_a_few_rows(tmp_path, monkeypat
     """Counts and usage come from the store's path helpers; only a few messages from each
     end of each side are read (the first ask, the last reply)."""
     store = open_store(tmp_path / "long.db")
-    session = store.create_external_session("long")
-    main = store.create_internal_session(session.id)
+    session = store.sessions.create("long")
+    main = store.branches.create(session.id)
     fork = say(store, main.id, user("start"))[-1]
-    store.append_messages(main.id, [reply(f"a{i}", ("bash", {"command": f"touch a{i}"}))
+    store.entries.append_messages(main.id, [reply(f"a{i}", ("bash", {"command": f"touch a{i}"}))
                                     if i % 2 else user(f"u{i}") for i in range(6000)])
     other = ops.branch(store, main.id, fork.seq)
-    store.append_messages(other.id, [reply(f"b{i}") if i % 2 else user(f"v{i}") for i in range(4000)])
-    a, b = store.get_internal_session(main.id), store.get_internal_session(other.id)
+    store.entries.append_messages(other.id, [reply(f"b{i}") if i % 2 else user(f"v{i}") for i in range(4000)])
+    a, b = store.branches.get(main.id), store.branches.get(other.id)
     counter = ReadCounter(store, monkeypatch)
     found = compare(store, a, b)
     assert (found.a.counts.messages, found.b.counts.messages) == (6000, 4000)

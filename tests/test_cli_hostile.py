@@ -26,9 +26,9 @@ def assert_clean(text: str) -> None:
 def test_usage_prints_hostile_names_and_models_literally(tmp_path, capsys, by):
     path = build_hostile_store(tmp_path / "h.db")
     store = open_store(path)
-    session = store.find_external_sessions()[0]
-    branch = store.internal_sessions(session.id)[0]
-    store.append_to_branch(branch.id, "message", {"message": {
+    session = store.sessions.find()[0]
+    branch = store.branches.of_session(session.id)[0]
+    store.entries.append_to_branch(branch.id, "message", {"message": {
         "role": "assistant", "model": f"[/x] {OSC52}model", "content": "hi",
         "usage": {"input": 10, "output": 5, "totalTokens": 15}}})
     store.close()

@@ -37,12 +37,12 @@ def arbor(*args: str, width: int, home: Path | None = None) -> subprocess.Comple
 def store(tmp_path_factory) -> Path:
     """The demo store, one session renamed to a long name, and the fixtures imported."""
     from core.demo import build_demo
-    from core.importers import import_paths
+    from core.importing import import_paths
 
     path = build_demo(tmp_path_factory.mktemp("widths") / "demo.db")
     with open_store(path, create=False) as opened:
         first = opened.list_sessions()[0]
-        opened.rename_session(first.id, LONG_NAME)
+        opened.sessions.rename(first.id, LONG_NAME)
         import_paths(opened, sorted(p for p in FIXTURES.glob("*/*") if p.suffix != ".json"))
     return path
 

@@ -15,7 +15,7 @@ def test_core_imports_without_textual():
         "        if name.split('.')[0] in ('textual', 'tui'):\n"
         "            raise ImportError('blocked: ' + name)\n"
         f"sys.meta_path.insert(0, Block()); sys.path.insert(0, {str(REPO)!r})\n"
-        "import core, core.operations, core.demo, core.summariser, core.repositories, core.manager\n"
+        "import core, core.actions.operations, core.demo, core.history.summariser, core.seed.repositories, core.seed.manager\n"
         "import pkgutil, importlib\n"
         "for info in pkgutil.walk_packages(core.__path__, 'core.'):\n"
         "    importlib.import_module(info.name)\n"

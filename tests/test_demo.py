@@ -29,7 +29,7 @@ def test_demo_is_deterministic(tmp_path):
 
 def test_demo_has_what_pictures_need(tmp_path):
     store = open_store(build_demo(tmp_path / "d.db"))
-    sessions = store.list_sessions(include_archived=True)
+    sessions = store.sessions.list(include_archived=True)
     assert len(sessions) == 7 and sum(not s.is_active for s in sessions) == 1
     sub = [s for s in sessions if s.kind == "subagent"]          # under the login session
     assert len(sub) == 1 and sub[0].parent_id == next(s.id for s in sessions
@@ -47,11 +47,11 @@ def test_demo_has_what_pictures_need(tmp_path):
 def test_demo_refuses_other_stores(tmp_path):
     path = tmp_path / "mine.db"
     store = open_store(path)
-    store.create_external_session("my real work")
+    store.sessions.create("my real work")
     store.close()
     with pytest.raises(ArborError, match="not a demo store"):
         build_demo(path)
-    assert open_store(path).list_sessions()[0].name == "my real work"
+    assert open_store(path).sessions.list()[0].name == "my real work"
     other = tmp_path / "notes.txt"
     other.write_text("hello")
     with pytest.raises(ArborError):
@@ -65,14 +65,14 @@ import sys
 from core import open_store
 store = open_store(sys.argv[1], create=False)
 if len(sys.argv) > 2:  # as the browser does at start
-    store.reader().list_sessions()
-print(len(store.list_sessions(include_archived=True)), flush=True)
+    store.reader().sessions.list()
+print(len(store.sessions.list(include_archived=True)), flush=True)
 sys.stdin.readline()  # the test runs arbor --demo meanwhile
-session = store.create_external_session("written by the holder")
-branch = store.create_internal_session(session.id)
+session = store.sessions.create("written by the holder")
+branch = store.branches.create(session.id)
 for n in range(3):
-    store.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": f"m{n}"}})
-print(len(store.list_sessions(include_archived=True)), flush=True)
+    store.entries.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": f"m{n}"}})
+print(len(store.sessions.list(include_archived=True)), flush=True)
 sys.stdin.readline()
 store.close()
 """
@@ -80,7 +80,7 @@ store.close()
 
 def sessions_seen_elsewhere(path) -> list[str]:
     script = ("import sys; from core import open_store; s = open_store(sys.argv[1], create=False); "
-              "print('\\n'.join(x.name for x in s.list_sessions(include_archived=True))); s.close()")
+              "print('\\n'.join(x.name for x in s.sessions.list(include_archived=True))); s.close()")
     done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True,
                           text=True, check=True)
     return done.stdout.splitlines()
@@ -139,7 +139,7 @@ def check_demo_refused_while_held(tmp_path, monkeypatch, capsys, *how: str):
 def test_rebuilding_the_demo_replaces_its_content_not_its_file(tmp_path, monkeypatch):
     path = build_demo(tmp_path / "demo.db")
     store = open_store(path)
-    store.create_external_session("made in the demo")
+    store.sessions.create("made in the demo")
     store.close()
     # A second name for the same file: a rebuild that unlinked demo.db and made a new one
     # would leave this link on the old file.

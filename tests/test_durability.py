@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from core import SessionManager, open_store
-from core.manager import close_root_dbs
+from core.seed.manager import close_root_dbs
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -34,7 +34,7 @@ KILLED_WRITER = textwrap.dedent("""
     while True:
         # one transaction per message; some large, so that a kill lands inside a write
         text = f"message {{i}} " + ("x" * (i % 7) * 20000)
-        store.append_to_branch(branch_id, "message", {{"message": {{"role": "user", "content": text}}}})
+        store.entries.append_to_branch(branch_id, "message", {{"message": {{"role": "user", "content": text}}}})
         print(i, flush=True)
         i += 1
 """)
@@ -65,8 +65,8 @@ def test_eight_processes_append_to_one_session(tmp_path):
 def test_writer_killed_twenty_times(tmp_path):
     path = tmp_path / "killed.db"
     store = open_store(path)
-    ext = store.create_external_session("crash test")
-    branch = store.create_internal_session(ext.id)
+    ext = store.sessions.create("crash test")
+    branch = store.branches.create(ext.id)
     store.close()
     script = KILLED_WRITER.format(repo=str(REPO))
     rng = random.Random(20)
@@ -88,8 +88,8 @@ def test_writer_killed_twenty_times(tmp_path):
         # the next writer may have to recover a WAL left behind by a killed one
     store = open_store(path)
     assert store.integrity_check() == "ok"
-    head = store.get_internal_session(branch.id).head_seq
-    contents = [e.message["content"].split(" ")[1] for e in store.path_entries(head)]
+    head = store.branches.get(branch.id).head_seq
+    contents = [e.message["content"].split(" ")[1] for e in store.paths.entries(head)]
     present = {int(c) for c in contents}
     missing = [i for i in confirmed if i not in present]
     assert not missing, f"{len(missing)} confirmed writes lost"

@@ -3,7 +3,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.entries import FTS_TEXT_LIMIT, content_text, search_text
+from core.model.entries import FTS_TEXT_LIMIT, content_text, search_text
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=20))
 blocks = st.fixed_dictionaries(

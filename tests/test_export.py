@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from core import open_store
-from core.errors import AmbiguousId, NotFound
-from core.exporters import (export_json, export_markdown, export_pi, resolve_branch,
-                            resolve_session)
-from core.importers import import_paths
+from core.model.errors import AmbiguousId, NotFound
+from core.export.formats import (
+    export_json, export_markdown, export_pi, resolve_branch, resolve_session)
+from core.importing import import_paths
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO.parent / "shared" / "fixtures"
@@ -32,11 +32,11 @@ ALL = [FIXTURES / "claude_code" / "dag_compact_after_rewind.jsonl",
 
 def tree(store, ext_id):
     entries = {e.id: (e.parent_id, e.type, json.dumps(e.data, sort_keys=True), e.timestamp)
-               for e in store.session_entries(ext_id)}
-    branches = sorted(b.head_id for b in store.internal_sessions(ext_id))
-    current = store.current_internal_session(ext_id).head_id
-    labels = sorted((store.get_entry(seq).id, label)
-                    for seq, label in store.entry_labels(ext_id).items())
+               for e in store.entries.of_session(ext_id)}
+    branches = sorted(b.head_id for b in store.branches.of_session(ext_id))
+    current = store.branches.current(ext_id).head_id
+    labels = sorted((store.entries.get(seq).id, label)
+                    for seq, label in store.annotations.entry_labels(ext_id).items())
     return entries, branches, current, labels
 
 
@@ -46,17 +46,17 @@ def test_pi_export_round_trip_gives_the_same_tree(fixture, tmp_path, store_locat
     report = import_paths(source, [fixture])
     assert report.files[0].status == "imported"
     for result in report.files[0].sessions:
-        session = source.get_external_session_by_uid(result.uid)
+        session = source.sessions.by_uid(result.uid)
         out = tmp_path / f"{abs(hash(result.uid))}.jsonl"
         with open(out, "w", encoding="utf-8") as handle:
             lines = export_pi(source, session, handle)
-        assert lines == 1 + len(source.session_entries(session.id))
+        assert lines == 1 + len(source.entries.of_session(session.id))
         header = json.loads(out.read_text().splitlines()[0])
         assert header["type"] == "session" and header["version"] == 3 and header["id"] == session.uid
         target = open_store(tmp_path / f"b{abs(hash(result.uid))}.db")
         again = import_paths(target, [out])
         assert again.files[0].format == "pi" and again.files[0].status == "imported"
-        copy = target.get_external_session_by_uid(session.uid)
+        copy = target.sessions.by_uid(session.uid)
         assert copy.session_name == session.session_name
         assert tree(target, copy.id) == tree(source, session.id)
         target.close()
@@ -100,7 +100,7 @@ def test_markdown_transcript_of_a_branch(store):
     assert shown == 13
     # Another branch by name.
     other = io.StringIO()
-    branches = store.internal_sessions(session.id, newest_first=False)
+    branches = store.branches.of_session(session.id, newest_first=False)
     export_markdown(store, session, resolve_branch(store, session, str(branches[0].id)), other)
     assert "I won't delete it without confirmation." in other.getvalue()
     assert "label `first-answer`" in other.getvalue()
@@ -194,7 +194,7 @@ def test_import_discover(tmp_path):
     done = run_cli(["import", "--discover", "--db", str(db)], env={"HOME": str(home)})
     assert done.returncode == 0, done.stderr
     s = open_store(db)
-    assert sorted(x.source for x in s.list_sessions()) == ["codex", "pi"]
+    assert sorted(x.source for x in s.sessions.list()) == ["codex", "pi"]
     s.close()
     empty = tmp_path / "empty-home"
     empty.mkdir()
@@ -220,7 +220,7 @@ def test_export_never_writes_over_a_store_or_a_database(tmp_path):
         store = open_store(path, create=False)
         try:
             assert store.connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-            return sorted(s.uid for s in store.list_sessions(include_archived=True))
+            return sorted(s.uid for s in store.sessions.list(include_archived=True))
         finally:
             store.close()
 
@@ -241,7 +241,7 @@ def test_export_never_writes_over_a_store_or_a_database(tmp_path):
     conn.close()
     # a store's -wal (while a connection has it) is part of a database too
     holder = open_store(db)
-    holder.list_sessions()
+    holder.sessions.list()
     done = run_cli(["export", "--db", str(db), "demo session", "-o", f"{db}-wal"])
     assert done.returncode == 1 and "belongs to the SQLite database beside it" in done.stderr
     holder.close()

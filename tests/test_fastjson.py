@@ -1,4 +1,4 @@
-"""core.fastjson: the standard library stands in for orjson until there is enough JSON to
+"""core.util.fastjson: the standard library stands in for orjson until there is enough JSON to
 make loading orjson pay (an import of a few appended lines never loads it), and what is
 read and written is the same either way: these tests check the module's two claims
 against the orjson installed, and that a process switches to orjson when it should."""
@@ -20,7 +20,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from core import fastjson
+from core.util import fastjson
 from tests import usage_files as uf
 
 REPO = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""Following running agents (core.follow): what an agent appends is imported as it is
+"""Following running agents (core.importing.follow): what an agent appends is imported as it is
 written, once, from the files' stored offsets; a torn line waits for its end."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pytest
 
 from agent_writers import agent_home
 from core import open_store
-from core.follow import Follower, Root
-from core.importers import import_paths
+from core.importing.follow import Follower, Root
+from core.importing import import_paths
 
 DEADLINE = 30.0     # generous: the machine is shared; the speed is measured in bench/
 
@@ -30,11 +30,11 @@ def wait_until(condition, deadline: float = DEADLINE, step: float = 0.05) -> flo
 
 
 def texts(store) -> list[str]:
-    from core.entries import content_text
+    from core.model.entries import content_text
 
     out = []
-    for session in store.list_sessions(include_archived=True):
-        for entry in store.session_entries(session.id):
+    for session in store.sessions.list(include_archived=True):
+        for entry in store.entries.of_session(session.id):
             if entry.message:
                 out.append(content_text(entry.message.get("content")))
     return out
@@ -126,10 +126,10 @@ def test_files_never_imported_are_left_alone_until_they_change(store, home):
         writer.start("old work, never imported")
     with Running(Follower(store, home=home)):
         time.sleep(1.0)
-        assert store.list_sessions() == []
+        assert store.sessions.list() == []
         writers["codex"].append("user", "the agent goes on")
         wait_until(lambda: "the agent goes on" in texts(store))
-    assert len(store.list_sessions()) == 1
+    assert len(store.sessions.list()) == 1
 
 
 @pytest.mark.parametrize("where", ["pass", "file"])
@@ -139,9 +139,9 @@ def test_a_failed_pass_is_tried_again_though_the_file_changes_no_more(store, hom
     leaves the line for later; the agent may write nothing more to wake the watcher.
     `pass`: the whole import raises; `file`: the file's own import fails (reported
     failed in the pass's report, which itself succeeds)."""
-    import core.importers as importers
-    from core.errors import StoreBusy
-    from core.importers import driver
+    import core.importing as importers
+    from core.model.errors import StoreBusy
+    from core.importing import driver
 
     writers = agent_home(home)
     writers["claude_code"].start("the first line")

@@ -15,7 +15,7 @@ import pytest
 
 from agent_writers import agent_home
 from core import open_store
-from core.importers import import_paths
+from core.importing import import_paths
 
 REPO = Path(__file__).resolve().parent.parent
 DEADLINE = 30.0          # generous for a loaded machine; bench/bench_follow.py measures the latency

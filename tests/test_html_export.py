@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from core import open_store
-from core.exporters import resolve_branch, resolve_session
+from core.export.formats import resolve_branch, resolve_session
 from tests.conftest import HOSTILE_NAME
 from tui.html_export import BODY_LIMIT, export_html
 
@@ -98,10 +98,10 @@ def hostile_store(path: Path, port: int) -> Path:
     counter = iter(range(1, 1000))
     store = open_store(path, clock=lambda: next(moments), id_factory=lambda: f"{next(counter):08x}")
     with store.transaction():
-        session = store.create_external_session(HOSTILE_NAME + " <script>alert(1)</script>",
+        session = store.sessions.create(HOSTILE_NAME + " <script>alert(1)</script>",
                                                 source="claude_code", cwd="/tmp/\"><img src=x>")
-        branch = store.create_internal_session(session.id, name="<b>main</b>")
-        add = lambda data: store.append_to_branch(branch.id, "message", {"message": data})  # noqa: E731
+        branch = store.branches.create(session.id, name="<b>main</b>")
+        add = lambda data: store.entries.append_to_branch(branch.id, "message", {"message": data})  # noqa: E731
         add({"role": "user", "content":
              f"![pixel]({url}/markdown-image.png) [a link]({url}/clicked-only) "
              f"<img src=\"{url}/raw-img.png\"> <script src=\"{url}/script.js\"></script> "
@@ -118,13 +118,13 @@ def hostile_store(path: Path, port: int) -> Path:
             {"type": "toolCall", "id": "c3", "name": "Edit",
              "arguments": {"file_path": "/tmp/</pre>x.py", "old_string": "a = '<b>'",
                            "new_string": f"a = '<img src={url}/diff.png>'"}}]})
-        store.append_to_branch(branch.id, "message", {"message": {
+        store.entries.append_to_branch(branch.id, "message", {"message": {
             "role": "toolResult", "toolCallId": "c1", "toolName": "Bash", "isError": False,
             "content": [{"type": "text", "text": f"<meta http-equiv=refresh content='0;url={url}/refresh'>"}]}})
-        store.append_to_branch(branch.id, "message", {"message": {
+        store.entries.append_to_branch(branch.id, "message", {"message": {
             "role": "toolResult", "toolCallId": "c2", "toolName": "x", "isError": True,
             "content": "A" * (BODY_LIMIT + 5000)}})
-        store.append_to_branch(branch.id, "message", {"message": {
+        store.entries.append_to_branch(branch.id, "message", {"message": {
             "role": "toolResult", "toolCallId": "c3", "toolName": "Edit", "isError": False,
             "content": "ok"}})
     store.close()
@@ -201,7 +201,7 @@ def test_all_branches_draws_the_tree_once_each(demo_db):
     assert "↳ main · 6 entries" in text and "↳ rollback 1 (current) · 11 entries" in text
     with open_store(demo_db) as store:
         session = resolve_session(store, "Fix flaky login test")
-        ids = [e.id for e in store.session_entries(session.id)]
+        ids = [e.id for e in store.entries.of_session(session.id)]
     shown = [entry_id for _tag, name, value in parsed(text).attrs if name == "data-entries"
              for entry_id in value.split()]
     notes = [value.removeprefix("entry-") for tag, name, value in parsed(text).attrs
@@ -215,17 +215,17 @@ def test_a_deep_tree_is_written_without_recursion(tmp_path):
     db = tmp_path / "deep.db"
     store = open_store(db)
     with store.transaction():
-        session = store.create_external_session("deep", source="arbor", cwd="/tmp")
-        main = store.create_internal_session(session.id, name="main")
+        session = store.sessions.create("deep", source="arbor", cwd="/tmp")
+        main = store.branches.create(session.id, name="main")
         parent = None
         for n in range(600):
-            entry = store.append_to_branch(main.id, "message", {"message": {
+            entry = store.entries.append_to_branch(main.id, "message", {"message": {
                 "role": "user", "content": f"step {n}"}})
             if parent is not None:
-                side = store.create_internal_session(
+                side = store.branches.create(
                     session.id, name=f"side {n}", parent_session_id=main.id,
                     head_seq=parent.seq, fork_seq=parent.seq, is_current=False)
-                store.append_to_branch(side.id, "message", {"message": {
+                store.entries.append_to_branch(side.id, "message", {"message": {
                     "role": "user", "content": f"side {n}"}})
             parent = entry
     store.close()

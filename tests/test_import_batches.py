@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from core.importers import parallel
-from core.importers.frames import read_frame
+from core.importing import parallel
+from core.importing.frames import read_frame
 
 MB = 1 << 20
 
@@ -40,7 +40,8 @@ def _import(tmp_path: Path, sizes_mb: list[float], workers: int, monkeypatch,
         planned.append((path, "claude_code", None))
 
     class Store:
-        takes_scratch = True
+        class imports:
+            takes_scratch = True
 
     job = parallel.ParallelImport(Store(), planned, {p for p, _f, _x in planned}, commit_every=1)
     job._sizes = {i: parallel._size(planned[i][0]) for i in range(len(planned))}

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from core import open_store
-from core.importers import discover, import_paths
+from core.importing import discover, import_paths
 from core.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -90,7 +90,7 @@ def import_tree(home: Path, db: Path) -> dict:
 
 def test_the_bulk_writer_kept_across_files_gives_the_same_store(tree, tmp_path, monkeypatch):
     started = []
-    from core.store import sqlite_bulk
+    from core.store.sqlite import bulk as sqlite_bulk
 
     real_init = sqlite_bulk.BulkWriter.__init__
 

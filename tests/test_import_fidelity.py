@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from core import open_store
-from core.entries import content_text
-from core.importers import import_paths
+from core.model.entries import content_text
+from core.importing import import_paths
 from tui.message_source import MessageSource
 
 FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"
@@ -50,8 +50,8 @@ def pi_v1(path: Path, kept_index: int, *, noise: bool = False) -> Path:
 
 
 def replayed(store, result) -> list[str]:
-    ext = store.get_external_session_by_uid(result.files[0].session_uid)
-    state = store.replay(store.current_internal_session(ext.id).head_seq)
+    ext = store.sessions.by_uid(result.files[0].session_uid)
+    state = store.paths.replay(store.branches.current(ext.id).head_seq)
     return ["SUMMARY" if m.get("kind") == "compaction_summary" else content_text(m["content"])
             for m in state.messages]
 
@@ -87,9 +87,9 @@ def test_pi_v1_kept_index_counts_lines_arbor_does_not_keep(store, tmp_path):
                                   "dag_compact_after_rewind.jsonl"])
 def test_claude_code_summary_is_shown_once(store, name):
     result = import_paths(store, [CC / name])
-    ext = store.get_external_session_by_uid(result.files[0].session_uid)
-    branch = store.current_internal_session(ext.id)
-    state = store.replay(branch.head_seq)
+    ext = store.sessions.by_uid(result.files[0].session_uid)
+    branch = store.branches.current(ext.id)
+    state = store.paths.replay(branch.head_seq)
     summaries = [m for m in state.messages
                  if "being continued from a previous conversation" in content_text(m["content"])]
     assert len(summaries) == 1 and summaries[0] is state.messages[0]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from core import open_store
-from core.importers import import_paths
+from core.importing import import_paths
 from store_sql import query
 
 FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"
@@ -44,7 +44,7 @@ def one(report):
 
 
 def session_of(store, result, index=0):
-    return store.get_external_session_by_uid(result.sessions[index].uid)
+    return store.sessions.by_uid(result.sessions[index].uid)
 
 
 def count_type(store, ext_id, entry_type):
@@ -54,7 +54,7 @@ def count_type(store, ext_id, entry_type):
 
 
 def branches(store, ext_id):
-    return store.internal_sessions(ext_id, newest_first=False)
+    return store.branches.of_session(ext_id, newest_first=False)
 
 
 def current(store, ext_id):
@@ -64,7 +64,7 @@ def current(store, ext_id):
 
 
 def path_ids(store, branch):
-    return [e.id for e in store.path_entries(branch.head_seq)]
+    return [e.id for e in store.paths.entries(branch.head_seq)]
 
 
 # --------------------------------------------------------------------- Claude Code
@@ -74,14 +74,14 @@ def test_claude_code_compact_after_rewind(store):
     assert result.lines == 12 and result.skipped == []
     ext = session_of(store, result)
     assert ext.source == "claude_code"
-    assert store.get_external_session(ext.id).metadata["sessionId"] == "s1"
+    assert store.sessions.get(ext.id).metadata["sessionId"] == "s1"
     assert ext.session_name == "Start"            # no title line: the first user message
     assert result.entries_added == 12
     # 11 user/assistant lines (everything but the compact_boundary) are messages.
     assert ext.message_count == 11
     # The boundary is one compaction entry; the isCompactSummary line gives its summary.
     assert count_type(store, ext.id, "compaction") == 1
-    compaction = store.find_entry(ext.id, "cb")
+    compaction = store.entries.find(ext.id, "cb")
     assert compaction.type == "compaction"
     assert "the user asked for a plan" in compaction.data["summary"]
     assert compaction.data["tokensBefore"] == 150000
@@ -100,9 +100,9 @@ def test_claude_code_compact_after_rewind(store):
     assert current(store, ext.id).id == rewind.id
     # No preserved segment: replay starts after the compaction; the summary message cs
     # repeats the compaction's summary and is shown once, as the compaction's.
-    assert store.replay(rewind.head_seq).entry_ids == ["cb", "p1u", "p1a"]
+    assert store.paths.replay(rewind.head_seq).entry_ids == ["cb", "p1u", "p1a"]
     # Usage once per request: five assistant lines, five distinct message ids.
-    assert len(store.usage(ext.id)) == 5
+    assert len(store.usage.of_session(ext.id)) == 5
     assert ext.created_at.isoformat().startswith("2025-07-01T10:00:00")
 
 
@@ -119,9 +119,9 @@ def test_claude_code_compact_with_preserved_segment(store):
     # written before it, and the preserved tail b2a2 stays where the file puts it.
     assert path_ids(store, rewind) == ["u1", "a1", "b2u", "b2a", "b2u2", "cb", "cs", "b2a2",
                                        "p1u", "p1a"]
-    compaction = store.find_entry(ext.id, "cb")
+    compaction = store.entries.find(ext.id, "cb")
     assert compaction.data["firstKeptEntryId"] == "b2a"   # preservedSegment.headUuid
-    assert store.replay(rewind.head_seq).entry_ids == ["cb", "b2a", "b2u2", "b2a2", "p1u", "p1a"]
+    assert store.paths.replay(rewind.head_seq).entry_ids == ["cb", "b2a", "b2u2", "b2a2", "p1u", "p1a"]
     assert current(store, ext.id).id == rewind.id
 
 
@@ -151,7 +151,7 @@ def test_codex_rollout(store):
     assert count_type(store, ext.id, "model_change") == 1
     assert count_type(store, ext.id, "codex:future_synthetic_record") == 1
     # The duplicated text appears once.
-    entries = store.session_entries(ext.id)
+    entries = store.entries.of_session(ext.id)
     texts = [str(e.message.get("content")) for e in entries if e.message]
     assert sum("List the synthetic files." in t for t in texts) == 1
     assert sum("alpha.txt and beta.txt" in t for t in texts) == 1
@@ -188,7 +188,7 @@ def test_pi_specstory_full_format(store):
     ext = session_of(store, result)
     assert ext.uid == "full-format-uuid"
     assert ext.session_name == "My test session"     # its session_info entry
-    meta = store.get_external_session(ext.id).metadata
+    meta = store.sessions.get(ext.id).metadata
     assert meta["parentSession"] == "/orig/session.jsonl" and meta["version"] == 3
     # 20 lines = header + 19 entries.
     assert result.lines == 20 and result.entries_added == 19
@@ -201,8 +201,8 @@ def test_pi_specstory_full_format(store):
                  "custom_message"):
         assert count_type(store, ext.id, kind) == 1
     # The label lb1 puts "checkpoint-1" on u1.
-    labels = store.entry_labels(ext.id)
-    assert labels == {store.find_entry(ext.id, "u1").seq: "checkpoint-1"}
+    labels = store.annotations.entry_labels(ext.id)
+    assert labels == {store.entries.find(ext.id, "u1").seq: "checkpoint-1"}
     # brs1 hangs below a2 while be1 already continues a2: two leaves, two branches.
     assert result.branches_added == 2
     main, other = branches(store, ext.id)
@@ -210,9 +210,9 @@ def test_pi_specstory_full_format(store):
     assert other.fork_id == "a2" and other.parent_session_id == main.id
     assert current(store, ext.id).head_id == "a3"    # the last entry written
     # Compaction cp1 keeps a2: replay = summary, a2, brs1, u2, a3.
-    assert store.replay(other.head_seq).entry_ids == ["cp1", "a2", "brs1", "u2", "a3"]
+    assert store.paths.replay(other.head_seq).entry_ids == ["cp1", "a2", "brs1", "u2", "a3"]
     # Unknown fields are kept as they are.
-    assert store.find_entry(ext.id, "brs1").data["fromHook"] is True
+    assert store.entries.find(ext.id, "brs1").data["fromHook"] is True
 
 
 def test_pi_generated_by_pi(store):
@@ -224,7 +224,7 @@ def test_pi_generated_by_pi(store):
     assert ext.message_count == 11
     # Two label entries: set "first-answer" on 3492bce1, then cleared (no label field).
     assert count_type(store, ext.id, "label") == 2
-    assert store.entry_labels(ext.id) == {}
+    assert store.annotations.entry_labels(ext.id) == {}
     assert count_type(store, ext.id, "compaction") == 1
     assert count_type(store, ext.id, "branch_summary") == 1
     assert count_type(store, ext.id, "model_change") == 1
@@ -237,7 +237,7 @@ def test_pi_generated_by_pi(store):
     assert [b.fork_id for b in bs] == [None, "eb168c9d", "3492bce1"]
     assert current(store, ext.id).head_id == "ed2ea693"
     # The rollback's branch_summary is on the current path, the compaction keeps f4ad2f0f.
-    assert store.replay(bs[2].head_seq).entry_ids == ["c6c4ab74", "f4ad2f0f", "6b524e92",
+    assert store.paths.replay(bs[2].head_seq).entry_ids == ["c6c4ab74", "f4ad2f0f", "6b524e92",
                                                       "f5d88b34"]
 
 
@@ -250,11 +250,11 @@ def test_pi_version_1_is_one_linear_branch(store):
     assert count_type(store, ext.id, "model_change") == 1
     bs = branches(store, ext.id)
     assert len(bs) == 1
-    path = store.path_entries(bs[0].head_seq)
+    path = store.paths.entries(bs[0].head_seq)
     assert len(path) == 26
     assert [e.id for e in path][:3] == ["L2", "L3", "L4"]
     # The longest line (a 15 KB tool result) is intact.
-    big = store.find_entry(ext.id, "L7")
+    big = store.entries.find(ext.id, "L7")
     assert len(big.message["content"][0]["text"]) > 14000
 
 
@@ -272,7 +272,7 @@ def test_langgraph_sqlite_saver(store, tmp_path):
     # t1: h1 ai-h1 h2 ai-h2 h3 ai-h3 (three turns), hA ai-hA (invoked at the checkpoint after
     # turn 1), hB ai-hB (update_state there): 10 messages + the thread's root entry.
     assert t1.message_count == 10
-    assert store.get_external_session(t1.id).message_count == 10
+    assert store.sessions.get(t1.id).message_count == 10
     assert result.sessions[0].entries_added == 11
     # Three leaf checkpoints -> three branches, both forks at ai-h1.
     bs = branches(store, t1.id)
@@ -280,12 +280,12 @@ def test_langgraph_sqlite_saver(store, tmp_path):
     assert [b.fork_id for b in bs] == [None, "ai-h1", "ai-h1"]
     assert current(store, t1.id).head_id == "ai-hB"   # the newest checkpoint
     assert path_ids(store, bs[2]) == ["thread", "h1", "ai-h1", "hB", "ai-hB"]
-    msg = store.find_entry(t1.id, "ai-h1").message
+    msg = store.entries.find(t1.id, "ai-h1").message
     assert msg["role"] == "assistant" and msg["content"] == "echo[1]: hello"
     # 14 checkpoints in t1, 3 in t2, each an arbor checkpoint with its channel values.
-    assert len(store.checkpoints_for_session(t1.id)) == 14
-    assert len(store.checkpoints_for_session(t2.id)) == 3
-    first = [c for c in store.checkpoints_for_session(t1.id)
+    assert len(store.annotations.checkpoints_of_session(t1.id)) == 14
+    assert len(store.annotations.checkpoints_of_session(t2.id)) == 3
+    first = [c for c in store.annotations.checkpoints_of_session(t1.id)
              if c.metadata["checkpoint_id"] == "1f1ebc80-d703-6113-bfff-59e0e1ceb179"][0]
     assert first.session_state["__start__"]["messages"][0]["content"] == "hello"
     assert first.metadata["metadata"]["source"] == "input"

@@ -25,9 +25,9 @@ import pytest
 from rich.console import Console
 
 from core import open_store
-from core.exporters import FORMATS as EXPORT_FORMATS, export_session
-from core.importers import import_paths
-from core.importers.base import MAX_JSON_DEPTH
+from core.export.formats import FORMATS as EXPORT_FORMATS, export_session
+from core.importing import import_paths
+from core.importing.base import MAX_JSON_DEPTH
 from tui.message_render import body, render_item
 from tui.message_source import MessageSource
 from tui.safe_text import safe_text
@@ -224,10 +224,10 @@ def check_session(store, uid: str, console: Console, drawn: set) -> None:
     folded through the body alone: the rest of a folded item is its safe one-line text),
     and write every export. `drawn`: what was drawn before (an entry of a line no variant
     changed is the same in every variant, and is drawn once)."""
-    session = store.get_external_session_by_uid(uid)
+    session = store.sessions.by_uid(uid)
     assert session is not None
-    for branch in store.internal_sessions(session.id):
-        store.replay(branch.head_seq)
+    for branch in store.branches.of_session(session.id):
+        store.paths.replay(branch.head_seq)
         for raw in (False, True):
             source = MessageSource(store, branch, raw=raw)
             for index in range(source.count):

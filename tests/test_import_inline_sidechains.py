@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from core import open_store
-from core.entries import content_text
-from core.importers import import_paths
+from core.model.entries import content_text
+from core.importing import import_paths
 from store_sql import query
 
 FIXTURE = Path(__file__).parent / "fixtures" / "claude_inline_sidechains" / \
@@ -92,19 +92,19 @@ def test_inline_sub_agents_are_sessions_of_their_own_under_their_task_calls(stor
     path = place(tmp_path)
     report = import_paths(store, [path])
     assert report.failed_files == [] and report.skipped == []
-    sessions = {s.uid: s for s in store.list_sessions(include_archived=True)}
+    sessions = {s.uid: s for s in store.sessions.list(include_archived=True)}
     main = sessions[SESSION]
     subs = [s for s in sessions.values() if s.uid != SESSION]
     chains = sidechains()
     assert len(chains) == 5 and len(subs) == 5
 
     # the conversation: one branch, "main", current, without a sub-agent's line
-    [branch] = store.internal_sessions(main.id)
+    [branch] = store.branches.of_session(main.id)
     assert (branch.name, branch.is_current) == ("main", True)
-    main_entries = store.session_entries(main.id)
+    main_entries = store.entries.of_session(main.id)
     assert len(main_entries) == sum(1 for d in lines() if not d.get("isSidechain"))
     assert not any((e.data.get("claude") or {}).get("isSidechain") for e in main_entries)
-    path_ids = [e.id for e in store.path_entries(branch.head_seq)]
+    path_ids = [e.id for e in store.paths.entries(branch.head_seq)]
     assert path_ids[-1] == lines()[-1]["uuid"]
 
     calls = task_calls()
@@ -112,12 +112,12 @@ def test_inline_sub_agents_are_sessions_of_their_own_under_their_task_calls(stor
     seen_calls = set()
     for sub in subs:
         assert sub.kind == "subagent"
-        meta = store.session_metadata(sub.id)
+        meta = store.sessions.metadata(sub.id)
         chain = by_root[meta["rootUuid"]]
         # its entries are exactly its sidechain's lines, in one branch "main"
-        entries = store.session_entries(sub.id)
+        entries = store.entries.of_session(sub.id)
         assert [e.id for e in entries] == [d["uuid"] for d in chain]
-        [only] = store.internal_sessions(sub.id)
+        [only] = store.branches.of_session(sub.id)
         assert (only.name, only.is_current) == ("main", True)
         # under the Task call whose prompt its first line repeats, named by its description
         call = calls[meta["toolUseId"]]
@@ -126,15 +126,15 @@ def test_inline_sub_agents_are_sessions_of_their_own_under_their_task_calls(stor
         seen_calls.add(meta["toolUseId"])
         parent_id, spawn_seq = spawn_of(store, sub.id)
         assert parent_id == main.id
-        spawner = store.get_entry(spawn_seq)
+        spawner = store.entries.get(spawn_seq)
         assert spawner.external_session_id == main.id
         assert meta["toolUseId"] in [b.get("id") for b in spawner.message["content"]]
     assert seen_calls == set(calls)
 
     # every line once; every response counted once (one usage row per message id)
-    assert sum(len(store.session_entries(s.id)) for s in sessions.values()) == len(lines())
+    assert sum(len(store.entries.of_session(s.id)) for s in sessions.values()) == len(lines())
     responses = {(d["message"].get("id")) for d in lines() if d.get("type") == "assistant"}
-    assert store.usage_report("day").totals.responses == len(responses)
+    assert store.usage.report("day").totals.responses == len(responses)
     # a second import adds nothing
     again = import_paths(store, [path])
     assert again.entries_added == 0 and again.sessions_added == 0
@@ -151,16 +151,16 @@ def test_a_sidechain_line_whose_parent_is_missing_stays_with_its_sub_agent(store
     path = place(tmp_path, b"".join(raw[:gone] + raw[gone + 1:]))
     report = import_paths(store, [path])
     assert [s.line for s in report.skipped] == [gone + 1]
-    sessions = {s.uid: s for s in store.list_sessions(include_archived=True)}
+    sessions = {s.uid: s for s in store.sessions.list(include_archived=True)}
     main = sessions[SESSION]
-    current = store.current_internal_session(main.id)
+    current = store.branches.current(main.id)
     assert current.name == "main"
-    assert store.get_entry(current.head_seq).id == json.loads(raw[-1])["uuid"]
-    assert len(store.internal_sessions(main.id)) == 1
+    assert store.entries.get(current.head_seq).id == json.loads(raw[-1])["uuid"]
+    assert len(store.branches.of_session(main.id)) == 1
     holder = next(s for s in sessions.values()
-                  if any(e.id == orphan["uuid"] for e in store.session_entries(s.id)))
+                  if any(e.id == orphan["uuid"] for e in store.entries.of_session(s.id)))
     assert holder.kind == "subagent"
-    assert store.session_metadata(holder.id)["rootUuid"] == json.loads(raw[15])["uuid"]
+    assert store.sessions.metadata(holder.id)["rootUuid"] == json.loads(raw[15])["uuid"]
 
 
 @pytest.mark.parametrize("cut", [25, 60, 124, 300])
@@ -183,16 +183,16 @@ def test_a_file_read_in_two_parts_gives_the_same_sessions(store, tmp_path, cut):
 
 def picture(store) -> dict:
     out = {}
-    for s in store.list_sessions(include_archived=True):
+    for s in store.sessions.list(include_archived=True):
         parent_id, spawn_seq = spawn_of(store, s.id)
-        parent_uid = next((p.uid for p in store.list_sessions(include_archived=True)
+        parent_uid = next((p.uid for p in store.sessions.list(include_archived=True)
                            if p.id == parent_id), None)
-        spawner = store.get_entry(spawn_seq).id if spawn_seq else None
+        spawner = store.entries.get(spawn_seq).id if spawn_seq else None
         out[s.uid] = (s.kind, s.name, parent_uid, spawner,
-                      sorted((b.name, b.is_current, store.entry_id_of(b.head_seq))
-                             for b in store.internal_sessions(s.id)),
-                      Counter((e.id, e.parent_id) for e in store.session_entries(s.id)),
+                      sorted((b.name, b.is_current, store.entries.id_of(b.head_seq))
+                             for b in store.branches.of_session(s.id)),
+                      Counter((e.id, e.parent_id) for e in store.entries.of_session(s.id)),
                       [content_text(e.message.get("content"))[:40]
-                       for e in store.session_entries(s.id) if e.message])
-    out["responses"] = store.usage_report("day").totals.responses
+                       for e in store.entries.of_session(s.id) if e.message])
+    out["responses"] = store.usage.report("day").totals.responses
     return out

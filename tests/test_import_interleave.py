@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 AGENT = r"""
 import json, os, sys, time
-from core.manager import SessionManager
+from core.seed.manager import SessionManager
 session_dir, stop = sys.argv[1], sys.argv[2]
 manager = SessionManager.new("/home/dev/agent", session_dir)
 manager.init()
@@ -46,7 +46,7 @@ print(json.dumps({"waits": waits, "errors": errors, "session": manager.session_i
 IMPORT = r"""
 import json, sys, time
 from core import open_store
-from core.importers import import_paths
+from core.importing import import_paths
 store = open_store(sys.argv[1])
 started = time.monotonic()
 report = import_paths(store, [sys.argv[2]])
@@ -94,5 +94,5 @@ def test_agents_append_while_a_big_file_is_imported(tmp_path):
     with open_store(db) as store:
         assert store.integrity_check() == "ok"
         for result in results:
-            session = store.get_external_session_by_uid(result["session"])
+            session = store.sessions.by_uid(result["session"])
             assert session.message_count == len(result["waits"])

@@ -1,5 +1,5 @@
 """A big import's new Claude Code files are read by worker processes into scratch stores
-and moved into the store by SQL (core.importers.parallel, core.store.sqlite_merge): the
+and moved into the store by SQL (core.importing.parallel, core.store.sqlite.merge): the
 store must come out exactly as a one-process import makes it, row for row, whatever goes
 wrong on the way (a worker that dies, a session the store has already, an interruption),
 and nothing may be left behind (no worker process, no scratch file)."""
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from core import open_store
-from core.importers import discover, driver, import_paths, parallel
-from core.store import sqlite_merge
+from core.importing import discover, driver, import_paths, parallel
+from core.store.sqlite import merge as sqlite_merge
 
 from test_import_same_store import FIXTURES, dump, plain
 
@@ -302,8 +302,8 @@ def _committing(init):
 def _commits(monkeypatch, after) -> list:
     """Calls `after(count)` after each commit of a long import, before it takes the store
     again (where a writer waiting for the store gets it); the commits made."""
-    from core.store import sqlite as sqlite_backend
-    from core.store.api import Store
+    from core.store.sqlite import backend as sqlite_backend
+    from core.store.store import Store
 
     made = []
     real_commit = Store.commit_and_continue
@@ -349,9 +349,9 @@ def test_another_writer_between_stretches_takes_ids_after_the_moved_ones(
     agent = ("import sys; sys.path.insert(0, sys.argv[2]); from core import open_store\n"
              "store = open_store(sys.argv[1])\n"
              "with store.transaction():\n"
-             "    session = store.create_external_session('agent', cwd='/agent')\n"
-             "    branch = store.create_internal_session(session.id, name='main')\n"
-             "store.append_messages(branch.id, [{'role': 'user', 'content': f'agent {i}'}"
+             "    session = store.sessions.create('agent', cwd='/agent')\n"
+             "    branch = store.branches.create(session.id, name='main')\n"
+             "store.entries.append_messages(branch.id, [{'role': 'user', 'content': f'agent {i}'}"
              " for i in range(3)])\n")
     root = str(Path(__file__).resolve().parent.parent)
     written = []

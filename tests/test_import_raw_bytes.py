@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from core import open_store
-from core.importers import import_paths
-from core.importers.base import RAW_LINE_KEY, raw_lines_of
+from core.importing import import_paths
+from core.importing.base import RAW_LINE_KEY, raw_lines_of
 
 FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"
 CASES = {
@@ -40,8 +40,8 @@ def test_invalid_utf8_keeps_the_original_bytes(tmp_path, fmt):
     try:
         result = import_paths(store, [path]).files[0]
         assert result.status == "imported" and result.skipped == []
-        ext = store.get_external_session_by_uid(result.sessions[0].uid)
-        entries = store.session_entries(ext.id)
+        ext = store.sessions.by_uid(result.sessions[0].uid)
+        entries = store.entries.of_session(ext.id)
         holding = [(e, raw_lines_of(e.data)) for e in entries if raw_lines_of(e.data)]
         assert len(holding) == 1
         entry, raws = holding[0]

@@ -127,7 +127,7 @@ def test_the_folders_with_most_added_come_first_and_the_rest_are_counted(monkeyp
 
     from rich.console import Console
 
-    from core.importers.base import FileResult, ImportReport, SessionResult
+    from core.importing.base import FileResult, ImportReport, SessionResult
 
     monkeypatch.setattr(import_report, "FOLDERS_SHOWN", 2)
     report = ImportReport()

@@ -1,6 +1,6 @@
 """Imports that stop and go on: bounded transactions, the per-file record (offset, tail
 hash), resuming an interrupted import, reading a grown file from where the last import
-stopped, torn, truncated and rewritten files. See core/importers/state.py."""
+stopped, torn, truncated and rewritten files. See core/importing/state.py."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from core import open_store
-from core.importers import claude_code, import_paths
-from core.importers import state as import_state
+from core.agents.claude_code import importer as claude_code
+from core.importing import import_paths
+from core.importing import state as import_state
 
 from test_import_robust import CODEX_FIXTURE, cc_line, only, write_lines
 from store_sql import query
@@ -87,7 +88,7 @@ def tricky_lines() -> list[str]:
 def picture(store, uid: str) -> dict:
     """What a session holds, independent of seqs: entries by id (parent, type, data),
     branches, usage, name and counters."""
-    ext = store.get_external_session_by_uid(uid)
+    ext = store.sessions.by_uid(uid)
     entries = {}
     for seq, entry_id, parent_seq, entry_type, data in query(
             store, "SELECT seq, id, parent_seq, type, data FROM entries WHERE external_session_id = ?",
@@ -95,8 +96,8 @@ def picture(store, uid: str) -> dict:
         parent = query(store, "SELECT id FROM entries WHERE seq = ?", (parent_seq,)).fetchone()
         entries[entry_id] = (parent[0] if parent else None, entry_type, json.loads(data))
     branches = sorted((b.head_id or "", b.fork_id or "", b.name, b.is_current)
-                      for b in store.internal_sessions(ext.id))
-    usage = sorted((u["model"], u["input_tokens"], u["output_tokens"]) for u in store.usage(ext.id))
+                      for b in store.branches.of_session(ext.id))
+    usage = sorted((u["model"], u["input_tokens"], u["output_tokens"]) for u in store.usage.of_session(ext.id))
     meta = dict(ext.metadata)
     meta.pop("path", None)
     return {"entries": entries, "branches": branches, "usage": usage, "name": ext.session_name,
@@ -106,7 +107,7 @@ def picture(store, uid: str) -> dict:
 
 
 def pictures(store) -> dict:
-    return {s.uid: picture(store, s.uid) for s in store.list_sessions(include_archived=True)}
+    return {s.uid: picture(store, s.uid) for s in store.sessions.list(include_archived=True)}
 
 
 def interrupt_at(monkeypatch, call: int) -> dict:
@@ -137,7 +138,7 @@ def test_an_interrupted_import_resumes_to_the_same_store_as_a_clean_one(tmp_path
         conversions = sum(len(each["entries"]) for each in expected.values())
     # commit after every line (budget 0) or never (the default budget is far away)
     if every_line:
-        monkeypatch.setattr("core.importers.driver.COMMIT_EVERY", 0.0)
+        monkeypatch.setattr("core.importing.driver.COMMIT_EVERY", 0.0)
     convert = claude_code._Import._convert
     resumed_somewhere = 0
     for call in range(1, conversions + 1):
@@ -170,11 +171,11 @@ def test_commits_are_bounded_and_the_record_is_written_with_them(store, tmp_path
     real = store.commit_and_continue
 
     def counted():
-        commits.append(store.import_source(f"claude_code:{path.resolve()}")[4])
+        commits.append(store.imports.source(f"claude_code:{path.resolve()}")[4])
         return real()
 
     monkeypatch.setattr(store, "commit_and_continue", counted)
-    monkeypatch.setattr("core.importers.driver.COMMIT_EVERY", 0.0)
+    monkeypatch.setattr("core.importing.driver.COMMIT_EVERY", 0.0)
     result = only(import_paths(store, [path]))
     assert result.entries_added == 3000
     assert len(commits) > 100
@@ -184,7 +185,7 @@ def test_commits_are_bounded_and_the_record_is_written_with_them(store, tmp_path
     for record in commits:   # every recorded offset is the start of a line
         assert record["offset"] == 0 or data[record["offset"] - 1:record["offset"]] == b"\n"
         assert record["line"] == data[:record["offset"]].count(b"\n")
-    final = store.import_source(f"claude_code:{path.resolve()}")[4]
+    final = store.imports.source(f"claude_code:{path.resolve()}")[4]
     assert final["complete"] and final["offset"] == len(data) and final["line"] == 3000
 
 
@@ -257,14 +258,14 @@ def test_a_torn_last_line_waits_for_its_end(store, tmp_path):
     more = cc_line("z1", "a9", text="one more")
     path.write_text(whole + more[:30])
     first = only(import_paths(store, [path]))
-    record = store.import_source(f"claude_code:{path.resolve()}")[4]
+    record = store.imports.source(f"claude_code:{path.resolve()}")[4]
     assert record["offset"] == len(whole.encode()) and record["line"] == len(lines)
     assert [s.line for s in first.skipped if "truncated" in s.reason] == [len(lines) + 1]
     path.write_text(whole + more + "\n")
     second = only(import_paths(store, [path]))
     assert second.entries_added == 1 and not second.skipped
-    ext = store.get_external_session_by_uid(second.session_uid)
-    assert store.find_entry(ext.id, "z1").parent_id == "a9"
+    ext = store.sessions.by_uid(second.session_uid)
+    assert store.entries.find(ext.id, "z1").parent_id == "a9"
 
 
 @pytest.mark.parametrize("module_name", ["claude_code", "codex"])
@@ -276,7 +277,7 @@ def test_a_torn_line_finished_while_it_is_read_is_one_line_not_two(store, tmp_pa
     past it (found by killing and restarting `arbor watch` while agents write)."""
     import importlib
 
-    module = importlib.import_module(f"core.importers.{module_name}")
+    module = importlib.import_module(f"core.agents.{module_name}.importer")
     if module_name == "claude_code":
         lines = tricky_lines()
         more = cc_line("z1", "a9", text="finished while read")
@@ -288,7 +289,7 @@ def test_a_torn_line_finished_while_it_is_read_is_one_line_not_two(store, tmp_pa
     path = tmp_path / "s.jsonl"
     whole = "\n".join(lines) + "\n"
     path.write_text(whole + more[:30])
-    from core.importers import base
+    from core.importing import base
 
     real = base.iter_lines
 
@@ -310,10 +311,10 @@ def test_a_torn_line_finished_while_it_is_read_is_one_line_not_two(store, tmp_pa
     fresh = open_store(tmp_path / "fresh.db")
     try:
         import_paths(fresh, [path])
-        mine = store.get_external_session_by_uid(second.session_uid)
-        theirs = fresh.get_external_session_by_uid(second.session_uid)
-        assert sorted(e.id for e in store.session_entries(mine.id)) == \
-            sorted(e.id for e in fresh.session_entries(theirs.id))
+        mine = store.sessions.by_uid(second.session_uid)
+        theirs = fresh.sessions.by_uid(second.session_uid)
+        assert sorted(e.id for e in store.entries.of_session(mine.id)) == \
+            sorted(e.id for e in fresh.entries.of_session(theirs.id))
         assert mine.message_count == theirs.message_count
     finally:
         fresh.close()
@@ -324,7 +325,7 @@ def test_a_rewritten_or_truncated_file_is_read_again_from_the_start(store, tmp_p
     path = write_lines(tmp_path / "s.jsonl", lines)
     first = only(import_paths(store, [path]))
     # (the main session's: the sub-agent written inline, s1-s2, is a session of its own)
-    total = len(store.entry_seqs(store.get_external_session_by_uid(first.session_uid).id))
+    total = len(store.entries.seqs(store.sessions.by_uid(first.session_uid).id))
     # rewritten: an earlier line changed (same uuid, other text) and one line added
     changed = list(lines)
     changed[1] = cc_line("u1", None, text="fix the build, please")
@@ -335,8 +336,8 @@ def test_a_rewritten_or_truncated_file_is_read_again_from_the_start(store, tmp_p
     write_lines(path, lines[:5])
     cut = only(import_paths(store, [path]))
     assert cut.status == "imported" and cut.entries_added == 0
-    ext = store.get_external_session_by_uid(cut.session_uid)
-    assert len(store.entry_seqs(ext.id)) == total + 1
+    ext = store.sessions.by_uid(cut.session_uid)
+    assert len(store.entries.seqs(ext.id)) == total + 1
 
 
 def test_plan_from_stat_and_bytes(tmp_path):
@@ -372,7 +373,7 @@ def test_path_key_is_the_resolved_path(tmp_path, monkeypatch):
     # what identifies a file's record: every link resolved, as Path.resolve() does, though
     # folders are resolved once each (a link in the folder, the file a link, ".." after a
     # link, a relative path)
-    from core.importers.base import path_key
+    from core.importing.base import path_key
 
     (tmp_path / "real" / "sub").mkdir(parents=True)
     (tmp_path / "real" / "sub" / "f.jsonl").write_text("x")
@@ -395,7 +396,7 @@ def test_formats_read_from_the_start_commit_as_they_go_and_recover(tmp_path, mon
     # Codex and pi files are not resumed from an offset: their entries are committed as
     # they are written (here before every entry), and an import cut anywhere is read again
     # from the start next time, to the same store as a clean import.
-    from core.importers import session as import_session
+    from core.importing import session as import_session
     from test_import_robust import FIXTURES
 
     path = tmp_path / Path(fixture).name
@@ -405,7 +406,7 @@ def test_formats_read_from_the_start_commit_as_they_go_and_recover(tmp_path, mon
         assert result.status == "imported"
         expected = {s.uid: picture(clean, s.uid) for s in result.sessions}
         total = sum(len(p["entries"]) for p in expected.values())
-    monkeypatch.setattr("core.importers.driver.COMMIT_EVERY", 0.0)
+    monkeypatch.setattr("core.importing.driver.COMMIT_EVERY", 0.0)
     with open_store(tmp_path / "paced.db") as store:
         commits = []
         real = store.commit_and_continue
@@ -459,7 +460,7 @@ def test_the_record_of_a_long_session_stays_small(store, tmp_path):
     calls) is kept as short keys: the record is written again with every append."""
     path = write_lines(tmp_path / "s.jsonl", long_session(600))
     assert only(import_paths(store, [path])).status == "imported"
-    record = store.import_source(f"claude_code:{path.resolve()}")[4]
+    record = store.imports.source(f"claude_code:{path.resolve()}")[4]
     reader = json.loads(record["reader"])
     assert len(reader["prompt_parents"].split()) == 500
     assert len(reader["counted_keys"].split()) == 256
@@ -503,7 +504,7 @@ def test_a_record_that_keeps_the_ids_whole_still_resumes(tmp_path, monkeypatch, 
             if old:
                 monkeypatch.setattr(claude_code._Import, "snapshot", whole_ids)
             assert only(import_paths(store, [path])).status == "imported"
-            reader = json.loads(store.import_source(f"claude_code:{path.resolve()}")[4]["reader"])
+            reader = json.loads(store.imports.source(f"claude_code:{path.resolve()}")[4]["reader"])
             assert ("prompts" in reader) == old and ("prompt_parents" in reader) != old
             monkeypatch.setattr(claude_code._Import, "snapshot", snapshot)
             write_lines(path, lines)

@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from core import open_store, operations
-from core.entries import content_text
-from core.importers import import_paths
+from core import open_store
+from core.actions import operations
+from core.model.entries import content_text
+from core.importing import import_paths
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pi_migrations"
 SHARED_V1 = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "pi" / \
@@ -32,24 +33,24 @@ def picture(store) -> dict:
     """What a user sees of the store: sessions, branches (name, head, current), entries,
     messages in order, labels, and usage (responses and cost, per session and in all)."""
     out = {}
-    figures = store.session_usage()
-    for session in store.list_sessions(include_archived=True):
-        entries = store.session_entries(session.id)
+    figures = store.usage.by_session()
+    for session in store.sessions.list(include_archived=True):
+        entries = store.entries.of_session(session.id)
         branches = sorted((b.name, b.head_seq, b.is_current)
-                          for b in store.internal_sessions(session.id))
+                          for b in store.branches.of_session(session.id))
         figure = figures.get(session.id)
         out[session.uid] = {
             "branches": branches,
             "entries": len(entries),
             "messages": [(e.message.get("role"), content_text(e.message.get("content")))
                          for e in entries if e.message],
-            "labels": store.entry_labels(session.id),
-            "branch labels": store.branch_labels(session.id),
+            "labels": store.annotations.entry_labels(session.id),
+            "branch labels": store.annotations.branch_labels(session.id),
             "responses": figure.responses if figure else 0,
             "cost": round(figure.cost_usd, 6) if figure else 0.0,
-            "usage rows": len(store.usage(session.id)),
+            "usage rows": len(store.usage.of_session(session.id)),
         }
-    report = store.usage_report("day")
+    report = store.usage.report("day")
     out["usage report"] = (report.totals.responses, round(report.totals.cost_usd, 6))
     return out
 
@@ -57,7 +58,7 @@ def picture(store) -> dict:
 def replay_of(store, head_seq: int) -> list[tuple]:
     """The context an agent resumes with at this head: (role, text) of each message."""
     return [(m.get("role"), content_text(m.get("content")))
-            for m in store.replay(head_seq).messages]
+            for m in store.paths.replay(head_seq).messages]
 
 
 def rewrite_in_place(path: Path, migrated: Path) -> None:
@@ -94,13 +95,13 @@ def test_a_file_pi_migrated_in_place_imports_as_the_same_conversation(store, tmp
     path = session_file(tmp_path, original)
     first = import_paths(store, [path])
     assert first.failed_files == [] and first.entries_added > 0
-    [session] = store.list_sessions()
+    [session] = store.sessions.list()
     # what the user made in arbor: a label and a branch (made current)
-    entries = store.session_entries(session.id)
+    entries = store.entries.of_session(session.id)
     told = next(e for e in entries if e.message and e.message.get("role") == "assistant")
     operations.set_label(store, told.id, "kept across pi's rewrite",
                          external_session_id=session.id)
-    current = store.current_internal_session(session.id)
+    current = store.branches.current(session.id)
     mine = operations.branch(store, current.id, entries[len(entries) // 2].id, name="my try")
     operations.set_branch_label(store, mine.id, "arbor's own")
     before = picture(store)
@@ -110,7 +111,7 @@ def test_a_file_pi_migrated_in_place_imports_as_the_same_conversation(store, tmp
     assert again.failed_files == []
     assert again.entries_added == 0 and again.branches_added == 0, again.summary()
     assert picture(store) == before
-    assert store.current_internal_session(session.id).id == mine.id
+    assert store.branches.current(session.id).id == mine.id
 
     # and once more: nothing (the ids found are kept in the file's record)
     third = import_paths(store, [path])
@@ -124,9 +125,9 @@ def test_pi_goes_on_in_the_migrated_file(store, tmp_path, case):
     original, migrated = CASES[case]
     path = session_file(tmp_path, original)
     import_paths(store, [path])
-    [session] = store.list_sessions()
-    branches = {b.id: b.name for b in store.internal_sessions(session.id)}
-    before_heads = {b.id: b.head_seq for b in store.internal_sessions(session.id)}
+    [session] = store.sessions.list()
+    branches = {b.id: b.name for b in store.branches.of_session(session.id)}
+    before_heads = {b.id: b.head_seq for b in store.branches.of_session(session.id)}
     rewrite_in_place(path, migrated)
     leaf = json.loads(migrated.read_text().splitlines()[-1])["id"]
     more = [{"type": "message", "id": "f00dcafe", "parentId": leaf,
@@ -140,17 +141,17 @@ def test_pi_goes_on_in_the_migrated_file(store, tmp_path, case):
             handle.write(json.dumps(line) + "\n")
     report = import_paths(store, [path])
     assert report.entries_added == 2 and report.branches_added == 0, report.summary()
-    after = {b.id: b.name for b in store.internal_sessions(session.id)}
+    after = {b.id: b.name for b in store.branches.of_session(session.id)}
     assert after == branches
-    current = store.current_internal_session(session.id)
-    path_entries = store.path_entries(current.head_seq)
+    current = store.branches.current(session.id)
+    path_entries = store.paths.entries(current.head_seq)
     assert [e.id for e in path_entries[-2:]] == ["f00dcafe", "f00dcaff"]
     # what they continue is the entry the store holds for the file's last line (under the
     # id it was first imported with: `L<line>` for a v1 file)
-    last_before = store.path_entries(before_heads[current.id])[-1]
+    last_before = store.paths.entries(before_heads[current.id])[-1]
     assert path_entries[-3].seq == last_before.seq
     # the label pi wrote names that entry
-    assert store.entry_labels(session.id).get(last_before.seq) == "upgraded"
+    assert store.annotations.entry_labels(session.id).get(last_before.seq) == "upgraded"
 
 
 def test_a_compaction_keeps_the_same_entries_after_the_rewrite(store, tmp_path):
@@ -160,19 +161,19 @@ def test_a_compaction_keeps_the_same_entries_after_the_rewrite(store, tmp_path):
     original, migrated = CASES["v1 with a compaction"]
     path = session_file(tmp_path, original)
     import_paths(store, [path])
-    [session] = store.list_sessions()
-    current = store.current_internal_session(session.id)
-    replayed = store.replay(current.head_seq)
+    [session] = store.sessions.list()
+    current = store.branches.current(session.id)
+    replayed = store.paths.replay(current.head_seq)
     assert replayed.compaction is not None and replayed.warning is None
     before = replay_of(store, current.head_seq)
     rewrite_in_place(path, migrated)
     import_paths(store, [path])
-    assert replay_of(store, store.current_internal_session(session.id).head_seq) == before
+    assert replay_of(store, store.branches.current(session.id).head_seq) == before
     fresh = open_store(tmp_path / "fresh.db")
     try:
         import_paths(fresh, [migrated])
         [other] = fresh.list_sessions()
-        branch = fresh.current_internal_session(other.id)
+        branch = fresh.branches.current(other.id)
         assert replay_of(fresh, branch.head_seq) == before
     finally:
         fresh.close()
@@ -183,8 +184,8 @@ def test_same_content_elsewhere_in_the_tree_is_not_taken_for_the_same_entry(stor
     type, time and data under another parent is a new entry (a retry, a branch)."""
     path = session_file(tmp_path, FIXTURES / "v2.migrated.jsonl")
     import_paths(store, [path])
-    [session] = store.list_sessions()
-    count = len(store.session_entries(session.id))
+    [session] = store.sessions.list()
+    count = len(store.entries.of_session(session.id))
     lines = path.read_text().splitlines()
     header, first, second = json.loads(lines[0]), json.loads(lines[1]), json.loads(lines[2])
     # the second line again, under the first line's parent, with a new id
@@ -192,7 +193,7 @@ def test_same_content_elsewhere_in_the_tree_is_not_taken_for_the_same_entry(stor
     with open(path, "a", encoding="utf-8") as handle:
         handle.write(json.dumps(copy) + "\n")
     report = import_paths(store, [path])
-    assert report.entries_added == 1 and len(store.session_entries(session.id)) == count + 1
+    assert report.entries_added == 1 and len(store.entries.of_session(session.id)) == count + 1
     assert header["version"] == 3
 
 
@@ -236,7 +237,7 @@ def test_the_report_says_what_was_recognised(store, tmp_path):
         in report.summary()
     # the new ids are kept in the file's record: pi reads the file again from the start when
     # it grows, and its entries are then known by those ids, not compared again
-    [record] = store.import_records().values()
+    [record] = store.imports.records().values()
     assert len(json.loads(record)["aliases"]["d703a1a9-1b7b-4fb1-b512-c9738b1fe617"]) == 26
     leaf = json.loads((FIXTURES / "v1.migrated.jsonl").read_text().splitlines()[-1])["id"]
     with open(path, "a", encoding="utf-8") as handle:

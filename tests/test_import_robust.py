@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from core import open_store
-from core.importers import discover, import_paths
+from core.importing import discover, import_paths
 from store_sql import query
 
 FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"
@@ -69,8 +69,8 @@ def test_truncated_last_line_then_completed(store, tmp_path):
     path.write_bytes(good + whole.encode() + b"\n")
     again = only(import_paths(store, [path]))
     assert again.entries_added == 1 and again.skipped == []
-    ext = store.get_external_session_by_uid(again.session_uid)
-    current = store.current_internal_session(ext.id)
+    ext = store.sessions.by_uid(again.session_uid)
+    current = store.branches.current(ext.id)
     assert current.head_id == "z1"     # the branch that grew moved its head
     assert again.branches_added == 0
 
@@ -90,8 +90,8 @@ def test_twenty_megabyte_line(store, tmp_path):
     assert path.stat().st_size > 20 * 1024 * 1024
     result = only(import_paths(store, [path]))
     assert result.status == "imported" and result.skipped == []
-    ext = store.get_external_session_by_uid(result.session_uid)
-    entry = store.find_entry(ext.id, "r1")
+    ext = store.sessions.by_uid(result.session_uid)
+    entry = store.entries.find(ext.id, "r1")
     assert entry.message["role"] == "toolResult" and entry.message["toolName"] == "Read"
     assert len(entry.message["content"][0]["text"]) == 20 * 1024 * 1024
 
@@ -122,7 +122,7 @@ def test_empty_file(store, tmp_path):
     blank = tmp_path / "blank.jsonl"
     blank.write_bytes(b"\n\n   \n")
     assert only(import_paths(store, [blank])).status == "not-a-log"
-    assert store.list_sessions() == []
+    assert store.sessions.list() == []
 
 
 @pytest.mark.sqlite_only
@@ -144,22 +144,22 @@ def test_parent_cycle_dangling_and_duplicate_uuids(store, tmp_path):
     ])
     result = only(import_paths(store, [path]))
     assert result.status == "imported"
-    ext = store.get_external_session_by_uid(result.session_uid)
-    ids = set(store.entry_seqs(ext.id))
+    ext = store.sessions.by_uid(result.session_uid)
+    ids = set(store.entries.seqs(ext.id))
     # Nothing that parses is lost; the exact duplicate is counted, not stored twice.
     assert ids == {"c1", "c2", "c3", "d1", "d1~L6", "s1"}
     assert result.duplicates == 1
     reasons = {s.line: s.reason for s in result.skipped}
     assert "cycle" in reasons[1] and "duplicate uuid d1" in reasons[6]
-    c1, c2, c3 = (store.find_entry(ext.id, i) for i in ("c1", "c2", "c3"))
+    c1, c2, c3 = (store.entries.find(ext.id, i) for i in ("c1", "c2", "c3"))
     assert c1.parent_seq is None and c2.parent_id == "c1" and c3.parent_id == "c2"
-    assert store.find_entry(ext.id, "d1").parent_seq is None
-    assert store.find_entry(ext.id, "s1").parent_seq is None
+    assert store.entries.find(ext.id, "d1").parent_seq is None
+    assert store.entries.find(ext.id, "s1").parent_seq is None
     # Every leaf is a branch; the tree replays without error.
-    leaves = store.leaves(ext.id)
-    assert len(store.internal_sessions(ext.id)) == len(leaves) == 4
-    for branch in store.internal_sessions(ext.id):
-        store.replay(branch.head_seq)
+    leaves = store.entries.leaves(ext.id)
+    assert len(store.branches.of_session(ext.id)) == len(leaves) == 4
+    for branch in store.branches.of_session(ext.id):
+        store.paths.replay(branch.head_seq)
 
 
 # ------------------------------------------------------- Claude Code false forks
@@ -196,35 +196,35 @@ def test_claude_code_false_forks_collapse_real_rewinds_stay(store, tmp_path):
                     "sessionId": "sx", "whatever": [1, 2]}),
     ])
     result = only(import_paths(store, [path]))
-    ext = store.get_external_session_by_uid(result.session_uid)
+    ext = store.sessions.by_uid(result.session_uid)
     assert ext.session_name == "Build fixes"        # custom-title wins over summary
-    branches = store.internal_sessions(ext.id, newest_first=False)
+    branches = store.branches.of_session(ext.id, newest_first=False)
     # main thread and the rewind: two branches, no false ones; the sub-agent written inline
     # (s1-s2) is a session of its own under this one (tests/test_import_inline_sidechains.py)
     assert len(branches) == 2
     main, rewind = branches
-    main_path = [e.id for e in store.path_entries(main.head_seq)]
+    main_path = [e.id for e in store.paths.entries(main.head_seq)]
     assert main_path == ["L1", "u1", "a1", "a2", "a3", "r1", "r2", "g1", "a4", "L10", "u2", "a5"]
-    sub = store.get_external_session_by_uid(f"{result.session_uid}:agent-ag1")
+    sub = store.sessions.by_uid(f"{result.session_uid}:agent-ag1")
     assert sub.kind == "subagent"
-    [side] = store.internal_sessions(sub.id)
-    assert [e.id for e in store.path_entries(side.head_seq)] == ["s1", "s2"]
+    [side] = store.branches.of_session(sub.id)
+    assert [e.id for e in store.paths.entries(side.head_seq)] == ["s1", "s2"]
     assert side.name == "main" and side.parent_session_id is None
-    rewind_path = [e.id for e in store.path_entries(rewind.head_seq)]
+    rewind_path = [e.id for e in store.paths.entries(rewind.head_seq)]
     assert rewind_path[-7:] == ["a4", "u3", "a6", "r9", "i1", "L19", "n1"]
     assert rewind.fork_id == "a4" and rewind.parent_session_id == main.id
     assert rewind.is_current
     # Unknown line types are kept raw.
-    assert store.find_entry(ext.id, "n1").type == "claude:brand-new-line-type"
-    assert store.find_entry(ext.id, "n1").data["whatever"] == [1, 2]
-    assert store.find_entry(ext.id, "L19").type == "session_info"
+    assert store.entries.find(ext.id, "n1").type == "claude:brand-new-line-type"
+    assert store.entries.find(ext.id, "n1").data["whatever"] == [1, 2]
+    assert store.entries.find(ext.id, "L19").type == "session_info"
     # Usage once per request: m1 (three lines) counts once; m1..m5 = 5 rows (m4 the
     # sub-agent's).
-    assert len(store.usage(ext.id)) == 4 and len(store.usage(sub.id)) == 1
-    a1, a3 = store.find_entry(ext.id, "a1"), store.find_entry(ext.id, "a3")
+    assert len(store.usage.of_session(ext.id)) == 4 and len(store.usage.of_session(sub.id)) == 1
+    a1, a3 = store.entries.find(ext.id, "a1"), store.entries.find(ext.id, "a3")
     assert "usage" not in a1.message and a3.message["usage"]["input"] == 10
     # Tool results are their own messages, with the tool's name.
-    r1 = store.find_entry(ext.id, "r1").message
+    r1 = store.entries.find(ext.id, "r1").message
     assert r1 == {"role": "toolResult", "toolCallId": "t1", "toolName": "Bash",
                   "content": [{"type": "text", "text": "out 1"}], "isError": False}
 
@@ -244,9 +244,9 @@ def test_appended_pi_lines_add_only_those(store, tmp_path):
                                  "message": {"role": "assistant", "content": []}}) + "\n")
     second = only(import_paths(store, [path]))
     assert second.entries_added == 2 and second.branches_added == 0
-    ext = store.get_external_session_by_uid(second.session_uid)
-    assert store.current_internal_session(ext.id).head_id == "new2"
-    assert len(store.internal_sessions(ext.id)) == 3
+    ext = store.sessions.by_uid(second.session_uid)
+    assert store.branches.current(ext.id).head_id == "new2"
+    assert len(store.branches.of_session(ext.id)) == 3
     # Importing the grown file once more adds nothing.
     os.utime(path, (1_900_000_000, 1_900_000_000))
     assert only(import_paths(store, [path])).entries_added == 0
@@ -272,17 +272,17 @@ def test_appended_codex_lines_and_rollback(store, tmp_path):
     second = only(import_paths(store, [path]))
     # user (event+item folded) 1, assistant 1, rollback marker 1, user 1, compaction 1.
     assert second.entries_added == 5
-    ext = store.get_external_session_by_uid(second.session_uid)
-    branches = store.internal_sessions(ext.id, newest_first=False)
+    ext = store.sessions.by_uid(second.session_uid)
+    branches = store.branches.of_session(ext.id, newest_first=False)
     assert len(branches) == 2
-    current = store.current_internal_session(ext.id)
-    path_ids = [e.id for e in store.path_entries(current.head_seq)]
+    current = store.branches.current(ext.id)
+    path_ids = [e.id for e in store.paths.entries(current.head_seq)]
     # The rolled-back turn (L15, L17) is off the current path, still in the store.
     assert "L15" not in path_ids and "L17" not in path_ids
     assert path_ids[-3:] == ["L18", "L19", "L20"]
-    assert store.find_entry(ext.id, "L18").type == "codex:thread_rolled_back"
-    assert store.find_entry(ext.id, "L18").parent_id == "L14"
-    assert store.find_entry(ext.id, "L20").type == "compaction"
+    assert store.entries.find(ext.id, "L18").type == "codex:thread_rolled_back"
+    assert store.entries.find(ext.id, "L18").parent_id == "L14"
+    assert store.entries.find(ext.id, "L20").type == "compaction"
     old = [b for b in branches if not b.is_current][0]
     assert old.head_id == "L17"
 
@@ -308,9 +308,9 @@ def test_codex_fork_becomes_branches_of_parent(store, tmp_path):
     report = import_paths(store, [folder])
     assert [Path(f.path).name for f in report.files][0] == CODEX_FIXTURE.name
     assert all(f.status == "imported" for f in report.files)
-    assert store.get_external_session_by_uid(child_id) is None   # no session of its own
-    ext = store.get_external_session_by_uid("11111111-1111-4111-8111-111111111111")
-    branches = store.internal_sessions(ext.id, newest_first=False)
+    assert store.sessions.by_uid(child_id) is None   # no session of its own
+    ext = store.sessions.by_uid("11111111-1111-4111-8111-111111111111")
+    branches = store.branches.of_session(ext.id, newest_first=False)
     assert len(branches) == 2
     fork = branches[1]
     # The repeated history is shared: the fork adds only its new message.
@@ -382,7 +382,7 @@ def test_claude_code_subagent_file_is_its_own_session(store, tmp_path):
         cc_line("s2", "s1", kind="assistant", text="found it", isSidechain=True, agentId="a1b2"),
     ])
     result = only(import_paths(store, [path]))
-    ext = store.get_external_session_by_uid(result.session_uid)
+    ext = store.sessions.by_uid(result.session_uid)
     assert ext.uid == "sx:agent-a1b2" and ext.kind == "subagent" and ext.parent_session == "sx"
     assert ext.session_name == "find the bug"   # the sub-agent's task
     assert ext.message_count == 2
@@ -403,11 +403,11 @@ def test_codex_subagent_is_a_session_under_its_parent(store, tmp_path):
          "payload": {"type": "agent_message", "message": "Sub answer"}},
     ]) + "\n")
     import_paths(store, [child, parent])
-    ext = store.get_external_session_by_uid("11111111-1111-4111-8111-111111111111")
-    assert len(store.internal_sessions(ext.id)) == 1      # not a branch of the parent
-    sub = store.get_external_session_by_uid(child_id)
+    ext = store.sessions.by_uid("11111111-1111-4111-8111-111111111111")
+    assert len(store.branches.of_session(ext.id)) == 1      # not a branch of the parent
+    sub = store.sessions.by_uid(child_id)
     assert sub.kind == "subagent" and sub.message_count == 2
-    rows = {s.id: s for s in store.list_sessions()}
+    rows = {s.id: s for s in store.sessions.list()}
     assert rows[sub.id].parent_id == ext.id               # listed under its parent
 
 
@@ -440,8 +440,8 @@ def test_langgraph_pickled_and_damaged_blobs_are_reported(store, tmp_path):
     assert any("never unpickles" in r for r in reasons)
     assert any("cannot be decoded" in r for r in reasons)
     # Thread t1 is intact; t2 kept its first checkpoint and tags for all three.
-    t2 = store.get_external_session_by_uid(result.sessions[1].uid)
-    assert len(store.checkpoints_for_session(t2.id)) == 3
+    t2 = store.sessions.by_uid(result.sessions[1].uid)
+    assert len(store.annotations.checkpoints_of_session(t2.id)) == 3
 
 
 def test_codex_fork_imported_before_its_parent_is_merged_later(store, tmp_path):
@@ -460,9 +460,9 @@ def test_codex_fork_imported_before_its_parent_is_merged_later(store, tmp_path):
     parent = tmp_path / CODEX_FIXTURE.name
     shutil.copy(CODEX_FIXTURE, parent)
     report = only(import_paths(store, [parent]))
-    ext = store.get_external_session_by_uid("11111111-1111-4111-8111-111111111111")
-    assert len(store.internal_sessions(ext.id)) == 2
-    lone = store.get_external_session_by_uid(child_id)
+    ext = store.sessions.by_uid("11111111-1111-4111-8111-111111111111")
+    assert len(store.branches.of_session(ext.id)) == 2
+    lone = store.sessions.by_uid(child_id)
     assert lone.is_active is False and lone.metadata["mergedInto"] == ext.uid
     assert report.entries_added == 11 + 1          # the parent, then the fork's new message
     # The fork's file again: it goes to the parent, which has it all already.
@@ -495,8 +495,8 @@ def _codex_with_reasoning(tmp_path, name, events_first: bool, parts=("Look at th
 def test_codex_reasoning_in_parts_is_one_entry(store, tmp_path, events_first):
     path = _codex_with_reasoning(tmp_path, "77777777-7777-4777-8777-777777777777", events_first)
     result = only(import_paths(store, [path]))
-    ext = store.get_external_session_by_uid(result.session_uid)
-    entries = store.path_entries(store.current_internal_session(ext.id).head_seq)
+    ext = store.sessions.by_uid(result.session_uid)
+    entries = store.paths.entries(store.branches.current(ext.id).head_seq)
     thinking = [e for e in entries if e.type == "message" and e.message["content"]
                 and e.message["content"][0].get("type") == "thinking"]
     assert len(thinking) == 1, [e.message for e in entries if e.type == "message"]
@@ -516,9 +516,9 @@ def test_codex_reasoning_events_that_are_not_its_parts_stay_messages(store, tmp_
     lines[1] = lines[1].replace("Look at the tests.", "Something else entirely.")
     path.write_text("\n".join(lines) + "\n")
     result = only(import_paths(store, [path]))
-    ext = store.get_external_session_by_uid(result.session_uid)
+    ext = store.sessions.by_uid(result.session_uid)
     texts = [e.message["content"][0].get("thinking") for e in
-             store.path_entries(store.current_internal_session(ext.id).head_seq)
+             store.paths.entries(store.branches.current(ext.id).head_seq)
              if e.type == "message" and e.message["content"]
              and e.message["content"][0].get("type") == "thinking"]
     # the stray event is its own message; the summary is whole once
@@ -541,7 +541,7 @@ def test_langgraph_subgraph_namespace_is_a_session_of_its_own(store, tmp_path):
     conn.close()
     result = only(import_paths(store, [db]))
     assert len(result.sessions) == 3
-    sessions = [store.get_external_session_by_uid(s.uid) for s in result.sessions]
+    sessions = [store.sessions.by_uid(s.uid) for s in result.sessions]
     by_ns = {(s.metadata["thread_id"], s.metadata["checkpoint_ns"]): s for s in sessions}
     assert set(by_ns) == {("t1", ""), ("t2", ""), ("t2", "tools:9f2c")}
     plain, nested = by_ns[("t2", "")], by_ns[("t2", "tools:9f2c")]
@@ -550,7 +550,7 @@ def test_langgraph_subgraph_namespace_is_a_session_of_its_own(store, tmp_path):
     assert nested.kind == "subgraph" and nested.parent_session == plain.uid
     # the same checkpoints, so the same messages and tags, kept apart
     assert nested.message_count == plain.message_count > 0
-    assert len(store.checkpoints_for_session(nested.id)) == len(store.checkpoints_for_session(plain.id)) == 3
+    assert len(store.annotations.checkpoints_of_session(nested.id)) == len(store.annotations.checkpoints_of_session(plain.id)) == 3
     assert only(import_paths(store, [db])).entries_added == 0
 
 
@@ -562,7 +562,7 @@ def test_ctrl_c_in_the_middle_of_a_file_keeps_what_was_committed_and_goes_on(sto
     # next import adds exactly the rest.
     import threading
 
-    from core.importers import claude_code
+    from core.agents.claude_code import importer as claude_code
 
     first = only(import_paths(store, [CC_FIXTURE]))
     assert first.status == "imported"
@@ -581,7 +581,7 @@ def test_ctrl_c_in_the_middle_of_a_file_keeps_what_was_committed_and_goes_on(sto
             raise KeyboardInterrupt
         return convert(self, *args)
 
-    monkeypatch.setattr("core.importers.driver.COMMIT_EVERY", 0.01)
+    monkeypatch.setattr("core.importing.driver.COMMIT_EVERY", 0.01)
     monkeypatch.setattr(claude_code._Import, "_convert", interrupted)
     with pytest.raises(KeyboardInterrupt):
         import_paths(store, [big])
@@ -590,7 +590,7 @@ def test_ctrl_c_in_the_middle_of_a_file_keeps_what_was_committed_and_goes_on(sto
     assert store.integrity_check() == "ok"
     kept = query(store, "SELECT COUNT(*) FROM entries").fetchone()[0] - before
     assert 0 < kept < 5000
-    record = store.import_source(f"claude_code:{big.resolve()}")[4]
+    record = store.imports.source(f"claude_code:{big.resolve()}")[4]
     assert record["complete"] is False and 0 < record["offset"] < big.stat().st_size
     monkeypatch.setattr(claude_code._Import, "_convert", convert)
     again = only(import_paths(store, [big]))
@@ -602,7 +602,7 @@ def test_each_line_knows_where_the_next_read_starts(tmp_path, monkeypatch):
     """`RawLine.end` (what the Claude Code reader records as consumed, instead of asking
     the file's tell() on every line) is where the file stands after the line: with blank
     lines, CRLF endings, a line over the length limit (skipped whole) and a torn last line."""
-    from core.importers import base
+    from core.importing import base
 
     monkeypatch.setattr(base, "MAX_LINE_BYTES", 64)
     path = tmp_path / "lines.jsonl"

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from core import open_store
-from core.importers import discover, driver, import_paths
-from core.store import sqlite as sqlite_backend
+from core.importing import discover, driver, import_paths
+from core.store.sqlite import backend as sqlite_backend
 from core.store import writer as writer_module
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -121,8 +121,8 @@ def test_batches_handed_over_early_or_late_give_the_same_store(home, tmp_path, m
 def _grown_store(home: Path, db: Path, monkeypatch, *, inline_below: int) -> tuple[dict, int]:
     """The active session imported, grown by 10 lines and imported again: (the store, how
     many bulk writers the second import started)."""
-    from core.importers import claude_code
-    from core.store import sqlite_bulk
+    from core.agents.claude_code import importer as claude_code
+    from core.store.sqlite import bulk as sqlite_bulk
 
     sessions = sorted((home / ".claude" / "projects").rglob("*.jsonl"),
                       key=lambda p: p.stat().st_size)

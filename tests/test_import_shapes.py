@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from core import SessionManager, open_store
-from core.entries import COMPACTION, MESSAGE, Entry
-from core.importers import import_paths
-from core.importers.base import MAX_JSON_DEPTH
-from core.replay import replay_entries
+from core.model.entries import COMPACTION, MESSAGE, Entry
+from core.importing import import_paths
+from core.importing.base import MAX_JSON_DEPTH
+from core.history.replay import replay_entries
 from store_sql import is_postgres, query
 
 FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"
@@ -61,8 +61,8 @@ def test_claude_code_block_type_that_is_a_list(store, tmp_path):
     lines[prompt]["message"]["content"] = [{"type": {"nested": 1}, "text": "odder"}]
     result = only(import_paths(store, [write(tmp_path / "cc.jsonl", lines)]))
     imported_cleanly(result, 12)
-    ext = store.get_external_session_by_uid(result.session_uid)
-    entry = store.find_entry(ext.id, lines[changed]["uuid"])
+    ext = store.sessions.by_uid(result.session_uid)
+    entry = store.entries.find(ext.id, lines[changed]["uuid"])
     assert entry.message["content"][0] == {"type": [], "text": "odd"}   # kept as it was
 
 
@@ -118,9 +118,9 @@ def test_a_line_exactly_as_deep_as_allowed_imports_and_replays(store, tmp_path):
     result = only(import_paths(store, [write(tmp_path / "deep.jsonl", lines)]))
     imported_cleanly(result, 12)
     assert result.skipped == []
-    ext = store.get_external_session_by_uid(result.session_uid)
-    for branch in store.internal_sessions(ext.id):
-        store.replay(branch.head_seq)
+    ext = store.sessions.by_uid(result.session_uid)
+    for branch in store.branches.of_session(ext.id):
+        store.paths.replay(branch.head_seq)
 
 
 # ------------------------------------------------------------ pi compactions
@@ -144,8 +144,8 @@ def pi_with_compaction(tmp_path: Path, kept) -> Path:
 
 
 def context(store, result) -> list:
-    ext = store.get_external_session_by_uid(result.session_uid)
-    state = store.replay(store.current_internal_session(ext.id).head_seq)
+    ext = store.sessions.by_uid(result.session_uid)
+    state = store.paths.replay(store.branches.current(ext.id).head_seq)
     return [(m.get("kind") or m.get("role"), m["content"] if isinstance(m["content"], str)
              else m["content"][0]["text"]) for m in state.messages]
 
@@ -159,8 +159,8 @@ def test_pi_compaction_keeping_no_entry_before_it_is_reported_and_replays(store,
     assert [(s.line, "compaction c1 keeps" in s.reason) for s in result.skipped] == [(5, True)]
     # as pi does with a kept id it cannot find: the summary, then what follows
     assert context(store, result) == [("compaction_summary", "SUMMARY"), ("user", "after")]
-    ext = store.get_external_session_by_uid(result.session_uid)
-    stored = store.find_entry(ext.id, "c1").data
+    ext = store.sessions.by_uid(result.session_uid)
+    stored = store.entries.find(ext.id, "c1").data
     assert stored["firstKeptEntryId"] is None and stored["arbor:firstKeptEntryId"] == kept
 
 
@@ -191,23 +191,23 @@ def test_replay_of_a_path_in_memory_falls_back_and_says_so(kept):
 
 def store_with_bad_compaction(store, kept):
     with store.transaction():
-        session = store.create_external_session("old", source="core")
-        branch = store.create_internal_session(session.id, name="main")
-    store.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": "one"}})
-    store.append_to_branch(branch.id, COMPACTION, {"summary": "S", "firstKeptEntryId": None})
-    store.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": "two"}})
+        session = store.sessions.create("old", source="core")
+        branch = store.branches.create(session.id, name="main")
+    store.entries.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": "one"}})
+    store.entries.append_to_branch(branch.id, COMPACTION, {"summary": "S", "firstKeptEntryId": None})
+    store.entries.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": "two"}})
     # as an older arbor (or a log imported before validation) left it
     edit = ("UPDATE entries SET data = jsonb_set(data::jsonb, '{firstKeptEntryId}', ?::jsonb)::text"
             if is_postgres(store) else
             "UPDATE entries SET data = json_set(data, '$.firstKeptEntryId', json(?))")
     query(store, edit + " WHERE type = 'compaction'", (json.dumps(kept),))
-    return store.get_internal_session(branch.id)
+    return store.branches.get(branch.id)
 
 
 @pytest.mark.parametrize("kept", [["e1"], {"x": 1}, "elsewhere"])
 def test_store_replay_of_a_bad_stored_compaction_falls_back_and_says_so(store, kept):
     branch = store_with_bad_compaction(store, kept)
-    state = store.replay(branch.head_seq)
+    state = store.paths.replay(branch.head_seq)
     assert [m["content"] for m in state.messages] == ["one", "two"]
     assert state.warning and "compaction" in state.warning
 
@@ -216,7 +216,8 @@ def test_store_replay_of_a_bad_stored_compaction_falls_back_and_says_so(store, k
 def test_a_line_whose_conversion_fails_is_kept_raw_and_reported(store, tmp_path, monkeypatch):
     """The last resort: a valid line that a converter cannot read (a shape no test
     foresaw) is kept as it was, raw, with its line number; the rest is imported."""
-    from core.importers import claude_code, codex
+    from core.agents.claude_code import importer as claude_code
+    from core.agents.codex import importer as codex
 
     real_message = claude_code.convert_message
 
@@ -231,8 +232,8 @@ def test_a_line_whose_conversion_fails_is_kept_raw_and_reported(store, tmp_path,
     result = only(import_paths(store, [write(tmp_path / "cc.jsonl", lines)]))
     imported_cleanly(result, 12)
     assert [(s.line, "unexpected shape" in s.reason) for s in result.skipped] == [(number, True)]
-    ext = store.get_external_session_by_uid(result.session_uid)
-    raw = store.find_entry(ext.id, lines[number - 1]["uuid"])
+    ext = store.sessions.by_uid(result.session_uid)
+    raw = store.entries.find(ext.id, lines[number - 1]["uuid"])
     assert raw.type == "claude:assistant" and raw.data["message"] == lines[number - 1]["message"]
 
     real_entry = codex._Convert.entry
@@ -246,5 +247,5 @@ def test_a_line_whose_conversion_fails_is_kept_raw_and_reported(store, tmp_path,
     result = only(import_paths(store, [CODEX_FIXTURE]))
     assert result.status == "imported" and result.entries_added == 11
     assert [(s.line, "unexpected shape" in s.reason) for s in result.skipped] == [(2, True)]
-    ext = store.get_external_session_by_uid(result.session_uid)
-    assert store.find_entry(ext.id, "L2").type == "codex:turn_context"   # kept raw
+    ext = store.sessions.by_uid(result.session_uid)
+    assert store.entries.find(ext.id, "L2").type == "codex:turn_context"   # kept raw

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from core import open_store
-from core.importers import discover, import_paths
+from core.importing import discover, import_paths
 
 FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"
 PI_FIXTURE = FIXTURES / "pi" / "pi_v3_generated.jsonl"
@@ -69,9 +69,9 @@ def test_importing_the_stores_own_folder_never_opens_a_database_with_plain_io(tm
     store = open_store(folder / "sessions.db")
     try:
         with store.transaction():
-            session = store.create_external_session("live", source="core")
-            branch = store.create_internal_session(session.id, name="main")
-        store.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": "hi"}})
+            session = store.sessions.create("live", source="core")
+            branch = store.branches.create(session.id, name="main")
+        store.entries.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": "hi"}})
         assert Path(f"{store.path}-wal").exists() and Path(f"{store.path}-shm").exists()
         Path(f"{store.path}-journal").write_bytes(b"")    # a stale rollback journal
         shutil.copy(PI_FIXTURE, folder / "pi.jsonl")
@@ -143,16 +143,16 @@ def test_a_store_imported_into_keeps_its_locks_while_others_come_and_go(tmp_path
     store = open_store(folder / "sessions.db")
     try:
         with store.transaction():
-            session = store.create_external_session("live", source="core")
-            branch = store.create_internal_session(session.id, name="main")
-        store.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": "0"}})
+            session = store.sessions.create("live", source="core")
+            branch = store.branches.create(session.id, name="main")
+        store.entries.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": "0"}})
         shutil.copy(CC_FIXTURE, folder / "cc.jsonl")
         import_paths(store, [folder])
         import_paths(store, sorted(folder.iterdir()))
         for _ in range(2):
             subprocess.run([sys.executable, "-c", HOLDER_CHECK, str(store.path)], check=True)
         for i in range(3):
-            store.append_to_branch(branch.id, "message",
+            store.entries.append_to_branch(branch.id, "message",
                                    {"message": {"role": "user", "content": str(i + 1)}})
         assert deleted_descriptors(folder) == []
         mine = store.connection.execute("select count(*) from entries").fetchone()[0]
@@ -196,7 +196,7 @@ def test_discover_quietly_is_quiet_about_other_tools_files(tmp_path, monkeypatch
     sqlite3.connect(home / ".claude" / "projects" / "claude-code-log-cache.db").execute(
         "CREATE TABLE cached(x)").connection.close()
     monkeypatch.setenv("HOME", str(home))
-    # the first run imports; the second takes the no-change path (core.importers.unchanged)
+    # the first run imports; the second takes the no-change path (core.importing.unchanged)
     for _ in range(2):
         code = cli.main(["import", "--discover", "-q", "--db", str(tmp_path / "arbor.db")])
         captured = capsys.readouterr()
@@ -230,7 +230,7 @@ def test_symlink_loop_is_one_line_and_the_rest_imports(tmp_path):
         first = {Path(f.path).name: f for f in import_paths(store, [folder]).files}
         assert first["dangling.jsonl"].status == "unreadable"
         assert "nowhere.jsonl" in first["dangling.jsonl"].error
-        assert len(store.list_sessions()) == 1
+        assert len(store.sessions.list()) == 1
     finally:
         store.close()
 
@@ -239,7 +239,7 @@ SPECIAL_IMPORT = textwrap.dedent("""
     import json, os, socket, sys
     sys.path.insert(0, {repo!r})
     from core import open_store
-    from core.importers import import_paths
+    from core.importing import import_paths
     folder = sys.argv[1]
     os.mkfifo(os.path.join(folder, "pipe.jsonl"))
     server = socket.socket(socket.AF_UNIX)
@@ -298,7 +298,7 @@ def test_unreadable_file_says_unreadable(tmp_path, monkeypatch):
 def test_report_table_says_unreadable_and_left_alone(tmp_path):
     from rich.console import Console
 
-    from core.importers import FileResult, ImportReport
+    from core.importing import FileResult, ImportReport
     from tui.commands.import_report import print_report
 
     report = ImportReport(files=[
@@ -348,7 +348,7 @@ def test_import_file_named_directly_never_opens_a_pipe(tmp_path):
         sys.path.insert(0, {str(REPO)!r})
         from pathlib import Path
         from core import open_store
-        from core.importers import import_file
+        from core.importing import import_file
         store = open_store(sys.argv[1])
         for name in ("pipe.jsonl", "loop.jsonl"):
             result = import_file(store, Path(sys.argv[2]) / name)
@@ -369,9 +369,9 @@ def test_a_store_named_like_a_log_is_asked_about_through_sqlite(tmp_path, watch)
     store = open_store(tmp_path / "sessions.jsonl")
     try:
         with store.transaction():
-            session = store.create_external_session("live", source="core")
-            branch = store.create_internal_session(session.id, name="main")
-        store.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": "hi"}})
+            session = store.sessions.create("live", source="core")
+            branch = store.branches.create(session.id, name="main")
+        store.entries.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": "hi"}})
         opened = watch(*sqlite_family(store.path))
         report = import_paths(store, [store.path])
         assert opened == []

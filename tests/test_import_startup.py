@@ -23,8 +23,8 @@ REPO = Path(__file__).resolve().parent.parent
 # inspect and uuid: ~40 ms of start-up and exit) for a few kilobytes of JSON, threading for
 # the store's locks, copy for the session models' deep copies).
 NOT_FOR_AN_APPEND = ("genai_prices", "pydantic", "importlib.metadata", "decimal", "secrets",
-                     "core.session_types", "core.replay", "core.sqlite_probe", "rich", "textual",
-                     "typing", "hashlib", "base64", "queue", "core.store.sqlite_bulk",
+                     "core.seed.session_types", "core.history.replay", "core.store.sqlite_probe", "rich", "textual",
+                     "typing", "hashlib", "base64", "queue", "core.store.sqlite.bulk",
                      "orjson", "dataclasses", "inspect", "uuid", "threading", "copy")
 
 LOADED_RUN = r"""
@@ -83,13 +83,13 @@ def test_an_import_of_appended_lines_loads_only_what_it_needs(tmp_path):
     _import(tmp_path, home, db)
     _append_to(session, 1)
     modules = _import(tmp_path, home, db)
-    assert "core.importers.claude_code" in modules, "the grown file was read"
+    assert "core.agents.claude_code.importer" in modules, "the grown file was read"
     assert _loaded(modules, NOT_FOR_AN_APPEND) == []
 
 
 def test_an_import_of_appended_lines_makes_no_dataclass(tmp_path):
     """The value classes an append loads (the store's rows, the import's report and
-    records, usage) are written out (core/values.py): ~23 classes made by @dataclass were
+    records, usage) are written out (core/model/values.py): ~23 classes made by @dataclass were
     ~10 ms of such an import's start."""
     home = tmp_path / "home"
     session = uf.claude_session(home / ".claude" / "projects" / "-work-usage-demo")
@@ -97,16 +97,16 @@ def test_an_import_of_appended_lines_makes_no_dataclass(tmp_path):
     _import(tmp_path, home, db)
     _append_to(session, 1)
     run = _run(tmp_path, home, db, LOADED_RUN)
-    assert "core.importers.claude_code" in run["modules"], "the grown file was read"
+    assert "core.agents.claude_code.importer" in run["modules"], "the grown file was read"
     assert run["dataclasses"] == []
 
 
 # Runs `arbor import` counting the folder walks and the reads of every import record.
 COUNTED_RUN = r"""
 import json, sys
-import core.importers.files as files
-import core.store.sqlite as sqlite
-from core.store.api import Store
+import core.importing.files as files
+import core.store.sqlite.backend as sqlite
+from core.store.rooms.imports import ImportsRoom
 calls = {"walks": 0, "record_reads": 0}
 
 def counted(owner, name, what):
@@ -118,7 +118,7 @@ def counted(owner, name, what):
 
 counted(files, "scan", "walks")
 counted(sqlite, "peek_import_stamps", "record_reads")
-counted(Store, "import_stamps", "record_reads")
+counted(ImportsRoom, "stamps", "record_reads")
 from tui.cli import main
 code = main(sys.argv[2:])
 with open(sys.argv[1], "w") as f:
@@ -144,8 +144,8 @@ def test_an_import_of_a_grown_file_walks_the_folders_and_reads_the_records_once(
 # Not needed to tell that nothing changed (one stat a file, one query): each was loaded by
 # such a run before (typing, json and threading with the SQLite backend's module, shutil
 # by argparse for the terminal's width, dataclasses with anything of the store's API).
-NOT_FOR_NO_CHANGE = ("typing", "json", "queue", "shutil", "core.clock",
-                     "core.store.sqlite_bulk", "core.store.api", "core.importers.driver",
+NOT_FOR_NO_CHANGE = ("typing", "json", "queue", "shutil", "core.model.clock",
+                     "core.store.sqlite.bulk", "core.store.store", "core.importing.driver",
                      *NOT_FOR_AN_APPEND)
 
 
@@ -156,7 +156,7 @@ def test_a_no_change_import_loads_only_what_telling_it_needs(tmp_path):
     db = tmp_path / "arbor.db"
     _import(tmp_path, home, db)
     modules = _import(tmp_path, home, db)
-    assert "core.importers.unchanged" in modules
+    assert "core.importing.unchanged" in modules
     assert _loaded(modules, NOT_FOR_NO_CHANGE) == []
 
 
@@ -166,7 +166,7 @@ def test_the_records_stamps_are_read_from_an_index(tmp_path):
     import sqlite3
 
     from core import open_store
-    from core.store.sqlite import Statements
+    from core.store.sqlite.backend import Statements
 
     open_store(tmp_path / "arbor.db").close()
     conn = sqlite3.connect(tmp_path / "arbor.db")
@@ -182,7 +182,7 @@ def test_an_import_reports_the_sessions_size_from_its_kept_count(tmp_path, store
     keeps instead of counting its entries (O(session) in an import of O(new lines)): the
     two must agree, after the first import and after lines were appended."""
     from core import open_store
-    from core.importers import import_paths
+    from core.importing import import_paths
 
     folder = tmp_path / "projects" / "-work-usage-demo"
     session = uf.claude_session(folder)
@@ -198,8 +198,8 @@ def test_an_import_reports_the_sessions_size_from_its_kept_count(tmp_path, store
             told = [s for f in report.files for s in f.sessions]
             assert told
             for result in told:
-                ext = store.get_external_session_by_uid(result.uid)
-                assert (result.entries_total, result.branches_total) == store.session_totals(ext.id)
+                ext = store.sessions.by_uid(result.uid)
+                assert (result.entries_total, result.branches_total) == store.sessions.totals(ext.id)
     finally:
         store.close()
 
@@ -208,7 +208,7 @@ def test_an_import_of_appended_lines_counts_no_session_whole(tmp_path):
     """No statement of an import of a few appended lines counts a session's entries or
     reads all its branches (each is O(session): 2 ms and more on a 30 MB session)."""
     from core import open_store
-    from core.importers import import_paths
+    from core.importing import import_paths
 
     folder = tmp_path / "projects" / "-work-usage-demo"
     session = uf.claude_session(folder)
@@ -237,7 +237,7 @@ def _append_import_statements(tmp_path) -> tuple[list[str], list[str]]:
     """The SQL an import of two appended lines runs (the store's own connection, traced),
     and the new lines' ids."""
     from core import open_store
-    from core.importers import import_paths
+    from core.importing import import_paths
 
     folder = tmp_path / "projects" / "-work-usage-demo"
     session = uf.claude_session(folder)
@@ -280,7 +280,7 @@ def test_an_id_found_missing_is_asked_again_after_a_commit_or_once_written(tmp_p
     """StoredIds remembers an id the store does not have until this session writes it or
     the store commits and goes on (another process may have written it meanwhile)."""
     from core import open_store
-    from core.importers.session import StoredIds
+    from core.importing.session import StoredIds
 
     def message(text: str) -> dict:
         return {"message": {"role": "user", "content": text}}
@@ -288,9 +288,9 @@ def test_an_id_found_missing_is_asked_again_after_a_commit_or_once_written(tmp_p
     store = open_store(tmp_path / "arbor.db")
     try:
         with store.transaction():
-            session = store.create_external_session("s", uid="s1")
+            session = store.sessions.create("s", uid="s1")
             ids = StoredIds(store, session.id)
-            writer = store.writer(session.id)
+            writer = store.entries.writer(session.id)
             asked: list[str] = []
             store._conn.set_trace_callback(asked.append)
             assert ids.get("e1") is None and "e1" not in ids and ids.get("e1", -1) == -1

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from core.importers import parallel, worker
-from core.importers.driver import import_paths
-from core.importers.frames import write_frame
-from core.store.api import open_store
+from core.importing import parallel, worker
+from core.importing.driver import import_paths
+from core.importing.frames import write_frame
+from core.store.store import open_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import claude_tree  # noqa: E402

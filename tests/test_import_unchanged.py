@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from core import open_store
-from core.importers import import_paths, state
-from core.importers import unchanged as unchanged_module
-from core.importers.files import AGENT_FOLDERS, FOLDER_SUFFIXES, agent_rule, scan
-from core.importers.unchanged import look
+from core.importing import import_paths, state
+from core.importing import unchanged as unchanged_module
+from core.importing.files import AGENT_FOLDERS, FOLDER_SUFFIXES, agent_rule, scan
+from core.importing.unchanged import look
 
 from test_import_robust import CC_FIXTURE, CODEX_FIXTURE, PI_FIXTURE
 
@@ -44,8 +44,8 @@ os.open = watch_os
 from tui.cli import main
 code = main(sys.argv[3:])
 loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("rich", "textual")
-                or m in ("core.store.api", "core.importers.driver", "core.importers.claude_code",
-                         "core.importers.codex", "core.importers.pi", "orjson"))
+                or m in ("core.store.store", "core.importing.driver", "core.agents.claude_code.importer",
+                         "core.agents.codex.importer", "core.agents.pi.importer", "orjson"))
 with real_open(out, "w") as f:
     json.dump({"code": code, "opened": opened, "loaded": loaded}, f)
 """
@@ -169,8 +169,8 @@ def test_an_import_given_the_look_plans_as_one_that_looks_again(tmp_path):
     """`arbor import` hands what `unchanged.look` saw (the files, their stat, the records'
     stamps) to the import instead of walking the folders and reading the records again:
     the plan must be the one the import makes on its own, whatever changed."""
-    from core.importers.driver import plan_paths
-    from core.importers.base import ImportReport
+    from core.importing.driver import plan_paths
+    from core.importing.base import ImportReport
 
     logs = tmp_path / "logs"
     logs.mkdir()
@@ -220,11 +220,11 @@ def test_migration_7_fills_the_stamp_columns_from_the_records(tmp_path):
     store = open_store(db)
     try:
         import_paths(store, [CC_FIXTURE, PI_FIXTURE])
-        before = store.import_stamps()
+        before = store.imports.stamps()
     finally:
         store.close()
     assert before and all(stamp[1] == 1 and stamp[3] for stamp in before.values())
-    from core.store.migrations import sqlite as migrations
+    from core.store.sqlite import migrations
 
     # a store as migration 7 found it (the migrations after it are left as they are)
     conn = sqlite3.connect(db)
@@ -236,13 +236,13 @@ def test_migration_7_fills_the_stamp_columns_from_the_records(tmp_path):
     conn.close()
     store = open_store(db)
     try:
-        assert store.import_stamps() == before
+        assert store.imports.stamps() == before
     finally:
         store.close()
 
 
 def test_the_stamp_reader_knows_the_record_version_and_formats():
-    from core.importers import detect
+    from core.importing import detect
 
     assert unchanged_module.STATE_VERSION == state.STATE_VERSION
     assert unchanged_module.FORMATS == detect.FORMATS
@@ -267,7 +267,7 @@ def reference_listing(top: Path) -> list[str]:
 
 def test_the_scan_lists_what_os_walk_listed_with_the_agent_rules(tmp_path, monkeypatch):
     top = tmp_path / "top"
-    # an agent's folder moved by its variable (core.importers.files.agent_places)
+    # an agent's folder moved by its variable (core.importing.files.agent_places)
     monkeypatch.setenv("CODEX_HOME", str(top / "elsewhere" / "moved"))
     for folder in [".claude/projects/a", ".claude/projects/a/sub", ".codex/sessions/2026",
                    ".pi/agent/sessions/x", "elsewhere/deep", "elsewhere/.codex/sessions",
@@ -303,7 +303,7 @@ def test_the_scan_resolves_the_folder_it_is_given_and_no_folder_below(tmp_path, 
     so its resolved path is its parent's and its name: only the folder given is resolved
     (one lstat a folder less; 800 folders in a tree of 3,000 logs). The keys stay the
     files' real paths, through a link above the folder given too."""
-    from core.importers import files
+    from core.importing import files
 
     real_top = tmp_path / "real" / ".claude" / "projects"
     for folder in ["p1", "p1/s1/subagents", "p2", "p2/s2/subagents"]:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import HumanMessage
 
-from core.entries import MESSAGE
+from core.model.entries import MESSAGE
 from core.langgraph import ArborSaver
 from core.store import open_store
 
@@ -49,13 +49,13 @@ def test_killed_mid_step_resumes_running_only_what_had_not_finished(tmp_path):
         store = open_store(db)
         try:
             def fast_write_kept() -> bool:
-                session = store.langgraph_session("job")
+                session = store.langgraph.session("job")
                 if session is None:
                     return False
                 return any(channel == "log" and value and b"fast" in value
-                           for row in store.langgraph_checkpoints_in_order(session)
+                           for row in store.langgraph.checkpoints_in_order(session)
                            for _task, channel, _kind, value in
-                           store.langgraph_writes(session, row.checkpoint_id))
+                           store.langgraph.writes(session, row.checkpoint_id))
             assert _wait(fast_write_kept)
         finally:
             store.close()
@@ -92,7 +92,7 @@ def test_killed_while_writing_checkpoints_goes_on_from_a_whole_one(tmp_path, del
         assert _wait(lambda: db.exists(), 60)
         watcher = open_store(db)
         try:   # the delay counts from the first checkpoint, however slow the machine is
-            assert _wait(lambda: watcher.langgraph_session("busy") is not None, 60)
+            assert _wait(lambda: watcher.langgraph.session("busy") is not None, 60)
         finally:
             watcher.close()
         time.sleep(delay)
@@ -102,13 +102,13 @@ def test_killed_while_writing_checkpoints_goes_on_from_a_whole_one(tmp_path, del
     store = open_store(db)
     try:
         assert store.integrity_check() == "ok"
-        session = store.langgraph_session("busy")
-        rows = store.langgraph_checkpoints_in_order(session)
+        session = store.langgraph.session("busy")
+        rows = store.langgraph.checkpoints_in_order(session)
         assert rows
         for row in rows:
-            entry = store.get_entry(row.entry_seq)
+            entry = store.entries.get(row.entry_seq)
             assert entry.data["data"]["checkpoint_id"] == row.checkpoint_id
-            assert store.get_checkpoint(row.checkpoint_ref).entry_seq == row.entry_seq
+            assert store.annotations.get_checkpoint(row.checkpoint_ref).entry_seq == row.entry_seq
         saver = ArborSaver(store)
         graph = chat_graph(saver, ["after the crash"] * 3)
         config = {"configurable": {"thread_id": "busy"}}
@@ -124,7 +124,7 @@ def test_killed_while_writing_checkpoints_goes_on_from_a_whole_one(tmp_path, del
                                                         for c in contents))]
         assert len(contents) % 2 == 0 and all(
             not c.startswith("busy question") for c in contents[1::2])
-        branch = store.current_internal_session(session)
+        branch = store.branches.current(session)
         replay = [m["content"] for m in branch.conversation_history]
         assert replay == [m.content for m in out["messages"]]
     finally:
@@ -147,13 +147,13 @@ def test_agents_in_several_processes_write_one_store_at_once(tmp_path):
     try:
         assert store.integrity_check() == "ok"
         for n in range(3):
-            session = store.langgraph_session(f"worker-{n}")
-            branch = store.current_internal_session(session)
+            session = store.langgraph.session(f"worker-{n}")
+            branch = store.branches.current(session)
             contents = [m["content"] for m in branch.conversation_history]
             assert contents[0::2] == [f"worker-{n} question {t}" for t in range(15)]
             assert contents[1::2] == [f"answer {t}" for t in range(15)]
-            entries = store.path_entries(branch.head_seq)
+            entries = store.paths.entries(branch.head_seq)
             assert sum(e.type == MESSAGE for e in entries) == 30
-            assert store.count_internal_sessions(session) == 1
+            assert store.branches.count(session) == 1
     finally:
         store.close()

@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from core import operations
-from core.entries import MESSAGE
+from core.actions import operations
+from core.model.entries import MESSAGE
 from core.store import open_store
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "langgraph_agent.py"
@@ -24,11 +24,11 @@ def run_example(db: Path, *args: str) -> str:
 
 
 def contents(store, head_seq: int) -> list:
-    return [e.message["content"] for e in store.path_entries(head_seq) if e.type == MESSAGE]
+    return [e.message["content"] for e in store.paths.entries(head_seq) if e.type == MESSAGE]
 
 
 def roles(store, head_seq: int) -> list[str]:
-    return [e.message["role"] for e in store.path_entries(head_seq) if e.type == MESSAGE]
+    return [e.message["role"] for e in store.paths.entries(head_seq) if e.type == MESSAGE]
 
 
 def test_example_agent_writes_a_session_and_goes_on_after_a_roll_back(tmp_path):
@@ -38,17 +38,17 @@ def test_example_agent_writes_a_session_and_goes_on_after_a_roll_back(tmp_path):
 
     store = open_store(db)
     try:
-        session_id = store.langgraph_session("lisbon")
-        session = store.get_external_session(session_id)
+        session_id = store.langgraph.session("lisbon")
+        session = store.sessions.get(session_id)
         assert session.session_name == "Plan a day in Lisbon"
-        main = store.current_internal_session(session_id)
+        main = store.branches.current(session_id)
         said = contents(store, main.head_seq)
         assert said[0] == "Plan a day in Lisbon" and said[-1] == "That plan has 4 stops."
         # the tool call and its result are messages in arbor's shape too
         assert roles(store, main.head_seq)[-3:] == ["assistant", "toolResult", "assistant"]
         assert said[-3][1]["type"] == "toolCall" and said[-3][1]["name"] == "count_words"
         assert said[-2] == [{"type": "text", "text": "4"}]
-        answer = next(e for e in store.path_entries(main.head_seq)
+        answer = next(e for e in store.paths.entries(main.head_seq)
                       if e.type == MESSAGE and e.message["content"].startswith("Here is a plan"))
         rolled = operations.rollback(store, main.id, entry_id=answer.seq)
     finally:
@@ -59,14 +59,14 @@ def test_example_agent_writes_a_session_and_goes_on_after_a_roll_back(tmp_path):
 
     store = open_store(db)
     try:
-        current = store.current_internal_session(session_id)
+        current = store.branches.current(session_id)
         assert current.id == rolled.id
         said = contents(store, current.head_seq)
         assert said[:3] == ["Plan a day in Lisbon", said[1], "Count the stops"]
         assert said[1].startswith("Here is a plan")
         assert said[-1].startswith("That plan has")
         # the first branch is kept whole
-        assert contents(store, store.get_internal_session(main.id).head_seq)[-1] == \
+        assert contents(store, store.branches.get(main.id).head_seq)[-1] == \
             "That plan has 4 stops."
     finally:
         store.close()

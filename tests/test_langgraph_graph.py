@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import HumanMessage
 
-from core import operations
-from core.entries import BRANCH_SUMMARY, MESSAGE
+from core.actions import operations
+from core.model.entries import BRANCH_SUMMARY, MESSAGE
 from core.langgraph import ArborSaver
 from core.store import open_store
 
@@ -34,31 +34,31 @@ def assert_tree_agrees(store, graph, config=THREAD) -> None:
     above it is LangGraph's parent, whose path holds exactly the checkpoint's messages;
     and the branch heads are the checkpoints nobody continued (LangGraph's leaves)."""
     history = list(graph.get_state_history(config))
-    session_id = store.langgraph_session(config["configurable"]["thread_id"])
+    session_id = store.langgraph.session(config["configurable"]["thread_id"])
     parents = set()
     for snapshot in history:
         checkpoint_id = snapshot.config["configurable"]["checkpoint_id"]
-        row = store.langgraph_checkpoint(session_id, checkpoint_id)
+        row = store.langgraph.checkpoint(session_id, checkpoint_id)
         assert row is not None and row.entry_seq is not None
-        path = store.path_entries(row.entry_seq)
-        above = [e for e in path[:-1] if store.langgraph_checkpoint_at(e.seq) is not None]
+        path = store.paths.entries(row.entry_seq)
+        above = [e for e in path[:-1] if store.langgraph.checkpoint_at(e.seq) is not None]
         parent = snapshot.parent_config["configurable"]["checkpoint_id"] \
             if snapshot.parent_config else None
         parents.add(parent)
-        nearest = store.langgraph_checkpoint_at(above[-1].seq).checkpoint_id if above else None
+        nearest = store.langgraph.checkpoint_at(above[-1].seq).checkpoint_id if above else None
         if nearest != parent:
             # rolled back to a message with a summary: the parent is the checkpoint that
             # ends with that message, beside the summary (the message is on this path)
             summary = next(e for e in path if e.type == BRANCH_SUMMARY)
-            parent_row = store.langgraph_checkpoint(session_id, parent)
-            assert store.get_entry(parent_row.entry_seq).parent_seq == summary.parent_seq
-            assert store.get_entry(summary.parent_seq).type == MESSAGE
+            parent_row = store.langgraph.checkpoint(session_id, parent)
+            assert store.entries.get(parent_row.entry_seq).parent_seq == summary.parent_seq
+            assert store.entries.get(summary.parent_seq).type == MESSAGE
         path_messages = [e.message["content"] for e in path if e.type == MESSAGE]
         assert path_messages == texts(snapshot.values.get("messages", []))
     leaves = {s.config["configurable"]["checkpoint_id"] for s in history} - parents
     heads = set()
-    for _branch, head in store.branch_heads(session_id):
-        found = store.langgraph_checkpoint_at(head)
+    for _branch, head in store.branches.heads(session_id):
+        found = store.langgraph.checkpoint_at(head)
         heads.add(found.checkpoint_id if found is not None else None)
     assert heads == leaves
 
@@ -68,8 +68,8 @@ def test_turns_fork_roll_back_and_go_on(store):
     for question in ("Fix the flaky login test", "and the logout one", "thanks"):
         graph.invoke({"messages": [HumanMessage(question)]}, THREAD)
     assert_tree_agrees(store, graph)
-    session_id = store.langgraph_session("agent-1")
-    assert store.count_internal_sessions(session_id) == 1
+    session_id = store.langgraph.session("agent-1")
+    assert store.branches.count(session_id) == 1
 
     # Fork: edit the question of the second turn (update_state on an earlier checkpoint)
     history = list(graph.get_state_history(THREAD))
@@ -79,17 +79,17 @@ def test_turns_fork_roll_back_and_go_on(store):
     assert texts(graph.invoke(None, fork)["messages"]) == [
         "Fix the flaky login test", "answer 0", "the signup one", "answer 3"]
     assert_tree_agrees(store, graph)
-    branches = {b.name: b for b in store.internal_sessions(session_id)}
+    branches = {b.name: b for b in store.branches.of_session(session_id)}
     assert set(branches) == {"main", "update at step 2"}
     forked = branches["update at step 2"]
     assert forked.is_current and forked.parent_session_id == branches["main"].id
-    assert store.get_entry(forked.fork_seq).data["data"]["checkpoint_id"] == \
+    assert store.entries.get(forked.fork_seq).data["data"]["checkpoint_id"] == \
         after_first.config["configurable"]["checkpoint_id"]
     assert forked.branch_point_checkpoint_id is not None
 
     # Roll back main in the store (as the app's `r` does) to the end of its second turn
     main = branches["main"]
-    target = next(c for c in store.checkpoints_for_branch(main.id)
+    target = next(c for c in store.annotations.checkpoints_of_branch(main.id)
                   if c.metadata["metadata"]["step"] == 4)
     rolled = operations.rollback(store, main.id, checkpoint_id=target.id,
                                  summary="Left behind: a thank-you.")
@@ -99,21 +99,21 @@ def test_turns_fork_roll_back_and_go_on(store):
         "Fix the flaky login test", "answer 0", "and the logout one", "answer 1"]
     out = graph.invoke({"messages": [HumanMessage("now the signup test")]}, THREAD)
     assert texts(out["messages"])[-2:] == ["now the signup test", "answer 4"]
-    rolled = store.get_internal_session(rolled.id)
+    rolled = store.branches.get(rolled.id)
     assert rolled.is_current   # the agent went on on the rolled-back branch
     replay = [m["content"] for m in rolled.conversation_history]
     assert replay == ["Fix the flaky login test", "answer 0", "and the logout one", "answer 1",
                       "Left behind: a thank-you.", "now the signup test", "answer 4"]
-    assert store.count_internal_sessions(session_id) == 3
+    assert store.branches.count(session_id) == 3
     assert_tree_agrees(store, graph)
 
     # Make the fork current again (the app's enter): the agent goes on from its head
-    store.set_current(forked.id)
+    store.branches.set_current(forked.id)
     out = graph.invoke({"messages": [HumanMessage("and run it")]}, THREAD)
     assert texts(out["messages"]) == ["Fix the flaky login test", "answer 0", "the signup one",
                                       "answer 3", "and run it", "answer 5"]
-    assert store.current_internal_session(session_id).id == forked.id
-    assert store.count_internal_sessions(session_id) == 3
+    assert store.branches.current(session_id).id == forked.id
+    assert store.branches.count(session_id) == 3
     assert_tree_agrees(store, graph)
 
 
@@ -124,17 +124,17 @@ def test_roll_back_to_a_message_resumes_just_after_it(store):
     graph = chat_graph(ArborSaver(store))
     for question in ("one", "two"):
         graph.invoke({"messages": [HumanMessage(question)]}, THREAD)
-    session_id = store.langgraph_session("agent-1")
-    main = store.current_internal_session(session_id)
-    path = store.path_entries(main.head_seq)
+    session_id = store.langgraph.session("agent-1")
+    main = store.branches.current(session_id)
+    path = store.paths.entries(main.head_seq)
     question = next(e for e in path if e.type == MESSAGE and e.message["content"] == "two")
     rolled = operations.rollback(store, main.id, entry_id=question.seq)
     state = graph.get_state(THREAD)
     assert texts(state.values["messages"]) == ["one", "answer 0", "two"]
     assert state.next == ("agent",)
     assert texts(graph.invoke(None, THREAD)["messages"]) == ["one", "answer 0", "two", "answer 2"]
-    assert store.current_internal_session(session_id).id == rolled.id
-    assert [m["content"] for m in store.get_internal_session(rolled.id).conversation_history] \
+    assert store.branches.current(session_id).id == rolled.id
+    assert [m["content"] for m in store.branches.get(rolled.id).conversation_history] \
         == ["one", "answer 0", "two", "answer 2"]
     assert_tree_agrees(store, graph)
 
@@ -142,9 +142,9 @@ def test_roll_back_to_a_message_resumes_just_after_it(store):
     again = operations.rollback(store, rolled.id, entry_id=answer.seq)
     assert texts(graph.get_state(THREAD).values["messages"]) == ["one", "answer 0"]
     graph.invoke({"messages": [HumanMessage("three")]}, THREAD)
-    assert [m["content"] for m in store.get_internal_session(again.id).conversation_history] \
+    assert [m["content"] for m in store.branches.get(again.id).conversation_history] \
         == ["one", "answer 0", "three", "answer 3"]
-    assert store.current_internal_session(session_id).id == again.id
+    assert store.branches.current(session_id).id == again.id
     assert_tree_agrees(store, graph)
 
 
@@ -155,9 +155,9 @@ def test_roll_back_to_a_message_with_a_summary_keeps_the_message_and_the_summary
     graph = chat_graph(ArborSaver(store))
     for question in ("one", "two"):
         graph.invoke({"messages": [HumanMessage(question)]}, THREAD)
-    session_id = store.langgraph_session("agent-1")
-    main = store.current_internal_session(session_id)
-    path = store.path_entries(main.head_seq)
+    session_id = store.langgraph.session("agent-1")
+    main = store.branches.current(session_id)
+    path = store.paths.entries(main.head_seq)
     answer = next(e for e in path if e.type == MESSAGE and e.message["content"] == "answer 0")
     rolled = operations.rollback(store, main.id, entry_id=answer.seq,
                                  summary="Left behind: two.")
@@ -165,13 +165,13 @@ def test_roll_back_to_a_message_with_a_summary_keeps_the_message_and_the_summary
     graph.invoke({"messages": [HumanMessage("three")]}, THREAD)
     assert texts(graph.get_state(THREAD).values["messages"]) == [
         "one", "answer 0", "three", "answer 2"]
-    rolled = store.get_internal_session(rolled.id)
+    rolled = store.branches.get(rolled.id)
     assert rolled.is_current
     assert [m["content"] for m in rolled.conversation_history] == [
         "one", "answer 0", "Left behind: two.", "three", "answer 2"]
-    assert store.count_internal_sessions(session_id) == 2
-    assert not store.reflog(rolled.id) or not any(
-        "before the head" in reason for _old, _new, reason, _at in store.reflog(rolled.id))
+    assert store.branches.count(session_id) == 2
+    assert not store.branches.reflog(rolled.id) or not any(
+        "before the head" in reason for _old, _new, reason, _at in store.branches.reflog(rolled.id))
     assert_tree_agrees(store, graph)
 
     # the same to a question: asked again after the summary
@@ -179,9 +179,9 @@ def test_roll_back_to_a_message_with_a_summary_keeps_the_message_and_the_summary
     again = operations.rollback(store, rolled.id, entry_id=question.seq,
                                 summary="Left behind: three.")
     assert texts(graph.invoke(None, THREAD)["messages"]) == ["one", "answer 0", "two", "answer 3"]
-    assert [m["content"] for m in store.get_internal_session(again.id).conversation_history] \
+    assert [m["content"] for m in store.branches.get(again.id).conversation_history] \
         == ["one", "answer 0", "two", "Left behind: three.", "answer 3"]
-    assert store.count_internal_sessions(session_id) == 3
+    assert store.branches.count(session_id) == 3
     assert_tree_agrees(store, graph)
 
 
@@ -191,18 +191,18 @@ def test_roll_back_inside_a_step_resumes_from_the_checkpoint_before_it(store):
     (logged in the reflog) before the agent writes on."""
     graph = chat_graph(ArborSaver(store), notes=True)
     graph.invoke({"messages": [HumanMessage("one")]}, THREAD)
-    session_id = store.langgraph_session("agent-1")
-    main = store.current_internal_session(session_id)
-    note = next(e for e in store.path_entries(main.head_seq)
+    session_id = store.langgraph.session("agent-1")
+    main = store.branches.current(session_id)
+    note = next(e for e in store.paths.entries(main.head_seq)
                 if e.type == MESSAGE and e.message["content"] == "note before answer 0")
     rolled = operations.rollback(store, main.id, entry_id=note.seq)
     assert texts(graph.get_state(THREAD).values["messages"]) == ["one"]
     graph.invoke(None, THREAD)
-    rolled = store.get_internal_session(rolled.id)
+    rolled = store.branches.get(rolled.id)
     assert rolled.is_current
     assert [m["content"] for m in rolled.conversation_history] == [
         "one", "note before answer 1", "answer 1"]
-    assert any("before the head" in reason for _old, _new, reason, _at in store.reflog(rolled.id))
+    assert any("before the head" in reason for _old, _new, reason, _at in store.branches.reflog(rolled.id))
     assert_tree_agrees(store, graph)
 
 

@@ -15,7 +15,7 @@ from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.capabilities import BASE_CAPABILITIES
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from core.entries import CUSTOM, MESSAGE
+from core.model.entries import CUSTOM, MESSAGE
 from core.langgraph import ArborSaver, PickleRefused
 from core.store import open_store
 
@@ -118,7 +118,7 @@ def test_from_conn_string_opens_and_closes_the_store(tmp_path):
     assert store.closed
     again = open_store(path)
     try:
-        assert again.langgraph_session("t") is not None
+        assert again.langgraph.session("t") is not None
     finally:
         again.close()
 
@@ -142,7 +142,7 @@ def test_pickle_is_never_written_nor_read(store, saver):
 
     with pytest.raises(PickleRefused):
         _put(ArborSaver(store, serde=Pickler()), "p", values={"x": 1})
-    assert store.langgraph_session("p") is None   # nothing written
+    assert store.langgraph.session("p") is None   # nothing written
     first = _put(saver, "q", values={"x": 1})
     with pytest.raises(PickleRefused):
         ArborSaver(store, serde=Pickler()).put_writes(first, [("x", 2)], "task")
@@ -154,7 +154,7 @@ def test_pickle_is_never_written_nor_read(store, saver):
 def test_core_and_the_app_never_import_langgraph():
     script = (
         f"import sys; sys.path.insert(0, {str(REPO)!r})\n"
-        "import core, core.operations, core.importers, core.store, core.manager\n"
+        "import core, core.actions.operations, core.importing, core.store, core.seed.manager\n"
         "import tui.app, tui.cli\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('langgraph', 'langchain_core'))\n"
         "print(bad)\n"
@@ -169,22 +169,22 @@ def test_a_thread_is_a_session_of_message_entries(store, saver):
     config = {"configurable": {"thread_id": "chat-1"}}
     graph.invoke({"messages": [HumanMessage("Fix the flaky login test")]}, config)
     graph.invoke({"messages": [HumanMessage("and the logout one")]}, config)
-    session_id = store.langgraph_session("chat-1")
-    session = store.get_external_session(session_id)
+    session_id = store.langgraph.session("chat-1")
+    session = store.sessions.get(session_id)
     assert session.session_name == "Fix the flaky login test"
     assert session.source == "langgraph"
-    branch = store.current_internal_session(session_id)
+    branch = store.branches.current(session_id)
     replayed = [(m["role"], m["content"]) for m in branch.conversation_history]
     assert replayed == [("user", "Fix the flaky login test"), ("assistant", "answer 0"),
                         ("user", "and the logout one"), ("assistant", "answer 1")]
-    path = store.path_entries(branch.head_seq)
+    path = store.paths.entries(branch.head_seq)
     history = list(graph.get_state_history(config))
     checkpoint_entries = [e for e in path if e.type == CUSTOM]
     assert len(checkpoint_entries) == len(history)   # one entry per checkpoint, in order
     assert [e.data["data"]["checkpoint_id"] for e in checkpoint_entries] == \
         [s.config["configurable"]["checkpoint_id"] for s in reversed(history)]
     assert sum(e.type == MESSAGE for e in path) == 4  # each message once
-    tags = store.checkpoints_for_session(session_id)
+    tags = store.annotations.checkpoints_of_session(session_id)
     assert len(tags) == len(history)
     assert {t.metadata["checkpoint_id"] for t in tags} == \
         {s.config["configurable"]["checkpoint_id"] for s in history}
@@ -193,8 +193,8 @@ def test_a_thread_is_a_session_of_message_entries(store, saver):
 
 def test_channel_values_are_on_the_arbor_checkpoint(store, saver):
     config = _put(saver, "s", values={"plan": ["read", "fix"], "messages": [], "branch:to:x": None})
-    session_id = store.langgraph_session("s")
-    [tag] = store.checkpoints_for_session(session_id)
+    session_id = store.langgraph.session("s")
+    [tag] = store.annotations.checkpoints_of_session(session_id)
     assert tag.session_state == {"plan": ["read", "fix"]}
     assert tag.metadata["checkpoint_id"] == config["configurable"]["checkpoint_id"]
     assert tag.is_auto
@@ -206,7 +206,7 @@ def test_a_message_in_another_channel_is_kept_by_its_fields(store, saver):
     from langchain_core.messages import AIMessage
 
     config = _put(saver, "s", values={"last": AIMessage("done", id="m1"), "n": 3})
-    [tag] = store.checkpoints_for_session(store.langgraph_session("s"))
+    [tag] = store.annotations.checkpoints_of_session(store.langgraph.session("s"))
     assert tag.session_state["n"] == 3
     last = tag.session_state["last"]
     assert last["_type"] == "AIMessage" and last["content"] == "done" and last["id"] == "m1"
@@ -222,9 +222,9 @@ def test_rewritten_messages_are_not_written_twice(store, saver):
     state = graph.invoke({"messages": [HumanMessage("one")]}, config)
     graph.update_state(config, {"messages": [RemoveMessage(id=state["messages"][-1].id),
                                              HumanMessage("two")]})
-    session_id = store.langgraph_session("edit")
-    branch = store.current_internal_session(session_id)
-    path = store.path_entries(branch.head_seq)
+    session_id = store.langgraph.session("edit")
+    branch = store.branches.current(session_id)
+    path = store.paths.entries(branch.head_seq)
     assert [e.message["content"] for e in path if e.type == MESSAGE] == ["one", "answer 0", "two"]
     assert path[-1].data["data"]["messages_replaced"] == 1
     assert [m.content for m in graph.get_state(config).values["messages"]] == ["one", "two"]
@@ -234,17 +234,17 @@ def test_a_subgraph_namespace_is_a_child_session(store, saver):
     graph = graph_with_subgraph(saver)
     config = {"configurable": {"thread_id": "nested"}}
     graph.invoke({"messages": [HumanMessage("look into it")]}, config)
-    namespaces = store.langgraph_sessions("nested")
+    namespaces = store.langgraph.sessions("nested")
     assert namespaces[0][0] == "" and len(namespaces) == 2
     child_ns, child_id = namespaces[1]
     assert child_ns.startswith("research:")
     parent_id = namespaces[0][1]
-    child = store.get_external_session(child_id)
+    child = store.sessions.get(child_id)
     assert child.kind == "subgraph"
-    [spawned] = store.spawned_sessions(parent_id)
+    [spawned] = store.sessions.children(parent_id)
     assert spawned.id == child_id and spawned.spawn_seq is not None
-    replay = store.current_internal_session(child_id).conversation_history
+    replay = store.branches.current(child_id).conversation_history
     assert [m["content"] for m in replay] == ["look into it", "answer 0", "found it"]
     # the spawn point is the parent's checkpoint the sub-graph ran from
-    spawn_checkpoint = store.langgraph_checkpoint_at(spawned.spawn_seq)
+    spawn_checkpoint = store.langgraph.checkpoint_at(spawned.spawn_seq)
     assert spawn_checkpoint is not None and spawn_checkpoint.external_session_id == parent_id

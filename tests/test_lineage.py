@@ -1,4 +1,4 @@
-"""Sub-agents and forks under the session they came from (core.lineage), on files the
+"""Sub-agents and forks under the session they came from (core.history.lineage), on files the
 agents themselves wrote (tests/fixtures/lineage/SOURCES.md), in every import order."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from core import open_store
-from core.importers import import_paths
-from core.lineage import family_rows
+from core.importing import import_paths
+from core.history.lineage import family_rows
 from store_sql import query
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "lineage"
@@ -42,7 +42,7 @@ def _claude_copy(tmp_path) -> tuple[Path, Path]:
 
 
 def _entry_with_tool_call(store, session_id: int, call_id: str) -> int:
-    for entry in store.session_entries(session_id):
+    for entry in store.entries.of_session(session_id):
         message = entry.message or {}
         content = message.get("content")
         if isinstance(content, list) and any(isinstance(b, dict) and b.get("id") == call_id
@@ -52,8 +52,8 @@ def _entry_with_tool_call(store, session_id: int, call_id: str) -> int:
 
 
 def _check_claude(store, meta: bool = True) -> None:
-    parent = store.get_external_session_by_uid(CLAUDE_SESSION)
-    child = store.get_external_session_by_uid(f"{CLAUDE_SESSION}:agent-{CLAUDE_AGENT}")
+    parent = store.sessions.by_uid(CLAUDE_SESSION)
+    child = store.sessions.by_uid(f"{CLAUDE_SESSION}:agent-{CLAUDE_AGENT}")
     assert child.kind == "subagent"
     row = query(store, "SELECT parent_id, spawn_seq FROM external_sessions"
                                    " WHERE id = ?", (child.id,)).fetchone()
@@ -72,8 +72,8 @@ def test_claude_code_subagent_is_attached_to_the_tool_call_that_spawned_it(store
         import_paths(store, [agent])
     elif order == "sub-agent first":
         import_paths(store, [agent])
-        child = store.get_external_session_by_uid(f"{CLAUDE_SESSION}:agent-{CLAUDE_AGENT}")
-        assert [s.id for s in store.list_sessions()] == [child.id]   # alone: its own row
+        child = store.sessions.by_uid(f"{CLAUDE_SESSION}:agent-{CLAUDE_AGENT}")
+        assert [s.id for s in store.sessions.list()] == [child.id]   # alone: its own row
         import_paths(store, [main])
     else:
         import_paths(store, [main.parent])
@@ -91,9 +91,9 @@ def test_claude_code_subagent_without_meta_json_is_found_by_its_agent_id(store, 
 def test_a_subagents_messages_count_in_its_parent_and_it_is_listed_only_under_it(store, tmp_path):
     main, _agent = _claude_copy(tmp_path)
     import_paths(store, [main.parent])
-    parent = store.get_external_session_by_uid(CLAUDE_SESSION)
-    child = store.get_external_session_by_uid(f"{CLAUDE_SESSION}:agent-{CLAUDE_AGENT}")
-    sessions = store.list_sessions()
+    parent = store.sessions.by_uid(CLAUDE_SESSION)
+    child = store.sessions.by_uid(f"{CLAUDE_SESSION}:agent-{CLAUDE_AGENT}")
+    sessions = store.sessions.list()
     closed = family_rows(sessions)
     assert [r.session.id for r in closed] == [parent.id]
     assert closed[0].children == 1
@@ -132,13 +132,13 @@ def test_nested_subagent_goes_under_the_subagent_that_spawned_it(store, tmp_path
         json.dumps({"agentType": "Explore", "toolUseId": "toolu_sub0004"}))
     import_paths(store, [inner])
     import_paths(store, [main.parent])
-    outer = store.get_external_session_by_uid(f"{CLAUDE_SESSION}:agent-{CLAUDE_AGENT}")
-    nested = store.get_external_session_by_uid(f"{CLAUDE_SESSION}:agent-bbbbbbbbbbbbbbbbb")
+    outer = store.sessions.by_uid(f"{CLAUDE_SESSION}:agent-{CLAUDE_AGENT}")
+    nested = store.sessions.by_uid(f"{CLAUDE_SESSION}:agent-bbbbbbbbbbbbbbbbb")
     row = query(store, "SELECT parent_id, spawn_seq FROM external_sessions"
                                    " WHERE id = ?", (nested.id,)).fetchone()
     assert row == (outer.id, _entry_with_tool_call(store, outer.id, "toolu_sub0004"))
-    parent = store.get_external_session_by_uid(CLAUDE_SESSION)
-    rows = family_rows(store.list_sessions(), {parent.id, outer.id})
+    parent = store.sessions.by_uid(CLAUDE_SESSION)
+    rows = family_rows(store.sessions.list(), {parent.id, outer.id})
     assert [(r.session.id, r.depth) for r in rows] == [(parent.id, 0), (outer.id, 1), (nested.id, 2)]
     assert rows[0].messages == parent.message_count + outer.message_count + nested.message_count
 
@@ -152,15 +152,15 @@ def test_codex_subagent_is_attached_to_its_spawn_agent_call(store, tmp_path, chi
     child_file = next(f for f in files if CODEX_CHILD in f.name)
     for path in ([child_file, parent_file] if child_first else [parent_file, child_file]):
         import_paths(store, [path])
-    parent = store.get_external_session_by_uid(CODEX_PARENT)
-    child = store.get_external_session_by_uid(CODEX_CHILD)
-    assert child.kind == "subagent" and len(store.internal_sessions(parent.id)) == 1
+    parent = store.sessions.by_uid(CODEX_PARENT)
+    child = store.sessions.by_uid(CODEX_CHILD)
+    assert child.kind == "subagent" and len(store.branches.of_session(parent.id)) == 1
     row = query(store, "SELECT parent_id, spawn_seq FROM external_sessions"
                                    " WHERE id = ?", (child.id,)).fetchone()
-    spawn = store.get_entry(row[1])
+    spawn = store.entries.get(row[1])
     assert row[0] == parent.id
     assert spawn.message["content"][0]["name"] == "spawn_agent"
-    texts = [(e.message or {}).get("content") for e in store.session_entries(child.id)
+    texts = [(e.message or {}).get("content") for e in store.entries.of_session(child.id)
              if e.message and e.message.get("role") == "assistant"]
     assert any("Sub-agent: the config is in settings.toml." in json.dumps(t) for t in texts)
 
@@ -178,14 +178,14 @@ def test_pi_fork_shows_where_it_came_from(store, tmp_path, fork_first):
     fork_file.write_text(json.dumps(header) + "\n" + "\n".join(lines[1:]) + "\n")
     for path in ([fork_file, parent_file] if fork_first else [parent_file, fork_file]):
         import_paths(store, [path])
-    parent = store.get_external_session_by_uid("01a22f2d-c05f-7026-a5cd-ade08305162e")
-    fork = store.get_external_session_by_uid("01a22f2d-c06a-71c6-8a1e-5fd3204a27e0")
+    parent = store.sessions.by_uid("01a22f2d-c05f-7026-a5cd-ade08305162e")
+    fork = store.sessions.by_uid("01a22f2d-c06a-71c6-8a1e-5fd3204a27e0")
     assert fork.kind == "fork"
     row = query(store, "SELECT parent_id, spawn_seq FROM external_sessions"
                                    " WHERE id = ?", (fork.id,)).fetchone()
     assert row[0] == parent.id
-    assert store.get_entry(row[1]).id == "5d71e22b"    # the reply it was forked at
-    rows = family_rows(store.list_sessions(), {parent.id})
+    assert store.entries.get(row[1]).id == "5d71e22b"    # the reply it was forked at
+    rows = family_rows(store.sessions.list(), {parent.id})
     assert [(r.session.id, r.depth) for r in rows] == [(parent.id, 0), (fork.id, 1)]
     assert rows[0].messages == parent.message_count     # a fork is not counted in its source
 
@@ -211,21 +211,21 @@ def test_claude_code_fork_session_goes_under_its_source(store, tmp_path):
     fork.write_text("".join(json.dumps(x) + "\n" for x in lines))
     import_paths(store, [fork])
     import_paths(store, [main])
-    source_session = store.get_external_session_by_uid(CLAUDE_SESSION)
-    fork_session = store.get_external_session_by_uid(fork_id)
+    source_session = store.sessions.by_uid(CLAUDE_SESSION)
+    fork_session = store.sessions.by_uid(fork_id)
     row = query(store, "SELECT parent_id, spawn_seq, kind FROM external_sessions"
                                    " WHERE id = ?", (fork_session.id,)).fetchone()
     assert row[0] == source_session.id and row[2] == "fork"
-    assert store.get_entry(row[1]).id == copied[-1]["uuid"]
+    assert store.entries.get(row[1]).id == copied[-1]["uuid"]
 
 
 def test_a_session_is_never_attached_under_itself_or_its_descendants(store):
-    a = store.create_external_session("a")
-    b = store.create_external_session("b")
-    store.link_child(b.id, a.id, None)
-    store.link_child(a.id, b.id, None)          # would make a cycle: refused
-    store.link_child(a.id, a.id, None)
-    rows = {s.id: s.parent_id for s in store.list_sessions()}
+    a = store.sessions.create("a")
+    b = store.sessions.create("b")
+    store.sessions.link_child(b.id, a.id, None)
+    store.sessions.link_child(a.id, b.id, None)          # would make a cycle: refused
+    store.sessions.link_child(a.id, a.id, None)
+    rows = {s.id: s.parent_id for s in store.sessions.list()}
     assert rows == {a.id: None, b.id: a.id}
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from core import open_store
-from core.importers import import_paths
+from core.importing import import_paths
 from tests import usage_files as uf
 from tui.commands.list_sessions import in_project, unique_prefixes
 
@@ -50,12 +50,12 @@ def test_json_rows_have_every_field_newest_first_with_cost(db):
     rows = listed(db)
     assert [list(row) for row in rows] == [FIELDS] * len(rows)
     assert {row["source"] for row in rows} == {"claude_code", "codex", "pi"}
-    # families newest first (a sub-agent follows its parent: core.lineage.family_rows)
+    # families newest first (a sub-agent follows its parent: core.history.lineage.family_rows)
     stamps = [row["last_activity"] for row in rows if row["depth"] == 0]
     assert stamps == sorted(stamps, reverse=True)
     with open_store(db) as store:
-        usage = store.session_usage()
-        by_uid = {s.uid: s for s in store.list_sessions(include_archived=True)}
+        usage = store.usage.by_session()
+        by_uid = {s.uid: s for s in store.sessions.list(include_archived=True)}
     for row in rows:
         session = by_uid[row["uid"]]
         assert row["cwd"] == session.cwd and row["branches"] == session.branch_count

@@ -6,7 +6,7 @@ import pytest
 
 from core import (AmbiguousId, ArborError, MemoryStore, NotFound, OutsideSessionDir,
                   SessionCapabilities, SessionCapabilityEvent, SessionManager, SessionRunEvent)
-from core.manager import close_root_dbs
+from core.seed.manager import close_root_dbs
 
 
 @pytest.fixture
@@ -98,17 +98,17 @@ def test_branch_label_summary_custom(session_dir):
     contents = [m["content"] for m in manager.get_messages()]
     assert contents == ["m0", "m1", "tried m2, m3", "new way"]
     # the old head is still a branch with its whole path
-    old = manager.store.get_internal_session(old_branch.id)
+    old = manager.store.branches.get(old_branch.id)
     assert old.head_id == ids[3] and not old.is_current
     label = manager.append_label(ids[0], "start")
     ext = manager.external_session_id
-    assert manager.store.entry_labels(ext)[manager.store.find_entry(ext, ids[0]).seq] == "start"
+    assert manager.store.annotations.entry_labels(ext)[manager.store.entries.find(ext, ids[0]).seq] == "start"
     manager.append_label(ids[0], None)
-    assert manager.store.entry_labels(ext) == {}
+    assert manager.store.annotations.entry_labels(ext) == {}
     with pytest.raises(NotFound):
         manager.append_label("nope", "x")
     custom = manager.append_custom("ext", {"k": 1})
-    assert manager.store.find_entry(ext, custom).data == {"customType": "ext", "data": {"k": 1}}
+    assert manager.store.entries.find(ext, custom).data == {"customType": "ext", "data": {"k": 1}}
     assert summary and label
 
 
@@ -182,7 +182,7 @@ def test_events_capabilities_usage(session_dir):
     assert found and caps.mode == "plan" and caps.browser and not caps.web_search
     manager.record_usage("anthropic", "messages", "claude", 10, 5, 15, 120)
     manager.record_usage_from_provider_usage("openai", "responses", "gpt", {"prompt_tokens": 7, "completion_tokens": 3}, 50)
-    usage = manager.store.usage(manager.external_session_id)
+    usage = manager.store.usage.of_session(manager.external_session_id)
     assert [(u["input_tokens"], u["output_tokens"], u["total_tokens"]) for u in usage] == [(10, 5, 15), (7, 3, 10)]
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from core import SessionManager
-from core.manager import close_root_dbs
+from core.seed.manager import close_root_dbs
 
 
 @pytest.fixture(autouse=True)

@@ -3,8 +3,8 @@
 import pytest
 
 from core import ArborError, NotFound, open_store
-from core import operations as ops
-from core.summariser import CommandSummariser, builtin_summary, get_summariser
+from core.actions import operations as ops
+from core.history.summariser import CommandSummariser, builtin_summary, get_summariser
 from store_sql import query
 
 
@@ -16,14 +16,14 @@ def store(store_location):
 
 
 def make_branch(store, n=10, text="x" * 40):
-    ext = store.create_external_session("s")
-    branch = store.create_internal_session(ext.id, name="main", session_state={"v": 0})
+    ext = store.sessions.create("s")
+    branch = store.branches.create(ext.id, name="main", session_state={"v": 0})
     entries = []
     for i in range(n):
         role = "user" if i % 2 == 0 else "assistant"
-        entries.append(store.append_to_branch(branch.id, "message",
+        entries.append(store.entries.append_to_branch(branch.id, "message",
                                               {"message": {"role": role, "content": f"{i} {text}"}}))
-    return ext, store.get_internal_session(branch.id), entries
+    return ext, store.branches.get(branch.id), entries
 
 
 def count(store, table):
@@ -35,7 +35,7 @@ def test_branch_at_entry_and_head(store):
     before = count(store, "entries")
     new = ops.branch(store, main.id, entries[3].id)
     assert new.head_seq == entries[3].seq == new.fork_seq and new.parent_session_id == main.id
-    assert new.is_current and not store.get_internal_session(main.id).is_current
+    assert new.is_current and not store.branches.get(main.id).is_current
     assert count(store, "entries") == before, "branching copies nothing"
     at_head = ops.branch(store, main.id)
     assert at_head.head_seq == main.head_seq
@@ -48,12 +48,12 @@ def test_branch_at_entry_and_head(store):
 
 def test_rollback_to_checkpoint_restores_state(store):
     ext, main, entries = make_branch(store)
-    cp = store.create_checkpoint(main.id, "early", entry_seq=entries[3].seq, session_state={"v": 3})
-    store.update_internal_session_fields(main.id, session_state={"v": 9})
+    cp = store.annotations.create_checkpoint(main.id, "early", entry_seq=entries[3].seq, session_state={"v": 3})
+    store.branches.update_fields(main.id, session_state={"v": 9})
     new = ops.rollback(store, main.id, checkpoint_id=cp.id)
     assert new.branch_point_checkpoint_id == cp.id and new.session_state == {"v": 3}
     assert new.head_seq == entries[3].seq and new.is_current
-    old = store.get_internal_session(main.id)
+    old = store.branches.get(main.id)
     assert old.head_seq == entries[-1].seq and old.session_state == {"v": 9}
     with pytest.raises(ValueError):
         ops.rollback(store, main.id)
@@ -63,8 +63,8 @@ def test_rollback_to_checkpoint_restores_state(store):
 
 def test_rollback_to_entry_with_summary(store):
     ext, main, entries = make_branch(store)
-    store.create_checkpoint(main.id, "cp2", entry_seq=entries[2].seq, session_state={"v": 2})
-    store.create_checkpoint(main.id, "cp6", entry_seq=entries[6].seq, session_state={"v": 6})
+    store.annotations.create_checkpoint(main.id, "cp2", entry_seq=entries[2].seq, session_state={"v": 2})
+    store.annotations.create_checkpoint(main.id, "cp6", entry_seq=entries[6].seq, session_state={"v": 6})
     behind = ops.left_behind(store, main.id, entries[4].seq)
     assert [e.seq for e in behind.entries()] == [e.seq for e in entries[5:]]
     assert behind.counts().messages == len(entries[5:])
@@ -72,10 +72,10 @@ def test_rollback_to_entry_with_summary(store):
     assert summary == builtin_summary([e.message for e in entries[5:]])
     new = ops.rollback(store, main.id, entry_id=entries[4].id, summary=summary)
     assert new.session_state == {"v": 2}, "state of the newest checkpoint at or before the entry"
-    head = store.get_entry(new.head_seq)
+    head = store.entries.get(new.head_seq)
     assert head.type == "branch_summary" and head.parent_seq == entries[4].seq
     assert head.data == {"summary": summary, "fromId": entries[-1].id}
-    replay = store.replay(new.head_seq).messages
+    replay = store.paths.replay(new.head_seq).messages
     assert replay[-1]["kind"] == "branch_summary" and len(replay) == 6
     assert new.branch_point_checkpoint_id is None
 
@@ -85,13 +85,13 @@ def test_labels_entry_and_branch(store):
     ops.set_label(store, entries[1].seq, "one")
     ops.set_label(store, entries[1].id, "uno", external_session_id=ext.id)
     ops.set_label(store, entries[2].seq, "two")
-    assert store.entry_labels(ext.id) == {entries[1].seq: "uno", entries[2].seq: "two"}
+    assert store.annotations.entry_labels(ext.id) == {entries[1].seq: "uno", entries[2].seq: "two"}
     ops.set_label(store, entries[1].seq, "")
     ops.set_label(store, entries[2].seq, None)
-    assert store.entry_labels(ext.id) == {}
+    assert store.annotations.entry_labels(ext.id) == {}
     assert count(store, "labels") == 5, "every label change is kept in the log"
     ops.set_branch_label(store, main.id, "main line")
-    assert store.branch_labels(ext.id) == {main.id: "main line"}
+    assert store.annotations.branch_labels(ext.id) == {main.id: "main line"}
 
 
 def test_compaction_plan_and_compact(store):
@@ -104,22 +104,22 @@ def test_compaction_plan_and_compact(store):
     before = count(store, "entries")
     entry_id = ops.compact(store, main.id, summary="edited summary", keep_recent_tokens=200)
     assert count(store, "entries") == before + 1, "compaction appends one entry, deletes none"
-    head = store.get_internal_session(main.id).head_seq
-    replay = store.replay(head).messages
+    head = store.branches.get(main.id).head_seq
+    replay = store.paths.replay(head).messages
     assert replay[0]["content"] == "edited summary"
     assert len(replay) == 1 + plan.kept_count
-    compaction = store.find_entry(ext.id, entry_id)
+    compaction = store.entries.find(ext.id, entry_id)
     assert compaction.data["firstKeptEntryId"] == plan.first_kept.id
     assert compaction.data["tokensBefore"] == plan.tokens_before
     # compacting again takes the previous summary into account and points at it
     for i in range(10):
-        store.append_to_branch(main.id, "message", {"message": {"role": "user" if i % 2 == 0 else "assistant",
+        store.entries.append_to_branch(main.id, "message", {"message": {"role": "user" if i % 2 == 0 else "assistant",
                                                                  "content": "more " * 60}})
     second = ops.compact(store, main.id, keep_recent_tokens=200)
-    data = store.find_entry(ext.id, second).data
+    data = store.entries.find(ext.id, second).data
     assert data["previousCompactionId"] == entry_id and "## Earlier" in data["summary"]
     # raw entries are all still there
-    assert len(store.path_entries(store.get_internal_session(main.id).head_seq)) == 20 + 1 + 10 + 1
+    assert len(store.paths.entries(store.branches.get(main.id).head_seq)) == 20 + 1 + 10 + 1
 
 
 def test_nothing_to_compact(store):
@@ -132,8 +132,8 @@ def test_make_current(store):
     ext, main, entries = make_branch(store)
     other = ops.branch(store, main.id, entries[0].seq)
     ops.make_current(store, main.id)
-    assert store.current_internal_session(ext.id).id == main.id
-    assert not store.get_internal_session(other.id).is_current
+    assert store.branches.current(ext.id).id == main.id
+    assert not store.branches.get(other.id).is_current
     with pytest.raises(NotFound):
         ops.make_current(store, 12345)
 

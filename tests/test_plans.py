@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from core import open_store
-from core import operations as ops
-from core.entries import COMPACTION, MESSAGE, message_tokens
-from core.path_range import EXACT_LIMIT
-from core.replay import compaction_summary_message
-from core.summariser import RECENT_WINDOW, builtin_summary
+from core.actions import operations as ops
+from core.model.entries import COMPACTION, MESSAGE, message_tokens
+from core.history.path_range import EXACT_LIMIT
+from core.history.replay import compaction_summary_message
+from core.history.summariser import RECENT_WINDOW, builtin_summary
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.make_big_store import BIG_NAME, build  # noqa: E402
@@ -32,7 +32,7 @@ def grow(store, branch_id: int, rng: random.Random, n: int) -> None:
     an entry that is not a message."""
     for i in range(n):
         if rng.random() < 0.08:
-            store.append_to_branch(branch_id, "model_change", {"provider": "p", "modelId": f"m{i}"})
+            store.entries.append_to_branch(branch_id, "model_change", {"provider": "p", "modelId": f"m{i}"})
             continue
         role = rng.choice(["user", "assistant", "assistant", "toolResult"])
         text = " ".join("word" for _ in range(rng.randrange(1, 400)))
@@ -42,32 +42,32 @@ def grow(store, branch_id: int, rng: random.Random, n: int) -> None:
                         "arguments": {"path": f"src/f{i % 7}.py"}}]
         else:
             content = text
-        store.append_to_branch(branch_id, MESSAGE, {"message": {"role": role, "content": content}})
+        store.entries.append_to_branch(branch_id, MESSAGE, {"message": {"role": role, "content": content}})
 
 
 def tree(store, seed: int):
     """A session whose branches fork from one another (paths of several pieces), one of
     them compacted once already."""
     rng = random.Random(seed)
-    session = store.create_external_session("s")
-    main = store.create_internal_session(session.id, name="main")
+    session = store.sessions.create("s")
+    main = store.branches.create(session.id, name="main")
     grow(store, main.id, rng, 60)
-    branches = [store.get_internal_session(main.id)]
+    branches = [store.branches.get(main.id)]
     for _ in range(4):
         source = rng.choice(branches)
-        at = store.entry_at_depth(source.head_seq, rng.randrange(store.path_length(source.head_seq)))
+        at = store.paths.at_depth(source.head_seq, rng.randrange(store.paths.length(source.head_seq)))
         new = ops.branch(store, source.id, at)
         grow(store, new.id, rng, rng.randrange(5, 40))
-        branches.append(store.get_internal_session(new.id))
+        branches.append(store.branches.get(new.id))
     ops.compact(store, branches[-1].id, keep_recent_tokens=500)
     grow(store, branches[-1].id, rng, 15)
-    return [store.get_internal_session(b.id) for b in branches]
+    return [store.branches.get(b.id) for b in branches]
 
 
 def reference_plan(store, branch, keep):
     """The plan as it was made before: the whole path read, entry by entry."""
-    previous, start = store.replay_start(branch.head_seq)
-    context = [e for e in store.path_entries(branch.head_seq, start) if e.type != COMPACTION]
+    previous, start = store.paths.replay_start(branch.head_seq)
+    context = [e for e in store.paths.entries(branch.head_seq, start) if e.type != COMPACTION]
     budget, index = 0, len(context)
     for position in range(len(context) - 1, -1, -1):
         cost = message_tokens(context[position].message) if context[position].type == MESSAGE else 0
@@ -110,13 +110,13 @@ def test_left_behind_is_what_the_entry_by_entry_walk_found(store, seed):
     branches = tree(store, seed)
     for source in branches:
         for other in branches:
-            for depth in (0, store.path_length(other.head_seq) // 2, store.path_length(other.head_seq) - 1):
-                at = store.entry_at_depth(other.head_seq, depth)
+            for depth in (0, store.paths.length(other.head_seq) // 2, store.paths.length(other.head_seq) - 1):
+                at = store.paths.at_depth(other.head_seq, depth)
                 # the walk it replaces: down from the shallower depth until the paths agree
-                d = min(store.get_entry(at).depth, store.path_length(source.head_seq) - 1)
-                while d >= 0 and store.entry_at_depth(source.head_seq, d) != store.entry_at_depth(at, d):
+                d = min(store.entries.get(at).depth, store.paths.length(source.head_seq) - 1)
+                while d >= 0 and store.paths.at_depth(source.head_seq, d) != store.paths.at_depth(at, d):
                     d -= 1
-                expected = store.path_entries(source.head_seq, d + 1)
+                expected = store.paths.entries(source.head_seq, d + 1)
                 left = ops.left_behind(store, source.id, at)
                 assert [e.seq for e in left.entries()] == [e.seq for e in expected]
                 assert left.counts().messages == sum(1 for e in expected if e.type == MESSAGE)
@@ -128,24 +128,25 @@ class ReadCounter:
 
     def __init__(self, store, monkeypatch) -> None:
         self.read = 0
-        for name in ("path_entries", "path_messages", "path_sample", "session_entries"):
-            original = getattr(store, name)
+        for room, name in (("paths", "entries"), ("paths", "messages"), ("paths", "sample"),
+                           ("entries", "of_session")):
+            original = getattr(getattr(store, room), name)
 
             def counted(*args, _original=original, **kwargs):
                 out = _original(*args, **kwargs)
                 self.read += len(out)
                 return out
 
-            monkeypatch.setattr(store, name, counted)
+            monkeypatch.setattr(getattr(store, room), name, counted)
 
 
 def test_plans_on_a_long_branch_read_only_what_they_keep(tmp_path, monkeypatch):
     path = tmp_path / "long.db"
     build(path, sessions=2, entries=20_010, big=20_000)
     store = open_store(path, create=False)
-    session = next(s for s in store.list_sessions() if s.name == BIG_NAME)
-    branch = store.current_internal_session(session.id)
-    every = store.path_entries(branch.head_seq)
+    session = next(s for s in store.sessions.list() if s.name == BIG_NAME)
+    branch = store.branches.current(session.id)
+    every = store.paths.entries(branch.head_seq)
     counter = ReadCounter(store, monkeypatch)
 
     plan = ops.plan_compaction(store, branch.id)
@@ -171,10 +172,10 @@ def test_plans_on_a_long_branch_read_only_what_they_keep(tmp_path, monkeypatch):
 
 def test_token_estimate_is_exact_up_to_the_limit(store):
     rng = random.Random(3)
-    session = store.create_external_session("s")
-    main = store.create_internal_session(session.id)
+    session = store.sessions.create("s")
+    main = store.branches.create(session.id)
     grow(store, main.id, rng, 300)
-    branch = store.get_internal_session(main.id)
+    branch = store.branches.get(main.id)
     left = ops.left_behind(store, branch.id, None)
     messages = left.counts().messages
     assert messages <= EXACT_LIMIT

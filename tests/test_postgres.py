@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from core import open_store
-from core.errors import StoreDamaged, StoreNotFound, StoreTooNew
+from core.model.errors import StoreDamaged, StoreNotFound, StoreTooNew
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -25,7 +25,8 @@ def _names(cls) -> set[str]:
 
 
 def test_every_statement_has_its_twin():
-    from core.store import postgres, sqlite
+    from core.store.postgres import backend as postgres
+    from core.store.sqlite import backend as sqlite
 
     sqlite_names = _names(sqlite.Statements)
     postgres_names = _names(postgres.Statements)
@@ -35,7 +36,8 @@ def test_every_statement_has_its_twin():
 
 
 def test_every_migration_has_its_twin():
-    from core.store.migrations import postgres, sqlite
+    from core.store.postgres import migrations as postgres
+    from core.store.sqlite import migrations as sqlite
 
     assert [(n, name) for n, name, _ in postgres.MIGRATIONS] == \
         [(n, name) for n, name, _ in sqlite.MIGRATIONS]
@@ -77,7 +79,7 @@ def test_a_store_written_by_a_newer_arbor_is_refused_and_left_alone(postgres_ser
 
     url = postgres_server.new_store_url()
     with open_store(url) as store:
-        store.create_external_session("kept")
+        store.sessions.create("kept")
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("INSERT INTO schema_migrations VALUES (99, 'from the future', 'x')")
         before = conn.execute("SELECT COUNT(*) FROM external_sessions").fetchone()
@@ -109,7 +111,7 @@ def test_commits_of_other_connections_move_the_data_version_through_notify(postg
     app = open_store(url)
     reader = app.reader()
     start = reader.data_version()
-    session = app.create_external_session("mine")   # the app's own connection: the reader sees it
+    session = app.sessions.create("mine")   # the app's own connection: the reader sees it
     deadline = time.monotonic() + 10
     while reader.data_version() == start and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -117,7 +119,7 @@ def test_commits_of_other_connections_move_the_data_version_through_notify(postg
     # another process writes: the app's main connection is told too
     own = app.data_version()
     script = (f"from core import open_store\ns = open_store({url!r})\n"
-              f"s.append_entry({session.id}, None, 'message', {{'message': {{'role': 'user',"
+              f"s.entries.append({session.id}, None, 'message', {{'message': {{'role': 'user',"
               f" 'content': 'from afar'}}}})\n")
     subprocess.run([sys.executable, "-c", script], check=True, cwd=ROOT, timeout=60)
     deadline = time.monotonic() + 10
@@ -126,7 +128,7 @@ def test_commits_of_other_connections_move_the_data_version_through_notify(postg
     assert app.data_version() > own
     # reads and an empty write transaction tell nobody
     settled = app.data_version()
-    app.list_sessions()
+    app.sessions.list()
     with app.transaction():
         pass
     time.sleep(0.3)
@@ -136,7 +138,7 @@ def test_commits_of_other_connections_move_the_data_version_through_notify(postg
 
 def _write_from_another_process(url: str, session_id: int) -> None:
     script = (f"from core import open_store\ns = open_store({url!r})\n"
-              f"s.append_entry({session_id}, None, 'message', {{'message': {{'role': 'user',"
+              f"s.entries.append({session_id}, None, 'message', {{'message': {{'role': 'user',"
               f" 'content': 'from afar'}}}})\n")
     subprocess.run([sys.executable, "-c", script], check=True, cwd=ROOT, timeout=60)
 
@@ -151,7 +153,7 @@ def _moves(read, start: int, seconds: float = 20) -> bool:
 def _moves_past(reader, start: int, seconds: float = 20) -> bool:
     """Whether the version moves past `start` within `seconds`, StoreUnreachable meanwhile
     (while the listener listens again) taken as "not yet"."""
-    from core.errors import StoreUnreachable
+    from core.model.errors import StoreUnreachable
 
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -178,7 +180,7 @@ def test_live_refresh_goes_on_after_the_server_restarts(tmp_path):
         server.start()
         url = server.new_store_url()
         app = open_store(url)
-        session = app.create_external_session("watched")
+        session = app.sessions.create("watched")
         reader = app.reader()
         before = reader.data_version()
         _write_from_another_process(url, session.id)
@@ -192,7 +194,7 @@ def test_live_refresh_goes_on_after_the_server_restarts(tmp_path):
         settled = reader.data_version()
         _write_from_another_process(url, session.id)
         assert _moves(reader.data_version, settled), "a commit after the restart went untold"
-        assert [e.message["content"] for e in app.session_entries(session.id)] == ["from afar"] * 2
+        assert [e.message["content"] for e in app.entries.of_session(session.id)] == ["from afar"] * 2
         reader.close()
         app.close()
     finally:
@@ -205,7 +207,7 @@ WRITER = textwrap.dedent("""
     url, branch, writer, count = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
     store = open_store(url)
     for i in range(count):
-        store.append_to_branch(branch, "message",
+        store.entries.append_to_branch(branch, "message",
                                {"message": {"role": "user", "content": f"{writer}:{i}"}})
     store.close()
 """)
@@ -214,8 +216,8 @@ WRITER = textwrap.dedent("""
 def test_eight_processes_append_to_one_branch_and_none_is_lost(postgres_server, tmp_path):
     url = postgres_server.new_store_url()
     store = open_store(url)
-    session = store.create_external_session("busy")
-    branch = store.create_internal_session(session.id, name="main")
+    session = store.sessions.create("busy")
+    branch = store.branches.create(session.id, name="main")
     script = tmp_path / "writer.py"
     script.write_text(WRITER)
     writers = [subprocess.Popen([sys.executable, str(script), url, str(branch.id), f"w{n}", "100"],
@@ -224,21 +226,21 @@ def test_eight_processes_append_to_one_branch_and_none_is_lost(postgres_server, 
     for writer in writers:
         _, err = writer.communicate(timeout=300)
         assert writer.returncode == 0, err
-    head = store.get_internal_session(branch.id).head_seq
-    path = store.path_entries(head)
+    head = store.branches.get(branch.id).head_seq
+    path = store.paths.entries(head)
     assert len(path) == 800
     texts = [entry.data["message"]["content"] for entry in path]
     for n in range(8):
         mine = [int(text.split(":")[1]) for text in texts if text.startswith(f"w{n}:")]
         assert mine == list(range(100)), f"writer w{n} lost or reordered appends"
-    assert store.get_external_session(session.id).message_count == 800
+    assert store.sessions.get(session.id).message_count == 800
     # a single chain: every append continued the head the one before it left
-    assert len(store.path_segments(head)) == 1
+    assert len(store.paths.segments(head)) == 1
     store.close()
 
 
 def test_without_psycopg_a_url_says_how_to_install_it(monkeypatch, tmp_path):
-    from core.errors import StoreUnavailable
+    from core.model.errors import StoreUnavailable
 
     monkeypatch.setitem(sys.modules, "psycopg", None)   # as on an install without the extra
     monkeypatch.chdir(tmp_path)
@@ -248,13 +250,13 @@ def test_without_psycopg_a_url_says_how_to_install_it(monkeypatch, tmp_path):
     assert list(tmp_path.iterdir()) == []
     # a file store needs nothing of it
     with open_store(tmp_path / "local.db") as store:
-        assert store.list_sessions() == []
+        assert store.sessions.list() == []
 
 
 # Texts whose search words depend on what the database's locale calls punctuation: ASCII
 # marks, marks beyond ASCII (which an ICU locale counts and the C locale does not), symbols,
 # spaces of other kinds, combining marks, NUL, a word too long to index, and a mark where the
-# search text is cut (core.entries.FTS_TEXT_LIMIT).
+# search text is cut (core.model.entries.FTS_TEXT_LIMIT).
 SEARCH_TEXTS = [
     "foo.bar baz-qux snake_case C++ & C# don't say \"hi\" back\\slash 1.5e10 -42 $HOME ~/x",
     "http://example.com/path?q=1&r=2 user@example.com v1.2.3 <tag attr='x'>",
@@ -287,9 +289,9 @@ def _words_by_entry(store, session_id) -> dict[str, str]:
 
 
 def _write_texts(store, name: str, background: bool) -> int:
-    session = store.create_external_session(name)
+    session = store.sessions.create(name)
     with store.transaction():
-        writer = store.writer(session.id, background=background)
+        writer = store.entries.writer(session.id, background=background)
         for i, text in enumerate(SEARCH_TEXTS):
             writer.add_row(None, "message", {"message": {"role": "user", "content": text}},
                            entry_id=f"t{i}")
@@ -317,7 +319,7 @@ def test_an_imports_search_words_are_those_of_an_entry_written_alone(postgres_se
     # second connection); entries written one at a time use the server's regular expression.
     # Every way gives the same words, in a C database and in an ICU one (whose punctuation
     # differs: `$+<=>^|~` are not marks there, `…—«»¿¡§¶` are).
-    from core.store import postgres_bulk
+    from core.store.postgres import bulk as postgres_bulk
 
     url = postgres_server.new_store_url() if database == "c" else _icu_database(postgres_server)
     store = open_store(url)
@@ -333,7 +335,7 @@ def test_an_imports_search_words_are_those_of_an_entry_written_alone(postgres_se
     assert bulk == alone
     assert inline == alone
     assert no_spare == alone
-    assert [hit.entry_id for hit in store.search("beyond")] == []
+    assert [hit.entry_id for hit in store.search.messages("beyond")] == []
     store.close()
 
 
@@ -343,7 +345,7 @@ def test_the_search_index_is_cleaned_every_clean_from_rows_not_after_every_batch
     # once: cleaning after every batch costs a third more server CPU than every 1,000 rows.
     from concurrent.futures import Future
 
-    from core.store import postgres_bulk
+    from core.store.postgres import bulk as postgres_bulk
 
     cleanings = []
 
@@ -357,16 +359,16 @@ def test_the_search_index_is_cleaned_every_clean_from_rows_not_after_every_batch
     monkeypatch.setattr(postgres_bulk, "CLEAN_FROM", 100)
     monkeypatch.setattr(postgres_bulk, "WORDS_APART_FROM", 1)
     with open_store(postgres_server.new_store_url()) as store:
-        session = store.create_external_session("s")
+        session = store.sessions.create("s")
         with store.transaction():
-            writer = store.writer(session.id, background=True)
+            writer = store.entries.writer(session.id, background=True)
             writer.BATCH = 40
             for i in range(1000):
                 writer.add_row(None, "message", {"message": {"role": "user",
                                                              "content": f"word{i} more words"}},
                                entry_id=f"e{i}")
             writer.flush()
-        assert [hit.entry_id for hit in store.search("word999")] == ["e999"]
+        assert [hit.entry_id for hit in store.search.messages("word999")] == ["e999"]
     # one per 100 rows at most (batches of 40: every third); the old code cleaned after each
     # of the last 23 batches
     assert 1 <= len(cleanings) <= 1000 // 100

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 from core import open_store
-from core.importers import discover, import_paths
-from core.store import postgres as postgres_backend
-from core.store import postgres_bulk
+from core.importing import discover, import_paths
+from core.store.postgres import backend as postgres_backend
+from core.store.postgres import bulk as postgres_bulk
 
 from test_import_same_store import WALL_CLOCK, home, unpaced  # noqa: F401 - fixtures
 
@@ -35,7 +35,7 @@ def dump(store) -> dict:
         shown = ", ".join(f"{c}::text" if (table, c) == ("entries_search", "words") else c
                           for c in keep)
         out[table] = sorted(conn.execute(f"SELECT {shown} FROM {table}").fetchall(), key=repr)
-    out["search"] = {term: [hit.seq for hit in store.search(term, limit=100_000)]
+    out["search"] = {term: [hit.seq for hit in store.search.messages(term, limit=100_000)]
                      for term in SEARCHES}
     return out
 

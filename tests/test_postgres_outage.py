@@ -16,16 +16,16 @@ from pathlib import Path
 import pytest
 
 from core import open_store
-from core.errors import StoreUnreachable
+from core.model.errors import StoreUnreachable
 from core.store import reach
-from core.store.postgres_reconnect import CONNECT_TIMEOUT
+from core.store.postgres.reconnect import CONNECT_TIMEOUT
 from pg_server import BlackHole
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _names(store) -> list[str]:
-    return sorted(s.name for s in store.list_sessions(include_archived=True))
+    return sorted(s.name for s in store.sessions.list(include_archived=True))
 
 
 def test_a_crashed_server_is_one_sentence_at_once_and_the_store_goes_on_after(tcp_server):
@@ -33,7 +33,7 @@ def test_a_crashed_server_is_one_sentence_at_once_and_the_store_goes_on_after(tc
     store = open_store(url)
     reader = store.reader()
     try:
-        store.create_external_session("before")
+        store.sessions.create("before")
         assert _names(reader) == ["before"]
         tcp_server.crash()
         for handle in (store, reader, store, reader):     # each call, not only the first
@@ -45,9 +45,9 @@ def test_a_crashed_server_is_one_sentence_at_once_and_the_store_goes_on_after(tc
             assert f"PostgreSQL at 127.0.0.1:{tcp_server.port}, database arbor_test" in said
             assert "\n" not in said and "Traceback" not in said
         with pytest.raises(StoreUnreachable):
-            store.create_external_session("during")
+            store.sessions.create("during")
         tcp_server.start_again()
-        store.create_external_session("after")               # the same handles, reconnected
+        store.sessions.create("after")               # the same handles, reconnected
         assert _names(reader) == ["after", "before"]
     finally:
         reader.close()
@@ -58,22 +58,22 @@ def test_a_transaction_cut_by_the_crash_is_lost_whole_and_nothing_runs_outside_i
     url = tcp_server.new_store_url()
     store = open_store(url)
     try:
-        session = store.create_external_session("kept")
-        branch = store.create_internal_session(session.id)
+        session = store.sessions.create("kept")
+        branch = store.branches.create(session.id)
         with pytest.raises(StoreUnreachable, match="lost the connection to PostgreSQL"):
             with store.transaction():
-                store.append_to_branch(branch.id, "message",
+                store.entries.append_to_branch(branch.id, "message",
                                        {"message": {"role": "user", "content": "first"}})
-                store.get_internal_session(branch.id)          # (sent: the transaction is open)
+                store.branches.get(branch.id)          # (sent: the transaction is open)
                 tcp_server.crash()
                 tcp_server.start_again()                      # back before the next statement
                 # the next statements must not run on a fresh connection, in no transaction
-                store.append_to_branch(branch.id, "message",
+                store.entries.append_to_branch(branch.id, "message",
                                        {"message": {"role": "user", "content": "second"}})
-        assert [e.message["content"] for e in store.session_entries(session.id)] == []
-        store.append_to_branch(branch.id, "message",
+        assert [e.message["content"] for e in store.entries.of_session(session.id)] == []
+        store.entries.append_to_branch(branch.id, "message",
                                {"message": {"role": "user", "content": "again"}})
-        assert [e.message["content"] for e in store.session_entries(session.id)] == ["again"]
+        assert [e.message["content"] for e in store.entries.of_session(session.id)] == ["again"]
     finally:
         store.close()
 
@@ -82,12 +82,12 @@ def test_a_server_that_takes_connections_and_never_answers_costs_one_connect_tim
     url = tcp_server.new_store_url()
     store = open_store(url)
     try:
-        store.create_external_session("before")
+        store.sessions.create("before")
         tcp_server.crash()
         with BlackHole(tcp_server.port):
             started = time.monotonic()
             with pytest.raises(StoreUnreachable, match="timeout"):
-                store.list_sessions()
+                store.sessions.list()
             took = time.monotonic() - started
             assert CONNECT_TIMEOUT - 1 <= took < CONNECT_TIMEOUT + 2
         tcp_server.start_again()
@@ -107,13 +107,13 @@ def test_a_thread_that_may_not_wait_never_connects(tcp_server):
         reach.forbid_waiting()
         started = time.monotonic()
         try:
-            store.list_sessions()
+            store.sessions.list()
         except StoreUnreachable as error:
             outcome["error"] = str(error)
         outcome["took"] = time.monotonic() - started
 
     try:
-        store.create_external_session("before")
+        store.sessions.create("before")
         tcp_server.crash()
         with BlackHole(tcp_server.port):
             thread = threading.Thread(target=screen)
@@ -135,14 +135,14 @@ def test_a_thread_that_may_not_wait_never_connects(tcp_server):
 POLLER = textwrap.dedent("""
     import sys, time
     from core import open_store
-    from core.errors import StoreUnreachable
+    from core.model.errors import StoreUnreachable
     store = open_store(sys.argv[1])
     print("open", flush=True)
     failed = worked = 0
     end = time.monotonic() + float(sys.argv[2])
     while time.monotonic() < end:
         try:
-            store.list_sessions()
+            store.sessions.list()
             worked += 1
         except StoreUnreachable:
             failed += 1

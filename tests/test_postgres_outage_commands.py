@@ -21,7 +21,7 @@ import pytest
 
 from agent_writers import agent_home
 from core import open_store
-from core.importers import import_paths
+from core.importing import import_paths
 from pg_server import BlackHole
 from test_watch_command import _contents
 
@@ -238,7 +238,7 @@ def test_ctrl_c_stops_watch_within_a_second_while_a_connection_attempt_hangs(
 def test_any_command_whose_store_stops_answering_says_so_in_one_sentence(monkeypatch, capsys):
     """A server that goes away while a command other than watch and import runs (list,
     usage, export, push): one sentence and exit 2, not a traceback."""
-    from core.errors import StoreUnreachable
+    from core.model.errors import StoreUnreachable
     from tui import cli
     from tui.commands import list_sessions
 

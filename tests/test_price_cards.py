@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from core import open_store, pricing
-from core.importers import import_paths
+from core import open_store
+from core.usage import pricing
+from core.importing import import_paths
 from core.store.price_cards import StoredPrices
 from tests import usage_files as uf
 

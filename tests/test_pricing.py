@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import pricing
-from core.pricing import PriceBook, PricesError
+from core.usage import pricing
+from core.usage.pricing import PriceBook, PricesError
 
 genai_prices = pytest.importorskip("genai_prices")
 

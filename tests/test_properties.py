@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from core import ArborError, ReplayError, open_store
-from core import operations as ops
+from core.actions import operations as ops
 from core.demo import DemoClock
-from core.replay import replay_entries
+from core.history.replay import replay_entries
 
 WORDS = st.text(alphabet="abc xyz[]/\x1b", min_size=0, max_size=30)
 
@@ -37,8 +37,8 @@ class StoreMachine(RuleBasedStateMachine):
 
     # ----------------------------------------------------------------- helpers
     def branches(self):
-        sessions = sorted(self.store.list_sessions(include_archived=True), key=lambda x: x.id)
-        return [b for x in sessions for b in self.store.internal_sessions(x.id, newest_first=False)]
+        sessions = sorted(self.store.sessions.list(include_archived=True), key=lambda x: x.id)
+        return [b for x in sessions for b in self.store.branches.of_session(x.id, newest_first=False)]
 
     def naive_path(self, head):
         conn = self.store.connection
@@ -46,7 +46,7 @@ class StoreMachine(RuleBasedStateMachine):
         while head is not None:
             seqs.append(head)
             head = conn.execute("SELECT parent_seq FROM entries WHERE seq = ?", (head,)).fetchone()[0]
-        return [self.store.get_entry(s) for s in reversed(seqs)]
+        return [self.store.entries.get(s) for s in reversed(seqs)]
 
     def pick(self, data, items):
         return items[data.draw(st.integers(0, len(items) - 1))]
@@ -54,8 +54,8 @@ class StoreMachine(RuleBasedStateMachine):
     # ------------------------------------------------------------------- rules
     @rule()
     def new_session(self):
-        ext = self.store.create_external_session("s")
-        self.store.create_internal_session(ext.id, name="main")
+        ext = self.store.sessions.create("s")
+        self.store.branches.create(ext.id, name="main")
         self.labels[ext.id] = {}
 
     @precondition(lambda self: self.labels)
@@ -64,7 +64,7 @@ class StoreMachine(RuleBasedStateMachine):
     def append(self, data, role, text, count):
         branch = self.pick(data, self.branches())
         for i in range(count):
-            self.store.append_to_branch(branch.id, "message",
+            self.store.entries.append_to_branch(branch.id, "message",
                                         {"message": {"role": role, "content": f"{text} {i}"}})
 
     @precondition(lambda self: self.labels)
@@ -86,7 +86,7 @@ class StoreMachine(RuleBasedStateMachine):
         at = self.pick(data, path)
         new = ops.rollback(self.store, source.id, entry_id=at.seq, summary=summary)
         assert new.parent_session_id == source.id and new.is_current
-        assert self.store.get_internal_session(source.id).head_seq == source.head_seq
+        assert self.store.branches.get(source.id).head_seq == source.head_seq
 
     @precondition(lambda self: self.labels)
     @rule(data=st.data())
@@ -94,7 +94,7 @@ class StoreMachine(RuleBasedStateMachine):
         source = self.pick(data, self.branches())
         if source.head_seq is None:
             return
-        cp = self.store.create_checkpoint(source.id, "cp", session_state={"n": source.head_seq})
+        cp = self.store.annotations.create_checkpoint(source.id, "cp", session_state={"n": source.head_seq})
         if data.draw(st.booleans()):
             new = ops.rollback(self.store, source.id, checkpoint_id=cp.id)
             assert new.session_state == {"n": source.head_seq}
@@ -142,19 +142,19 @@ class StoreMachine(RuleBasedStateMachine):
     def replay_is_the_path_with_the_newest_compaction(self):
         for branch in self.branches():
             path = self.naive_path(branch.head_seq)
-            stored = self.store.path_entries(branch.head_seq)
+            stored = self.store.paths.entries(branch.head_seq)
             assert [e.seq for e in stored] == [e.seq for e in path]
-            assert self.store.path_length(branch.head_seq) == len(path)
+            assert self.store.paths.length(branch.head_seq) == len(path)
             if len(path) > 2:
                 a, b = 1, len(path) - 1
-                assert [e.seq for e in self.store.path_entries(branch.head_seq, a, b)] == \
+                assert [e.seq for e in self.store.paths.entries(branch.head_seq, a, b)] == \
                        [e.seq for e in path[a:b]]
             try:
                 expected = replay_entries(path)
             except ReplayError:
                 expected = None
             try:
-                actual = self.store.replay(branch.head_seq)
+                actual = self.store.paths.replay(branch.head_seq)
             except ReplayError:
                 actual = None
             assert (expected is None) == (actual is None)
@@ -166,14 +166,14 @@ class StoreMachine(RuleBasedStateMachine):
 
     @invariant()
     def one_current_branch_per_session(self):
-        for session in self.store.list_sessions(include_archived=True):
-            current = [b for b in self.store.internal_sessions(session.id) if b.is_current]
+        for session in self.store.sessions.list(include_archived=True):
+            current = [b for b in self.store.branches.of_session(session.id) if b.is_current]
             assert len(current) == 1
 
     @invariant()
     def labels_newest_wins(self):
         for ext_id, expected in self.labels.items():
-            assert self.store.entry_labels(ext_id) == expected
+            assert self.store.annotations.entry_labels(ext_id) == expected
 
 
 StoreMachine.TestCase.settings = settings(
@@ -188,11 +188,11 @@ TestStoreProperties = StoreMachine.TestCase
 def test_arbitrary_trees_windows_equal_naive_paths(tmp_path_factory, parents, data):
     """Entries added in any tree shape (as importers add them): every path and window is right."""
     store = open_store(tmp_path_factory.mktemp("tree") / "t.db")
-    ext = store.create_external_session("t")
+    ext = store.sessions.create("t")
     writer_seqs: list[int] = []
     parent_of: dict[int, int | None] = {}
     with store.transaction():
-        writer = store.writer(ext.id)
+        writer = store.entries.writer(ext.id)
         for choice in parents:
             parent = None if choice is None or not writer_seqs else writer_seqs[choice % len(writer_seqs)]
             entry = writer.add(parent, "message", {"message": {"role": "user", "content": str(len(writer_seqs))}})
@@ -206,9 +206,9 @@ def test_arbitrary_trees_windows_equal_naive_paths(tmp_path_factory, parents, da
             naive.append(seq)
             seq = parent_of[seq]
         naive.reverse()
-        assert [e.seq for e in store.path_entries(head)] == naive
+        assert [e.seq for e in store.paths.entries(head)] == naive
         start = data.draw(st.integers(0, len(naive)))
         stop = data.draw(st.integers(start, len(naive) + 2))
-        assert [e.seq for e in store.path_entries(head, start, stop)] == naive[start:stop]
-        assert [e.msg_index for e in store.path_entries(head)] == list(range(1, len(naive) + 1))
+        assert [e.seq for e in store.paths.entries(head, start, stop)] == naive[start:stop]
+        assert [e.msg_index for e in store.paths.entries(head)] == list(range(1, len(naive) + 1))
     store.close()

@@ -8,22 +8,22 @@ from pathlib import Path
 
 from core import open_store
 from core.demo import build_demo
-from core.push import push_sessions
+from core.export.push import push_sessions
 
 
 def _picture(store) -> dict:
     """What each session holds, independent of ids and seqs."""
     out = {}
-    for summary in store.list_sessions(include_archived=True):
-        session = store.get_external_session(summary.id)
+    for summary in store.sessions.list(include_archived=True):
+        session = store.sessions.get(summary.id)
         branches = {}
-        for branch in store.internal_sessions(session.id, newest_first=False):
-            path = store.path_entries(branch.head_seq) if branch.head_seq else []
+        for branch in store.branches.of_session(session.id, newest_first=False):
+            path = store.paths.entries(branch.head_seq) if branch.head_seq else []
             branches[branch.langgraph_session_id] = (branch.name, branch.is_current,
                                                      [e.id for e in path])
         entries = sorted((e.id, e.type, e.timestamp, repr(e.data))
-                         for e in store.session_entries(session.id))
-        labels = sorted(store.entry_labels(session.id).values())
+                         for e in store.entries.of_session(session.id))
+        labels = sorted(store.annotations.entry_labels(session.id).values())
         out[session.uid] = (session.session_name, session.kind, session.is_active,
                             session.message_count, branches, entries, labels)
     return out
@@ -32,19 +32,19 @@ def _picture(store) -> dict:
 def test_push_copies_the_demo_and_a_second_push_adds_nothing(tmp_path, store_location):
     local = open_store(build_demo(tmp_path / "demo.db"), create=False)
     team = open_store(store_location)
-    ids = [s.id for s in reversed(local.list_sessions(include_archived=True))]
+    ids = [s.id for s in reversed(local.sessions.list(include_archived=True))]
     report = push_sessions(local, team, ids)
-    assert report.entries_added == sum(len(local.session_entries(i)) for i in ids)
+    assert report.entries_added == sum(len(local.entries.of_session(i)) for i in ids)
     assert _picture(team) == _picture(local)
-    assert team.search("login") and \
-        {h.entry_id for h in team.search("login")} == {h.entry_id for h in local.search("login")}
-    assert team.usage_report("session").as_json() == local.usage_report("session").as_json()
+    assert team.search.messages("login") and \
+        {h.entry_id for h in team.search.messages("login")} == {h.entry_id for h in local.search.messages("login")}
+    assert team.usage.report("session").as_json() == local.usage.report("session").as_json()
     again = push_sessions(local, team, ids)
     assert again.entries_added == 0 and not any(s.changed for s in again.sessions)
     # more work offline: the next push copies just that, and moves the branch head
-    session = local.get_external_session(ids[-1])
-    branch = local.current_internal_session(session.id)
-    local.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": "later"}})
+    session = local.sessions.get(ids[-1])
+    branch = local.branches.current(session.id)
+    local.entries.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": "later"}})
     more = push_sessions(local, team, [session.id])
     assert more.entries_added == 1 and more.sessions[0].heads_moved == 1
     assert _picture(team) == _picture(local)

@@ -21,8 +21,8 @@ import pytest
 
 import usage_files as uf
 from core import open_store
-from core.errors import ArborError, StoreNotFound
-from core.importers import import_paths
+from core.model.errors import ArborError, StoreNotFound
+from core.importing import import_paths
 
 REPO = Path(__file__).resolve().parent.parent
 ROOT = os.geteuid() == 0
@@ -73,7 +73,7 @@ def build_store(db: Path, logs: Path) -> str:
     store = open_store(db)
     try:
         import_paths(store, [logs])
-        assert store.get_external_session_by_uid(uf.SESSION) is not None
+        assert store.sessions.by_uid(uf.SESSION) is not None
         return uf.SESSION
     finally:
         store.close()
@@ -122,8 +122,8 @@ def test_reading_commands_in_a_read_only_folder_see_a_live_writer(tmp_path, how)
     writer = subprocess.Popen(
         [sys.executable, "-c",
          "import sys; sys.path.insert(0, sys.argv[2]); from core import open_store\n"
-         "s = open_store(sys.argv[1]); s.list_sessions(); print('ready', flush=True)\n"
-         "sys.stdin.readline(); s.create_external_session('written later'); print('done', flush=True)\n"
+         "s = open_store(sys.argv[1]); s.sessions.list(); print('ready', flush=True)\n"
+         "sys.stdin.readline(); s.sessions.create('written later'); print('done', flush=True)\n"
          "sys.stdin.readline(); s.close()", str(db), str(REPO)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
@@ -153,7 +153,7 @@ def test_a_wal_without_its_shm_in_a_read_only_folder_is_said_so(tmp_path, how):
     subprocess.run([sys.executable, "-c",
                     "import os, sys; sys.path.insert(0, sys.argv[2]); from core import open_store\n"
                     "s = open_store(sys.argv[1]); s.connection.execute('PRAGMA wal_autocheckpoint = 0')\n"
-                    "s.create_external_session('only in the wal'); os._exit(0)", str(db), str(REPO)],
+                    "s.sessions.create('only in the wal'); os._exit(0)", str(db), str(REPO)],
                    check=True)
     os.unlink(f"{db}-shm")
     assert os.path.getsize(f"{db}-wal") > 0
@@ -199,10 +199,10 @@ def test_a_read_only_store_refuses_writes(tmp_path):
     store = open_store(db, read_only=True)
     try:
         with pytest.raises(ArborError, match="opened for reading only"):
-            store.create_external_session("no")
+            store.sessions.create("no")
         with pytest.raises(sqlite3.OperationalError, match="readonly"):
             store.connection.execute("CREATE TABLE t (x)")
-        assert store.list_sessions() == []
+        assert store.sessions.list() == []
     finally:
         store.close()
     with pytest.raises(StoreNotFound):

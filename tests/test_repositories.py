@@ -60,7 +60,7 @@ def test_history_is_derived_and_update_appends_only_new(repos):
     again = internals.get_by_id(session.id)
     assert [m["content"] for m in again.conversation_history] == ["one", "TWO"]
     assert store.connection.execute("SELECT COUNT(*) FROM entries").fetchone()[0] == 4
-    assert store.reflog(session.id)[-1][2] == "history diverged"
+    assert store.branches.reflog(session.id)[-1][2] == "history diverged"
     # updating with an untouched (lazy, unread) history changes no entries
     untouched = internals.get_by_id(session.id)
     untouched.update_state({"x": 1})

@@ -6,8 +6,8 @@ import random
 
 from hypothesis import given, settings, strategies as st
 
-from core.entries import Entry
-from core.responses import Grouping, groups
+from core.model.entries import Entry
+from core.history.responses import Grouping, groups
 
 
 def _entry(seq: int, entry_type: str = "message", **message) -> Entry:

@@ -18,10 +18,11 @@ from pathlib import Path
 import pytest
 
 from agent_logs import NOW, claude_session, codex_session, fixed_ids, pi_session
-from core import open_store, operations
+from core import open_store
+from core.actions import operations
 from core.agents import prepare_resume
 from core.agents.reuse import KEY
-from core.importers import import_paths
+from core.importing import import_paths
 
 REPO = Path(__file__).resolve().parent.parent
 CWD = "/srv/work tree/ünï"
@@ -40,8 +41,8 @@ def stored(tmp_path, env, agent: str, location=None):
     log = {"pi": pi_session, "claude": claude_session, "codex": codex_session}[agent](CWD)
     folder = Path(env["CODEX_HOME"]) if agent == "codex" else tmp_path / "source"
     import_paths(store, [log.write(folder)])
-    session = store.get_external_session_by_uid(log.session_id)
-    return store, session, store.current_internal_session(session.id)
+    session = store.sessions.by_uid(log.session_id)
+    return store, session, store.branches.current(session.id)
 
 
 def at_entry(store, branch, agent):
@@ -49,7 +50,7 @@ def at_entry(store, branch, agent):
     branch that ends where its rollout ends is resumed without writing anything)."""
     if agent != "codex":
         return None
-    return [e for e in store.path_entries(branch.head_seq) if e.type == "message"][4].seq
+    return [e for e in store.paths.entries(branch.head_seq) if e.type == "message"][4].seq
 
 
 def resume(store, session, branch, env, **options):
@@ -176,12 +177,12 @@ def test_a_changed_branch_or_another_point_gets_its_own_file(tmp_path, env):
     assert json.loads(labelled.file.read_text().splitlines()[-1])["customTitle"] == \
         "Flaky parser test · retry with a fake clock"
     # a message added to the branch: a new head, a new file
-    store.append_messages(branch.id, [{"role": "user", "content": "and one more thing"}])
-    grown = store.get_internal_session(branch.id)
+    store.entries.append_messages(branch.id, [{"role": "user", "content": "and one more thing"}])
+    grown = store.branches.get(branch.id)
     longer = resume(store, session, grown, env, ids=fixed_ids(400))
     assert not longer.reused and "and one more thing" in longer.file.read_text()
     # a point inside the branch: a file of its own, reused in turn
-    middle = [e for e in store.path_entries(grown.head_seq) if e.type == "message"][2]
+    middle = [e for e in store.paths.entries(grown.head_seq) if e.type == "message"][2]
     inside = resume(store, session, grown, env, at_seq=middle.seq,
                     ids=fixed_ids(600))
     assert not inside.reused
@@ -197,14 +198,14 @@ def test_records_are_kept_to_the_newest_few(tmp_path, env, store_location, monke
 
     monkeypatch.setattr(reuse, "KEEP", 3)
     store, session, branch = stored(tmp_path, env, "pi", store_location)
-    entries = [e for e in store.path_entries(branch.head_seq) if e.type == "message"]
+    entries = [e for e in store.paths.entries(branch.head_seq) if e.type == "message"]
     assert len(entries) > reuse.KEEP
     plans = []
     for n, entry in enumerate(entries):
         when = NOW.replace(minute=n)          # one minute apart: the oldest is known
         plans.append(prepare_resume(store, session, branch, env=env, now=when, at_seq=entry.seq,
                                     ids=fixed_ids(1000 * (n + 1))))
-    records = store.session_metadata(session.id)[KEY]
+    records = store.sessions.metadata(session.id)[KEY]
     assert sorted(r["id"] for r in records.values()) == sorted(p.native_id for p in plans[-reuse.KEEP:])
     # the newest are still reused, the oldest written again
     assert prepare_resume(store, session, branch, env=env, now=NOW, at_seq=entries[-1].seq,
@@ -222,7 +223,7 @@ def test_a_store_that_cannot_take_the_record_still_resumes(tmp_path, env, monkey
     monkeypatch.setattr(store, "set_session_metadata", refuse)
     plan = resume(store, session, branch, env)
     assert plan.file.is_file() and not plan.reused
-    assert KEY not in store.session_metadata(session.id)
+    assert KEY not in store.sessions.metadata(session.id)
 
 
 # -------------------------------------------------------------------- titles
@@ -240,10 +241,10 @@ def test_the_title_names_the_branch_by_its_label_else_its_name(tmp_path, env):
 
 def test_a_hostile_name_makes_a_clean_one_line_title(tmp_path, env):
     store, session, branch = stored(tmp_path, env, "claude")
-    store.rename_session(session.id, "evil\x1b]52;c;cGF5bG9hZA==\x07 name\nsecond line\u202e")
-    session = store.get_external_session(session.id)
+    store.sessions.rename(session.id, "evil\x1b]52;c;cGF5bG9hZA==\x07 name\nsecond line\u202e")
+    session = store.sessions.get(session.id)
     operations.rename_branch(store, branch.id, "x" * 300)
-    branch = store.get_internal_session(branch.id)
+    branch = store.branches.get(branch.id)
     plan = resume(store, session, branch, env)
     title = json.loads(plan.file.read_text().splitlines()[-1])["customTitle"]
     assert all(ord(c) >= 0x20 and c != "\x7f" and c != "\u202e" for c in title)
@@ -276,7 +277,7 @@ def test_print_twice_gives_the_same_session_and_writes_once(tmp_path, env):
 
 def test_dry_run_writes_and_changes_nothing(tmp_path, env):
     store, session, branch = stored(tmp_path, env, "pi")
-    metadata = store.session_metadata(session.id)
+    metadata = store.sessions.metadata(session.id)
     store.close()
     done = arbor(env, tmp_path / "arbor.db", session.uid, "--dry-run")
     assert done.returncode == 0, done.stderr
@@ -288,7 +289,7 @@ def test_dry_run_writes_and_changes_nothing(tmp_path, env):
     assert lines[1].startswith("arbor: would run: cd ") and " && pi --session " in lines[1]
     assert "pi is not on PATH here" in done.stderr            # PATH has no pi
     again = open_store(tmp_path / "arbor.db")
-    assert again.session_metadata(session.id) == metadata
+    assert again.sessions.metadata(session.id) == metadata
     again.close()
     # once written, a dry run says the session would be resumed as it is
     assert arbor(env, tmp_path / "arbor.db", session.uid, "--print").returncode == 0
@@ -303,17 +304,17 @@ def test_dry_run_on_a_session_arbor_owns_changes_no_branch(tmp_path, env):
 
     db = build_demo(tmp_path / "demo.db")
     store = open_store(db)
-    session = next(s for s in store.list_sessions() if s.source == "arbor")
-    current = store.current_internal_session(session.id).id
-    first = store.path_entries(store.current_internal_session(session.id).head_seq)[0]
-    branches = len(store.internal_sessions(session.id))
+    session = next(s for s in store.sessions.list() if s.source == "arbor")
+    current = store.branches.current(session.id).id
+    first = store.paths.entries(store.branches.current(session.id).head_seq)[0]
+    branches = len(store.branches.of_session(session.id))
     store.close()
     done = arbor(env, db, session.uid, "--entry", first.id, "--dry-run")
     assert done.returncode == 0, done.stderr
     assert "Would make" in done.stderr and "nothing was changed" in done.stderr
     store = open_store(db)
-    assert store.current_internal_session(session.id).id == current
-    assert len(store.internal_sessions(session.id)) == branches
+    assert store.branches.current(session.id).id == current
+    assert len(store.branches.of_session(session.id)) == branches
     store.close()
 
 
@@ -327,7 +328,7 @@ def test_the_session_arbor_wrote_is_carried_on_in_place(tmp_path, env, agent):
     first = resume(store, session, branch, env)
     append(first.file, chained(first.file, STARTED_AND_QUIT[agent]))
     import_paths(store, [first.file])
-    written_session = store.get_external_session_by_uid(first.native_id)
+    written_session = store.sessions.by_uid(first.native_id)
     again = resume(store, written_session, None, env, ids=fixed_ids(700))
     assert again.file is None and "nothing to write" in again.summary
     assert again.argv == first.argv and again.native_id == first.native_id
@@ -337,7 +338,7 @@ def test_the_session_arbor_wrote_is_carried_on_in_place(tmp_path, env, agent):
     assert resume(store, written_session, None, env, ids=fixed_ids(800)).argv == first.argv
     assert len(written(env)) == 1
     # an earlier point of it is a new session, as for any other
-    middle = [e for e in store.path_entries(store.current_internal_session(
+    middle = [e for e in store.paths.entries(store.branches.current(
         written_session.id).head_seq) if e.type == "message"][2]
     inside = resume(store, written_session, None, env, at_seq=middle.seq, ids=fixed_ids(900))
     assert inside.file is not None and inside.file != first.file
@@ -346,13 +347,13 @@ def test_the_session_arbor_wrote_is_carried_on_in_place(tmp_path, env, agent):
 def test_the_agents_own_session_is_forked_not_carried_on_in_place(tmp_path, env):
     """A session the agent wrote itself is forked even when the branch ends where its file
     ends (Codex apart, whose rollout is linear): its own file is the user's, not arbor's."""
-    from core.agents.claude_code import transcript_dir
+    from core.agents.claude_code.writer import transcript_dir
 
     store = open_store(tmp_path / "arbor.db")
     log = claude_session(CWD)
     own = log.write(transcript_dir(CWD, env))            # where Claude Code keeps it
     import_paths(store, [own])
-    session = store.get_external_session_by_uid(log.session_id)
+    session = store.sessions.by_uid(log.session_id)
     plan = resume(store, session, None, env)
     assert plan.file is not None and plan.native_id != log.session_id
 
@@ -361,9 +362,9 @@ def test_labels_set_in_arbor_on_the_written_pi_session_are_written_anew(tmp_path
     store, session, branch = stored(tmp_path, env, "pi")
     first = resume(store, session, branch, env)
     import_paths(store, [first.file])
-    written_session = store.get_external_session_by_uid(first.native_id)
-    head = store.current_internal_session(written_session.id).head_seq
-    message = [e for e in store.path_entries(head) if e.type == "message"][1]
+    written_session = store.sessions.by_uid(first.native_id)
+    head = store.branches.current(written_session.id).head_seq
+    message = [e for e in store.paths.entries(head) if e.type == "message"][1]
     operations.set_label(store, message.seq, "set in arbor")
     again = resume(store, written_session, None, env, ids=fixed_ids(700))
     assert again.file is not None and again.file != first.file
@@ -377,7 +378,7 @@ def test_a_pi_entry_off_the_branch_at_the_end_means_a_new_session(tmp_path, env)
     store, session, branch = stored(tmp_path, env, "pi")
     first = resume(store, session, branch, env)
     import_paths(store, [first.file])
-    written_session = store.get_external_session_by_uid(first.native_id)
+    written_session = store.sessions.by_uid(first.native_id)
     rows = [json.loads(row) for row in first.file.read_text().splitlines()]
     append(first.file, [{**STARTED_AND_QUIT["pi"][0], "parentId": rows[2]["id"]}])
     again = resume(store, written_session, None, env, ids=fixed_ids(700))

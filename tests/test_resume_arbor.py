@@ -9,8 +9,8 @@ import pytest
 
 from core import SessionManager, open_store
 from core.agents import prepare_resume
-from core.manager import close_root_dbs
-from core.store import api as store_api
+from core.seed.manager import close_root_dbs
+from core.store import store as store_api
 
 
 def sessions(tmp_path):
@@ -35,12 +35,12 @@ def run_snippet(snippet: str) -> dict:
 def test_a_branch_of_an_arbor_session_is_made_current_and_continue_recent_finds_it(tmp_path):
     folder, first, ids = sessions(tmp_path)
     store = first.store
-    session = store.get_external_session_by_uid(first.session_id)
-    old = next(b for b in store.internal_sessions(session.id) if not b.is_current)
+    session = store.sessions.by_uid(first.session_id)
+    old = next(b for b in store.branches.of_session(session.id) if not b.is_current)
     assert SessionManager.continue_recent("/work/app", folder).session_id != first.session_id
     plan = prepare_resume(store, session, old)
     assert plan.argv == [] and plan.agent == "arbor" and plan.file is None
-    assert plan.branch_id == old.id and store.get_internal_session(old.id).is_current
+    assert plan.branch_id == old.id and store.branches.get(old.id).is_current
     assert "SessionManager.continue_recent('/work/app'," in plan.snippet
     namespace = run_snippet(plan.snippet)
     manager = namespace["manager"]
@@ -59,9 +59,9 @@ def test_the_resumed_session_is_the_newest_even_when_the_clock_has_not_moved_on(
     monkeypatch.setattr(store_api, "utc_now", lambda: moments["now"])
     folder, first, ids = sessions(tmp_path)
     store = first.store
-    session = store.get_external_session_by_uid(first.session_id)
+    session = store.sessions.by_uid(first.session_id)
     moments["now"] += step
-    prepare_resume(store, session, store.internal_sessions(session.id)[0])
+    prepare_resume(store, session, store.branches.of_session(session.id)[0])
     assert SessionManager.continue_recent("/work/app", folder).session_id == first.session_id
     close_root_dbs()
 
@@ -69,13 +69,13 @@ def test_the_resumed_session_is_the_newest_even_when_the_clock_has_not_moved_on(
 def test_a_message_inside_a_branch_starts_a_new_current_branch_there(tmp_path):
     folder, first, ids = sessions(tmp_path)
     store = first.store
-    session = store.get_external_session_by_uid(first.session_id)
-    branch = store.current_internal_session(session.id)
-    at = store.find_entry(session.id, ids[0])
-    count = len(store.internal_sessions(session.id))
-    plan = prepare_resume(store, session, store.internal_sessions(session.id)[-1], at_seq=at.seq)
-    assert len(store.internal_sessions(session.id)) == count + 1
-    current = store.current_internal_session(session.id)
+    session = store.sessions.by_uid(first.session_id)
+    branch = store.branches.current(session.id)
+    at = store.entries.find(session.id, ids[0])
+    count = len(store.branches.of_session(session.id))
+    plan = prepare_resume(store, session, store.branches.of_session(session.id)[-1], at_seq=at.seq)
+    assert len(store.branches.of_session(session.id)) == count + 1
+    current = store.branches.current(session.id)
     assert current.id == plan.branch_id != branch.id and current.head_seq == at.seq
     close_root_dbs()
 
@@ -85,7 +85,7 @@ def test_a_store_with_another_name_gets_a_snippet_that_opens_it(tmp_path):
     manager = SessionManager("/w", tmp_path, store=store)
     manager.init()
     manager.append_message({"role": "user", "content": "hello"})
-    session = store.get_external_session_by_uid(manager.session_id)
+    session = store.sessions.by_uid(manager.session_id)
     plan = prepare_resume(store, session)
     assert f"store=open_store({str(tmp_path / 'team.db')!r})" in plan.snippet
     namespace = run_snippet(plan.snippet)
@@ -101,7 +101,7 @@ def test_a_postgresql_store_gets_a_snippet_that_opens_it_without_the_password(po
     manager = SessionManager("/w", ".", store=store)
     manager.init()
     manager.append_message({"role": "user", "content": "hello from the team store"})
-    session = store.get_external_session_by_uid(manager.session_id)
+    session = store.sessions.by_uid(manager.session_id)
     plan = prepare_resume(store, session)
     assert "hunter2" not in plan.snippet and f"store=open_store({url!r})" in plan.snippet
     namespace = run_snippet(plan.snippet)

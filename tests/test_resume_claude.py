@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 
 from agent_logs import NOW, ClaudeLog, claude_session, fixed_ids, path_view, text, tool_use
-from core import open_store, operations
+from core import open_store
+from core.actions import operations
 from core.agents import ResumeError, prepare_resume
-from core.agents.claude_code import (INTERRUPTED, SUMMARY_PREFACE, project_folder,
-                                     transcript_dir)
+from core.agents.claude_code.writer import (
+    INTERRUPTED, SUMMARY_PREFACE, project_folder, transcript_dir)
 from core.agents.native import write_new_file
-from core.importers import import_paths
+from core.importing import import_paths
 
 SPACED = "/tmp/arbor tests/Projet données ✓"
 
@@ -29,7 +30,7 @@ def imported(tmp_path, log: ClaudeLog):
     path = log.write(tmp_path / "source")
     report = import_paths(store, [path])
     assert report.files[0].status == "imported", report.files[0]
-    return store, store.get_external_session_by_uid(log.session_id)
+    return store, store.sessions.by_uid(log.session_id)
 
 
 IDS = fixed_ids()
@@ -47,7 +48,7 @@ def reimport(tmp_path, plan):
     store = open_store(tmp_path / f"again-{plan.native_id}.db")
     report = import_paths(store, [plan.file])
     assert report.files[0].status == "imported" and not report.files[0].skipped, report.files[0]
-    session = store.get_external_session_by_uid(plan.native_id)
+    session = store.sessions.by_uid(plan.native_id)
     return store, session
 
 
@@ -67,7 +68,7 @@ def test_project_folder_is_claude_codes_name_for_the_directory():
 
 def test_each_branch_is_written_the_way_claude_code_writes_a_transcript(tmp_path, env):
     store, session = imported(tmp_path, claude_session(SPACED))
-    branches = store.internal_sessions(session.id)
+    branches = store.branches.of_session(session.id)
     assert len(branches) == 2
     for branch in branches:
         plan = resume(store, session, branch, env)
@@ -112,13 +113,13 @@ def test_each_branch_is_written_the_way_claude_code_writes_a_transcript(tmp_path
 def test_the_written_file_imports_back_as_the_same_messages_and_tree(tmp_path, env):
     store, session = imported(tmp_path, claude_session(SPACED))
     ends = []
-    for branch in store.internal_sessions(session.id):
+    for branch in store.branches.of_session(session.id):
         expected = path_view(store, branch.head_seq)
         ends.append(expected[-1])
         plan = resume(store, session, branch, env)
         again, copy = reimport(tmp_path, plan)
-        assert len(again.internal_sessions(copy.id)) == 1          # one chain, no false forks
-        got = path_view(again, again.current_internal_session(copy.id).head_seq)
+        assert len(again.branches.of_session(copy.id)) == 1          # one chain, no false forks
+        got = path_view(again, again.branches.current(copy.id).head_seq)
         if expected[-1][0] == "assistant" and expected[-1][2]:
             # a branch that ends in a tool call: the call gets the result Claude Code writes
             # for an interrupted call, so that Claude Code keeps the call when it resumes
@@ -133,12 +134,12 @@ def test_the_written_file_imports_back_as_the_same_messages_and_tree(tmp_path, e
 
 def test_a_message_inside_the_branch_resumes_the_branch_up_to_it(tmp_path, env):
     store, session = imported(tmp_path, claude_session("/tmp/p"))
-    branch = store.current_internal_session(session.id)
-    path = store.path_entries(branch.head_seq)
+    branch = store.branches.current(session.id)
+    path = store.paths.entries(branch.head_seq)
     middle = next(e for e in path if e.message and "races the clock" in str(e.message["content"]))
     plan = resume(store, session, branch, env, at_seq=middle.seq)
     again, copy = reimport(tmp_path, plan)
-    got = path_view(again, again.current_internal_session(copy.id).head_seq)
+    got = path_view(again, again.branches.current(copy.id).head_seq)
     assert got == path_view(store, middle.seq)
     assert got[-1][1] == "The test compares against `now()`: it races the clock."
 
@@ -153,7 +154,7 @@ def test_a_branch_across_a_claude_code_compaction(tmp_path, env):
     log.user("And step three?")
     log.assistant(text("Verify."), msg_id="msg_01A0000000000000000000000C")
     store, session = imported(tmp_path, log)
-    branch = store.current_internal_session(session.id)
+    branch = store.branches.current(session.id)
     expected = path_view(store, branch.head_seq)
     assert ("compaction", "Summary: a two-step plan.", 2) in expected
     plan = resume(store, session, branch, env)
@@ -169,7 +170,7 @@ def test_a_branch_across_a_claude_code_compaction(tmp_path, env):
     assert [line["message"]["content"] for line in lines if line.get("isCompactSummary")] == \
         ["Summary: a two-step plan."]          # the summary line is not written twice
     again, copy = reimport(tmp_path, plan)
-    assert path_view(again, again.current_internal_session(copy.id).head_seq) == expected
+    assert path_view(again, again.branches.current(copy.id).head_seq) == expected
 
 
 def test_a_compaction_made_in_arbor_is_written_as_claude_code_writes_one(tmp_path, env):
@@ -178,9 +179,9 @@ def test_a_compaction_made_in_arbor_is_written_as_claude_code_writes_one(tmp_pat
         log.user(f"question {n} " + "x" * 400)
         log.assistant(text(f"answer {n} " + "y" * 400), msg_id=f"msg_01B{n:023d}")
     store, session = imported(tmp_path, log)
-    branch = store.current_internal_session(session.id)
+    branch = store.branches.current(session.id)
     operations.compact(store, branch.id, summary="They asked six questions.", keep_recent_tokens=250)
-    branch = store.get_internal_session(branch.id)
+    branch = store.branches.get(branch.id)
     expected = path_view(store, branch.head_seq)
     compaction = next(item for item in expected if item[0] == "compaction")
     assert compaction[2] is not None                 # it keeps the newest messages
@@ -190,7 +191,7 @@ def test_a_compaction_made_in_arbor_is_written_as_claude_code_writes_one(tmp_pat
     assert summary["message"]["content"].startswith(SUMMARY_PREFACE)
     assert "They asked six questions." in summary["message"]["content"]
     again, copy = reimport(tmp_path, plan)
-    got = path_view(again, again.current_internal_session(copy.id).head_seq)
+    got = path_view(again, again.branches.current(copy.id).head_seq)
     # the same entries; Claude Code's summary line (the preface and summary) follows the
     # compaction, and the compaction's summary is that line's text
     position = expected.index(compaction)
@@ -205,15 +206,15 @@ def test_arbor_written_messages_become_claude_lines(tmp_path, env):
     """A branch with entries arbor added (a branch summary from a roll back, a message written
     through core) still gives lines Claude Code accepts."""
     store, session = imported(tmp_path, claude_session("/tmp/p"))
-    branch = store.current_internal_session(session.id)
-    path = store.path_entries(branch.head_seq)
+    branch = store.branches.current(session.id)
+    path = store.paths.entries(branch.head_seq)
     back_to = next(e for e in path if e.message and "races the clock" in str(e.message["content"]))
     new = operations.rollback(store, branch.id, entry_id=back_to.seq, summary="Tried 50 runs.")
-    store.append_messages(new.id, [{"role": "user", "content": "Try a fixture instead."},
+    store.entries.append_messages(new.id, [{"role": "user", "content": "Try a fixture instead."},
                                    {"role": "assistant", "content": [
                                        {"type": "thinking", "thinking": "unsigned"},
                                        {"type": "text", "text": "Using a fixture."}]}])
-    new = store.get_internal_session(new.id)
+    new = store.branches.get(new.id)
     plan = resume(store, session, new, env)
     lines = lines_of(plan.file)[:-1]
     assert lines[-2]["message"]["content"] == "Try a fixture instead."
@@ -251,7 +252,7 @@ def test_the_original_transcript_is_not_touched(tmp_path, env):
     store, session = imported(tmp_path, log)
     source = tmp_path / "source" / f"{log.session_id}.jsonl"
     before = source.read_bytes(), source.stat().st_mtime_ns
-    for branch in store.internal_sessions(session.id):
+    for branch in store.branches.of_session(session.id):
         resume(store, session, branch, env)
     assert (source.read_bytes(), source.stat().st_mtime_ns) == before
     assert not (transcript_dir("/tmp/p", env) / f"{log.session_id}.jsonl").exists()

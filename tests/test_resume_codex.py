@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from agent_logs import NOW, CodexLog, codex_session, fixed_ids, path_view
-from core import open_store, operations
+from core import open_store
+from core.actions import operations
 from core.agents import prepare_resume
-from core.agents.codex import SUMMARY_PREFIX, rollout_path
-from core.importers import import_paths
+from core.agents.codex.writer import SUMMARY_PREFIX, rollout_path
+from core.importing import import_paths
 
 CWD = "/home/dev/my shop/café"
 IDS = fixed_ids()
@@ -29,7 +30,7 @@ def imported(tmp_path, log: CodexLog, env):
     path = log.write(Path(env["CODEX_HOME"]))
     report = import_paths(store, [path])
     assert report.files[0].status == "imported", report.files[0]
-    return store, store.get_external_session_by_uid(log.session_id), path
+    return store, store.sessions.by_uid(log.session_id), path
 
 
 def resume(store, session, branch, env, **options):
@@ -52,8 +53,8 @@ def test_a_branch_that_ends_where_the_rollout_ends_resumes_the_rollout(tmp_path,
 
 def test_an_earlier_message_becomes_a_forked_rollout(tmp_path, env):
     store, session, path = imported(tmp_path, codex_session(CWD), env)
-    branch = store.current_internal_session(session.id)
-    entries = store.path_entries(branch.head_seq)
+    branch = store.branches.current(session.id)
+    entries = store.paths.entries(branch.head_seq)
     middle = next(e for e in entries if e.message and "line 12" in json.dumps(e.message))
     plan = resume(store, session, branch, env, at_seq=middle.seq)
     assert plan.argv == ["codex", "resume", plan.native_id]
@@ -80,22 +81,22 @@ def test_an_earlier_message_becomes_a_forked_rollout(tmp_path, env):
 
 def test_a_forked_rollout_imports_back_as_the_same_messages(tmp_path, env):
     store, session, _ = imported(tmp_path, codex_session(CWD), env)
-    branch = store.current_internal_session(session.id)
-    middle = [e for e in store.path_entries(branch.head_seq) if e.type == "message"][4]
+    branch = store.branches.current(session.id)
+    middle = [e for e in store.paths.entries(branch.head_seq) if e.type == "message"][4]
     plan = resume(store, session, branch, env, at_seq=middle.seq)
     # alone in a new store: a session of its own, forked from the original
     again = open_store(tmp_path / "again.db")
     report = import_paths(again, [plan.file])
     assert report.files[0].status == "imported" and not report.files[0].skipped
-    copy = again.get_external_session_by_uid(plan.native_id)
+    copy = again.sessions.by_uid(plan.native_id)
     assert copy.parent_session == session.uid
-    assert path_view(again, again.current_internal_session(copy.id).head_seq) == \
+    assert path_view(again, again.branches.current(copy.id).head_seq) == \
         path_view(store, middle.seq)
     # in the store it came from: matched against the parent's entries, nothing new
-    entries = len(store.session_entries(session.id))
+    entries = len(store.entries.of_session(session.id))
     report = import_paths(store, [plan.file])
     assert report.files[0].status == "imported"
-    assert len(store.session_entries(session.id)) == entries
+    assert len(store.entries.of_session(session.id)) == entries
 
 
 def test_a_rollout_that_grew_since_its_import_is_not_resumed_past_the_branch(tmp_path, env):
@@ -137,9 +138,9 @@ def test_rolled_back_turns_resume_as_a_fork_without_the_rollback(tmp_path, env):
     log.user("Instead, add a --plan flag.")
     log.say("Added --plan.")
     store, session, path = imported(tmp_path, log, env)
-    branches = store.internal_sessions(session.id)
+    branches = store.branches.of_session(session.id)
     assert len(branches) == 2
-    current = store.current_internal_session(session.id)
+    current = store.branches.current(session.id)
     plan = resume(store, session, current, env)
     assert plan.file is None            # Codex applies the rollback itself
     other = next(b for b in branches if b.id != current.id)
@@ -149,22 +150,22 @@ def test_rolled_back_turns_resume_as_a_fork_without_the_rollback(tmp_path, env):
     assert any("Done: --dry-run" in json.dumps(line) for line in lines)
     again = open_store(tmp_path / "again.db")
     import_paths(again, [plan.file])
-    copy = again.get_external_session_by_uid(plan.native_id)
-    assert path_view(again, again.current_internal_session(copy.id).head_seq) == \
+    copy = again.sessions.by_uid(plan.native_id)
+    assert path_view(again, again.branches.current(copy.id).head_seq) == \
         path_view(store, other.head_seq)
 
 
 def test_entries_arbor_added_are_written_as_codex_items(tmp_path, env):
     store, session, _ = imported(tmp_path, codex_session(CWD), env)
-    branch = store.current_internal_session(session.id)
-    store.append_messages(branch.id, [
+    branch = store.branches.current(session.id)
+    store.entries.append_messages(branch.id, [
         {"role": "user", "content": "One more thing"},
         {"role": "assistant", "content": [
             {"type": "text", "text": "Checking."},
             {"type": "toolCall", "id": "c9", "name": "shell", "arguments": {"command": ["ls"]}}]},
         {"role": "toolResult", "toolCallId": "c9", "toolName": "shell",
          "content": [{"type": "text", "text": "deploy.py"}], "isError": False}])
-    branch = store.get_internal_session(branch.id)
+    branch = store.branches.get(branch.id)
     plan = resume(store, session, branch, env)
     lines = lines_of(plan.file)[-6:]
     assert [(line["type"], line["payload"]["type"]) for line in lines] == [
@@ -176,12 +177,12 @@ def test_entries_arbor_added_are_written_as_codex_items(tmp_path, env):
     assert lines[5]["payload"] == {"type": "function_call_output", "call_id": "c9", "output": "deploy.py"}
     again = open_store(tmp_path / "again.db")
     import_paths(again, [plan.file])
-    copy = again.get_external_session_by_uid(plan.native_id)
+    copy = again.sessions.by_uid(plan.native_id)
     # Codex has one item per part of a reply: the text and the call come back as two
     expected = path_view(store, branch.head_seq)
     assert expected[-2] == ("assistant", "Checking.", (("c9", "shell", '{"command": ["ls"]}'),))
     expected[-2:-1] = [("assistant", "Checking.", ()), ("assistant", "", expected[-2][2])]
-    assert path_view(again, again.current_internal_session(copy.id).head_seq) == expected
+    assert path_view(again, again.branches.current(copy.id).head_seq) == expected
 
 
 def test_a_compaction_made_in_arbor_becomes_codexs_compacted_line(tmp_path, env):
@@ -190,15 +191,15 @@ def test_a_compaction_made_in_arbor_becomes_codexs_compacted_line(tmp_path, env)
         log.user(f"step {n} " + "z" * 300)
         log.say(f"did {n} " + "w" * 300)
     store, session, _ = imported(tmp_path, log, env)
-    branch = store.current_internal_session(session.id)
+    branch = store.branches.current(session.id)
     operations.compact(store, branch.id, summary="Four steps done.", keep_recent_tokens=200)
-    branch = store.get_internal_session(branch.id)
+    branch = store.branches.get(branch.id)
     plan = resume(store, session, branch, env)
     compacted = next(line for line in lines_of(plan.file) if line["type"] == "compacted")
     history = compacted["payload"]["replacement_history"]
     assert compacted["payload"]["message"] == "Four steps done."
     assert history[0]["content"][0]["text"] == f"{SUMMARY_PREFIX}\nFour steps done."
-    kept = store.replay(branch.head_seq).messages[1:]
+    kept = store.paths.replay(branch.head_seq).messages[1:]
     # the summary, then the kept messages as response items
     assert [item["content"][0]["text"] for item in history[1:]] == \
         [m["content"] if isinstance(m["content"], str) else m["content"][0]["text"] for m in kept]
@@ -216,8 +217,8 @@ def test_a_fork_merged_into_its_parent_resumes_the_forks_own_rollout(tmp_path, e
     store, session, _ = imported(tmp_path, parent, env)
     report = import_paths(store, [child.write(Path(env["CODEX_HOME"]))])
     assert report.files[0].status == "imported"
-    session = store.get_external_session(session.id)      # it knows its fork now
-    branches = store.internal_sessions(session.id)
+    session = store.sessions.get(session.id)      # it knows its fork now
+    branches = store.branches.of_session(session.id)
     assert len(branches) == 2
     fork = next(b for b in branches if b.head_id.startswith(child.session_id))
     plan = resume(store, session, fork, env)

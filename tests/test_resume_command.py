@@ -16,7 +16,7 @@ import pytest
 import fake_agent
 from agent_logs import claude_session, codex_session, pi_session
 from core import open_store
-from core.importers import import_paths
+from core.importing import import_paths
 
 REPO = Path(__file__).resolve().parent.parent
 @pytest.fixture
@@ -97,9 +97,9 @@ def test_print_writes_the_file_and_prints_the_command_running_nothing(world):
 
 def test_a_branch_and_an_entry_can_be_chosen(world):
     store = open_store(world["tmp"] / "arbor.db")
-    session = store.get_external_session_by_uid(world["claude"])
-    main = next(b for b in store.internal_sessions(session.id) if b.name == "main")
-    entry = [e for e in store.path_entries(main.head_seq) if e.type == "message"][2]
+    session = store.sessions.by_uid(world["claude"])
+    main = next(b for b in store.branches.of_session(session.id) if b.name == "main")
+    entry = [e for e in store.paths.entries(main.head_seq) if e.type == "message"][2]
     store.close()
     done = arbor(world, world["claude"], "--branch", "main", "--entry", entry.id[:10], "--print")
     assert done.returncode == 0, done.stderr
@@ -132,11 +132,11 @@ def test_a_working_directory_that_is_gone(world):
 
 def test_sessions_that_cannot_be_resumed_get_one_sentence(world, tmp_path):
     store = open_store(world["tmp"] / "arbor.db")
-    graph = store.create_external_session("graph", source="langgraph", cwd="/x")
-    branch = store.create_internal_session(graph.id, name="main", is_current=True)
-    store.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": "hi"}})
-    empty = store.create_external_session("empty one", source="pi", cwd="/x")
-    store.create_internal_session(empty.id, name="main", is_current=True)
+    graph = store.sessions.create("graph", source="langgraph", cwd="/x")
+    branch = store.branches.create(graph.id, name="main", is_current=True)
+    store.entries.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": "hi"}})
+    empty = store.sessions.create("empty one", source="pi", cwd="/x")
+    store.branches.create(empty.id, name="main", is_current=True)
     store.close()
     for ref, words in (("graph", "LangGraph threads have no agent command"),
                        ("empty one", "has no entries"),

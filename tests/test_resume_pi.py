@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from agent_logs import NOW, fixed_ids, path_view, pi_session
-from core import open_store, operations
+from core import open_store
+from core.actions import operations
 from core.agents import prepare_resume
-from core.agents.pi import session_dir
-from core.importers import import_paths
+from core.agents.pi.writer import session_dir
+from core.importing import import_paths
 
 CWD = "/srv/app tests/répertoire ✓"
 IDS = fixed_ids()
@@ -27,7 +28,7 @@ def imported(tmp_path, log):
     source = log.write(tmp_path / "source")
     report = import_paths(store, [source])
     assert report.files[0].status == "imported", report.files[0]
-    return store, store.get_external_session_by_uid(log.session_id), source
+    return store, store.sessions.by_uid(log.session_id), source
 
 
 def resume(store, session, branch, env, **options):
@@ -51,7 +52,7 @@ def test_pi_session_folder_is_pis_name_for_the_directory(tmp_path):
 
 def test_each_branch_is_written_as_pi_forks_one(tmp_path, env):
     store, session, source = imported(tmp_path, pi_session(CWD))
-    branches = store.internal_sessions(session.id)
+    branches = store.branches.of_session(session.id)
     assert len(branches) == 2
     for branch in branches:
         plan = resume(store, session, branch, env)
@@ -63,7 +64,7 @@ def test_each_branch_is_written_as_pi_forks_one(tmp_path, env):
         assert lines[0] == {"type": "session", "version": 3, "id": plan.native_id,
                             "timestamp": "2026-03-02T12:30:00.000Z", "cwd": CWD,
                             "parentSession": str(source)}
-        path = store.path_entries(branch.head_seq)
+        path = store.paths.entries(branch.head_seq)
         body = lines[1:1 + len(path)]
         # the path's entries as they were (label entries too: pi's own fork leaves them
         # out and so cuts the chain below each), same ids, parents first
@@ -94,8 +95,8 @@ TITLES = {"main": "Rename the config module · main",
 
 def test_labels_set_or_cleared_in_arbor_become_pi_label_entries(tmp_path, env):
     store, session, _ = imported(tmp_path, pi_session(CWD))
-    branch = store.current_internal_session(session.id)
-    path = store.path_entries(branch.head_seq)
+    branch = store.branches.current(session.id)
+    path = store.paths.entries(branch.head_seq)
     found = next(e for e in path if e.id == "00000004")
     goal = next(e for e in path if e.id == "00000002")
     operations.set_label(store, found.seq, None)              # cleared in arbor
@@ -110,29 +111,29 @@ def test_labels_set_or_cleared_in_arbor_become_pi_label_entries(tmp_path, env):
 
 def test_the_written_file_imports_back_as_the_same_messages_tree_and_labels(tmp_path, env):
     store, session, _ = imported(tmp_path, pi_session(CWD))
-    operations.set_label(store, store.path_entries(
-        store.current_internal_session(session.id).head_seq)[2].seq, "set in arbor")
-    for branch in store.internal_sessions(session.id):
+    operations.set_label(store, store.paths.entries(
+        store.branches.current(session.id).head_seq)[2].seq, "set in arbor")
+    for branch in store.branches.of_session(session.id):
         plan = resume(store, session, branch, env)
         again = open_store(tmp_path / f"again-{plan.native_id}.db")
         report = import_paths(again, [plan.file])
         assert report.files[0].status == "imported" and not report.files[0].skipped
-        copy = again.get_external_session_by_uid(plan.native_id)
+        copy = again.sessions.by_uid(plan.native_id)
         assert copy.parent_session == session.metadata["path"] and copy.cwd == CWD
-        assert len(again.internal_sessions(copy.id)) == 1
-        head = again.current_internal_session(copy.id).head_seq
+        assert len(again.branches.of_session(copy.id)) == 1
+        head = again.branches.current(copy.id).head_seq
         assert path_view(again, head) == path_view(store, branch.head_seq)
-        assert again.replay(head).messages == store.replay(branch.head_seq).messages
-        on_path = {e.seq for e in store.path_entries(branch.head_seq)}
-        assert {again.get_entry(seq).id: label for seq, label in again.entry_labels(copy.id).items()} == \
-            {store.get_entry(seq).id: label for seq, label in store.entry_labels(session.id).items()
+        assert again.paths.replay(head).messages == store.paths.replay(branch.head_seq).messages
+        on_path = {e.seq for e in store.paths.entries(branch.head_seq)}
+        assert {again.entries.get(seq).id: label for seq, label in again.annotations.entry_labels(copy.id).items()} == \
+            {store.entries.get(seq).id: label for seq, label in store.annotations.entry_labels(session.id).items()
              if seq in on_path}
 
 
 def test_a_message_inside_the_branch(tmp_path, env):
     store, session, _ = imported(tmp_path, pi_session(CWD))
-    branch = store.current_internal_session(session.id)
-    middle = [e for e in store.path_entries(branch.head_seq) if e.type == "message"][3]
+    branch = store.branches.current(session.id)
+    middle = [e for e in store.paths.entries(branch.head_seq) if e.type == "message"][3]
     plan = resume(store, session, branch, env, at_seq=middle.seq)
     lines = lines_of(plan.file)
     assert [line["id"] for line in lines if line["type"] not in ("label", "session_info")][-1] \
@@ -140,8 +141,8 @@ def test_a_message_inside_the_branch(tmp_path, env):
     assert lines[-1]["name"] == f"Rename the config module · {branch.name}, up to {middle.id}"
     again = open_store(tmp_path / "again.db")
     import_paths(again, [plan.file])
-    copy = again.get_external_session_by_uid(plan.native_id)
-    assert path_view(again, again.current_internal_session(copy.id).head_seq) == \
+    copy = again.sessions.by_uid(plan.native_id)
+    assert path_view(again, again.branches.current(copy.id).head_seq) == \
         path_view(store, middle.seq)
 
 
@@ -150,7 +151,7 @@ def test_a_session_arbor_wrote_in_pi_shape_without_a_file(tmp_path, env):
     from core.demo import build_demo
 
     store = open_store(build_demo(tmp_path / "demo.db"))
-    session = next(store.get_external_session(s.id) for s in store.list_sessions() if s.source == "pi")
+    session = next(store.sessions.get(s.id) for s in store.sessions.list() if s.source == "pi")
     plan = resume(store, session, None, env)
     header = lines_of(plan.file)[0]
     assert "parentSession" not in header

@@ -10,9 +10,10 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from core import open_store
-from core.entries import search_text
-from core.search_query import SearchQuery
-from core.store import postgres_search, sqlite_search
+from core.model.entries import search_text
+from core.history.search_query import SearchQuery
+from core.store.postgres import search_index as postgres_search
+from core.store.sqlite import search_index as sqlite_search
 
 MIGRATE = "Migrate orders table to new schema"
 LOGIN = "Fix flaky login test"
@@ -27,10 +28,10 @@ def _is_postgres(store) -> bool:
 @pytest.mark.parametrize("query", ["migration", "migrat", "migrations", "Migrate", "MIGRATING"])
 def test_a_word_finds_the_demo_s_migration_by_its_stem(demo_location, query):
     with open_store(demo_location, create=False) as store:
-        hits = store.search(query)
+        hits = store.search.messages(query)
         assert any(h.snippet.startswith(FIRST_ASK) for h in hits), [h.snippet for h in hits]
         assert {h.session_name for h in hits} == {MIGRATE}
-        names = store.search_session_names(query)
+        names = store.search.session_names(query)
         assert names and names[0].name == MIGRATE
 
 
@@ -45,7 +46,7 @@ def test_a_word_finds_the_demo_s_migration_by_its_stem(demo_location, query):
 ])
 def test_session_names_are_matched_as_typed(demo_location, query, found):
     with open_store(demo_location, create=False) as store:
-        names = [s.name for s in store.search_session_names(query)]
+        names = [s.name for s in store.search.session_names(query)]
     if found is None:
         assert names == []
     else:
@@ -55,8 +56,8 @@ def test_session_names_are_matched_as_typed(demo_location, query, found):
 def test_an_exact_name_ranks_above_a_typo_of_it(store_location):
     with open_store(store_location) as store:
         for name in ("deploy the logn service", "login page", "fix login flow"):
-            store.create_external_session(name)
-        names = [s.name for s in store.search_session_names("login")]
+            store.sessions.create(name)
+        names = [s.name for s in store.search.session_names("login")]
     assert names[:2] == ["fix login flow", "login page"] and names[2] == "deploy the logn service"
 
 
@@ -64,9 +65,9 @@ def test_an_exact_name_ranks_above_a_typo_of_it(store_location):
 def _session_with(store, texts: list[str], name: str = "s") -> list[int]:
     moments = iter(datetime(2026, 3, 1, tzinfo=timezone.utc) + timedelta(minutes=m)
                    for m in range(1000))
-    session = store.create_external_session(name)
-    branch = store.create_internal_session(session.id, name="main")
-    return [store.append_to_branch(branch.id, "message",
+    session = store.sessions.create(name)
+    branch = store.branches.create(session.id, name="main")
+    return [store.entries.append_to_branch(branch.id, "message",
                                    {"message": {"role": "user", "content": text}},
                                    timestamp=next(moments)).seq for text in texts]
 
@@ -79,11 +80,11 @@ def test_the_better_match_comes_first_not_the_newest(store_location):
             " end of it, briefly, a migration, among many words that are not about it at all",
             "nothing to do with it",
         ])
-        assert [h.seq for h in store.search("migrations")] == [best, weak]
+        assert [h.seq for h in store.search.messages("migrations")] == [best, weak]
         # two words: the entry with both first, however old
         both, one = _session_with(store, ["orders schema orders schema", "orders only here"])
-        assert [h.seq for h in store.search("orders schema")] == [both]
-        assert store.search("orders")[0].seq in (both, one)
+        assert [h.seq for h in store.search.messages("orders schema")] == [both]
+        assert store.search.messages("orders")[0].seq in (both, one)
 
 
 def test_a_quoted_phrase_is_matched_as_written(store_location):
@@ -94,12 +95,12 @@ def test_a_quoted_phrase_is_matched_as_written(store_location):
             "the order data is elsewhere",
             "ORDERS, data!",
         ])
-        assert {h.seq for h in store.search('"orders data"')} == {exact, cased}
-        assert {h.seq for h in store.search("orders data")} == {exact, apart, stem, cased}
-        assert {h.seq for h in store.search('"order data"')} == {stem}
-        assert {h.seq for h in store.search('copy "orders data"')} == {exact}
+        assert {h.seq for h in store.search.messages('"orders data"')} == {exact, cased}
+        assert {h.seq for h in store.search.messages("orders data")} == {exact, apart, stem, cased}
+        assert {h.seq for h in store.search.messages('"order data"')} == {stem}
+        assert {h.seq for h in store.search.messages('copy "orders data"')} == {exact}
         # a quote not closed yet (the query being typed): plain words
-        assert {h.seq for h in store.search('"orders dat')} == {exact, apart, stem, cased}
+        assert {h.seq for h in store.search.messages('"orders dat')} == {exact, apart, stem, cased}
 
 
 @pytest.mark.parametrize("query", ['"', '""', "AND", "NEAR(a b)", "a OR b", "*", "'", "x:*",
@@ -107,17 +108,17 @@ def test_a_quoted_phrase_is_matched_as_written(store_location):
 def test_any_text_is_a_query(store_location, query):
     with open_store(store_location) as store:
         _session_with(store, ["a b and or near", "日本語 text"])
-        assert isinstance(store.search(query), list)
-        assert isinstance(store.search_session_names(query), list)
+        assert isinstance(store.search.messages(query), list)
+        assert isinstance(store.search.session_names(query), list)
 
 
 def test_find_in_one_session_keeps_to_it(store_location):
     with open_store(store_location) as store:
         first = _session_with(store, ["refactor the parser", "refactoring again"], "one")
         _session_with(store, ["refactored elsewhere"], "two")
-        session = store.get_entry(first[0]).external_session_id
-        assert {h.seq for h in store.search("refactor", external_session_id=session)} == set(first)
-        assert len(store.search("refactor")) == 3
+        session = store.entries.get(first[0]).external_session_id
+        assert {h.seq for h in store.search.messages("refactor", external_session_id=session)} == set(first)
+        assert len(store.search.messages("refactor")) == 3
 
 
 def test_the_query_parser():
@@ -203,7 +204,7 @@ def _tables(store) -> set[str]:
 
 def _catch_up(store) -> int:
     steps = 0
-    while not store.index_search_backlog().done:
+    while not store.search.index_backlog().done:
         steps += 1
         assert steps < 10_000
     return steps
@@ -211,26 +212,26 @@ def _catch_up(store) -> int:
 
 def test_an_upgrade_leaves_the_old_history_to_the_background(upgraded):
     store = upgraded
-    coverage = store.search_coverage()
+    coverage = store.search.coverage()
     assert coverage.pending and coverage.percent == 0
     assert coverage.describe() == "0% of messages (indexing…)"
     # meanwhile the history is found as before (word prefixes, through the old index)...
-    assert any(h.snippet.startswith(FIRST_ASK) for h in store.search("migrate"))
-    assert store.search("migration") == []
+    assert any(h.snippet.startswith(FIRST_ASK) for h in store.search.messages("migrate"))
+    assert store.search.messages("migration") == []
     # ...and what is written now is in the new index at once
     (fresh,) = _session_with(store, ["a migration written after the upgrade"])
-    assert [h.seq for h in store.search("migrations")] == [fresh]
-    assert 0 < store.search_coverage().fraction < 0.01
+    assert [h.seq for h in store.search.messages("migrations")] == [fresh]
+    assert 0 < store.search.coverage().fraction < 0.01
 
     store._backlog_step = 500
-    step = store.index_search_backlog()
+    step = store.search.index_backlog()
     assert step.indexed > 0 and not step.done
-    assert 0 < store.search_coverage().fraction < 1
+    assert 0 < store.search.coverage().fraction < 1
     _catch_up(store)
-    assert not store.search_coverage().pending and store.search_coverage().describe() == "all messages"
+    assert not store.search.coverage().pending and store.search.coverage().describe() == "all messages"
     words_index = "entries_search_words" if _is_postgres(store) else "entries_fts_words"
     assert words_index not in _tables(store)
-    found = store.search("migration")
+    found = store.search.messages("migration")
     assert found[0].seq == fresh or any(h.snippet.startswith(FIRST_ASK) for h in found)
     assert any(h.snippet.startswith(FIRST_ASK) for h in found)
     _index_is_exact(store)
@@ -239,19 +240,19 @@ def test_an_upgrade_leaves_the_old_history_to_the_background(upgraded):
 def test_deleting_a_session_during_the_backlog_leaves_both_indexes_exact(upgraded):
     store = upgraded
     store._backlog_step = 300
-    store.index_search_backlog()       # the newest part of the history is in the new index
+    store.search.index_backlog()       # the newest part of the history is in the new index
     below = store._backend.search_index.backlog(store.connection)[0]
-    sessions = {s.id: s for s in store.list_sessions(include_archived=True)}
+    sessions = {s.id: s for s in store.sessions.list(include_archived=True)}
     on_both_sides = [sid for sid in sessions if store.connection.execute(
         "SELECT MIN(seq), MAX(seq) FROM entries WHERE external_session_id = "
         + ("%s" if _is_postgres(store) else "?"), (sid,)).fetchone()[1] >= below]
     doomed = on_both_sides[0]
-    store.delete_external_session(doomed)
+    store.sessions.delete(doomed)
     if not _is_postgres(store):
         store.connection.execute(
             "INSERT INTO entries_fts_words(entries_fts_words) VALUES ('integrity-check')")
     gone = sessions[doomed].name
-    assert all(h.session_name != gone for h in store.search("the"))
+    assert all(h.session_name != gone for h in store.search.messages("the"))
     _catch_up(store)
     _index_is_exact(store)
 
@@ -269,11 +270,11 @@ def test_two_indexers_at_once_index_each_entry_once(upgraded, monkeypatch):
         rows = real(conn, below, count)
         if not raced:
             raced.append(None)
-            raced.append(other.index_search_backlog())
+            raced.append(other.search.index_backlog())
         return rows
 
     monkeypatch.setattr(module, "backlog_rows", rows_then_race)
-    step = store.index_search_backlog()
+    step = store.search.index_backlog()
     assert raced[1].indexed > 0 and step.indexed == 0
     monkeypatch.setattr(module, "backlog_rows", real)
     _catch_up(store)
@@ -282,12 +283,12 @@ def test_two_indexers_at_once_index_each_entry_once(upgraded, monkeypatch):
 
 def test_a_new_or_small_store_needs_no_backlog(demo_location):
     with open_store(demo_location, create=False) as store:
-        assert not store.search_coverage().pending
-        assert store.index_search_backlog().done
+        assert not store.search.coverage().pending
+        assert store.search.index_backlog().done
     _back_to_schema_10(demo_location)      # the demo is small: indexed by the migration
     with open_store(demo_location, create=False) as store:
-        assert not store.search_coverage().pending
+        assert not store.search.coverage().pending
         assert "entries_fts_words" not in _tables(store)
         assert "entries_search_words" not in _tables(store)
-        assert any(h.snippet.startswith(FIRST_ASK) for h in store.search("migration"))
+        assert any(h.snippet.startswith(FIRST_ASK) for h in store.search.messages("migration"))
         _index_is_exact(store)

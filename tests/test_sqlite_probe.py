@@ -9,8 +9,8 @@ import subprocess
 import sys
 
 from core import open_store
-from core.sqlite_probe import (ARBOR, EMPTY, FOLDER, MISSING, NOT_SQLITE, SIDECAR, SPECIAL,
-                               SQLITE, probe)
+from core.store.sqlite_probe import (
+    ARBOR, EMPTY, FOLDER, MISSING, NOT_SQLITE, SIDECAR, SPECIAL, SQLITE, probe)
 
 
 def test_kinds(tmp_path):
@@ -62,13 +62,13 @@ def count_elsewhere(path) -> int:
 def test_probing_a_store_this_process_holds_keeps_its_locks(tmp_path):
     path = tmp_path / "held.db"
     store = open_store(path)  # (not store.reader(): today that reads the file itself)
-    store.create_external_session("one")
+    store.sessions.create("one")
     assert probe(path).kind == ARBOR  # opened and closed through SQLite
     # Another process opens, reads and closes the store: if this process had lost its
     # locks, that process would take itself for the last one and delete -wal and -shm.
     assert count_elsewhere(path) == 1
-    store.create_external_session("two")
-    store.create_external_session("three")
-    assert count_elsewhere(path) == 3 == len(store.list_sessions())
+    store.sessions.create("two")
+    store.sessions.create("three")
+    assert count_elsewhere(path) == 3 == len(store.sessions.list())
     assert deleted_descriptors(tmp_path) == []
     store.close()

@@ -82,7 +82,7 @@ def test_a_demo_that_does_not_fit_is_one_sentence_and_is_built_once_there_is_roo
 
     class FakeApp:
         def __init__(self, store, **_options):
-            self.sessions = len(store.list_sessions())
+            self.sessions = len(store.sessions.list())
             FakeApp.seen = self.sessions
             self.return_code = 0
 
@@ -108,7 +108,7 @@ def test_a_store_whose_disk_filled_up_opens_as_unavailable_not_damaged(small_dis
     folder, resize = small_disk
     path = folder / "s.db"
     store = open_store(path)
-    session = store.create_external_session("kept")
+    session = store.sessions.create("kept")
     store.close()
     for leftover in ("s.db-wal", "s.db-shm"):   # the last close removed them; a new shm
         assert not (folder / leftover).exists()  # needs room the full disk has not got
@@ -118,7 +118,7 @@ def test_a_store_whose_disk_filled_up_opens_as_unavailable_not_damaged(small_dis
     assert "damaged" not in str(error.value) and "full" in str(error.value)
     os.unlink(folder / "filler")
     store = open_store(path)
-    assert [s.id for s in store.find_external_sessions()] == [session.id]
+    assert [s.id for s in store.sessions.find()] == [session.id]
     store.close()
 
 
@@ -129,7 +129,7 @@ def read_only_mount(tmp_path):
     folder = tmp_path / "ro"
     folder.mkdir()
     store = open_store(folder / "s.db")
-    store.create_external_session("kept")
+    store.sessions.create("kept")
     store.close()
     if os.geteuid() != 0:
         os.chmod(folder, 0o555)
@@ -163,8 +163,8 @@ def test_a_store_in_a_read_only_folder_says_why_it_cannot_be_opened(read_only_mo
 def test_a_write_behind_another_programs_long_write_is_one_sentence_and_changes_nothing(
         tmp_path, monkeypatch):
     from core import SessionManager, StoreBusy
-    from core.manager import close_root_dbs
-    from core.store import sqlite as sqlite_backend
+    from core.seed.manager import close_root_dbs
+    from core.store.sqlite import backend as sqlite_backend
 
     monkeypatch.setattr(sqlite_backend, "BUSY_TIMEOUT_MS", 300)
     manager = SessionManager("/w", tmp_path)
@@ -191,7 +191,7 @@ def test_a_long_write_that_cannot_take_the_store_back_says_so_and_keeps_what_it_
     error is that one sentence (not a failed rollback of a transaction that is not open),
     what was committed stays, and the store takes writes again."""
     from core import StoreBusy
-    from core.store import sqlite as sqlite_backend
+    from core.store.sqlite import backend as sqlite_backend
 
     monkeypatch.setattr(sqlite_backend, "BUSY_TIMEOUT_MS", 300)
     db = tmp_path / "s.db"
@@ -206,15 +206,15 @@ def test_a_long_write_that_cannot_take_the_store_back_says_so_and_keeps_what_it_
         try:
             with pytest.raises(StoreBusy, match="another program has been writing"):
                 with store.transaction():
-                    store.create_external_session("first", uid="first")
+                    store.sessions.create("first", uid="first")
                     monkeypatch.setattr(sqlite_backend.SQLiteBackend, "commit",
                                         staticmethod(commit_then_taken))
                     store.commit_and_continue()
-                    store.create_external_session("second", uid="second")
+                    store.sessions.create("second", uid="second")
         finally:
             monkeypatch.setattr(sqlite_backend.SQLiteBackend, "commit", staticmethod(real_commit))
             other.execute("ROLLBACK")
             other.close()
-        assert [s.uid for s in store.list_sessions()] == ["first"]
-        store.create_external_session("third", uid="third")
-        assert sorted(s.uid for s in store.list_sessions()) == ["first", "third"]
+        assert [s.uid for s in store.sessions.list()] == ["first"]
+        store.sessions.create("third", uid="third")
+        assert sorted(s.uid for s in store.sessions.list()) == ["first", "third"]

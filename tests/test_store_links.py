@@ -1,6 +1,6 @@
 """Links (symbolic or hard, of any name) to a store this process has open, or to its -wal,
 -shm or -journal, are never opened: closing any descriptor of them would drop the
-process's POSIX locks on the store (`core.held_files`). Each test checks in /proc/locks
+process's POSIX locks on the store (`core.store.held_files`). Each test checks in /proc/locks
 that the process still holds its lock on the -shm after the code passed over the link."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from core import open_store
-from core.held_files import HeldFile, held_files, open_unless_held
-from core.importers import import_paths
-from core.sqlite_probe import HELD, probe
+from core.store.held_files import HeldFile, held_files, open_unless_held
+from core.importing import import_paths
+from core.store.sqlite_probe import HELD, probe
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/locks"), reason="needs /proc/locks")
 
@@ -56,7 +56,7 @@ def held_store(tmp_path):
     path = tmp_path / "store" / "arbor.db"
     path.parent.mkdir()
     store = open_store(path)
-    store.create_external_session("already here")
+    store.sessions.create("already here")
     (path.parent / "arbor.db-journal").touch()
     assert locks_held(Path(f"{path}-shm")) >= 1
     yield store, path
@@ -102,7 +102,7 @@ def test_import_leaves_links_to_the_open_store_alone(held_store, tmp_path, kind,
         assert (WHAT[suffix] in link.error and "this arbor has open" in link.error) if suffix \
             else link.error == "an arbor store, not an agent log"
         assert locks_held(Path(f"{path}-shm")) >= 1
-    assert len(store.list_sessions()) == 2   # the agent's log was imported beside it
+    assert len(store.sessions.list()) == 2   # the agent's log was imported beside it
     assert locks_held(Path(f"{path}-shm")) >= 1
 
 
@@ -115,7 +115,7 @@ def test_a_recorded_log_replaced_by_a_link_is_left_alone(held_store, tmp_path, k
     assert import_paths(store, [log]).files[0].status == "imported"
     log.unlink()
     make_link(kind, Path(f"{path}-shm"), log)
-    from core.importers import import_file
+    from core.importing import import_file
 
     result = import_file(store, log, "pi")
     assert result.status == "skipped" and "shared-memory index" in result.error
@@ -125,7 +125,7 @@ def test_a_recorded_log_replaced_by_a_link_is_left_alone(held_store, tmp_path, k
 
 @pytest.mark.parametrize("suffix", TARGETS)
 def test_watch_passes_over_links_and_keeps_its_lock(held_store, tmp_path, suffix):
-    from core.follow import Follower
+    from core.importing.follow import Follower
 
     store, path = held_store
     logs = tmp_path / "logs"
@@ -150,7 +150,7 @@ def test_watch_passes_over_links_and_keeps_its_lock(held_store, tmp_path, suffix
 def test_a_link_swapped_in_after_the_check_is_kept_open(held_store, tmp_path, monkeypatch):
     """Between the check and the open the file became a link to the -shm: the descriptor
     is found out by fstat and kept open (closing it is the harm), not read."""
-    import core.held_files as module
+    import core.store.held_files as module
 
     store, path = held_store
     link = make_link("hardlink", Path(f"{path}-shm"), tmp_path / "late.jsonl")
@@ -165,9 +165,9 @@ def test_a_link_swapped_in_after_the_check_is_kept_open(held_store, tmp_path, mo
 def test_other_opens_leave_the_store_files_alone(held_store, tmp_path, monkeypatch):
     """A Claude Code sub-agent's .meta.json, the prices file ARBOR_PRICES names, and the
     rollout `arbor resume` checks: each a link to the -shm here, none opened."""
-    from core import pricing
-    from core.agents import codex
-    from core.importers.claude_code import subagent_meta
+    from core.usage import pricing
+    from core.agents.codex import writer as codex
+    from core.agents.claude_code.importer import subagent_meta
 
     store, path = held_store
     shm = Path(f"{path}-shm")
@@ -183,7 +183,7 @@ def test_other_opens_leave_the_store_files_alone(held_store, tmp_path, monkeypat
 
 
 def test_langgraph_importer_does_not_open_a_link_to_the_wal(held_store, tmp_path):
-    from core.importers import langgraph
+    from core.agents.langgraph import importer as langgraph
 
     store, path = held_store
     link = make_link("symlink", Path(f"{path}-wal"), tmp_path / "checkpoints.sqlite")
@@ -211,7 +211,7 @@ def test_export_command_refuses_a_link_to_the_shm(tmp_path, capsys):
 
     db = tmp_path / "arbor.db"
     store = open_store(db)
-    session = store.create_external_session("exported")
+    session = store.sessions.create("exported")
     store.close()
     keeper = open_store(db)     # holds the store, so that its -wal and -shm exist
     try:

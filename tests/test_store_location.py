@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import StoreUnavailable
-from core.paths import PostgresURL, default_db_path, sqlite_path, store_location
+from core.model.errors import StoreUnavailable
+from core.store.location import PostgresURL, default_db_path, sqlite_path, store_location
 
 URL = "postgresql://user@/db?host=/tmp"
 

@@ -11,7 +11,7 @@ import pytest
 
 from core import (StoreDamaged, StoreNotFound, StoreTooNew, StoreUnavailable, default_db_path,
                   open_store)
-from core.store.migrations.sqlite import CURRENT_VERSION
+from core.store.sqlite.migrations import CURRENT_VERSION
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO.parent / "shared" / "fixtures"
@@ -95,7 +95,7 @@ def test_other_sqlite_database_is_not_taken_over(tmp_path):
 def test_damaged_header_pages_give_a_clear_error(tmp_path):
     path = tmp_path / "torn.db"
     store = open_store(path)
-    store.create_external_session("x")
+    store.sessions.create("x")
     store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     store.close()
     data = bytearray(path.read_bytes())
@@ -163,7 +163,7 @@ def test_a_schema_1_store_gets_the_contentless_search_index(tmp_path):
     # Build the demo, then put its search index back the way schema 1 kept it (a plain
     # FTS5 table with a copy of the text) and forget migration 2.
     from core.demo import build_demo
-    from core.entries import search_text
+    from core.model.entries import search_text
     from core.store import _loads
     from conftest import index_terms
 
@@ -171,7 +171,7 @@ def test_a_schema_1_store_gets_the_contentless_search_index(tmp_path):
     build_demo(path)
     store = open_store(path)
     expected_terms = index_terms(store)
-    expected_hits = [h.seq for h in store.search("test")]
+    expected_hits = [h.seq for h in store.search.messages("test")]
     conn = store.connection
     conn.execute("DROP TABLE entries_fts")
     conn.execute("CREATE VIRTUAL TABLE entries_fts USING fts5(text,"
@@ -188,7 +188,7 @@ def test_a_schema_1_store_gets_the_contentless_search_index(tmp_path):
     assert "content=''" in store.connection.execute(
         "SELECT sql FROM sqlite_master WHERE name = 'entries_fts'").fetchone()[0].replace(" ", "")
     assert index_terms(store) == expected_terms and expected_terms
-    assert [h.seq for h in store.search("test")] == expected_hits and expected_hits
+    assert [h.seq for h in store.search.messages("test")] == expected_hits and expected_hits
     store.connection.execute("INSERT INTO entries_fts(entries_fts) VALUES ('integrity-check')")
     store.close()
 
@@ -200,14 +200,14 @@ def test_deleting_a_session_takes_its_words_out_of_the_search_index(tmp_path):
     path = tmp_path / "demo.db"
     build_demo(path)
     store = open_store(path)
-    session = store.search("lisbon")[0].external_session_id
+    session = store.search.messages("lisbon")[0].external_session_id
     seqs = {r[0] for r in store.connection.execute(
         "SELECT seq FROM entries WHERE external_session_id = ?", (session,))}
     before = index_terms(store)
     assert any(doc in seqs for doc, _term in before)
-    store.delete_external_session(session)
+    store.sessions.delete(session)
     assert index_terms(store) == [(doc, term) for doc, term in before if doc not in seqs]
-    assert store.search("lisbon") == []
+    assert store.search.messages("lisbon") == []
     store.connection.execute("INSERT INTO entries_fts(entries_fts) VALUES ('integrity-check')")
     store.close()
 
@@ -243,8 +243,8 @@ def test_a_store_made_with_16k_pages_keeps_them(tmp_path):
     raw.close()
     store = open_store(path)
     assert store.connection.execute("PRAGMA page_size").fetchone()[0] == 16384
-    session = store.create_external_session("s")
-    assert store.append_entry(session.id, None, "message",
+    session = store.sessions.create("s")
+    assert store.entries.append(session.id, None, "message",
                               {"message": {"role": "user", "content": "hi"}}).msg_index == 1
     store.close()
 
@@ -252,7 +252,7 @@ def test_a_store_made_with_16k_pages_keeps_them(tmp_path):
 def test_a_schema_3_store_keeps_its_first_user_messages_in_the_session_rows(tmp_path):
     """Migration 4: the partial index of user entries and the (folder, activity) index go;
     each session row holds its first user message (the manager's previews read it)."""
-    from core.manager import SessionManager, close_root_dbs
+    from core.seed.manager import SessionManager, close_root_dbs
 
     folder = tmp_path / "sessions"
     try:

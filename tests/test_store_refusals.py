@@ -5,9 +5,9 @@ import pytest
 
 from core import (Checkpoint, CheckpointRepository, InternalSession, InternalSessionRepository,
                   SessionManager, open_store)
-from core import operations as ops
-from core.errors import ArborError, NotFound
-from core.manager import close_root_dbs
+from core.actions import operations as ops
+from core.model.errors import ArborError, NotFound
+from core.seed.manager import close_root_dbs
 
 
 @pytest.fixture
@@ -16,9 +16,9 @@ def two(store_location):
     store = open_store(store_location)
     made = []
     for name in ("mine", "other"):
-        session = store.create_external_session(name)
-        branch = store.create_internal_session(session.id)
-        entries = [store.append_to_branch(branch.id, "message",
+        session = store.sessions.create(name)
+        branch = store.branches.create(session.id)
+        entries = [store.entries.append_to_branch(branch.id, "message",
                                           {"message": {"role": "user", "content": f"{name} {n}"}})
                    for n in range(2)]
         made.append((session, branch, entries))
@@ -27,49 +27,49 @@ def two(store_location):
 
 
 def counts(store, session_id):
-    return (len(store.internal_sessions(session_id)), len(store.checkpoints_for_session(session_id)),
-            store.session_totals(session_id)[0], store.get_external_session(session_id).total_checkpoints)
+    return (len(store.branches.of_session(session_id)), len(store.annotations.checkpoints_of_session(session_id)),
+            store.sessions.totals(session_id)[0], store.sessions.get(session_id).total_checkpoints)
 
 
 def test_a_checkpoint_of_another_sessions_entry_is_refused(two):
     store, ((mine, branch, _), (_, _, theirs)) = two
     before = counts(store, mine.id)
     with pytest.raises(ArborError, match="belongs to another session"):
-        store.create_checkpoint(branch.id, "x", entry_seq=theirs[0].seq)
+        store.annotations.create_checkpoint(branch.id, "x", entry_seq=theirs[0].seq)
     with pytest.raises(NotFound):
-        store.create_checkpoint(branch.id, "x", entry_seq=99999)
+        store.annotations.create_checkpoint(branch.id, "x", entry_seq=99999)
     repository = CheckpointRepository(store=store)
     with pytest.raises(ArborError, match="belongs to another session"):
         repository.create(Checkpoint(internal_session_id=branch.id, entry_seq=theirs[1].seq))
     with pytest.raises(NotFound):  # an id the session does not have is not taken as "the head"
         repository.create(Checkpoint(internal_session_id=branch.id, entry_id=theirs[1].id + "-x"))
     assert counts(store, mine.id) == before
-    assert store.get_internal_session(branch.id).checkpoint_count == 0
+    assert store.branches.get(branch.id).checkpoint_count == 0
 
 
 def test_a_branch_pointing_into_another_session_is_refused(two):
     store, ((mine, branch, own), (other, other_branch, theirs)) = two
     before = counts(store, mine.id)
-    checkpoint = store.create_checkpoint(other_branch.id, "theirs")
+    checkpoint = store.annotations.create_checkpoint(other_branch.id, "theirs")
     for fields in ({"head_seq": theirs[1].seq}, {"fork_seq": theirs[0].seq},
                    {"parent_session_id": other_branch.id},
                    {"branch_point_checkpoint_id": checkpoint.id}):
         with pytest.raises(ArborError, match="belongs to another session"):
-            store.create_internal_session(mine.id, **fields)
+            store.branches.create(mine.id, **fields)
     with pytest.raises(NotFound):
-        store.create_internal_session(mine.id, head_seq=99999)
+        store.branches.create(mine.id, head_seq=99999)
     with pytest.raises(ArborError, match="belongs to another session"):
         InternalSessionRepository(store=store).create(
             InternalSession(external_session_id=mine.id, head_seq=theirs[1].seq))
     with pytest.raises(ArborError, match="belongs to another session"):
-        store.move_head(branch.id, theirs[1].seq, reason="x")
+        store.branches.move_head(branch.id, theirs[1].seq, reason="x")
     assert counts(store, mine.id) == before
-    assert store.current_internal_session(mine.id).id == branch.id
-    assert store.get_internal_session(branch.id).head_seq == own[1].seq
+    assert store.branches.current(mine.id).id == branch.id
+    assert store.branches.get(branch.id).head_seq == own[1].seq
     # within the session every pointer still works
-    fork = store.create_internal_session(mine.id, head_seq=own[0].seq, fork_seq=own[0].seq,
+    fork = store.branches.create(mine.id, head_seq=own[0].seq, fork_seq=own[0].seq,
                                          parent_session_id=branch.id)
-    assert [m["content"] for m in store.replay(fork.head_seq).messages] == ["mine 0"]
+    assert [m["content"] for m in store.paths.replay(fork.head_seq).messages] == ["mine 0"]
     # and a rollback never shows another session's messages
     with pytest.raises(NotFound):
         ops.rollback(store, branch.id, entry_id=theirs[0].seq)
@@ -89,11 +89,11 @@ def test_a_compaction_keeping_an_entry_off_the_branch_is_refused(tmp_path):
         elsewhere = SessionManager.new("/p", session_dir)
         elsewhere.init()
         foreign = elsewhere.append_message({"role": "user", "content": "foreign"})
-        entries = manager.store.session_totals(manager.external_session_id)[0]
+        entries = manager.store.sessions.totals(manager.external_session_id)[0]
         for kept in ("no-such-entry", abandoned, foreign, ["a list"], 7):
             with pytest.raises(ArborError, match="not on this branch|is an entry id"):
                 manager.append_compaction("summary", kept, 10)
-        assert manager.store.session_totals(manager.external_session_id)[0] == entries
+        assert manager.store.sessions.totals(manager.external_session_id)[0] == entries
         assert [m["content"] for m in manager.get_messages()] == ["m0", "m1", "new"]
         # on the branch it is taken, and "" keeps nothing
         manager.append_compaction("summary", ids[1], 10)
@@ -107,7 +107,7 @@ def test_a_compaction_keeping_an_entry_off_the_branch_is_refused(tmp_path):
 def test_a_stored_compaction_off_the_branch_never_breaks_a_replay(tmp_path):
     """As an import or an older arbor may have stored it: replay and the manager's listing
     show the whole path and say why, instead of raising."""
-    from core.entries import COMPACTION
+    from core.model.entries import COMPACTION
 
     session_dir = tmp_path / "sessions"
     try:
@@ -118,10 +118,10 @@ def test_a_stored_compaction_off_the_branch_never_breaks_a_replay(tmp_path):
         store = manager.store
         branch = manager.current_branch()
         for kept in ("elsewhere", ["a", "list"]):
-            bad = store.append_entry(manager.external_session_id, branch.head_seq, COMPACTION,
+            bad = store.entries.append(manager.external_session_id, branch.head_seq, COMPACTION,
                                      {"summary": "S", "firstKeptEntryId": kept})
-            store.move_head(branch.id, bad.seq)
-            state = store.replay(bad.seq)
+            store.branches.move_head(branch.id, bad.seq)
+            state = store.paths.replay(bad.seq)
             assert [m["content"] for m in state.messages] == ["m0", "m1"]
             assert "compaction" in state.warning
             listed = SessionManager.list_session_messages_with_seq(session_dir, manager.session_id)
@@ -153,11 +153,11 @@ def test_data_nested_too_deeply_is_refused_in_one_sentence_and_changes_nothing(t
             manager.append_message({"role": "user", "content": nested(levels, leaf)})
         after = manager.append_message({"role": "assistant", "content": "after"})
     assert [m["content"] for m in manager.get_messages()] == ["before", "after"]
-    assert manager.store.find_entry(manager.external_session_id, after).parent_seq == \
-        manager.store.find_entry(manager.external_session_id, first).seq
+    assert manager.store.entries.find(manager.external_session_id, after).parent_seq == \
+        manager.store.entries.find(manager.external_session_id, first).seq
     with pytest.raises(ArborError, match="nested more than 254 levels deep"):
-        store.create_external_session("deep", metadata={"deep": nested(levels, leaf)})
-    assert [s.session_name for s in store.find_external_sessions()] == [""]
+        store.sessions.create("deep", metadata={"deep": nested(levels, leaf)})
+    assert [s.session_name for s in store.sessions.find()] == [""]
     close_root_dbs()
 
 

@@ -2,7 +2,7 @@
 
 A write transaction's INSERTs and UPDATEs that return no rows go with the next statement
 that has rows to give (one query string, values bound by psycopg), its BEGIN with its first
-statement, the last of them with the COMMIT (core/store/postgres.py, `_may_wait`). And the
+statement, the last of them with the COMMIT (core/store/postgres/backend.py, `_may_wait`). And the
 store does not read back what the transaction itself just made: a session or branch it
 created (returned as built), their names, metadata and (no) branches, an entry's row read
 once (core/store/api.py, registry.Link.made). Each of those answers is checked here against
@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from core import open_store
-from core.errors import ArborError, NotFound
-from core.importers import import_paths
+from core.model.errors import ArborError, NotFound
+from core.importing import import_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
@@ -32,73 +32,73 @@ def _fresh(store, sql_name: str, *args):
 def test_a_made_session_and_branch_are_what_reading_them_back_gives(store_location):
     with open_store(store_location) as store:
         with store.transaction():
-            made = store.create_external_session(
+            made = store.sessions.create(
                 "the name", uid="u-1", user_id=7, cwd="/home/me/src", source="claude_code",
                 kind="subagent", parent_session="u-0",
                 metadata={"path": "/x", "nested": {"a": [1, 2.5, None, True]}, "é": "ü"},
                 created_at="2025-03-04T05:06:07.123+00:00")
-            assert made == store.get_external_session(made.id)
-            writer = store.writer(made.id)
+            assert made == store.sessions.get(made.id)
+            writer = store.entries.writer(made.id)
             root = writer.add_row(None, "message", {"message": {"role": "user", "content": "hi"}},
                                   entry_id="a", timestamp="2025-03-04T05:06:08+00:00")
             leaf = writer.add_row(root, "message", {"message": {"role": "assistant",
                                                                 "content": "yes"}},
                                   entry_id="b", timestamp="2025-03-04T05:06:09+00:00")
             writer.flush()
-            main = store.create_internal_session(made.id, head_seq=root, name="main",
+            main = store.branches.create(made.id, head_seq=root, name="main",
                                                  is_current=False, session_state={"k": 1},
                                                  metadata={"m": [1]}, checkpoint_count=2,
                                                  created_at="2025-03-04T05:06:10+00:00")
-            assert main == store.get_internal_session(main.id)
-            fork = store.create_internal_session(made.id, head_seq=leaf, fork_seq=root,
+            assert main == store.branches.get(main.id)
+            fork = store.branches.create(made.id, head_seq=leaf, fork_seq=root,
                                                  parent_session_id=main.id,
                                                  langgraph_session_id="key-b",
                                                  tool_invocation_count=3)
-            assert fork == store.get_internal_session(fork.id)
+            assert fork == store.branches.get(fork.id)
             assert (fork.head_id, fork.fork_id, fork.message_count) == ("b", "a", 2)
         # and after the commit, read with nothing known
-        assert made.id == store.get_external_session_by_uid("u-1").id
-        assert store.get_internal_session(fork.id).head_id == "b"
+        assert made.id == store.sessions.by_uid("u-1").id
+        assert store.branches.get(fork.id).head_id == "b"
 
 
 def test_what_a_transaction_knows_of_what_it_made_is_what_is_stored(store_location):
     with open_store(store_location) as store:
-        other = store.create_external_session("older")
+        other = store.sessions.create("older")
         with store.transaction():
-            made = store.create_external_session("first name", metadata={"a": 1})
-            assert store.branch_heads(made.id) == []
-            store.rename_session(made.id, "second name")
-            store.set_session_metadata(made.id, {"b": [2]})
-            assert store.session_name(made.id) == "second name" == \
+            made = store.sessions.create("first name", metadata={"a": 1})
+            assert store.branches.heads(made.id) == []
+            store.sessions.rename(made.id, "second name")
+            store.sessions.set_metadata(made.id, {"b": [2]})
+            assert store.sessions.name(made.id) == "second name" == \
                 _fresh(store, "EXTERNAL_NAME", made.id)[0]
-            assert store.session_metadata(made.id) == {"b": [2]}
-            writer = store.writer(made.id)
+            assert store.sessions.metadata(made.id) == {"b": [2]}
+            writer = store.entries.writer(made.id)
             seq = writer.add_row(None, "message", {"message": {"role": "user", "content": "x"}},
                                  entry_id="e1", timestamp="2025-01-01T00:00:00+00:00")
             writer.flush()
-            assert store.entry_id_of(seq) == "e1"
-            assert store.entry_timestamp_of(seq) == "2025-01-01T00:00:00.000+00:00"
-            assert store.get_entry(seq).data["message"]["content"] == "x"
-            branch = store.create_internal_session(made.id, head_seq=seq, is_current=False)
-            assert store.branch_heads(made.id) == [(branch.id, seq)]
-            assert store.set_current(branch.id)
-            assert store.current_internal_session(made.id).id == branch.id
-            store.delete_internal_session(branch.id)
-            assert store.branch_heads(made.id) == []
+            assert store.entries.id_of(seq) == "e1"
+            assert store.entries.timestamp_of(seq) == "2025-01-01T00:00:00.000+00:00"
+            assert store.entries.get(seq).data["message"]["content"] == "x"
+            branch = store.branches.create(made.id, head_seq=seq, is_current=False)
+            assert store.branches.heads(made.id) == [(branch.id, seq)]
+            assert store.branches.set_current(branch.id)
+            assert store.branches.current(made.id).id == branch.id
+            store.branches.delete(branch.id)
+            assert store.branches.heads(made.id) == []
             # what it did not make is read as ever
             with pytest.raises(NotFound):
-                store.rename_session(other.id + 1000, "nobody")
+                store.sessions.rename(other.id + 1000, "nobody")
             with pytest.raises(ArborError, match="belongs to another session"):
-                store.create_internal_session(other.id, head_seq=seq)
-        assert store.session_name(made.id) == "second name"
-        assert store.session_metadata(made.id) == {"b": [2]}
+                store.branches.create(other.id, head_seq=seq)
+        assert store.sessions.name(made.id) == "second name"
+        assert store.sessions.metadata(made.id) == {"b": [2]}
         # a session made and deleted in one transaction is forgotten with it
         with store.transaction():
-            gone = store.create_external_session("gone")
-            store.delete_external_session(gone.id)
-            assert store.session_name(gone.id) is None
+            gone = store.sessions.create("gone")
+            store.sessions.delete(gone.id)
+            assert store.sessions.name(gone.id) is None
             with pytest.raises(NotFound):
-                store.rename_session(gone.id, "still gone")
+                store.sessions.rename(gone.id, "still gone")
 
 
 # ------------------------------------------------------------------ PostgreSQL only
@@ -155,21 +155,21 @@ def test_a_transaction_that_sends_nothing_sends_nothing(pg_store):
         with pg_store.reading():
             pass
     assert _round_trips(pg_store, nothing) == 0
-    session = pg_store.create_external_session("s")
+    session = pg_store.sessions.create("s")
 
     def one_write():
         with pg_store.transaction():
-            pg_store.set_cwd_if_empty(session.id, "/here")   # (waits for the COMMIT)
+            pg_store.sessions.set_cwd_if_empty(session.id, "/here")   # (waits for the COMMIT)
     assert _round_trips(pg_store, one_write) == 1
-    assert pg_store.get_external_session(session.id).cwd == "/here"
+    assert pg_store.sessions.get(session.id).cwd == "/here"
 
 
 def test_statements_that_wait_run_in_order_and_a_rowcount_sends_them(pg_store):
-    session = pg_store.create_external_session("s")
+    session = pg_store.sessions.create("s")
     conn = pg_store.connection
     with pg_store.transaction():
-        pg_store.set_cwd_if_empty(session.id, "/first")
-        pg_store.set_cwd_if_empty(session.id, "/second")   # (cwd is no longer empty)
+        pg_store.sessions.set_cwd_if_empty(session.id, "/first")
+        pg_store.sessions.set_cwd_if_empty(session.id, "/second")   # (cwd is no longer empty)
         cursor = conn.execute("UPDATE external_sessions SET cwd = cwd || '!' WHERE id = %s",
                               (session.id,))
         with pytest.raises(pg_store.errors, match="didn't produce records"):
@@ -177,33 +177,33 @@ def test_statements_that_wait_run_in_order_and_a_rowcount_sends_them(pg_store):
         assert cursor.rowcount == 1
         assert conn.execute("SELECT cwd FROM external_sessions WHERE id = %s",
                             (session.id,)).fetchone()[0] == "/first!"
-    assert pg_store.get_external_session(session.id).cwd == "/first!"
+    assert pg_store.sessions.get(session.id).cwd == "/first!"
 
 
 def test_an_error_of_a_statement_that_waited_fails_its_transaction(pg_store):
-    session = pg_store.create_external_session("s")
+    session = pg_store.sessions.create("s")
     with pytest.raises(pg_store.errors):
         with pg_store.transaction() as conn:
-            pg_store.set_cwd_if_empty(session.id, "/never")
+            pg_store.sessions.set_cwd_if_empty(session.id, "/never")
             # NOT NULL: the error comes with the next statement that has rows to give
             conn.execute("UPDATE external_sessions SET session_name = NULL WHERE id = %s",
                          (session.id,))
             conn.execute("SELECT 1").fetchone()
             pytest.fail("the failed UPDATE went unnoticed")
-    assert pg_store.get_external_session(session.id).cwd == ""   # (rolled back, all of it)
+    assert pg_store.sessions.get(session.id).cwd == ""   # (rolled back, all of it)
     with pytest.raises(pg_store.errors):
         with pg_store.transaction() as conn:
             conn.execute("UPDATE external_sessions SET session_name = NULL WHERE id = %s",
                          (session.id,))   # (its error comes with the COMMIT)
-    assert pg_store.get_external_session(session.id).session_name == "s"
-    pg_store.rename_session(session.id, "the connection goes on")
-    assert pg_store.session_name(session.id) == "the connection goes on"
+    assert pg_store.sessions.get(session.id).session_name == "s"
+    pg_store.sessions.rename(session.id, "the connection goes on")
+    assert pg_store.sessions.name(session.id) == "the connection goes on"
 
 
 def test_many_usage_rows_in_one_statement_are_the_rows_one_by_one(postgres_server, monkeypatch):
     # More than a few usage rows go in as one INSERT … SELECT FROM unnest(arrays) (one round
     # trip): the same rows, seqs (their order), bucket sums and refusals as row by row.
-    from core.store import postgres
+    from core.store.postgres import backend as postgres
 
     def rows(session_id: int) -> list[tuple]:
         return [(session_id, "anthropic", "messages", f"model-{i % 3}", i, 2 * i, 3 * i, 0,
@@ -217,7 +217,7 @@ def test_many_usage_rows_in_one_statement_are_the_rows_one_by_one(postgres_serve
             if one_by_one:
                 patch.setattr(postgres, "_AS_ONE", {})
             with open_store(url) as store:
-                session = store.create_external_session("s")
+                session = store.sessions.create("s")
                 with store.transaction() as conn:
                     postgres.PostgresBackend.executemany(
                         conn, postgres.Statements.USAGE_INSERT_RESPONSE, rows(session.id))

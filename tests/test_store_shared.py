@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from core import open_store
-from core.manager import close_root_dbs, open_root_db
-from core.repositories import close_shared_stores, shared_store
+from core.seed.manager import close_root_dbs, open_root_db
+from core.seed.repositories import close_shared_stores, shared_store
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -29,9 +29,9 @@ sys.path.insert(0, sys.argv[1])
 from core import open_store
 store = open_store(sys.argv[2], create=False)
 if sys.argv[3] == "append":
-    branch = store.current_internal_session(int(sys.argv[4]))
-    store.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": "other"}})
-print(store.session_totals(int(sys.argv[4]))[0])
+    branch = store.branches.current(int(sys.argv[4]))
+    store.entries.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": "other"}})
+print(store.sessions.totals(int(sys.argv[4]))[0])
 store.close()
 """
 
@@ -73,28 +73,28 @@ def deleted_descriptors(folder) -> list[str]:
 def test_a_held_store_and_its_reader_stay_coherent_with_other_processes(tmp_path):
     path = tmp_path / "shared.db"
     store = open_store(path)
-    session = store.create_external_session("s")
-    branch = store.create_internal_session(session.id)
+    session = store.sessions.create("s")
+    branch = store.branches.create(session.id)
     for n in range(2):
-        store.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": f"{n}"}})
-    store.list_sessions()
+        store.entries.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": f"{n}"}})
+    store.sessions.list()
     reader = store.reader()  # as the browser does at start
-    reader.list_sessions()
+    reader.sessions.list()
     try:
         for round_ in range(2):
             plain_sqlite_process(path)
-            assert other_process(path, session.id) == store.session_totals(session.id)[0]
+            assert other_process(path, session.id) == store.sessions.totals(session.id)[0]
             # the holder writes: the other processes see it
             for n in range(3):
-                store.append_to_branch(branch.id, "message",
+                store.entries.append_to_branch(branch.id, "message",
                                        {"message": {"role": "user", "content": f"r{round_}.{n}"}})
-            mine = store.session_totals(session.id)[0]
+            mine = store.sessions.totals(session.id)[0]
             plain_sqlite_process(path)
             assert other_process(path, session.id) == mine
             # another process writes: the holder and its reader see it
             assert other_process(path, session.id, "append") == mine + 1
-            assert store.session_totals(session.id)[0] == mine + 1
-            assert reader.session_totals(session.id)[0] == mine + 1
+            assert store.sessions.totals(session.id)[0] == mine + 1
+            assert reader.sessions.totals(session.id)[0] == mine + 1
             assert deleted_descriptors(tmp_path) == []
         assert store.integrity_check() == "ok"
     finally:
@@ -119,7 +119,7 @@ def test_opening_a_store_reads_no_file_with_plain_io(tmp_path, monkeypatch):
     monkeypatch.setattr(builtins, "open", spy)
     monkeypatch.setattr(io, "open", io_spy)
     store = open_store(path, create=False)
-    store.reader().list_sessions()
+    store.reader().sessions.list()
     store.close()
     assert [name for name in opened if name.startswith(str(path))] == []
 
@@ -142,16 +142,16 @@ def test_every_api_shares_one_connection_per_file(tmp_path, monkeypatch):
         # a handle keeps its own clock and ids
         clocked = open_store(path, clock=lambda: "2026-01-02T00:00:00Z", id_factory=lambda: "fixed")
         assert clocked.connection is first.connection
-        made = clocked.create_external_session("clocked")
+        made = clocked.sessions.create("clocked")
         assert (made.uid, made.created_at.year) == ("fixed", 2026)
-        assert first.create_external_session("mine").uid != "fixed"
+        assert first.sessions.create("mine").uid != "fixed"
         # closing one user leaves the connection to the others
         for handle in by_other_names:
             handle.close()
         clocked.close()
         assert handle.closed and not first.closed
-        assert len(first.list_sessions()) == 2
-        assert by_manager.get_external_session_by_uid("fixed").session_name == "clocked"
+        assert len(first.sessions.list()) == 2
+        assert by_manager.sessions.by_uid("fixed").session_name == "clocked"
     finally:
         close_root_dbs()
         close_shared_stores()
@@ -162,15 +162,15 @@ def test_the_last_close_closes_the_connection_and_a_new_open_starts_over(tmp_pat
     path = tmp_path / "s.db"
     a = open_store(path)
     b = open_store(path)
-    a.reader().list_sessions()
+    a.reader().sessions.list()
     connection = a.connection
     a.close()
-    b.list_sessions()
+    b.sessions.list()
     b.close()
     with pytest.raises(Exception):
         connection.execute("SELECT 1")
     c = open_store(path)
-    assert c.connection is not connection and c.list_sessions() == []
+    assert c.connection is not connection and c.sessions.list() == []
     c.close()
 
 
@@ -197,9 +197,9 @@ def test_a_transaction_in_one_handle_is_the_transaction_of_all(tmp_path):
     try:
         with pytest.raises(RuntimeError):
             with a.transaction():
-                b.create_external_session("joined")
+                b.sessions.create("joined")
                 raise RuntimeError("undo")
-        assert b.list_sessions() == []  # b's write was part of a's transaction
+        assert b.sessions.list() == []  # b's write was part of a's transaction
     finally:
         a.close()
         b.close()

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import open_fixed, settle
 from core.demo import DEMO_NOW
-from core.models import InternalSession
+from core.seed.models import InternalSession
 from tui.app import ArborApp
 from tui.components.branches_pane import DEPTH_MARK, MAX_INDENT, flatten
 
@@ -56,7 +56,7 @@ async def test_100k_branch_opens_at_end_and_scrolls_to_start(big_db):
 async def test_c_and_r_on_the_100k_branch_fill_their_dialogs_reading_what_they_keep(big_db):
     from test_plans import ReadCounter
 
-    from core.summariser import RECENT_WINDOW
+    from core.history.summariser import RECENT_WINDOW
 
     app = ArborApp(open_fixed(big_db), clock=lambda: DEMO_NOW, poll_interval=None)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 import pytest
 from rich.console import Console
 
-from core.entries import Entry
+from core.model.entries import Entry
 from tui.claude_lines import describe, duration
 from tui.message_render import body, header
 from tui.message_source import Item

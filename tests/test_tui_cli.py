@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from core import open_store
-from core.store.migrations.sqlite import CURRENT_VERSION
+from core.store.sqlite.migrations import CURRENT_VERSION
 from tui import cli
 
 REPO = Path(__file__).resolve().parent.parent
@@ -70,7 +70,7 @@ def test_folder_instead_of_store(tmp_path):
 def test_demo_refuses_to_overwrite_a_real_store(tmp_path):
     path = tmp_path / "mine.db"
     store = open_store(path)
-    store.create_external_session("my work")
+    store.sessions.create("my work")
     store.close()
     before = path.read_bytes()
     assert_refused(run("--demo", "--db", str(path)), "not a demo store")
@@ -82,7 +82,7 @@ def test_demo_builds_then_opens(tmp_path, monkeypatch):
 
     class FakeApp:
         def __init__(self, store, show_archived=False, **_options):
-            opened["sessions"] = len(store.list_sessions())
+            opened["sessions"] = len(store.sessions.list())
             opened["archived"] = show_archived
             self.return_code = 0
 
@@ -112,12 +112,12 @@ def test_help_runs(module):
 
 
 def test_ctrl_c_during_an_import_is_one_sentence_and_exit_130(tmp_path, monkeypatch, capsys):
-    import core.importers
+    import core.importing
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(core.importers, "import_paths", interrupted)
+    monkeypatch.setattr(core.importing, "import_paths", interrupted)
     log = tmp_path / "x.jsonl"
     log.write_text("{}\n")
     code = cli.main(["import", str(log), "--db", str(tmp_path / "s.db"), "--quiet"])

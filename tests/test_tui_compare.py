@@ -6,7 +6,7 @@ from pathlib import Path
 
 from conftest import HOSTILE_NAME, HOSTILE_TEXT, open_fixed, settle
 from core import open_store
-from core import operations as ops
+from core.actions import operations as ops
 from core.demo import DEMO_NOW
 from tui.app import ArborApp
 from textual.widgets import DataTable
@@ -17,7 +17,7 @@ from tui.components.compare_screen import CompareScreen, SidePane, SideSummary
 from test_tui_safe_text import UNSAFE
 from test_branch_compare import reply, say, user
 from test_tui_snapshots import LOGIN, app_for, session, steps
-from core.branch_compare import compare, scan_side
+from core.history.branch_compare import compare, scan_side
 
 SIZE = (120, 40)
 
@@ -99,11 +99,11 @@ async def test_d_picks_the_other_branch_and_shows_both_sides(demo_db):
         await pilot.press("down", "space")
         assert panes[1].cursor == 1 and panes[1].cursor_item.key in panes[1].expanded
         # the browser's keys do not act from here: no branch made, nothing rolled back
-        before = len(app.store.internal_sessions(a.branch.external_session_id))
+        before = len(app.store.branches.of_session(a.branch.external_session_id))
         await pilot.press("b", "r", "c", "l")
         await settle(pilot)
         assert app.screen is screen
-        assert len(app.store.internal_sessions(a.branch.external_session_id)) == before
+        assert len(app.store.branches.of_session(a.branch.external_session_id)) == before
         # f: every file either side changed, what each did to it
         await pilot.press("f")
         await settle(pilot)
@@ -147,12 +147,12 @@ async def test_escape_in_the_picker_compares_nothing(demo_db):
 def hostile_pair(path: Path) -> Path:
     """Two branches whose names, labels, replies and tool inputs hold markup and escapes."""
     store = open_store(path, clock=lambda: DEMO_NOW)
-    session = store.create_external_session(HOSTILE_NAME)
-    main = store.create_internal_session(session.id, name="[bold]main\x1b[31m")
-    fork = store.append_to_branch(main.id, "message", {"message": {"role": "user", "content": HOSTILE_TEXT}})
+    session = store.sessions.create(HOSTILE_NAME)
+    main = store.branches.create(session.id, name="[bold]main\x1b[31m")
+    fork = store.entries.append_to_branch(main.id, "message", {"message": {"role": "user", "content": HOSTILE_TEXT}})
     for branch in (main, ops.branch(store, main.id, fork.seq, name="[@click=app.quit]other\x1b]0;t\x07")):
         ops.set_branch_label(store, branch.id, "[/]\x1b]52;c;eA==\x07")
-        store.append_to_branch(branch.id, "message", {"message": {
+        store.entries.append_to_branch(branch.id, "message", {"message": {
             "role": "assistant", "content": [
                 {"type": "text", "text": HOSTILE_TEXT},
                 {"type": "toolCall", "id": "c", "name": "Write\x1b[2J",
@@ -193,15 +193,15 @@ async def test_hostile_branches_compare_inertly(tmp_path):
 
 def test_files_of_both_sides_are_listed_both_first(tmp_path):
     store = open_store(tmp_path / "files.db")
-    session = store.create_external_session("s")
-    main = store.create_internal_session(session.id)
+    session = store.sessions.create("s")
+    main = store.branches.create(session.id)
     fork = say(store, main.id, user("go"))[-1]
     say(store, main.id, reply("", ("Write", {"file_path": "z_both.py", "content": "x"}),
                               ("bash", {"command": "rm a_only.txt"})))
     other = ops.branch(store, main.id, fork.seq)
     say(store, other.id, reply("", ("Edit", {"file_path": "z_both.py", "old_string": "x", "new_string": "y"}),
                                ("Write", {"file_path": "b_only.py", "content": "1\n2"})))
-    found = compare(store, store.get_internal_session(main.id), store.get_internal_session(other.id))
+    found = compare(store, store.branches.get(main.id), store.branches.get(other.id))
     for one in found.sides:
         list(scan_side(store, one))
     rows = [(path, a and a.last_action, b and b.last_action) for path, a, b in file_rows(found)]

@@ -7,7 +7,7 @@ import sqlite3
 
 from conftest import settle, wait_until
 from core import SessionManager, open_store
-from core.manager import close_root_dbs
+from core.seed.manager import close_root_dbs
 from tui.app import ArborApp
 
 

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from conftest import settle
-from core import open_store, operations
+from core import open_store
+from core.actions import operations
 from test_tui_history import LOGIN, SIZE, choose_session, keys, make_app, type_text
 
 
@@ -166,7 +167,7 @@ async def test_b_in_the_tree_branches_at_the_highlighted_entry(demo_db):
         await keys(pilot, "b", "enter")
         assert app.branch.head_seq == seq and app.branch.is_current
         store = open_store(demo_db)
-        assert store.get_internal_session(app.branch.id).head_seq == seq
+        assert store.branches.get(app.branch.id).head_seq == seq
         # the new branch's head is marked in the tree
         assert any(row.seq == seq for row in pane.rows)
         assert app.branch.name in row_texts(app)[pane.index_of(seq)]
@@ -176,8 +177,8 @@ async def test_slash_finds_a_message_by_its_label(demo_db):
     from tui.components.search_screen import ResultList, SearchScreen
 
     store = open_store(demo_db)
-    session = next(s for s in store.list_sessions() if s.name == LOGIN)
-    seq = next(iter(store.entry_labels(session.id)))
+    session = next(s for s in store.sessions.list() if s.name == LOGIN)
+    seq = next(iter(store.annotations.entry_labels(session.id)))
     # the label's words are not in the message's own text: only the label finds it
     word = "zebracrossing"
     operations.set_label(store, seq, word)

@@ -17,7 +17,7 @@ import pytest
 from conftest import open_fixed, settle
 from test_tui_keys import type_text
 from core.demo import DEMO_NOW, build_demo
-from core.entries import BRANCH_SUMMARY
+from core.model.entries import BRANCH_SUMMARY
 from tui.app import ArborApp
 
 SIZE = (120, 40)
@@ -38,8 +38,8 @@ def demo_path(tmp_path_factory):
     from core import open_store
 
     store = open_store(path)
-    session = store.create_external_session(EMPTY)
-    store.create_internal_session(session.id, name="nothing yet")
+    session = store.sessions.create(EMPTY)
+    store.branches.create(session.id, name="nothing yet")
     store.close()
     return path
 
@@ -233,17 +233,17 @@ async def test_m_on_the_compacted_context_marks_it_and_the_name_goes_into_the_di
         await settle(pilot)
         await ctx_compacted(pilot)
         compaction = app.messages_pane.highlighted.entry
-        branches = len(app.store.internal_sessions(app.session_id))
+        branches = len(app.store.branches.of_session(app.session_id))
         await pilot.press("m")
         await settle(pilot)
         assert app.screen.id == "checkpoint-dialog"
         await type_text(pilot, "before batch 950")      # (a b among the keys)
         await pilot.press("enter")
         await settle(pilot)
-        marks = [c for c in app.store.checkpoints_for_session(app.session_id)
+        marks = [c for c in app.store.annotations.checkpoints_of_session(app.session_id)
                  if c.checkpoint_name == "before batch 950"]
         assert [c.entry_seq for c in marks] == [compaction.seq]
-        assert len(app.store.internal_sessions(app.session_id)) == branches
+        assert len(app.store.branches.of_session(app.session_id)) == branches
 
 
 async def test_a_label_on_the_compacted_context_shows_on_its_row(demo_path, tmp_path):
@@ -276,7 +276,7 @@ async def test_r_m_and_o_in_the_entry_tree_take_its_highlighted_entry(demo_path,
         assert app.screen.id == "checkpoint-dialog"
         await pilot.press("enter")
         await settle(pilot)
-        assert entry.seq in [c.entry_seq for c in app.store.checkpoints_for_session(app.session_id)]
+        assert entry.seq in [c.entry_seq for c in app.store.annotations.checkpoints_of_session(app.session_id)]
         calls = []
         import tui.agent_handoff as handoff
 

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from core.store.sqlite import Statements
+from core.store.sqlite.backend import Statements
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -21,8 +21,8 @@ REPO = Path(__file__).resolve().parent.parent
 # logs, importing, pricing, exporting, PostgreSQL, writing entries.
 NOT_BEFORE_FIRST_FRAME = (
     "rich.markdown", "markdown_it", "tui.message_render", "tui.message_source", "tui.tool_views",
-    "core.follow", "core.importers", "watchfiles", "core.pricing", "core.exporters",
-    "tui.html_export", "psycopg", "core.store.postgres", "core.store.writer", "core.session_types",
+    "core.importing.follow", "core.importing", "watchfiles", "core.usage.pricing", "core.export.formats",
+    "tui.html_export", "psycopg", "core.store.postgres.backend", "core.store.writer", "core.seed.session_types",
 )
 
 CHILD = r"""
@@ -142,13 +142,13 @@ def test_a_list_that_cannot_be_read_is_said_once(demo_db, monkeypatch):
     import sqlite3
 
     from conftest import open_fixed, settle
-    from core.store import Store
+    from core.store.rooms.sessions import SessionsRoom
     from tui.app import ArborApp
 
     def fails(self, **_options):
         raise sqlite3.DatabaseError("database disk image is malformed")
 
-    monkeypatch.setattr(Store, "list_sessions", fails)
+    monkeypatch.setattr(SessionsRoom, "list", fails)
 
     async def go() -> None:
         app = ArborApp(open_fixed(demo_db), poll_interval=None)

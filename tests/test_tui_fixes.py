@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import open_fixed, settle
-from core import open_store, operations
+from core import open_store
+from core.actions import operations
 from core.demo import DEMO_NOW
 from tui.app import ArborApp
 from tui.components.key_footer import KeyFooter
@@ -46,7 +47,7 @@ async def test_branching_does_not_move_the_session_list(demo_db):
         assert [s.id for s in app.sessions_pane.sessions] == order
         assert app.sessions_pane.cursor == cursor
         # (the session did become the newest: a fresh start lists it first)
-        assert app.store.list_sessions()[0].name == PAYMENTS
+        assert app.store.sessions.list()[0].name == PAYMENTS
 
 
 async def test_footer_never_draws_a_key_under_another_at_80_columns(demo_db):
@@ -74,8 +75,8 @@ async def test_footer_never_draws_a_key_under_another_at_80_columns(demo_db):
 
 def test_compaction_keeps_the_newest_reply_when_no_user_message_fits(demo_db):
     store = open_store(demo_db)
-    branch = next(b for s in store.list_sessions() if s.name == NOTES
-                  for b in store.internal_sessions(s.id))
+    branch = next(b for s in store.sessions.list() if s.name == NOTES
+                  for b in store.branches.of_session(s.id))
     # the newest reply (48 tokens) fits in 66, the tool result before it does not
     plan = operations.plan_compaction(store, branch.id, keep_recent_tokens=66, summariser=None)
     assert plan.kept_count == 1

@@ -9,7 +9,7 @@ from agent_writers import agent_home
 from conftest import open_fixed, settle, wait_until
 from core import open_store
 from core.demo import DEMO_NOW
-from core.importers import import_paths
+from core.importing import import_paths
 from tui.app import ArborApp
 
 SIZE = (120, 40)

@@ -134,13 +134,13 @@ async def test_a_name_left_as_it_was_is_kept_as_it_was(tmp_path):
         assert [n.message for n in app._notifications][-1].startswith("Nothing to undo")
     store = open_store(path, create=False)
     try:
-        session = next(s for s in store.list_sessions() if s.name.startswith("SESS"))
+        session = next(s for s in store.sessions.list() if s.name.startswith("SESS"))
         assert session.name == hostile(TAGS["session"])
-        branches = store.internal_sessions(session.id)
+        branches = store.branches.of_session(session.id)
         assert {b.name for b in branches} == {hostile(TAGS["branch"]), hostile(TAGS["fork"])}
-        assert set(store.branch_labels(session.id).values()) == {
+        assert set(store.annotations.branch_labels(session.id).values()) == {
             hostile(TAGS["branch_label"]), hostile(TAGS["branch_label"]) + "-2"}
-        assert set(store.entry_labels(session.id).values()) == {hostile(TAGS["entry_label"])}
+        assert set(store.annotations.entry_labels(session.id).values()) == {hostile(TAGS["entry_label"])}
     finally:
         store.close()
 

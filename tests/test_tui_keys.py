@@ -11,7 +11,7 @@ import pytest
 from conftest import open_fixed, settle, wait_until
 from core import open_store
 from core.demo import DEMO_NOW
-from core.entries import BRANCH_SUMMARY, COMPACTION
+from core.model.entries import BRANCH_SUMMARY, COMPACTION
 from tui.app import ArborApp
 from tui.components.empty_state import EmptyState
 
@@ -76,12 +76,12 @@ async def test_b_in_messages_branches_at_highlighted_message(demo_location):   #
         app.messages_pane.focus()
         await pilot.press("up", "up")
         entry = app.messages_pane.highlighted.entry
-        before = len(app.store.internal_sessions(app.session_id))
+        before = len(app.store.branches.of_session(app.session_id))
         await pilot.press("b")
         await settle(pilot)
         await pilot.press("enter")        # accept the suggested branch name
         await settle(pilot)
-        branches = app.store.internal_sessions(app.session_id)
+        branches = app.store.branches.of_session(app.session_id)
         assert len(branches) == before + 1
         new = next(b for b in branches if b.is_current)
         assert new.head_seq == entry.seq and new.fork_seq == entry.seq
@@ -102,7 +102,7 @@ async def test_b_in_branches_branches_at_head(demo_db):
         await settle(pilot)
         await pilot.press("enter")        # accept the suggested branch name
         await settle(pilot)
-        new = app.store.current_internal_session(app.session_id)
+        new = app.store.branches.current(app.session_id)
         assert new.id != source.id and new.parent_session_id == source.id
         assert new.head_seq == source.head_seq
         assert app.branches_pane.highlighted.id == new.id
@@ -124,12 +124,12 @@ async def test_r_rolls_back_to_highlighted_message_with_summary(demo_location): 
         assert "messages summarised" in summary  # the built-in summary of what is left behind
         await pilot.press("ctrl+s")
         await settle(pilot)
-        new = app.store.current_internal_session(app.session_id)
+        new = app.store.branches.current(app.session_id)
         assert new.id != old.id and new.parent_session_id == old.id
-        head = app.store.get_entry(new.head_seq)
+        head = app.store.entries.get(new.head_seq)
         assert head.type == BRANCH_SUMMARY and head.parent_seq == target.seq
         # the old branch is untouched
-        assert app.store.get_internal_session(old.id).head_seq == old.head_seq
+        assert app.store.branches.get(old.id).head_seq == old.head_seq
         assert app.branch.id == new.id
 
 
@@ -147,7 +147,7 @@ async def test_r_rolls_back_to_checkpoint(demo_db):
         await pilot.press("tab", "space")  # untick the branch summary
         await pilot.press("ctrl+s")
         await settle(pilot)
-        new = app.store.current_internal_session(app.session_id)
+        new = app.store.branches.current(app.session_id)
         assert new.parent_session_id == branch.id
         assert new.branch_point_checkpoint_id == checkpoint.checkpoint_id
         assert new.head_seq == checkpoint.entry_seq  # no summary entry appended
@@ -166,14 +166,14 @@ async def test_l_labels_and_clears_message(demo_location):   # on a file and on 
         await type_text(pilot, "look here")
         await pilot.press("enter")
         await settle(pilot)
-        assert app.store.entry_labels(app.session_id)[seq] == "look here"
+        assert app.store.annotations.entry_labels(app.session_id)[seq] == "look here"
         assert app.messages_pane.labels[seq] == "look here"
         assert app.messages_pane.highlighted.entry.seq == seq  # cursor kept
         await pilot.press("l")
         await pilot.pause()
         await pilot.press("ctrl+u", "enter")
         await settle(pilot)
-        assert seq not in app.store.entry_labels(app.session_id)
+        assert seq not in app.store.annotations.entry_labels(app.session_id)
 
 
 async def test_l_labels_branch(demo_db):
@@ -189,7 +189,7 @@ async def test_l_labels_branch(demo_db):
         await type_text(pilot, "keeper")
         await pilot.press("enter")
         await settle(pilot)
-        assert app.store.branch_labels(app.session_id)[branch.id] == "keeper"
+        assert app.store.annotations.branch_labels(app.session_id)[branch.id] == "keeper"
         assert app.branches_pane.highlighted.id == branch.id
         assert app.branches_pane.rows[app.branches_pane.cursor].label == "keeper"
 
@@ -208,7 +208,7 @@ async def test_c_compacts_with_edited_summary(demo_location):   # on a file and 
         dialog.query_one("#compact-summary").text = "edited summary"
         await pilot.press("ctrl+s")
         await settle(pilot)
-        head = app.store.get_entry(app.store.get_internal_session(branch.id).head_seq)
+        head = app.store.entries.get(app.store.branches.get(branch.id).head_seq)
         assert head.type == COMPACTION and head.data["summary"] == "edited summary"
         # the replayed context starts with the marker, and the cursor is on it
         assert app.messages_pane.source.compaction.seq == head.seq
@@ -228,7 +228,7 @@ async def test_enter_makes_branch_current(demo_location):   # on a file and on P
         branch_id = rows[other].branch.id
         await pilot.press("enter")
         await settle(pilot)
-        assert app.store.current_internal_session(app.session_id).id == branch_id
+        assert app.store.branches.current(app.session_id).id == branch_id
         assert app.branches_pane.highlighted.id == branch_id
         assert app.branches_pane.highlighted.is_current
 
@@ -242,12 +242,12 @@ async def test_a_archives_after_confirmation(demo_db):
         await pilot.pause()
         await pilot.press("n")
         await settle(pilot)
-        assert app.store.get_external_session(session.id).is_active
+        assert app.store.sessions.get(session.id).is_active
         await pilot.press("a")
         await pilot.pause()
         await pilot.press("y")
         await settle(pilot)
-        assert not app.store.get_external_session(session.id).is_active
+        assert not app.store.sessions.get(session.id).is_active
         assert session.id not in [s.id for s in app.sessions]
         assert app.sessions_pane.cursor == 0
 
@@ -263,7 +263,7 @@ async def test_R_renames(demo_db):
         await type_text(pilot, "Lisbon trip")
         await pilot.press("enter")
         await settle(pilot)
-        assert app.store.get_external_session(session.id).session_name == "Lisbon trip"
+        assert app.store.sessions.get(session.id).session_name == "Lisbon trip"
         assert app.sessions_pane.highlighted.name == "Lisbon trip"
 
 
@@ -332,10 +332,10 @@ async def test_second_process_writes_show_up(demo_location):
             "import sys; sys.path.insert(0, %r)\n"
             "from core import open_store\n"
             "s = open_store(%r, create=False)\n"
-            "s.append_to_branch(%d, 'message', {'message': {'role': 'user', 'content': 'from outside'}})\n"
-            "x = s.create_external_session('Written by an agent', source='pi')\n"
-            "b = s.create_internal_session(x.id)\n"
-            "s.append_to_branch(b.id, 'message', {'message': {'role': 'user', 'content': 'hi'}})\n"
+            "s.entries.append_to_branch(%d, 'message', {'message': {'role': 'user', 'content': 'from outside'}})\n"
+            "x = s.sessions.create('Written by an agent', source='pi')\n"
+            "b = s.branches.create(x.id)\n"
+            "s.entries.append_to_branch(b.id, 'message', {'message': {'role': 'user', 'content': 'hi'}})\n"
             "s.close()\n" % (str(REPO), str(demo_db), branch.id))
         subprocess.run([sys.executable, "-c", script], check=True)
         assert await wait_until(pilot, lambda: app.messages_pane.count == count + 1
@@ -359,7 +359,7 @@ async def test_live_refresh_keeps_cursor_not_at_end(demo_location):
         seq = app.messages_pane.highlighted.entry.seq
         length = app.messages_pane.source.length
         other = open_store(demo_db, create=False)  # a second connection, as another process has
-        other.append_to_branch(app.branch.id, "message", {"message": {"role": "user", "content": "x"}})
+        other.entries.append_to_branch(app.branch.id, "message", {"message": {"role": "user", "content": "x"}})
         other.close()
         assert await wait_until(pilot, lambda: app.messages_pane.source.length == length + 1)
         assert app.messages_pane.source.length == length + 1
@@ -440,24 +440,24 @@ async def test_import_from_palette_fills_an_empty_store(empty_db):
         assert app.sessions, "the imported sessions are listed"
         assert not app.query_one(EmptyState).display
         assert {s.source for s in app.sessions} >= {"pi", "codex"}
-        assert len(app.store.list_sessions()) == len(app.sessions)
+        assert len(app.store.sessions.list()) == len(app.sessions)
         assert app.branch is not None and app.messages_pane.count > 0
 
 
 async def test_broken_compaction_shows_raw_entries_and_a_warning(tmp_path):
-    from core.entries import COMPACTION
+    from core.model.entries import COMPACTION
 
     path = tmp_path / "broken.db"
     store = open_store(path)
-    session = store.create_external_session("broken replay")
-    branch = store.create_internal_session(session.id, name="main")
+    session = store.sessions.create("broken replay")
+    branch = store.branches.create(session.id, name="main")
     for text in ("one", "two", "three"):
-        store.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": text}})
+        store.entries.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": text}})
     # stored as an import stores what a log says (append_to_branch refuses it)
-    head = store.get_internal_session(branch.id).head_seq
-    broken = store.append_entry(session.id, head, COMPACTION,
+    head = store.branches.get(branch.id).head_seq
+    broken = store.entries.append(session.id, head, COMPACTION,
                                 {"summary": "s", "firstKeptEntryId": "not-there"})
-    store.move_head(branch.id, broken.seq)
+    store.branches.move_head(branch.id, broken.seq)
     store.close()
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
@@ -500,9 +500,9 @@ async def test_the_app_opens_a_postgresql_store_and_names_it_without_the_passwor
     url = postgres_server.new_store_url()
     # the test server trusts local users: the password is there to be kept off the screen
     store = open_store(url.replace("postgresql://postgres@", "postgresql://postgres:hunter2@"))
-    session = store.create_external_session("On the team server")
-    branch = store.create_internal_session(session.id)
-    store.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": "hi"}})
+    session = store.sessions.create("On the team server")
+    branch = store.branches.create(session.id)
+    store.entries.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": "hi"}})
     app = ArborApp(store, clock=lambda: DEMO_NOW, poll_interval=None)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

@@ -12,7 +12,7 @@ import pytest
 from conftest import open_fixed, settle
 from core import open_store
 from core.demo import DEMO_NOW
-from core.importers import import_paths
+from core.importing import import_paths
 from tui.app import ArborApp
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "lineage"
@@ -49,8 +49,8 @@ async def test_a_subagent_is_listed_only_under_its_parent_and_counted_in_it(line
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         store = app.store
-        parent = store.get_external_session_by_uid(PARENT)
-        child = store.get_external_session_by_uid(CHILD)
+        parent = store.sessions.by_uid(PARENT)
+        child = store.sessions.by_uid(CHILD)
         pane = app.sessions_pane
         assert [s.id for s in pane.sessions] == [parent.id]          # folded: only the parent
         assert pane.rows[0].messages == parent.message_count + child.message_count
@@ -90,7 +90,7 @@ async def test_the_subagent_thread_follows_the_tool_call_and_opens_with_space(li
         pane.move_cursor(index)
         await pilot.press("space")
         await settle(pilot)
-        child = app.store.get_external_session_by_uid(CHILD)
+        child = app.store.sessions.by_uid(CHILD)
         opened = [pane.source.item(i) for i in range(index + 1, index + 1 + child.message_count)]
         assert pane.count > folded
         assert all(item.nest == 1 and item.entry.external_session_id == child.id
@@ -111,7 +111,7 @@ async def test_enter_on_the_subagent_row_opens_its_session(lineage_db):
         app.messages_pane.move_cursor(spawn_index(app))
         await pilot.press("enter")
         await settle(pilot)
-        child = app.store.get_external_session_by_uid(CHILD)
+        child = app.store.sessions.by_uid(CHILD)
         assert app.session_id == child.id
         assert app.sessions_pane.highlighted.id == child.id          # its parent opened
         assert "sub-agent of" in str(app.branches_pane.border_subtitle)

@@ -88,7 +88,7 @@ async def test_the_messages_pane_shows_what_the_entry_tree_shows_on_the_branch(d
         await settle(pilot)
         operations_store = app.store
         first = shown_entries(app)[0]
-        operations_store.add_label(app.session_id, "look here", target_seq=first.seq)
+        operations_store.annotations.add_label(app.session_id, "look here", target_seq=first.seq)
         app.show_session(app.session_id)
         await settle(pilot)
         app.set_focus(app.messages_pane)
@@ -142,15 +142,15 @@ def test_the_filter_is_in_the_help_the_palette_and_the_readme():
 # ------------------------------------------------------------ the rows it leaves out
 def test_a_source_with_hidden_depths_maps_rows_and_depths_both_ways(tmp_path):
     store = open_store(tmp_path / "arbor.db")
-    session = store.create_external_session("s")
-    branch = store.create_internal_session(session.id)
-    store.append_messages(branch.id, [{"role": "user", "content": f"m{n}"} for n in range(60)])
-    from core import operations
+    session = store.sessions.create("s")
+    branch = store.branches.create(session.id)
+    store.entries.append_messages(branch.id, [{"role": "user", "content": f"m{n}"} for n in range(60)])
+    from core.actions import operations
 
     operations.compact(store, branch.id, summary="the start", keep_recent_tokens=120)
-    store.append_messages(branch.id, [{"role": "user", "content": f"n{n}"} for n in range(20)])
-    branch = store.get_internal_session(branch.id)
-    length = store.path_length(branch.head_seq)
+    store.entries.append_messages(branch.id, [{"role": "user", "content": f"n{n}"} for n in range(20)])
+    branch = store.branches.get(branch.id)
+    length = store.paths.length(branch.head_seq)
     rng = random.Random(7)
     for raw in (True, False):
         for _ in range(20):

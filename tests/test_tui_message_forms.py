@@ -14,8 +14,8 @@ import pytest
 from rich.console import Console
 
 from core import open_store
-from core.exporters import export_session
-from core.importers import import_paths
+from core.export.formats import export_session
+from core.importing import import_paths
 from tui.message_render import render_item
 from tui.message_source import MessageSource
 from tui.message_text import whole_message
@@ -33,7 +33,7 @@ def drawn(item, group=None, *, expanded: bool, width: int = 90) -> list[str]:
 
 def messages(store, session_id: int, raw: bool = False):
     """(first item, its group) of every message of every branch of a session."""
-    for branch in store.internal_sessions(session_id):
+    for branch in store.branches.of_session(session_id):
         source = MessageSource(store, branch, raw=raw)
         for index in range(source.count):
             first, last = source.group_span(index)
@@ -49,7 +49,7 @@ def test_no_entry_of_any_fixture_is_drawn_without_a_body(tmp_path):
     paths = sorted(FIXTURES.rglob("*.jsonl")) + [FIXTURES / "langgraph" / "langgraph_checkpoints.sqlite"]
     import_paths(store, paths)
     bare = []
-    for session in store.list_sessions(include_archived=True):
+    for session in store.sessions.list(include_archived=True):
         for raw in (False, True):
             for item, group in messages(store, session.id, raw):
                 for expanded in (False, True):
@@ -111,7 +111,7 @@ REPLIES = [
 def forms(tmp_path):
     store = open_store(tmp_path / "arbor.db")
     import_paths(store, [pi_session(tmp_path, SHELL_RUNS + REPLIES)])
-    session = store.list_sessions()[0]
+    session = store.sessions.list()[0]
     shown = {item.entry.id: (item, group) for item, group in messages(store, session.id)}
     yield store, session, shown
     store.close()
@@ -173,7 +173,7 @@ def test_an_extensions_message_shows_its_kind_and_text(tmp_path):
     """pi's custom_message entry and its `custom` role: what an extension put in the context."""
     store = open_store(tmp_path / "arbor.db")
     import_paths(store, [FIXTURES / "pi" / "specstory_full_format_v3_synthetic.jsonl"])
-    session = store.list_sessions()[0]
+    session = store.sessions.list()[0]
     shown = {item.entry.id: (item, group) for raw in (False, True)
              for item, group in messages(store, session.id, raw)}
     assert texts(shown, "cm1", False)[:2] == [texts(shown, "cm1", False)[0],
@@ -190,8 +190,8 @@ def test_the_html_export_draws_them_the_same_way(forms, tmp_path):
 
     store, session, shown = forms
     out = io.StringIO()
-    export_html(store, store.get_external_session(session.id), out,
-                branch=store.current_internal_session(session.id))
+    export_html(store, store.sessions.get(session.id), out,
+                branch=store.branches.current(session.id))
     page = out.getvalue()
     assert '<span class="glyph">$</span> <span class="arg">pytest -x</span>' in page
     assert '<span class="bad">exit 1</span>' in page

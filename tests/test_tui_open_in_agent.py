@@ -73,18 +73,18 @@ async def test_o_on_a_branch_runs_its_agent_and_shows_what_it_added(demo_db, age
         assert agents["suspended"] == [True]
         assert call["name"] == "claude" and call["argv"][0] == "--resume"
         assert call["cwd"] == call["pwd"] == str(agents["home"] / "src" / "webapp")
-        new = app.store.get_external_session_by_uid(call["argv"][1])
+        new = app.store.sessions.by_uid(call["argv"][1])
         # named after the branch (its label in the demo), as Claude Code's picker lists it
         assert new is not None and new.session_name == f"{LOGIN} · waitForURL variant"
         # back in the app: the new session is shown with what the agent added
         assert app.session_id == new.id
         assert "Back from Claude Code: 2 new messages." in said(app)
-        texts = [str(e.message.get("content")) for e in app.store.path_entries(app.branch.head_seq)
+        texts = [str(e.message.get("content")) for e in app.store.paths.entries(app.branch.head_seq)
                  if e.message]
         assert texts[-2:] == ["Carried on in the agent", "[{'type': 'text', 'text': \"The agent's reply\"}]"]
         # the branch itself, before the agent's lines, is the one that was highlighted
         # (its branch summary is a user message in Claude Code)
-        path = app.store.path_entries(branch.head_seq)
+        path = app.store.paths.entries(branch.head_seq)
         source = [e for e in path if e.message or e.type == "branch_summary"]
         assert len(texts) == len(source) + 2 and any(e.type == "branch_summary" for e in path)
 
@@ -151,7 +151,7 @@ async def test_o_on_a_codex_session_without_a_rollout_writes_one(demo_db, agents
 async def test_o_resumes_a_codex_rollout_itself_when_the_branch_ends_there(demo_db, agents):
     from agent_logs import codex_session
     from core import open_store
-    from core.importers import import_paths
+    from core.importing import import_paths
 
     log = codex_session(str(agents["home"] / "src" / "shop"))
     rollout = log.write(agents["tmp"] / "codex")
@@ -168,7 +168,7 @@ async def test_o_resumes_a_codex_rollout_itself_when_the_branch_ends_there(demo_
         assert call["argv"] == ["resume", log.session_id]
         assert len(list((agents["tmp"] / "codex").rglob("*.jsonl"))) == 1   # nothing written
         assert "Back from Codex: 2 new messages." in said(app)
-        assert app.store.get_external_session_by_uid(log.session_id).id == app.session_id
+        assert app.store.sessions.by_uid(log.session_id).id == app.session_id
         assert app.branch.message_count == before + 2
 
 
@@ -217,7 +217,7 @@ async def test_o_on_a_session_arbor_owns_makes_the_branch_current(demo_db, agent
         await pilot.press("o")
         assert await wait_until(pilot, lambda: "SessionManager.continue_recent" in app.clipboard)
         await settle(pilot)
-        current = app.store.current_internal_session(app.session_id)
+        current = app.store.branches.current(app.session_id)
         assert current.head_seq == entry.seq and app.branch.id == current.id
         assert agents["calls"]() == []
         assert "on the clipboard" in said(app)
@@ -274,7 +274,7 @@ def followed(agents, monkeypatch):
         size = path.stat().st_size
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            stamps = self.store.import_stamps()
+            stamps = self.store.imports.stamps()
             if any(str(path) in key and stamp[2] == size for key, stamp in stamps.items()):
                 return
             time.sleep(0.05)
@@ -308,10 +308,10 @@ async def test_what_the_agent_wrote_is_counted_when_the_follower_read_it_first(
         assert (f"({executable} exited with status 1.)" in text) == bool(status)
         # the session shown is the one the agent carried on, its lines at the end of the branch
         prompt = "Please say hello" if append == "quit" else "Carried on in the agent"
-        from core.entries import content_text
+        from core.model.entries import content_text
 
         texts = [content_text(e.message.get("content")) for e in
-                 app.store.path_entries(app.branch.head_seq) if e.message]
+                 app.store.paths.entries(app.branch.head_seq) if e.message]
         assert prompt in texts[-added:][:3]
 
 
@@ -324,13 +324,13 @@ async def test_o_again_on_the_unchanged_branch_resumes_the_same_session(demo_db,
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await choose_session(pilot, LOGIN)
-        sessions = len(app.store.list_sessions())
+        sessions = len(app.store.sessions.list())
         await pilot.press("tab")
         branch = app.branches_pane.highlighted
         await pilot.press("o")
         await wait_for_return(pilot, agents)
         assert "Back from Claude Code; it added nothing to the session." in said(app)
-        assert len(app.store.list_sessions()) == sessions + 1
+        assert len(app.store.sessions.list()) == sessions + 1
         await choose_session(pilot, LOGIN)
         await pilot.press("tab")
         app.branches_pane.focus()
@@ -339,7 +339,7 @@ async def test_o_again_on_the_unchanged_branch_resumes_the_same_session(demo_db,
         await wait_for_return(pilot, agents, count=2)
         first, second = agents["calls"]()
         assert first["argv"] == second["argv"]
-        assert len(app.store.list_sessions()) == sessions + 1
+        assert len(app.store.sessions.list()) == sessions + 1
         assert len(list((agents["tmp"] / "claude").rglob("*.jsonl"))) == 1
 
 
@@ -348,7 +348,7 @@ async def test_o_on_the_session_shown_on_return_carries_it_on(demo_db, agents):
     same session (its branch ends where the file ends), not a copy of a copy."""
     from agent_logs import claude_session
     from core import open_store
-    from core.importers import import_paths
+    from core.importing import import_paths
 
     log = claude_session(str(agents["home"] / "src" / "webapp"))
     with open_store(demo_db, create=False) as store:
@@ -360,7 +360,7 @@ async def test_o_on_the_session_shown_on_return_carries_it_on(demo_db, agents):
         await pilot.press("tab", "o")
         await wait_for_return(pilot, agents)
         [first] = agents["calls"]()
-        shown = app.store.get_external_session(app.session_id)
+        shown = app.store.sessions.get(app.session_id)
         assert shown.uid == first["argv"][1]
         assert shown.session_name == "Flaky parser test · Instead, run the test 50 times first."
         app.branches_pane.focus()

@@ -17,7 +17,7 @@ import pytest
 from conftest import open_fixed, settle, wait_until
 from core import open_store
 from core.demo import DEMO_NOW, build_demo
-from core.push import push_sessions
+from core.export.push import push_sessions
 from pg_server import BlackHole
 from tui.app import ArborApp
 from tui.components.status_line import StatusLine
@@ -103,7 +103,7 @@ async def branch_named(pilot, name: str) -> float:
 
 def branch_names(location, session_id: int) -> list[str]:
     with open_store(location, create=False) as store:
-        return sorted(b.name for b in store.internal_sessions(session_id))
+        return sorted(b.name for b in store.branches.of_session(session_id))
 
 
 @pytest.mark.parametrize("outage", ["crashed", "hanging"])
@@ -251,7 +251,7 @@ async def test_writes_keep_the_order_of_their_keys(demo_location):
         await settle(pilot)
         assert any(text.startswith("Undid: branch undone at once") for text in said(app)), said(app)
         with open_store(demo_location, create=False) as store:   # (undo hides, never deletes)
-            made = [b for b in store.internal_sessions(session_id) if b.name == "undone at once"]
+            made = [b for b in store.branches.of_session(session_id) if b.name == "undone at once"]
         assert len(made) == 1 and made[0].is_hidden
         assert branch_names(demo_location, session_id) == sorted([*before, "undone at once"])
 
@@ -289,16 +289,16 @@ def test_messages_the_store_cannot_give_now_are_left_blank_and_asked_again(demo_
     opened, an entry looked up): while the store does not answer, blank and told to the
     app, never kept as empty and never an exception out of the drawing; asked again once
     it answers."""
-    from core.errors import StoreUnreachable
+    from core.model.errors import StoreUnreachable
     from tui.message_source import MessageSource
 
     store = open_fixed(demo_db)
-    sessions = {s.name: s for s in store.list_sessions()}
+    sessions = {s.name: s for s in store.sessions.list()}
     told: list[BaseException] = []
-    source = MessageSource(store, store.current_internal_session(sessions[LOGIN].id))
+    source = MessageSource(store, store.branches.current(sessions[LOGIN].id))
     source.on_read_error = told.append
     assert source.children, "the demo's login session has a sub-agent"
-    long = MessageSource(store, store.current_internal_session(
+    long = MessageSource(store, store.branches.current(
         sessions["Migrate orders table to new schema"].id), raw=True)
     long.on_read_error = told.append
     far = long.count // 2        # (a window the constructor did not read)
@@ -330,7 +330,7 @@ async def test_the_apps_follow_catches_up_after_an_outage_nothing_lost_nothing_t
     """Live follow in the app, on a store whose server crashes while the agent writes: the
     lines written meanwhile show once it is back, each once."""
     from agent_writers import agent_home
-    from core.importers import import_paths
+    from core.importing import import_paths
 
     home = tmp_path / "home"
     writer = agent_home(home)["claude_code"]
@@ -355,9 +355,9 @@ async def test_the_apps_follow_catches_up_after_an_outage_nothing_lost_nothing_t
         assert await wait_until(pilot, lambda: pane.count == 7, timeout=60), pane.count
         assert "unreachable" not in status(app)
     with open_store(url, create=False) as store:
-        [session] = store.list_sessions()
+        [session] = store.sessions.list()
         texts = [e.message["content"] if isinstance(e.message["content"], str) else
-                 e.message["content"][0]["text"] for e in store.session_entries(session.id)
+                 e.message["content"][0]["text"] for e in store.entries.of_session(session.id)
                  if e.message is not None]
     assert texts == [f"line {n}" for n in range(7)]
 

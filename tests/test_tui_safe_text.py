@@ -9,7 +9,7 @@ from rich.console import Console
 
 from conftest import BIG_OUTPUT_BYTES, HOSTILE_MARKDOWN, HOSTILE_NAME, HOSTILE_TEXT, open_fixed
 from core.demo import DEMO_NOW
-from core.entries import Entry
+from core.model.entries import Entry
 from tui.app import ArborApp
 from tui.message_render import render_item
 from tui.message_source import Item
@@ -148,9 +148,9 @@ async def test_a_session_named_with_ansi_colours_opens(tmp_path):
     path = tmp_path / "ansi.db"
     store = open_store(path)
     with store.transaction():
-        session = store.create_external_session(name, source="claude_code", cwd="/w/\x1b[31mred")
-        branch = store.create_internal_session(session.id, name="main \x1b[1;31m[x]\x1b[0m")
-        store.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": name}})
+        session = store.sessions.create(name, source="claude_code", cwd="/w/\x1b[31mred")
+        branch = store.branches.create(session.id, name="main \x1b[1;31m[x]\x1b[0m")
+        store.entries.append_to_branch(branch.id, "message", {"message": {"role": "user", "content": name}})
     store.close()
     app = ArborApp(open_fixed(path), clock=lambda: DEMO_NOW, poll_interval=None)
     async with app.run_test(size=(120, 40)) as pilot:

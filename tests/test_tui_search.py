@@ -8,7 +8,8 @@ import pytest
 from conftest import open_fixed, settle, wait_until
 from core import open_store
 from core.demo import DEMO_NOW
-from core.store import postgres_search, sqlite_search
+from core.store.postgres import search_index as postgres_search
+from core.store.sqlite import search_index as sqlite_search
 from test_search import _back_to_schema_10
 from tui import search_indexing
 from tui.app import ArborApp
@@ -48,7 +49,7 @@ async def test_the_app_indexes_the_backlog_in_the_background(upgraded_path):
     app = ArborApp(open_fixed(upgraded_path), clock=lambda: DEMO_NOW, poll_interval=None)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert await wait_until(pilot, lambda: not app.store.search_coverage().pending)
+        assert await wait_until(pilot, lambda: not app.store.search.coverage().pending)
         await _search(pilot, "migration")
         results = app.screen.query_one("#search-results")
         assert results.sessions[0].name == "Migrate orders table to new schema"

@@ -10,7 +10,7 @@ from pathlib import Path
 from conftest import HOSTILE_NAME, open_fixed, settle
 from core import open_store
 from core.demo import DEMO_NOW
-from core.exporters import resolve_session
+from core.export.formats import resolve_session
 from tui.app import ArborApp
 from tui.components.sessions_pane import in_project
 
@@ -31,11 +31,11 @@ def same_names_store(path: Path) -> Path:
         made = {}
         for key, cwd in (("web1", "/home/u/src/webapp"), ("api", "/home/u/src/api"),
                          ("web2", "/home/u/src/webapp"), ("other", "/home/u/notes")):
-            session = store.create_external_session("Start" if key != "other" else "Notes",
+            session = store.sessions.create("Start" if key != "other" else "Notes",
                                                     source="claude_code", cwd=cwd,
                                                     uid=f"{key}-0000-4000-8000-{len(made):012d}")
-            branch = store.create_internal_session(session.id, name="main")
-            store.append_to_branch(branch.id, "message", {"message": {"role": "user",
+            branch = store.branches.create(session.id, name="main")
+            store.entries.append_to_branch(branch.id, "message", {"message": {"role": "user",
                                                                       "content": f"hi {key}"}})
             made[key] = session
     store.close()

@@ -101,7 +101,7 @@ async def test_tab_tab_b_in_one_burst_branches_at_the_highlighted_message(demo_d
         await settle(pilot)
         await pilot.press("enter")        # accept the suggested branch name
         await settle(pilot)
-        new = app.store.current_internal_session(app.session_id)
+        new = app.store.branches.current(app.session_id)
         # at the highlighted message (the messages pane's b), not at a branch head
         assert new.head_seq == entry.seq and new.fork_seq == entry.seq
 
@@ -150,11 +150,11 @@ async def test_down_enter_b_in_one_burst_branches_in_the_newly_opened_session(de
         await settle(pilot)
         assert app.focused is app.branches_pane
         # b acted in the session the cursor moved to, at its current branch's head
-        new = app.store.current_internal_session(second.id)
+        new = app.store.branches.current(second.id)
         assert new.parent_session_id is not None
-        parent = app.store.get_internal_session(new.parent_session_id)
+        parent = app.store.branches.get(new.parent_session_id)
         assert parent.external_session_id == second.id and new.head_seq == parent.head_seq
-        assert len(app.store.internal_sessions(first.id)) == first.branch_count
+        assert len(app.store.branches.of_session(first.id)) == first.branch_count
 
 
 async def test_down_tab_tab_b_in_one_burst_branches_at_the_new_sessions_message(demo_db):
@@ -162,12 +162,12 @@ async def test_down_tab_tab_b_in_one_burst_branches_at_the_new_sessions_message(
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         second = app.sessions[1]
-        head = app.store.current_internal_session(second.id)
+        head = app.store.branches.current(second.id)
         burst(app, "down", "tab", "tab", "b")
         await settle(pilot)
         await pilot.press("enter")        # accept the suggested branch name
         await settle(pilot)
-        new = app.store.current_internal_session(second.id)
+        new = app.store.branches.current(second.id)
         assert new.id != head.id
         # the messages pane's b, on the last message of the second session's branch
         assert new.fork_seq == head.head_seq and new.parent_session_id == head.id
@@ -214,7 +214,7 @@ async def test_l_and_the_label_typed_in_one_burst_label_the_branch(demo_db):
         # tab to the branches pane, l opens the prompt, the label goes into it, enter saves
         burst(app, "tab", "l", "ctrl+u", "k", "e", "e", "p", "enter")
         await settle(pilot)
-        assert app.store.branch_labels(app.session_id)[branch.id] == "keep"
+        assert app.store.annotations.branch_labels(app.session_id)[branch.id] == "keep"
         assert app.screen is app.screen_stack[0]  # the prompt closed
 
 
@@ -234,7 +234,7 @@ async def test_keys_after_closing_a_dialog_in_one_burst_act_on_the_screen_below(
         # its text area would have taken as text
         burst(app, "escape", "up", "b", "enter")     # (enter accepts the branch's name)
         await settle(pilot)
-        new = app.store.current_internal_session(app.session_id)
+        new = app.store.branches.current(app.session_id)
         assert new.id != head.id and new.parent_session_id == head.id
         assert new.head_seq == last.parent_seq  # the message above the last
         assert app.screen is app.screen_stack[0]
@@ -244,7 +244,7 @@ async def test_c_and_r_show_their_dialog_at_once_and_fill_it_when_the_plan_is_re
     """However long a plan takes, its dialog is up at once, saying it is working."""
     import threading
 
-    from core import operations
+    from core.actions import operations
 
     release = threading.Event()
     for name in ("plan_compaction", "left_behind"):

@@ -51,9 +51,9 @@ def branches_seen_by_another_process(path: Path, name: str) -> list[dict]:
     return other_process(
         "from core import open_store\n"
         "s = open_store(db, create=False)\n"
-        "sid = next(x.id for x in s.list_sessions() if x.name == %r)\n"
+        "sid = next(x.id for x in s.sessions.list() if x.name == %r)\n"
         "out = [{'id': b.id, 'head': b.head_seq, 'current': b.is_current, 'parent': b.parent_session_id}"
-        " for b in s.internal_sessions(sid)]\n"
+        " for b in s.branches.of_session(sid)]\n"
         "s.close()\n" % name, path)
 
 
@@ -198,7 +198,7 @@ def test_app_and_other_processes_see_each_others_writes_with_sqlite3_in_between(
     other_process(
         "from core import SessionManager, open_store\n"
         "s = open_store(db, create=False)\n"
-        "uid = next(x.uid for x in s.list_sessions() if x.name == %r)\n"
+        "uid = next(x.uid for x in s.sessions.list() if x.name == %r)\n"
         "s.close()\n"
         "m = SessionManager.open_by_id_exact(%r, uid)\n"
         "out = m.append_message({'role': 'user', 'content': 'Written by another process'})\n"

@@ -49,8 +49,8 @@ async def open_messages(pilot, name: str) -> None:
 
 def source_of(path: Path, name: str, raw: bool = False) -> MessageSource:
     store = open_store(path, create=False)
-    session = next(s for s in store.list_sessions() if s.name == name)
-    return MessageSource(store, store.current_internal_session(session.id), raw=raw)
+    session = next(s for s in store.sessions.list() if s.name == name)
+    return MessageSource(store, store.branches.current(session.id), raw=raw)
 
 
 def test_a_response_written_as_several_entries_is_one_message(tool_db):
@@ -86,7 +86,7 @@ async def test_the_cursor_moves_a_message_at_a_time_and_actions_apply_to_its_end
         await settle(pilot)
         await pilot.press("enter")                   # the suggested branch name
         await settle(pilot)
-        head = app.store.get_entry(app.branch.head_seq)
+        head = app.store.entries.get(app.branch.head_seq)
         assert head.message["toolName"] == "Read"   # the branch keeps the whole response
 
 
@@ -95,8 +95,8 @@ async def test_a_long_message_scrolls_line_by_line_and_pages(tmp_path):
     from its start to its end), j and k move one line."""
     path = tmp_path / "long.db"
     store = open_store(path)
-    session = store.create_external_session("long output", source="claude_code")
-    branch = store.create_internal_session(session.id, name="main")
+    session = store.sessions.create("long output", source="claude_code")
+    branch = store.branches.create(session.id, name="main")
     output = "\n".join(f"line {n:03d}" for n in range(1, 566))
     for message in ({"role": "user", "content": "run it"},
                     {"role": "assistant", "responseId": "r1", "content": [
@@ -105,7 +105,7 @@ async def test_a_long_message_scrolls_line_by_line_and_pages(tmp_path):
                     {"role": "toolResult", "toolCallId": "c1", "toolName": "Bash",
                      "content": [{"type": "text", "text": output}], "isError": False},
                     {"role": "assistant", "responseId": "r2", "content": "done"}):
-        store.append_to_branch(branch.id, "message", {"message": message})
+        store.entries.append_to_branch(branch.id, "message", {"message": message})
     store.close()
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:

@@ -1,12 +1,13 @@
-"""core.undo: every operation of the app is undone through the store's operation log,
+"""core.actions.undo: every operation of the app is undone through the store's operation log,
 nothing deleted, repeated undos walk back, a restart keeps the log, conflicts change nothing."""
 
 from __future__ import annotations
 
 import pytest
 
-from core import open_store, operations, undo
-from core.errors import ArborError
+from core import open_store
+from core.actions import operations, undo
+from core.model.errors import ArborError
 
 
 @pytest.fixture
@@ -18,18 +19,18 @@ def store(store_location):
 
 
 def make_session(store):
-    session = store.create_external_session("work")
-    main = store.create_internal_session(session.id, name="main")
-    entries = store.append_messages(main.id, [
+    session = store.sessions.create("work")
+    main = store.branches.create(session.id, name="main")
+    entries = store.entries.append_messages(main.id, [
         {"role": "user", "content": f"question {n}"} if n % 2 == 0 else
         {"role": "assistant", "content": [{"type": "text", "text": f"answer {n} " * 30}]}
         for n in range(8)])
-    return session, store.get_internal_session(main.id), entries
+    return session, store.branches.get(main.id), entries
 
 
 def counts(store, session_id):
-    return (len(store.session_entries(session_id)), len(store.internal_sessions(session_id)),
-            len(store.checkpoints_for_session(session_id)), len(store.label_log(session_id)))
+    return (len(store.entries.of_session(session_id)), len(store.branches.of_session(session_id)),
+            len(store.annotations.checkpoints_of_session(session_id)), len(store.annotations.label_log(session_id)))
 
 
 def test_undo_branch_hides_it_and_restores_the_current(store):
@@ -37,12 +38,12 @@ def test_undo_branch_hides_it_and_restores_the_current(store):
     with undo.recorded(store, session.id, "branch", "branch alt at e3") as done:
         new = operations.branch(store, main.id, entries[3].seq, name="alt")
     assert done.seq is not None
-    assert store.current_branch_id(session.id) == new.id
+    assert store.branches.current_id(session.id) == new.id
     result = undo.undo_last(store)
     assert result.done and result.operation.description == "branch alt at e3"
-    assert store.current_branch_id(session.id) == main.id
-    assert store.get_internal_session(new.id).is_hidden          # hidden, not deleted
-    assert [s.branch_count for s in store.list_sessions()] == [1]   # the hidden one not counted
+    assert store.branches.current_id(session.id) == main.id
+    assert store.branches.get(new.id).is_hidden          # hidden, not deleted
+    assert [s.branch_count for s in store.sessions.list()] == [1]   # the hidden one not counted
     assert undo.undo_last(store) is None                         # nothing more to undo
 
 
@@ -52,8 +53,8 @@ def test_undo_rollback_with_summary(store):
     with undo.recorded(store, session.id, "rollback", "roll back"):
         new = operations.rollback(store, main.id, entry_id=entries[2].seq, summary="left this")
     assert undo.undo_last(store).done
-    assert store.current_branch_id(session.id) == main.id
-    assert store.get_internal_session(new.id).is_hidden
+    assert store.branches.current_id(session.id) == main.id
+    assert store.branches.get(new.id).is_hidden
     entries_now, branches_now, *_ = counts(store, session.id)
     assert entries_now == before[0] + 1 and branches_now == before[1] + 1   # kept
 
@@ -67,15 +68,15 @@ def test_undo_labels_puts_back_the_previous_label(store):
         operations.set_branch_label(store, main.id, "mine")
     with undo.recorded(store, session.id, "label", "clear e1"):
         operations.set_label(store, entries[1].seq, None)
-    assert store.entry_labels(session.id) == {}
+    assert store.annotations.entry_labels(session.id) == {}
     assert undo.undo_last(store).operation.description == "clear e1"
-    assert store.entry_labels(session.id) == {entries[1].seq: "second"}
+    assert store.annotations.entry_labels(session.id) == {entries[1].seq: "second"}
     assert undo.undo_last(store).operation.description == "label branch"
-    assert store.branch_labels(session.id) == {}
+    assert store.annotations.branch_labels(session.id) == {}
     assert undo.undo_last(store).operation.description == "label e1"
-    assert store.entry_labels(session.id) == {entries[1].seq: "first"}
+    assert store.annotations.entry_labels(session.id) == {entries[1].seq: "first"}
     # every value stays in the label log
-    assert [row["label"] for row in store.label_log(session.id)] == \
+    assert [row["label"] for row in store.annotations.label_log(session.id)] == \
         ["first", "second", "mine", None, "second", None, "first"]
 
 
@@ -83,12 +84,12 @@ def test_undo_compaction_moves_the_head_back_and_keeps_the_entry(store):
     session, main, _entries = make_session(store)
     with undo.recorded(store, session.id, "compact", "compact main"):
         operations.compact(store, main.id, keep_recent_tokens=80)
-    compacted = store.get_internal_session(main.id)
+    compacted = store.branches.get(main.id)
     assert compacted.head_seq != main.head_seq
     assert undo.undo_last(store).done
-    assert store.get_internal_session(main.id).head_seq == main.head_seq
-    assert store.get_entry(compacted.head_seq) is not None      # the compaction entry stays
-    assert store.reflog(main.id)[-1][2] == "undo: compact main"
+    assert store.branches.get(main.id).head_seq == main.head_seq
+    assert store.entries.get(compacted.head_seq) is not None      # the compaction entry stays
+    assert store.branches.reflog(main.id)[-1][2] == "undo: compact main"
 
 
 def test_undo_archive_rename_make_current_hide_checkpoint(store):
@@ -98,23 +99,23 @@ def test_undo_archive_rename_make_current_hide_checkpoint(store):
     steps = []
     with undo.recorded(store, session.id, "make_current", "make other current"):
         operations.make_current(store, other.id)
-    steps.append(lambda: store.current_branch_id(session.id) == main.id)
+    steps.append(lambda: store.branches.current_id(session.id) == main.id)
     with undo.recorded(store, session.id, "rename", "rename session"):
-        store.rename_session(session.id, "better name")
-    steps.append(lambda: store.get_external_session(session.id).session_name == "work")
+        store.sessions.rename(session.id, "better name")
+    steps.append(lambda: store.sessions.get(session.id).session_name == "work")
     with undo.recorded(store, session.id, "rename_branch", "rename branch"):
         operations.rename_branch(store, main.id, "trunk")
-    steps.append(lambda: store.get_internal_session(main.id).name == "main")
+    steps.append(lambda: store.branches.get(main.id).name == "main")
     with undo.recorded(store, session.id, "hide", "hide main"):
         operations.hide_branch(store, main.id)
-    steps.append(lambda: not store.get_internal_session(main.id).is_hidden)
+    steps.append(lambda: not store.branches.get(main.id).is_hidden)
     with undo.recorded(store, session.id, "checkpoint", "checkpoint"):
         checkpoint = operations.checkpoint(store, other.id, "before refactor",
                                            at_entry_id=entries[2].seq)
-    steps.append(lambda: store.get_checkpoint(checkpoint.id).is_hidden)
+    steps.append(lambda: store.annotations.get_checkpoint(checkpoint.id).is_hidden)
     with undo.recorded(store, session.id, "archive", "archive"):
-        store.set_active(session.id, False)
-    steps.append(lambda: store.get_external_session(session.id).is_active)
+        store.sessions.set_active(session.id, False)
+    steps.append(lambda: store.sessions.get(session.id).is_active)
     before = counts(store, session.id)
     for check in reversed(steps):
         assert undo.undo_last(store).done
@@ -131,9 +132,9 @@ def test_the_log_survives_a_restart(store_location):
         new = operations.branch(store, main.id, entries[1].seq)
     store.close()
     again = open_store(path)
-    assert again.last_undoable_operation().description == "branch"
+    assert again.oplog.last_undoable().description == "branch"
     assert undo.undo_last(again).done
-    assert again.get_internal_session(new.id).is_hidden
+    assert again.branches.get(new.id).is_hidden
     again.close()
 
 
@@ -142,12 +143,12 @@ def test_a_branch_that_moved_since_is_not_moved_back(store):
     with undo.recorded(store, session.id, "compact", "compact main"):
         operations.compact(store, main.id, keep_recent_tokens=80)
     # an agent appends to the branch afterwards
-    appended = store.append_to_branch(main.id, "message", {"message": {"role": "user",
+    appended = store.entries.append_to_branch(main.id, "message", {"message": {"role": "user",
                                                                        "content": "more"}})
     result = undo.undo_last(store)
     assert not result.done
     assert "the head of main changed since" in result.conflict
-    assert store.get_internal_session(main.id).head_seq == appended.seq   # untouched
+    assert store.branches.get(main.id).head_seq == appended.seq   # untouched
     # left as it is, the next undo reaches the operation before (none here)
     undo.leave_as_is(store, result.operation)
     assert undo.undo_last(store) is None
@@ -159,7 +160,7 @@ def test_an_operation_that_changes_nothing_is_not_logged(store):
     with undo.recorded(store, session.id, "label", "same label") as done:
         operations.set_label(store, entries[1].seq, "x")
     assert done.seq is None
-    assert store.last_undoable_operation() is None
+    assert store.oplog.last_undoable() is None
 
 
 def test_a_failed_operation_logs_nothing_and_changes_nothing(store):
@@ -167,7 +168,7 @@ def test_a_failed_operation_logs_nothing_and_changes_nothing(store):
     with pytest.raises(ArborError):
         with undo.recorded(store, session.id, "hide", "hide main"):
             operations.hide_branch(store, main.id)        # the current branch
-    assert store.last_undoable_operation() is None
+    assert store.oplog.last_undoable() is None
 
 
 def test_checkpoint_must_be_on_its_branch(store):

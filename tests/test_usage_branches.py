@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from core import open_store, operations
-from core.compaction_cost import CompactionCost, estimate
-from core.importers import import_paths
-from core.usage import Figure, fmt_usd
+from core import open_store
+from core.actions import operations
+from core.history.compaction_cost import CompactionCost, estimate
+from core.importing import import_paths
+from core.usage.tokens import Figure, fmt_usd
 from tests import usage_files as uf
 
 pytest.importorskip("genai_prices")
@@ -28,8 +29,8 @@ def claude_store(tmp_path):
 
 
 def _branches(store):
-    session = store.get_external_session_by_uid(uf.SESSION)
-    return session, store.internal_sessions(session.id)
+    session = store.sessions.by_uid(uf.SESSION)
+    return session, store.branches.of_session(session.id)
 
 
 def test_each_branch_counts_its_own_part_from_its_fork_point(claude_store):
@@ -56,7 +57,7 @@ def test_each_branch_counts_its_own_part_from_its_fork_point(claude_store):
     # the branches' own parts add up to the session's figure (less its sub-agents': the one
     # in subagents/ and r5's, written inline)
     total = sum(f.responses for f in own.values())
-    assert total == store.session_usage()[session.id].responses - 2
+    assert total == store.usage.by_session()[session.id].responses - 2
     assert len(branches) == 2
 
 
@@ -89,16 +90,16 @@ def test_the_compaction_plan_says_what_the_summarised_part_cost(claude_store):
     store = claude_store
     session, branches = _branches(store)
     rewind = next(b for b in branches if b.fork_seq is not None
-                  and store.path_usage(b.head_seq, after_seq=b.fork_seq).responses == 1
-                  and store.path_usage(b.head_seq, after_seq=b.fork_seq).output_tokens
+                  and store.usage.of_path(b.head_seq, after_seq=b.fork_seq).responses == 1
+                  and store.usage.of_path(b.head_seq, after_seq=b.fork_seq).output_tokens
                   == R["r6"]["output"])
     plan = operations.plan_compaction(store, rewind.id, keep_recent_tokens=5, summariser=None)
     assert plan.summarised_count
     cost = estimate(store, plan)
     # what was summarised: the path before the kept part (r1 and r2 on the rewind's path)
     span = plan.summarised
-    on_path = store.path_usage(rewind.head_seq)
-    kept = store.range_usage(rewind.head_seq, span.stop, 10**9)
+    on_path = store.usage.of_path(rewind.head_seq)
+    kept = store.usage.of_range(rewind.head_seq, span.stop, 10**9)
     assert cost.summarised.responses + kept.responses == on_path.responses
     assert cost.summarised.output_tokens + kept.output_tokens == on_path.output_tokens
     assert cost.summarised.cost_usd == pytest.approx(on_path.cost_usd - kept.cost_usd)
@@ -107,7 +108,7 @@ def test_the_compaction_plan_says_what_the_summarised_part_cost(claude_store):
 
 
 def test_the_saving_prices_the_smaller_prompt_at_the_last_models_rates():
-    from core.pricing import price_book
+    from core.usage.pricing import price_book
 
     card = price_book().card("claude-sonnet-4-5", "anthropic")
     cost = CompactionCost(Figure(), "claude-sonnet-4-5", card)
@@ -150,7 +151,7 @@ async def test_the_compaction_preview_shows_the_cost_and_the_saving(demo_db):
 def test_a_response_header_shows_its_cost_or_only_what_fits():
     from datetime import datetime, timezone
 
-    from core.entries import Entry
+    from core.model.entries import Entry
     from core.store.usage_queries import ResponseUsage
     from tui.message_render import header
     from tui.message_source import Item

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from core import open_store
-from core.importers import import_paths
+from core.importing import import_paths
 from tests import usage_files as uf
 
 pytest.importorskip("genai_prices")
@@ -41,7 +41,7 @@ def _reports_agree(store) -> None:
     from core.store import usage_queries
 
     for by in ("session", "day", "week", "month", "model", "project"):
-        fast = store.usage_report(by).as_json()
+        fast = store.usage.report(by).as_json()
         with pytest.MonkeyPatch.context() as patch:   # every report from the responses
             patch.setattr(sql, "usage_bucket_report", sql.usage_report)
             slow = usage_queries.report(store, by)
@@ -58,15 +58,15 @@ def test_the_buckets_follow_every_change_to_the_responses(tmp_path, monkeypatch,
     assert len(store.connection.execute(KEPT).fetchall()) > 3
     _reports_agree(store)
     # the session that held r1 first goes: its copy in the resumed session counts now
-    store.delete_external_session(store.get_external_session_by_uid(uf.SESSION).id)
+    store.sessions.delete(store.sessions.by_uid(uf.SESSION).id)
     _same(store)
     _reports_agree(store)
     # other prices: every response priced again (updates move the buckets)
     prices = tmp_path / "prices.json"
     prices.write_text(json.dumps({uf.SONNET: {"input_mtok": 1, "output_mtok": 2}}))
     monkeypatch.setenv("ARBOR_PRICES", str(prices))
-    assert store.usage_prices_stale()
-    assert store.reprice_usage() > 0
+    assert store.usage.prices_stale()
+    assert store.usage.reprice() > 0
     _same(store)
     _reports_agree(store)
     # read again from the entries
@@ -84,7 +84,7 @@ def test_a_store_without_buckets_gets_them_summed_by_the_migration(tmp_path):
     path = tmp_path / "s.db"
     with open_store(path) as store:
         import_paths(store, [folder])
-        before = store.usage_report("day").as_json()
+        before = store.usage.report("day").as_json()
         conn = store.connection
         for trigger in ("insert", "delete", "update"):
             conn.execute(f"DROP TRIGGER usage_buckets_{trigger}")
@@ -94,4 +94,4 @@ def test_a_store_without_buckets_gets_them_summed_by_the_migration(tmp_path):
         conn.execute("DELETE FROM schema_migrations WHERE version >= 9")
     with open_store(path) as store:
         _same(store)
-        assert store.usage_report("day").as_json() == before
+        assert store.usage.report("day").as_json() == before

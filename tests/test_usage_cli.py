@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from core import open_store
-from core.importers import import_paths
+from core.importing import import_paths
 from tests import usage_files as uf
 
 REPO = Path(__file__).resolve().parent.parent

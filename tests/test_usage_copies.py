@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from core import open_store
-from core.importers import import_paths
+from core.importing import import_paths
 from tests import usage_files as uf
 
 pytest.importorskip("genai_prices")
@@ -56,27 +56,27 @@ def test_a_claude_fork_session_counts_its_copies_once_in_totals(tmp_path, fork_f
     fork = _claude_fork(tmp_path / "forks", source)
     alone = open_store(tmp_path / "alone.db")
     import_paths(alone, [folder])
-    before = alone.usage_report("model").totals
+    before = alone.usage.report("model").totals
     alone.close()
     with open_store(tmp_path / "s.db") as store:
         for path in ([fork, folder] if fork_first else [folder, fork]):
             import_paths(store, [path])
-        totals = store.usage_report("model").totals
+        totals = store.usage.report("model").totals
         # the source's responses once, and the fork's one new response
         assert totals.responses == before.responses + 1
         assert totals.output_tokens == before.output_tokens + 110
         assert totals.cost_usd == pytest.approx(before.cost_usd + _sonnet(29, 110, 0, 7000), rel=1e-9)
-        figures = store.session_usage()
-        copy = figures[store.get_external_session_by_uid(FORK).id]
+        figures = store.usage.by_session()
+        copy = figures[store.sessions.by_uid(FORK).id]
         # the fork's own figure: what its conversation cost, the copied r1..r4 included
         assert copy.responses == 4 + 1
         assert copy.output_tokens == sum(R[n]["output"] for n in ("r1", "r2", "r3", "r4")) + 110
-        by_day = store.usage_report("day")
+        by_day = store.usage.report("day")
         assert by_day.totals.responses == totals.responses
 
 
 def _sonnet(inp, out, write, read):
-    from core.pricing import price_book
+    from core.usage.pricing import price_book
 
     return price_book().cost(uf.SONNET, "anthropic", None, inp, write, 0, read, out)
 
@@ -113,7 +113,7 @@ def test_a_codex_fork_counts_the_parents_turns_once(tmp_path, fork_first):
     with open_store(tmp_path / "s.db") as store:
         for path in ([child, parent] if fork_first else [parent, child]):
             import_paths(store, [path])
-        totals = store.usage_report("model").totals
+        totals = store.usage.report("model").totals
         expected = uf.CODEX_EXPECTED
         assert totals.responses == expected["responses"] + 1
         assert totals.input_tokens == expected["input"] + (1600 - 850)
@@ -132,20 +132,20 @@ def test_a_branch_written_back_by_arbor_resume_counts_once(tmp_path):
     env = {"HOME": str(tmp_path / "home"), "CLAUDE_CONFIG_DIR": str(tmp_path / "claude"), "PATH": ""}
     with open_store(tmp_path / "s.db") as store:
         import_paths(store, [folder])
-        before = store.usage_report("model").as_json()["totals"]
-        session = store.get_external_session_by_uid(uf.SESSION)
-        rewind = next(b for b in store.internal_sessions(session.id) if b.fork_seq is not None
-                      and store.path_usage(b.head_seq, after_seq=b.fork_seq).output_tokens
+        before = store.usage.report("model").as_json()["totals"]
+        session = store.sessions.by_uid(uf.SESSION)
+        rewind = next(b for b in store.branches.of_session(session.id) if b.fork_seq is not None
+                      and store.usage.of_path(b.head_seq, after_seq=b.fork_seq).output_tokens
                       == R["r6"]["output"])
         plan = prepare_resume(store, session, rewind, env=env, now=NOW, ids=fixed_ids())
         assert plan.file is not None
-        figures_before = {k: f.as_json() for k, f in store.session_usage().items()}
+        figures_before = {k: f.as_json() for k, f in store.usage.by_session().items()}
         import_paths(store, [plan.file])
         # the transcript is the source session's own (arbor knows the ids it wrote): the
         # session's figure and every total stay as they were
-        assert store.get_external_session_by_uid(plan.native_id) is not None
-        assert store.usage_report("model").as_json()["totals"] == before
-        assert {k: f.as_json() for k, f in store.session_usage().items()} == figures_before
+        assert store.sessions.by_uid(plan.native_id) is not None
+        assert store.usage.report("model").as_json()["totals"] == before
+        assert {k: f.as_json() for k, f in store.usage.by_session().items()} == figures_before
         # the agent carries on in that transcript: its new response is counted, once
         with plan.file.open("a") as out:
             lines = [json.loads(line) for line in plan.file.read_text().splitlines()]
@@ -154,6 +154,6 @@ def test_a_branch_written_back_by_arbor_resume_counts_once(tmp_path):
                 "n1", last["uuid"], "2026-03-02T12:31:00.000Z", "msg_after", "req_after",
                 uf._usage(31, 120, 0, 9000), sessionId=plan.native_id)) + "\n")
         import_paths(store, [plan.file])
-        after = store.usage_report("model").totals
+        after = store.usage.report("model").totals
         assert after.output_tokens == before["output_tokens"] + 120
         assert after.cache_read_tokens == before["cache_read_tokens"] + 9000

@@ -12,7 +12,7 @@ from datetime import date, datetime
 import pytest
 
 from core import open_store
-from core.importers import import_paths
+from core.importing import import_paths
 from tests import usage_files as uf
 
 genai_prices = pytest.importorskip("genai_prices")
@@ -58,8 +58,8 @@ def _sum(kind, names):
 
 def test_claude_code_counts_each_response_once_with_its_largest_copy(claude_store):
     store = claude_store
-    main = store.get_external_session_by_uid(uf.SESSION)
-    figures = store.session_usage()
+    main = store.sessions.by_uid(uf.SESSION)
+    figures = store.usage.by_session()
     figure = figures[main.id]
     names = list(R)
     assert figure.responses == len(names) + 1    # r1..r6 and the sub-agent's
@@ -75,15 +75,15 @@ def test_claude_code_counts_each_response_once_with_its_largest_copy(claude_stor
     # the sub-agent part is shown apart: its own file, and the sidechain lines of the main file
     assert figure.subagent_cost_usd == pytest.approx(SUB_COST + _cost_of("r5"), rel=1e-9)
     # the sub-agent's own session is not a figure of its own in the list
-    sub = [s for s in store.list_sessions() if s.kind == "subagent"]
+    sub = [s for s in store.sessions.list() if s.kind == "subagent"]
     assert sub and all(s.id not in figures for s in sub)
 
 
 def test_a_long_context_request_is_priced_at_the_higher_tier(claude_store):
     store = claude_store
-    main = store.get_external_session_by_uid(uf.SESSION)
-    seqs = [e.seq for e in store.session_entries(main.id)]
-    by_seq = store.response_usage(seqs)
+    main = store.sessions.by_uid(uf.SESSION)
+    seqs = [e.seq for e in store.entries.of_session(main.id)]
+    by_seq = store.usage.of_responses(seqs)
     r3 = [u for u in by_seq.values() if u.cache_read_tokens == R["r3"]["read"]]
     assert len(r3) == 1
     r = R["r3"]
@@ -103,44 +103,44 @@ def test_a_response_in_two_sessions_counts_in_each_and_once_in_totals(tmp_path):
     uf.claude_resumed_copy(folder)
     with open_store(tmp_path / "s.db") as store:
         import_paths(store, [folder])
-        figures = store.session_usage()
-        first = figures[store.get_external_session_by_uid(uf.SESSION).id]
-        second = figures[store.get_external_session_by_uid(uf.RESUMED).id]
+        figures = store.usage.by_session()
+        first = figures[store.sessions.by_uid(uf.SESSION).id]
+        second = figures[store.sessions.by_uid(uf.RESUMED).id]
         assert second.responses == 2 and second.output_tokens == R["r1"]["output"] + 100
-        report = store.usage_report("model")
+        report = store.usage.report("model")
         total = report.totals
         assert total.responses == first.responses + 1      # r1 once, plus the new one
         assert total.output_tokens == first.output_tokens + 100
-        by_session = store.usage_report("session")
+        by_session = store.usage.report("session")
         assert sum(f.responses for _k, _l, f in by_session.rows) == first.responses + 2
         assert by_session.totals.responses == total.responses
         assert [k for k, _l, _f in report.rows] == [uf.SONNET, uf.UNPRICED]
         # deleting the session that held r1 first makes the copy count in totals (the
         # sub-agents' own sessions stay, on their own: the one in subagents/ and r5's,
         # written inline in the main file)
-        store.delete_external_session(store.get_external_session_by_uid(uf.SESSION).id)
-        assert store.usage_report("model").totals.responses == 2 + 1 + 1
+        store.sessions.delete(store.sessions.by_uid(uf.SESSION).id)
+        assert store.usage.report("model").totals.responses == 2 + 1 + 1
 
 
 def test_a_second_import_and_a_rebuilt_store_count_the_same(claude_store, tmp_path):
     store = claude_store
-    before = store.usage_report("session").as_json()
+    before = store.usage.report("session").as_json()
     import_paths(store, [tmp_path / "projects"])
-    assert store.usage_report("session").as_json() == before
+    assert store.usage.report("session").as_json() == before
     # a store made before this migration: its usage is read again from its entries
     from core.store.usage_rows import rebuild_from_entries
 
     with store.transaction() as conn:
         rebuild_from_entries(conn, store._sql, store._backend)
-    assert store.usage_report("session").as_json() == before
+    assert store.usage.report("session").as_json() == before
 
 
 def test_codex_turns_count_last_usage_once_and_cached_input_as_cache_read(tmp_path):
     path = uf.codex_rollout(tmp_path / "sessions")
     with open_store(tmp_path / "s.db") as store:
         import_paths(store, [path])
-        (session,) = [s for s in store.list_sessions()]
-        figure = store.session_usage()[session.id]
+        (session,) = [s for s in store.sessions.list()]
+        figure = store.usage.by_session()[session.id]
         e = uf.CODEX_EXPECTED
         assert (figure.input_tokens, figure.cache_read_tokens, figure.output_tokens,
                 figure.reasoning_tokens, figure.responses) == \
@@ -159,8 +159,8 @@ def test_codex_lines_appended_later_continue_the_running_total(tmp_path):
         import_paths(store, [path])
         path.write_text("".join(lines))   # the agent wrote its next turn (totals only)
         import_paths(store, [path])
-        (session,) = store.list_sessions()
-        figure = store.session_usage()[session.id]
+        (session,) = store.sessions.list()
+        figure = store.usage.by_session()[session.id]
         assert figure.responses == 3 and figure.output_tokens == uf.CODEX_EXPECTED["output"]
 
 
@@ -168,8 +168,8 @@ def test_pi_logged_cost_is_used_and_computed_only_where_missing(tmp_path):
     path = uf.pi_session(tmp_path / "pi")
     with open_store(tmp_path / "s.db") as store:
         import_paths(store, [path])
-        (session,) = store.list_sessions()
-        figure = store.session_usage()[session.id]
+        (session,) = store.sessions.list()
+        figure = store.usage.by_session()[session.id]
         computed = _price("claude-sonnet-4-5", "2025-10-07T08:00:04Z", 1000, 2000) + \
             _price("claude-sonnet-4-5", "2025-10-07T08:00:06Z", 10, 20)
         assert figure.cost_usd == pytest.approx(0.75 + computed, rel=1e-9)
@@ -177,7 +177,7 @@ def test_pi_logged_cost_is_used_and_computed_only_where_missing(tmp_path):
 
 
 def test_usage_report_json_has_exactly_the_documented_shape(claude_store):
-    report = claude_store.usage_report("day", timezone="UTC").as_json()
+    report = claude_store.usage.report("day", timezone="UTC").as_json()
     assert set(report) == {"rows", "totals"}
     fields = {"input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens",
               "total_tokens", "cost_usd", "models", "incomplete"}
@@ -193,33 +193,33 @@ def test_usage_report_json_has_exactly_the_documented_shape(claude_store):
 
 
 def test_days_are_local_and_the_range_is_inclusive(claude_store):
-    utc = claude_store.usage_report("day", timezone="UTC")
+    utc = claude_store.usage.report("day", timezone="UTC")
     assert [(k, f.responses) for k, _l, f in utc.rows] == [("2025-10-01", 6), ("2025-10-02", 1)]
     # UTC+14: 10:00Z on the 1st is already midnight of the 2nd, 09:00Z on the 2nd is 23:00
-    kiri = claude_store.usage_report("day", timezone="Pacific/Kiritimati")
+    kiri = claude_store.usage.report("day", timezone="Pacific/Kiritimati")
     assert [(k, f.responses) for k, _l, f in kiri.rows] == [("2025-10-02", 7)]
     # --since/--until are local days, both included
-    one = claude_store.usage_report("day", timezone="Pacific/Kiritimati", since=date(2025, 10, 1),
+    one = claude_store.usage.report("day", timezone="Pacific/Kiritimati", since=date(2025, 10, 1),
                                     until=date(2025, 10, 1))
     assert one.rows == [] and one.totals.responses == 0
-    both = claude_store.usage_report("week", timezone="UTC", since=date(2025, 10, 2),
+    both = claude_store.usage.report("week", timezone="UTC", since=date(2025, 10, 2),
                                      until=date(2025, 10, 2))
     assert [(k, f.responses) for k, _l, f in both.rows] == [("2025-09-29", 1)]
     # India's days start at 18:30Z: rows are made per minute there
-    india = claude_store.usage_report("month", timezone="Asia/Kolkata")
+    india = claude_store.usage.report("month", timezone="Asia/Kolkata")
     assert [(k, f.responses) for k, _l, f in india.rows] == [("2025-10", 7)]
 
 
 def test_branch_figures_start_at_the_fork_point(claude_store):
     store = claude_store
-    main = store.get_external_session_by_uid(uf.SESSION)
-    branches = {b.name: b for b in store.internal_sessions(main.id)}
+    main = store.sessions.by_uid(uf.SESSION)
+    branches = {b.name: b for b in store.branches.of_session(main.id)}
     forked = [b for b in branches.values() if b.fork_seq is not None and b.parent_session_id]
     assert forked, branches
-    rewind = [b for b in forked if store.path_usage(b.head_seq, after_seq=b.fork_seq).output_tokens
+    rewind = [b for b in forked if store.usage.of_path(b.head_seq, after_seq=b.fork_seq).output_tokens
               == R["r6"]["output"]]
     assert len(rewind) == 1
-    own = store.path_usage(rewind[0].head_seq, after_seq=rewind[0].fork_seq)
+    own = store.usage.of_path(rewind[0].head_seq, after_seq=rewind[0].fork_seq)
     assert own.responses == 1 and own.cost_usd == pytest.approx(_cost_of("r6"), rel=1e-9)
-    whole = store.path_usage(rewind[0].head_seq)
+    whole = store.usage.of_path(rewind[0].head_seq)
     assert whole.responses == 3    # r1 and r2 before the fork, r6 after it

@@ -1,4 +1,4 @@
-"""How one response's usage is read from each agent's logs (core/usage.py)."""
+"""How one response's usage is read from each agent's logs (core/usage/tokens.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from core.usage import (CODEX_TOKEN_COUNT, CodexTurns, UsageTracker, claude_key, from_claude,
-                        from_langgraph, from_pi, larger, period_key, utc_bounds, local_zone)
+from core.usage.tokens import (
+    CODEX_TOKEN_COUNT, CodexTurns, UsageTracker, claude_key, from_claude, from_langgraph, from_pi,
+    larger, period_key, utc_bounds, local_zone)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -113,7 +114,7 @@ def test_local_days_weeks_and_months():
 
 
 def test_importing_usage_does_not_import_the_price_table():
-    script = ("import sys; sys.path.insert(0, %r); import core.usage, core.pricing;"
+    script = ("import sys; sys.path.insert(0, %r); import core.usage.tokens, core.usage.pricing;"
               " print('genai_prices' in sys.modules)") % str(REPO)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

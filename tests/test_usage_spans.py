@@ -9,7 +9,7 @@ import pytest
 
 from conftest import open_fixed, settle
 from core import open_store
-from core.usage_span import UsageSpan, bucket_starts, by_bucket, grain_for
+from core.usage.span import UsageSpan, bucket_starts, by_bucket, grain_for
 from tui.app import ArborApp
 from usage_history import FIRST, NOW, ORIGINAL, TODAY, build_usage_history
 
@@ -71,9 +71,9 @@ def test_a_long_span_is_drawn_in_weeks_months_or_years():
 def test_bars_sum_their_days(store_location):
     build_usage_history(store_location)
     with open_store(store_location, create=False) as store:
-        by_day = store.usage_by_day_and_model(None, TODAY)
+        by_day = store.usage.by_day_and_model(None, TODAY)
         months = by_bucket(by_day, "month")
-        total = store.usage_report("model").totals.cost_usd
+        total = store.usage.report("model").totals.cost_usd
         assert sum(f.cost_usd for bar in months.values() for f in bar.values()) == \
             pytest.approx(total)
         assert min(months) == date(2025, 1, 1) and max(months) == date(2026, 2, 1)
@@ -83,9 +83,9 @@ def test_bars_sum_their_days(store_location):
 def test_copies_are_counted_under_their_original(store_location):
     build_usage_history(store_location)
     with open_store(store_location, create=False) as store:
-        apart = store.usage_report("session")
+        apart = store.usage.report("session")
         assert [label for _k, label, _f in apart.rows[:3]] == [ORIGINAL] * 3   # the complaint
-        grouped = store.usage_report("session", copies_under_original=True)
+        grouped = store.usage.report("session", copies_under_original=True)
         rows = [(label, figure.cost_usd) for _k, label, figure in grouped.rows]
         assert [label for label, _ in rows].count(ORIGINAL) == 1
         # the original's responses once, and what each copy added (1 + 2)

@@ -1,4 +1,4 @@
-"""The value classes written out in place of @dataclass (core/values.py) behave as the
+"""The value classes written out in place of @dataclass (core/model/values.py) behave as the
 dataclasses did: equal by fields, a repr naming them, frozen ones hashable and unchangeable,
 mutable ones unhashable, a fresh list or dict for each default, `values.replace`."""
 
@@ -8,16 +8,16 @@ import importlib
 
 import pytest
 
-from core import values
-from core.entries import Entry
-from core.importers.base import FileResult, ImportReport, Progress, RawLine, SessionResult, Skipped
-from core.importers.state import FileState, Plan
-from core.models import Checkpoint, ExternalSession, InternalSession, LazyHistory
-from core.store.api import SessionSummary, UnlinkedChild
-from core.usage import Figure, UsageRecord
+from core.model import values
+from core.model.entries import Entry
+from core.importing.base import FileResult, ImportReport, Progress, RawLine, SessionResult, Skipped
+from core.importing.state import FileState, Plan
+from core.seed.models import Checkpoint, ExternalSession, InternalSession, LazyHistory
+from core.store.records import SessionSummary, UnlinkedChild
+from core.usage.tokens import Figure, UsageRecord
 
-MODULES = ["core.entries", "core.models", "core.usage", "core.lineage", "core.pricing",
-           "core.importers.base", "core.importers.state", "core.store.api"]
+MODULES = ["core.model.entries", "core.seed.models", "core.usage.tokens", "core.history.lineage", "core.usage.pricing",
+           "core.importing.base", "core.importing.state", "core.store.store"]
 
 
 def _classes():

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from agent_writers import agent_home
 from core import open_store
-from core.importers import import_paths
+from core.importing import import_paths
 
 REPO = Path(__file__).resolve().parent.parent
 LINES = 40           # per agent
@@ -39,9 +39,9 @@ def _contents(db: Path) -> dict[str, tuple]:
     store = open_store(db, create=False)
     try:
         out = {}
-        for session in store.list_sessions(include_archived=True):
-            ids = sorted(e.id for e in store.session_entries(session.id))
-            out[session.uid] = (ids, session.message_count, len(store.usage(session.id)))
+        for session in store.sessions.list(include_archived=True):
+            ids = sorted(e.id for e in store.entries.of_session(session.id))
+            out[session.uid] = (ids, session.message_count, len(store.usage.of_session(session.id)))
         return out
     finally:
         store.close()

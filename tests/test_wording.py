@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 
 from conftest import settle
-from core import open_store, operations
-from core.summariser import builtin_summary
+from core import open_store
+from core.actions import operations
+from core.history.summariser import builtin_summary
 from test_tui_keys import LOGIN, SIZE, choose_session, make_app
 from tui import cli
 
@@ -18,9 +19,9 @@ def test_a_roll_back_is_named_by_its_number_in_its_session(tmp_path):
     store = open_store(tmp_path / "arbor.db")
     sessions = []
     for name in ("mine", "other"):
-        session = store.create_external_session(name)
-        branch = store.create_internal_session(session.id)
-        entries = store.append_messages(branch.id, [{"role": "user", "content": f"q{n}"}
+        session = store.sessions.create(name)
+        branch = store.branches.create(session.id)
+        entries = store.entries.append_messages(branch.id, [{"role": "user", "content": f"q{n}"}
                                                     for n in range(4)])
         sessions.append((branch, entries))
     (mine, my_entries), (other, other_entries) = sessions
@@ -66,9 +67,9 @@ def test_the_import_report_does_not_call_a_kept_line_skipped(tmp_path, capsys):
 def test_export_counts_in_words_and_its_help_names_html(tmp_path, capsys):
     db = tmp_path / "arbor.db"
     store = open_store(db)
-    session = store.create_external_session("one")
-    branch = store.create_internal_session(session.id)
-    store.append_messages(branch.id, [{"role": "user", "content": "hello"}])
+    session = store.sessions.create("one")
+    branch = store.branches.create(session.id)
+    store.entries.append_messages(branch.id, [{"role": "user", "content": "hello"}])
     store.close()
     assert cli.main(["export", "one", "--db", str(db), "-o", str(tmp_path / "one.md")]) == 0
     assert "wrote 1 entry to" in capsys.readouterr().err

@@ -62,12 +62,12 @@ def build_tool_store(path: Path) -> Path:
 
 
 def _claude_session(store) -> None:
-    session = store.create_external_session("Tool calls people can read", source="claude_code",
+    session = store.sessions.create("Tool calls people can read", source="claude_code",
                                             cwd="/home/dev/src/webapp")
-    branch = store.create_internal_session(session.id, name="main")
+    branch = store.branches.create(session.id, name="main")
 
     def add(data, kind="message"):
-        return store.append_to_branch(branch.id, kind, data)
+        return store.entries.append_to_branch(branch.id, kind, data)
 
     add({"message": {"role": "user", "content": "The login test is flaky. Find out why, fix it, "
                                                  "and tidy the auth helpers."}})
@@ -154,12 +154,12 @@ PATCH = ("*** Begin Patch\n*** Update File: shop/payments/retry.py\n@@ def backo
 
 
 def _codex_session(store) -> None:
-    session = store.create_external_session("Cap the retry delay", source="codex",
+    session = store.sessions.create("Cap the retry delay", source="codex",
                                             cwd="/home/dev/src/shop")
-    branch = store.create_internal_session(session.id, name="main")
+    branch = store.branches.create(session.id, name="main")
 
     def add(message):
-        return store.append_to_branch(branch.id, "message", {"message": message})
+        return store.entries.append_to_branch(branch.id, "message", {"message": message})
 
     def item(*blocks):
         return {"role": "assistant", "content": list(blocks), "model": "gpt-5-codex"}

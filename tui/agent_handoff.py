@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.agents import ResumePlan, prepare_resume, run
-from core.errors import ArborError
+from core.model.errors import ArborError
 
 from .safe_text import clean
 
@@ -44,8 +44,8 @@ def _failure(store, error: BaseException) -> str:
 # ------------------------------------------------------------------- the steps
 def prepare(store, session_id: int, branch_id: int, at_seq: int | None) -> Handoff:
     """Write what the agent needs (in a worker thread)."""
-    session = store.get_external_session(session_id)
-    branch = store.get_internal_session(branch_id)
+    session = store.sessions.get(session_id)
+    branch = store.branches.get(branch_id)
     if session is None or branch is None:
         raise ArborError("That session or branch is no longer in the store.")
     plan = prepare_resume(store, session, branch, at_seq=at_seq)
@@ -67,12 +67,12 @@ def _continued(store, plan: ResumePlan, session_id: int) -> int:
     """The session the agent carries on: the one with the agent's id for it (the session
     written for it, or the one of the rollout Codex resumes), else the session chosen (a
     Codex fork merged into its parent's session)."""
-    found = store.get_external_session_by_uid(plan.native_id) if plan.native_id else None
+    found = store.sessions.by_uid(plan.native_id) if plan.native_id else None
     return found.id if found is not None else session_id
 
 
 def _messages(store, session_id: int) -> int:
-    found = store.get_external_session(session_id)
+    found = store.sessions.get(session_id)
     return found.message_count if found is not None else 0
 
 
@@ -104,7 +104,7 @@ def _import(store_path: Path, path: Path) -> None:
     """Import one file on a connection of its own (a worker must not hold the one the
     screen reads with)."""
     from core import open_store
-    from core.importers import import_paths
+    from core.importing import import_paths
 
     with open_store(store_path, create=False) as importing:
         import_paths(importing, [path])
@@ -117,7 +117,7 @@ def import_again(store_path: Path, handoff: Handoff) -> tuple[int, str]:
     lines while it ran, and this import then finds nothing new. Returns the session to
     show and a sentence for the user."""
     from core import open_store
-    from core.importers import import_paths
+    from core.importing import import_paths
 
     plan = handoff.plan
     with open_store(store_path, create=False) as store:

@@ -1,7 +1,7 @@
 """arbor's session browser: sessions, branches and messages, left to right.
 
 Messages go up (the panes post Highlighted/Selected), attributes go down (the app hands
-each pane its data). Every change goes through `core.operations` (or the store's own
+each pane its data). Every change goes through `core.actions.operations` (or the store's own
 rename/archive), then the panes are reloaded with the cursor kept by id.
 """
 
@@ -19,8 +19,8 @@ from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 
-from core.clock import utc_now
-from core.models import InternalSession
+from core.model.clock import utc_now
+from core.seed.models import InternalSession
 from core.store import SessionSummary, Store
 
 from . import key_answers
@@ -53,7 +53,7 @@ def _home_short(path: Path) -> str:
     """The store path, with the home folder written as ~ (a PostgreSQL store: its
     database and host, never the password)."""
     if not isinstance(path, (str, os.PathLike)):
-        return path.label()   # a core.paths.PostgresURL
+        return path.label()   # a core.store.location.PostgresURL
     try:
         return "~/" + str(Path(path).resolve().relative_to(Path.home()))
     except (ValueError, OSError, RuntimeError):
@@ -105,7 +105,7 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, Store
                  poll_interval: float | None = 0.5, store_label: str | None = None,
                  follow: bool | dict = False) -> None:
         super().__init__()
-        # follow running agents (core.follow): True, or the Follower's options as a dict
+        # follow running agents (core.importing.follow): True, or the Follower's options as a dict
         self.follow = follow
         self.live_follow = None
         self.store = store
@@ -178,7 +178,7 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, Store
 
     def _show_first_page(self) -> None:
         try:
-            first = self.store.list_sessions(include_archived=self.show_archived,
+            first = self.store.sessions.list(include_archived=self.show_archived,
                                              limit=FIRST_PAGE)
         except self.store.errors:
             return   # (said once, by the worker that reads the whole list next)
@@ -228,11 +228,11 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, Store
             if first:   # the version the poll compares with: read before the list
                 version = store.data_version()
                 self.call_from_thread(setattr, self, "_data_version", version)
-            rows = store.list_sessions(include_archived=self.show_archived)
-            figures = store.session_usage()   # (handed to the pane on the app's thread)
+            rows = store.sessions.list(include_archived=self.show_archived)
+            figures = store.usage.by_session()   # (handed to the pane on the app's thread)
             hidden = 0
             if not rows and not self.show_archived:
-                hidden = store.count_external_sessions(archived=True)
+                hidden = store.sessions.count(archived=True)
         except store.errors as error:
             self.call_from_thread(self._error, error, quiet=True)
             return
@@ -296,9 +296,9 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, Store
         """Load a session's branch tree, then the highlighted (by default current) branch."""
         try:
             with self.store.reading():
-                branches = self.store.internal_sessions(session_id)
-                labels = self.store.branch_labels(session_id)
-                checkpoints = self.store.checkpoints_for_session(session_id)
+                branches = self.store.branches.of_session(session_id)
+                labels = self.store.annotations.branch_labels(session_id)
+                checkpoints = self.store.annotations.checkpoints_of_session(session_id)
             self.shown_cache.keep_session(session_id, (branches, labels, checkpoints))
         except self.store.errors as error:
             kept = self.shown_cache.session(session_id) if self.health.transient(error) else None
@@ -362,7 +362,7 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, Store
 
         try:
             with self.store.reading():
-                labels = self.store.entry_labels(branch.external_session_id)
+                labels = self.store.annotations.entry_labels(branch.external_session_id)
                 source = MessageSource(self.store, branch, raw=self.raw,
                                        opened=self.messages_pane.opened,
                                        hidden=self._hidden_for(branch, labels))
@@ -580,8 +580,8 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, Store
         sessions stay in the order shown (`keep_order`): the change made one of them the
         newest, and the list must not move under the cursor."""
         try:
-            rows = self.store.list_sessions(include_archived=self.show_archived)
-            self.sessions_pane.figures = self.store.session_usage()
+            rows = self.store.sessions.list(include_archived=self.show_archived)
+            self.sessions_pane.figures = self.store.usage.by_session()
             self._data_version = self.store.reader().data_version()
         except self.store.errors as error:
             self._error(error, quiet=True)
@@ -667,7 +667,7 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, Store
     def _fresh_branch(self, branch_id: int) -> InternalSession | None:
         """The branch as the store has it now (None: gone, or the store does not answer)."""
         try:
-            return self.store.get_internal_session(branch_id)
+            return self.store.branches.get(branch_id)
         except self.store.errors as error:
             if not self.health.transient(error):
                 raise
@@ -713,7 +713,7 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, Store
 
     # ---------------------------------------------------------------- actions
     def action_branch(self) -> None:
-        from core import operations
+        from core.actions import operations
 
         self._catch_up()
         if self.branch is None:
@@ -780,7 +780,7 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, Store
         open_in_agent(self, branch.external_session_id, branch.id, at)
 
     def action_rollback(self) -> None:
-        from core import operations
+        from core.actions import operations
 
         from .components.rollback_dialog import RollbackDialog, RollbackTarget, checkpoint_label
 
@@ -810,16 +810,16 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, Store
             label.append(short_id(entry.id))
             message = entry.message
             if message is not None:
-                from core.entries import content_text
+                from core.model.entries import content_text
                 label.append("  ")
                 label.append_text(safe_line(f"{message.get('role', '?')}: "
                                             f"{content_text(message.get('content'))}", 60, style="italic"))
             message_target = RollbackTarget(label, entry.seq)
         try:
-            checkpoints = [c for c in self.store.checkpoints_for_session(branch.external_session_id)
+            checkpoints = [c for c in self.store.annotations.checkpoints_of_session(branch.external_session_id)
                            if not c.is_hidden]
             on_path = [(cp, cp.entry_seq is not None and branch.head_seq is not None and
-                        self.store.is_ancestor(cp.entry_seq, branch.head_seq)) for cp in checkpoints]
+                        self.store.paths.is_ancestor(cp.entry_seq, branch.head_seq)) for cp in checkpoints]
         except self.store.errors as error:
             self._error(error)
             return
@@ -867,7 +867,7 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, Store
             self.push_screen(RollbackDialog(reader, branch, targets, initial), done)
 
     def action_label(self) -> None:
-        from core import operations
+        from core.actions import operations
 
         from .components.text_prompt import TextPrompt
 
@@ -893,7 +893,7 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, Store
                 else None
             if shown is None:
                 try:
-                    shown = self.store.entry_labels(entry.external_session_id)
+                    shown = self.store.annotations.entry_labels(entry.external_session_id)
                 except self.store.errors:
                     shown = {}   # (the store does not answer: the label is typed anew)
             current = self.typed(key, shown.get(entry.seq, ""))
@@ -908,7 +908,7 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, Store
                 def write(store):
                     with self._recorded(store, entry.external_session_id, "label", description):
                         operations.set_label(store, entry.seq, text.strip() or None)
-                    return store.entry_labels(entry.external_session_id)
+                    return store.annotations.entry_labels(entry.external_session_id)
 
                 def written(labels) -> None:
                     self.messages_pane.set_labels(labels)
@@ -962,7 +962,7 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, Store
         return item.entry.seq if item is not None else None
 
     def action_compact(self) -> None:
-        from core import operations
+        from core.actions import operations
 
         from .components.compact_dialog import CompactDialog
 
@@ -981,7 +981,7 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, Store
                 with self._recorded(store, branch.external_session_id, "compact", description):
                     entry_id = operations.compact(store, branch.id, summary=choice.summary,
                                                   keep_recent_tokens=choice.keep_recent_tokens)
-                return store.find_entry(branch.external_session_id, entry_id)
+                return store.entries.find(branch.external_session_id, entry_id)
 
             def written(entry) -> None:
                 self.say(f"Compacted {branch_title(branch)}: the raw messages are kept (v shows "
@@ -1014,8 +1014,8 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, Store
             if other_id is None:
                 return
             try:
-                mine = self.store.get_internal_session(branch.id)
-                other = self.store.get_internal_session(other_id)
+                mine = self.store.branches.get(branch.id)
+                other = self.store.branches.get(other_id)
             except self.store.errors as error:
                 self._error(error)
                 return
@@ -1040,7 +1040,7 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, Store
             self._jump(SearchResult(session_id, seq))
             return
         try:
-            entry = self.store.get_entry(seq)
+            entry = self.store.entries.get(seq)
         except self.store.errors as error:
             self._error(error)
             return
@@ -1056,7 +1056,7 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, Store
         self.set_focus(self.messages_pane)
 
     def action_make_current(self) -> None:
-        from core import operations
+        from core.actions import operations
 
         self._catch_up()
         branch = self._target_branch()
@@ -1088,7 +1088,7 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, Store
 
             def restore(store):
                 with self._recorded(store, session.id, "archive", description):
-                    store.set_active(session.id, True)
+                    store.sessions.set_active(session.id, True)
 
             def restored(_result) -> None:
                 self.say("Session restored from the archive.", markup=False)
@@ -1109,7 +1109,7 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, Store
 
             def archive(store):
                 with self._recorded(store, session.id, "archive", description):
-                    store.set_active(session.id, False)
+                    store.sessions.set_active(session.id, False)
 
             def archived(_result) -> None:
                 self.say("Session archived.", markup=False)
@@ -1135,7 +1135,7 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, Store
 
             def write(store):
                 with self._recorded(store, session.id, "rename", description):
-                    store.rename_session(session.id, name.strip())
+                    store.sessions.rename(session.id, name.strip())
 
             def written(_result) -> None:
                 self.reload(session_id=session.id,
@@ -1177,7 +1177,7 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, Store
         self.push_screen(HelpScreen())
 
     def action_usage(self) -> None:
-        from core.usage import local_zone
+        from core.usage.tokens import local_zone
 
         from .components.usage_screen import UsageScreen
 
@@ -1214,8 +1214,8 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, Store
             self.set_focus(self.sessions_pane)
             return
         try:
-            branch = self.store.branch_containing(result.seq)
-            entry = self.store.get_entry(result.seq)
+            branch = self.store.branches.containing(result.seq)
+            entry = self.store.entries.get(result.seq)
         except self.store.errors as error:
             self._error(error)
             return
@@ -1248,7 +1248,7 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, Store
     @work(thread=True, exclusive=True, group="import")
     def _run_import(self, choice) -> None:
         try:
-            from core.importers import discover, import_paths
+            from core.importing import discover, import_paths
         except ImportError:
             self.call_from_thread(self.notify, "This arbor has no importers yet.", severity="error",
                                   markup=False)

@@ -18,7 +18,7 @@ import json
 import re
 from typing import Any
 
-from core.entries import content_text
+from core.model.entries import content_text
 
 from .formatting import count
 

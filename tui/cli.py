@@ -66,7 +66,7 @@ def _run_command(command: Command, argv: list[str]) -> int:
     args = _parse(parser, argv)
     if isinstance(args, int):
         return args
-    from core.errors import StoreUnreachable
+    from core.model.errors import StoreUnreachable
 
     from .commands.shared import EXIT_INTERRUPTED, EXIT_STORE
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Callable
 
-from core.clock import parse
+from core.model.clock import parse
 
 Clock = Callable[[], datetime]
 
@@ -114,7 +114,7 @@ def short_id(entry_id: str | None) -> str:
 def usage_amount(figure) -> str:
     """A usage figure in a few cells: "$1.23" ("$1.23+" when part of it has no price), or
     its tokens ("52k tok") when none of it has a price."""
-    from core.usage import fmt_tokens, fmt_usd
+    from core.usage.tokens import fmt_tokens, fmt_usd
 
     if figure.unpriced and not figure.cost_usd:
         return f"{fmt_tokens(figure.total_tokens)} tok"

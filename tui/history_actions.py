@@ -1,4 +1,4 @@
-"""The app's actions on history: undo (through core.undo's log), hide or show a branch,
+"""The app's actions on history: undo (through core.actions.undo's log), hide or show a branch,
 rename a branch, make a checkpoint, name a new branch. A mixin of ArborApp, so that these
 keys live together and app.py keeps the panes and the operations it always had.
 
@@ -12,7 +12,7 @@ from typing import Callable
 
 from rich.text import Text
 
-from core.models import InternalSession
+from core.seed.models import InternalSession
 
 from .components.branches_pane import branch_title, suggest_branch_name
 from .formatting import FAINT, short_id
@@ -42,21 +42,21 @@ class HistoryActions:
 
     @staticmethod
     def _recorded(store, session_id: int, kind: str, description: str):
-        """Run an operation in one transaction and log it for undo (core.undo)."""
-        from core import undo
+        """Run an operation in one transaction and log it for undo (core.actions.undo)."""
+        from core.actions import undo
 
         return undo.recorded(store, session_id, kind, description)
 
     # --------------------------------------------------------------------- undo
     def action_undo(self) -> None:
-        from core import undo
+        from core.actions import undo
 
         self._catch_up()
 
         def write(store):
             # (`_undo_blocked` is read and set here, in the writing thread: a second u
             # pressed before the first was done sees what the first found)
-            pending = store.last_undoable_operation()
+            pending = store.oplog.last_undoable()
             if pending is not None and pending.seq == self._undo_blocked:
                 # asked again: leave that one as it is and undo the one before it
                 undo.leave_as_is(store, pending)
@@ -94,7 +94,7 @@ class HistoryActions:
             branches = self._tree_branches   # (the session's, as show_session read them)
         else:
             try:
-                branches = self.store.internal_sessions(source.external_session_id)
+                branches = self.store.branches.of_session(source.external_session_id)
             except self.store.errors as error:
                 self._error(error)
                 return
@@ -107,7 +107,7 @@ class HistoryActions:
     # ------------------------------------------------------------- branch actions
     def action_hide_branch(self) -> None:
         """Hide the highlighted branch (confirmed), or show a hidden one again."""
-        from core import operations
+        from core.actions import operations
 
         from .components.confirm_dialog import ConfirmDialog
 
@@ -149,7 +149,7 @@ class HistoryActions:
                          lambda yes: hide(True) if yes else None)
 
     def action_rename_branch(self) -> None:
-        from core import operations
+        from core.actions import operations
 
         from .components.text_prompt import TextPrompt
 
@@ -180,7 +180,7 @@ class HistoryActions:
 
     def action_checkpoint(self) -> None:
         """A named checkpoint on the highlighted message, or the highlighted branch's head."""
-        from core import operations
+        from core.actions import operations
 
         from .components.text_prompt import TextPrompt
 
@@ -205,7 +205,7 @@ class HistoryActions:
                          markup=False)
                 return
             try:
-                entry = self.store.get_entry(branch.head_seq)
+                entry = self.store.entries.get(branch.head_seq)
             except self.store.errors as error:
                 self._error(error)
                 return

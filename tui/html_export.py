@@ -9,7 +9,7 @@ rendered as Markdown by markdown-it with raw HTML off and images off (an image w
 fetch), links kept as links the reader may follow.
 
 One branch (the current one, or `--branch`) is its root-to-head path, one reply per
-message as in the app (core.responses). `--all-branches` draws the session's whole tree:
+message as in the app (core.history.responses). `--all-branches` draws the session's whole tree:
 where entries fork, each subtree folds under a line naming the branches in it.
 A body longer than BODY_LIMIT characters is cut with a sentence saying so (`--format
 json` has everything).
@@ -22,10 +22,11 @@ import json
 from datetime import datetime, timezone
 from typing import Any, Iterable, TextIO
 
-from core.clock import parse
-from core.entries import (BRANCH_SUMMARY, COMPACTION, LABEL, MODEL_CHANGE, SESSION_INFO,
-                          THINKING_LEVEL_CHANGE, Entry, content_text)
-from core.responses import groups
+from core.model.clock import parse
+from core.model.entries import (
+    BRANCH_SUMMARY, COMPACTION, LABEL, MODEL_CHANGE, SESSION_INFO, THINKING_LEVEL_CHANGE, Entry,
+    content_text)
+from core.history.responses import groups
 
 from .claude_lines import is_claude_line, name_of
 from .formatting import ROLE_NAMES, branch_title
@@ -311,7 +312,7 @@ def message(group: list[Entry], labels: dict[int, str], usage: dict[int, Any]) -
             head.append(f'<span class="label">⚑ {esc(labels[entry.seq])}</span>')
     figures = [usage[e.seq] for e in group if e.seq in usage]
     if figures:
-        from core.usage import fmt_usd
+        from core.usage.tokens import fmt_usd
 
         tokens = sum(f.total_tokens for f in figures)
         cost = sum(f.cost_usd or 0 for f in figures)
@@ -357,7 +358,7 @@ def _messages(entries: Iterable[Entry], labels, usage) -> Iterable[str]:
 
 # ------------------------------------------------------------------ the page
 def _usage_table(rows: list[tuple[str, Any]]) -> str:
-    from core.usage import fmt_cost
+    from core.usage.tokens import fmt_cost
 
     rows = [(name, figure) for name, figure in rows if figure is not None and figure.responses]
     if not rows:
@@ -392,18 +393,18 @@ def _facts(session, branches, extra: list[tuple[str, str]]) -> str:
 def _path(store, head_seq: int | None) -> Iterable[Entry]:
     if head_seq is None:
         return
-    total = store.path_length(head_seq)
+    total = store.paths.length(head_seq)
     for start in range(0, total, PAGE):
-        yield from store.path_entries(head_seq, start, start + PAGE)
+        yield from store.paths.entries(head_seq, start, start + PAGE)
 
 
 def export_html(store, session, out: TextIO, *, branch=None, all_branches: bool = False,
                 now: datetime | None = None) -> int:
     """Write the page; returns the number of entries in it. `branch`: an InternalSession
     (None with `all_branches` False: the session has no branches)."""
-    branches = store.internal_sessions(session.id, newest_first=False)
+    branches = store.branches.of_session(session.id, newest_first=False)
     name = session.session_name or session.uid
-    session_figure = store.session_usage().get(session.id)
+    session_figure = store.usage.by_session().get(session.id)
     usage_rows: list[tuple[str, Any]] = [("whole session" + (" (with sub-agents)"
                                           if session_figure and session_figure.subagent_tokens
                                           else ""), session_figure)]
@@ -411,10 +412,10 @@ def export_html(store, session, out: TextIO, *, branch=None, all_branches: bool 
     if branch is not None and not all_branches:
         extra.append(("branch", branch_title(branch)
                       + (" (current)" if branch.is_current else "")))
-        usage_rows.append((f"branch {branch_title(branch)}", store.path_usage(branch.head_seq)))
+        usage_rows.append((f"branch {branch_title(branch)}", store.usage.of_path(branch.head_seq)))
     elif all_branches:
         extra.append(("shown", "every branch, as a tree"))
-    labels = store.entry_labels(session.id)
+    labels = store.annotations.entry_labels(session.id)
     out.write("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
               f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
               '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -429,7 +430,7 @@ def export_html(store, session, out: TextIO, *, branch=None, all_branches: bool 
         out.write('<p class="note">This session has no messages.</p>\n')
     else:
         entries = list(_path(store, branch.head_seq))
-        usage = store.response_usage([e.seq for e in entries])
+        usage = store.usage.of_responses([e.seq for e in entries])
         for html_text in _messages(entries, labels, usage):
             out.write(html_text + "\n")
         count = len(entries)
@@ -445,7 +446,7 @@ def _write_tree(store, session, branches, labels, out: TextIO) -> int:
     """Every entry of the session as a tree: runs of entries one after another; where an
     entry has several children, each child's subtree folds under a line that names the
     branches whose heads are in it (oldest child first). Iterative: any depth."""
-    from core.exporters import _entries
+    from core.export.formats import _entries
 
     entries = list(_entries(store, session.id))
     by_id = {e.id: e for e in entries}
@@ -470,7 +471,7 @@ def _write_tree(store, session, branches, labels, out: TextIO) -> int:
             names.setdefault(parent.seq, [])
             names[parent.seq] = names[entry.seq] + names[parent.seq]
             sizes[parent.seq] = sizes.get(parent.seq, 0) + sizes[entry.seq]
-    usage = store.response_usage([e.seq for e in entries])
+    usage = store.usage.of_responses([e.seq for e in entries])
     roots = children.get(None, [])
     stack: list[tuple[str, Any]] = []
 

@@ -1,4 +1,4 @@
-"""Following running agents while the app is open: a core.follow.Follower in a thread.
+"""Following running agents while the app is open: a core.importing.follow.Follower in a thread.
 
 A plain thread, not a Textual worker: it runs for the app's whole life, and workers are
 what tests and benchmarks wait for. It imports through the process's background-writing
@@ -25,7 +25,7 @@ class StoreGrew(Message):
 
 class LiveFollow:
     def __init__(self, store, on_import: Callable[[], None], **options) -> None:
-        from core.follow import FollowStats
+        from core.importing.follow import FollowStats
 
         self.store = store
         self.on_import = on_import
@@ -39,7 +39,7 @@ class LiveFollow:
         self.thread.start()
 
     def _run(self) -> None:
-        from core.follow import RETRY_MOST_UNREACHABLE, Follower
+        from core.importing.follow import RETRY_MOST_UNREACHABLE, Follower
 
         try:
             while self.follower is None:

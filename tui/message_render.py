@@ -18,13 +18,15 @@ from rich.segment import Segment
 from rich.text import Text
 from textual.strip import Strip
 
-from core.usage import fmt_tokens, fmt_usd
-from core.entries import (BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, LABEL, MESSAGE,
-                          MODEL_CHANGE, SESSION_INFO, THINKING_LEVEL_CHANGE, TOOL_CALL_BLOCKS,
-                          TOOL_RESULT_BLOCKS, block_type, content_text, langgraph_checkpoint)
-from core.outcomes import (CONTENT_ROLES, NO_SUMMARY, SHELL_ROLE, SUMMARY_ROLES, empty_words,
-                           extension_message, marked, reply_outcome, role_of)
-from core.responses import result_call_id
+from core.usage.tokens import fmt_tokens, fmt_usd
+from core.model.entries import (
+    BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, LABEL, MESSAGE, MODEL_CHANGE, SESSION_INFO,
+    THINKING_LEVEL_CHANGE, TOOL_CALL_BLOCKS, TOOL_RESULT_BLOCKS, block_type, content_text,
+    langgraph_checkpoint)
+from core.history.outcomes import (
+    CONTENT_ROLES, NO_SUMMARY, SHELL_ROLE, SUMMARY_ROLES, empty_words, extension_message, marked,
+    reply_outcome, role_of)
+from core.history.responses import result_call_id
 
 from .claude_lines import is_claude_line, name_of, says
 from .formatting import (DIM, ERROR_STYLE, FAINT, LABEL_STYLE, MARKER_STYLE, ROLE_NAMES,
@@ -201,7 +203,7 @@ def _message_body(message: dict[str, Any], expanded: bool, width: int, body: Bod
 
 
 def _outcome_line(outcome: str) -> Text:
-    """How a reply ended (core.outcomes), under what it said: ⊘ aborted, ✗ error: …"""
+    """How a reply ended (core.history.outcomes), under what it said: ⊘ aborted, ✗ error: …"""
     return Text(marked(outcome), ERROR_STYLE if outcome.startswith("error") else f"italic {DIM}")
 
 
@@ -238,7 +240,7 @@ def _tool_call(call: ToolCall, results, expanded: bool, width: int, body: Body) 
 
 def group_body(items: list[Item], expanded: bool, width: int) -> Body:
     """The body of one message made of several entries: a response written as several
-    entries, and the tool results answering its calls (see core.responses)."""
+    entries, and the tool results answering its calls (see core.history.responses)."""
     out = Body()
     results: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
     messages = []

@@ -8,13 +8,13 @@ Two views of the same root-to-head path:
   depth, so a 100,000-message branch opens without reading it.
 
 Sessions that started at an entry of this branch (a sub-agent at the tool call that
-spawned it, a fork at its fork point; see core.lineage) get a row of their own right
+spawned it, a fork at its fork point; see core.history.lineage) get a row of their own right
 after that entry. Opened, the row is followed by the child's own messages (its current
 branch, read the same way, one level deeper): display indexes then map to the branch's
 own rows and to the children's through a short table of those insertions.
 
 In the context view, the entries of one response and the tool results answering its
-calls make one group (core.responses): the pane shows a group as one message. A child
+calls make one group (core.history.responses): the pane shows a group as one message. A child
 session's row goes after the group holding the entry it started at (the tool call that
 spawned a sub-agent is shown with its result, then the sub-agent's thread). The raw view
 shows every entry on its own.
@@ -27,11 +27,11 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable
 
-from core.entries import COMPACTION, Entry
-from core.errors import ReplayError, StoreBusy, StoreUnreachable
-from core.replay import repeats_summary
-from core.responses import Grouping
-from core.models import InternalSession
+from core.model.entries import COMPACTION, Entry
+from core.model.errors import ReplayError, StoreBusy, StoreUnreachable
+from core.history.replay import repeats_summary
+from core.history.responses import Grouping
+from core.seed.models import InternalSession
 from core.store import SpawnedSession, Store
 
 WINDOW = 200
@@ -98,10 +98,10 @@ class MessageSource:
         self._extra = 0
         self._grouping: Grouping | None = None
         with store.reading():
-            self.length = store.path_length(self.head)
+            self.length = store.paths.length(self.head)
             if not self.raw and self.head is not None:
                 try:
-                    compaction, start = store.replay_start(self.head)
+                    compaction, start = store.paths.replay_start(self.head)
                 except ReplayError as error:
                     self.raw = True
                     self.warning = str(error)
@@ -109,7 +109,7 @@ class MessageSource:
                     if compaction is not None:
                         self.compaction = compaction
                         self.start = start
-                        self.skips = sorted(c.depth for c in store.compactions_on_path(self.head)
+                        self.skips = sorted(c.depth for c in store.paths.compactions(self.head)
                                             if c.depth >= start)
                         self._skip_repeated_summary(compaction)
             if self.raw:
@@ -129,19 +129,19 @@ class MessageSource:
         depth = compaction.depth + 1
         if depth >= self.length:
             return
-        seq = self.store.entry_at_depth(self.head, depth)
-        if seq is not None and repeats_summary(self.store.get_entry(seq), compaction):
+        seq = self.store.paths.at_depth(self.head, depth)
+        if seq is not None and repeats_summary(self.store.entries.get(seq), compaction):
             bisect.insort(self.skips, depth)
 
     # ------------------------------------------------------------ child sessions
     def _find_inserts(self) -> None:
         if self.head is None:
             return
-        for child in self.store.spawned_sessions(self.branch.external_session_id):
+        for child in self.store.sessions.children(self.branch.external_session_id):
             if child.spawn_seq is None or child.spawn_depth is None or child.id in self._within:
                 continue
             if child.spawn_depth >= self.length or \
-                    self.store.entry_at_depth(self.head, child.spawn_depth) != child.spawn_seq:
+                    self.store.paths.at_depth(self.head, child.spawn_depth) != child.spawn_seq:
                 continue          # it started on another branch
             base = self._base_index_of_depth(child.spawn_depth)
             if base is None:
@@ -172,7 +172,7 @@ class MessageSource:
 
     def _open(self, child: SpawnedSession) -> "MessageSource | None":
         try:
-            branch = self.store.current_internal_session(child.id)
+            branch = self.store.branches.current(child.id)
             if branch is None:
                 return None
             nested = MessageSource(self.store, branch, opened=self.opened, nest=self.nest + 1,
@@ -317,7 +317,7 @@ class MessageSource:
         entry = None
         if depth is None:
             try:
-                entry = self.store.get_entry(seq)
+                entry = self.store.entries.get(seq)
             except (StoreUnreachable, StoreBusy) as error:
                 self._not_now(error)
                 return None
@@ -339,7 +339,7 @@ class MessageSource:
         window = self._windows.get(number)
         if window is None:
             try:
-                window = self.store.path_entries(self.head, number * WINDOW, (number + 1) * WINDOW)
+                window = self.store.paths.entries(self.head, number * WINDOW, (number + 1) * WINDOW)
             except (StoreUnreachable, StoreBusy) as error:
                 # the store does not answer now: blank rows, asked again when drawn again
                 # (the app reloads what it shows once the store answers)
@@ -353,7 +353,7 @@ class MessageSource:
                         self.on_read_error(error)
             self._windows[number] = window
             try:
-                self._usage.update(self.store.response_usage([e.seq for e in window]))
+                self._usage.update(self.store.usage.of_responses([e.seq for e in window]))
             except (StoreUnreachable, StoreBusy) as error:
                 self._not_now(error)   # (the figures are left out)
             if len(self._windows) > MAX_WINDOWS:

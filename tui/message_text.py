@@ -12,13 +12,15 @@ from __future__ import annotations
 import json
 from typing import Any, Iterator
 
-from core.clock import parse
-from core.entries import (BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, MESSAGE, TOOL_CALL_BLOCKS,
-                          TOOL_RESULT_BLOCKS, Entry, block_type, content_text)
-from core.responses import result_call_id
+from core.model.clock import parse
+from core.model.entries import (
+    BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, MESSAGE, TOOL_CALL_BLOCKS, TOOL_RESULT_BLOCKS,
+    Entry, block_type, content_text)
+from core.history.responses import result_call_id
 
-from core.outcomes import (CONTENT_ROLES, NO_SUMMARY, SHELL_ROLE, SUMMARY_ROLES, empty_words,
-                           extension_message, marked, reply_outcome, role_of)
+from core.history.outcomes import (
+    CONTENT_ROLES, NO_SUMMARY, SHELL_ROLE, SUMMARY_ROLES, empty_words, extension_message, marked,
+    reply_outcome, role_of)
 
 from .claude_lines import is_claude_line, name_of, says
 from .formatting import ROLE_NAMES
@@ -111,7 +113,7 @@ def message_parts(entries: list[Entry]) -> Iterator[tuple[str, Any]]:
     ("text", str), ("thinking", str), ("call", ToolCall with its result), ("result", a
     tool-result message answering no call here), ("block_result", text of a result block),
     ("summary", a compaction's or branch summary's text), ("note", a line saying how a reply
-    ended or that there is nothing to show: core.outcomes), ("json", anything else).
+    ended or that there is nothing to show: core.history.outcomes), ("json", anything else).
     The one walk over a message's content that the full view and the HTML export share."""
     if not entries:
         return

@@ -18,13 +18,13 @@ def catch_up(store) -> bool:
     it covers, and the next start tries again."""
     worker = get_current_worker()
     try:
-        if not store.search_coverage().pending:
+        if not store.search.coverage().pending:
             return True
     except store.errors:
         return False
     while not worker.is_cancelled:
         try:
-            if store.index_search_backlog().done:
+            if store.search.index_backlog().done:
                 return True
         except store.errors:
             return False

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from core.errors import StoreBusy
+from core.model.errors import StoreBusy
 from core.store import reach
 
 from .store_health import StoreAnswered, StoreHealth, StoreSilent

@@ -19,7 +19,7 @@ import time
 
 from textual.message import Message
 
-from core.errors import StoreBusy, StoreUnreachable
+from core.model.errors import StoreBusy, StoreUnreachable
 
 PROBE_FIRST = 1.0   # seconds before the first try ...
 PROBE_MOST = 5.0    # ... doubling up to this

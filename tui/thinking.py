@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from core import values
-from core.entries import block_type
+from core.model import values
+from core.model.entries import block_type
 
 HIDDEN_NOTE = "∴ thinking hidden (H shows it)"
 

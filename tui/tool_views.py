@@ -1,6 +1,6 @@
 """Tool calls as people read them: one line folded, the call's own shape opened.
 
-A tool call and the result that answers it are drawn together (see core.responses for
+A tool call and the result that answers it are drawn together (see core.history.responses for
 how they are found). By the tool's name and arguments:
 
 * Edit / MultiEdit / Write (Claude Code), edit / write (pi), `apply_patch` (Codex, also
@@ -31,7 +31,7 @@ from rich.highlighter import JSONHighlighter
 from rich.padding import Padding
 from rich.text import Text
 
-from core.entries import content_text
+from core.model.entries import content_text
 
 from .formatting import DIM, ERROR_STYLE, FAINT
 from .safe_text import DISPLAY_LIMIT, LINE_LIMIT, safe_line, safe_markdown_source, safe_text
@@ -144,7 +144,7 @@ class ToolCall:
 def shell_run(message: dict[str, Any]) -> ToolCall:
     """A command the user ran (pi's bashExecution message: `!command`), drawn as the shell
     tool is: `$ command`, its output, and how it ended."""
-    from core.outcomes import shell_failed, shell_outcome
+    from core.history.outcomes import shell_failed, shell_outcome
 
     command = message.get("command")
     output = message.get("output")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual import work
 
-from core.models import InternalSession
+from core.seed.models import InternalSession
 
 from .components.branches_pane import branch_title
 from .entry_tree import FILTER_HELP, FILTERS, EntryTree, OutlineEntry
@@ -63,12 +63,12 @@ class TreeActions:
             tree = read_session_tree(store, session_id)
             times: dict[int, str] = {}
             seqs = {}
-            for change in store.label_log(session_id):
+            for change in store.annotations.label_log(session_id):
                 target = change["target_entry"]
                 if target is None:
                     continue
                 if target not in seqs:
-                    seqs[target] = store.entry_seq(session_id, target)
+                    seqs[target] = store.entries.seq_of(session_id, target)
                 if seqs[target] is not None:
                     times[seqs[target]] = change["at"]
         except self.store.errors as error:
@@ -91,7 +91,7 @@ class TreeActions:
 
         def entry_of(seq: int):
             try:
-                return store.get_entry(seq)
+                return store.entries.get(seq)
             except store.errors:
                 return None
 
@@ -125,7 +125,7 @@ class TreeActions:
                          markup=False)
             return
         try:
-            branch = self.store.branch_containing(seq)
+            branch = self.store.branches.containing(seq)
         except self.store.errors as error:
             self._error(error)
             return
@@ -162,7 +162,7 @@ class TreeActions:
         if self.branch is not None and entry.seq in self.entries_pane.current_path:
             return self.branch, entry
         try:
-            source = self.store.branch_containing(entry.seq)
+            source = self.store.branches.containing(entry.seq)
         except self.store.errors as error:
             self._error(error)
             return None
@@ -203,7 +203,7 @@ class TreeActions:
             self.say("Type a word to find.", markup=False)
             return
         try:
-            hits = {hit.seq for hit in self.store.search(text, limit=FIND_LIMIT,
+            hits = {hit.seq for hit in self.store.search.messages(text, limit=FIND_LIMIT,
                                                          external_session_id=session_id)}
         except self.store.errors as error:
             self._error(error)
@@ -265,7 +265,7 @@ class TreeActions:
         if mode == FILTERS[-1] or branch.head_seq is None:
             return None
         session_id = branch.external_session_id
-        span = self.store.entry_span(session_id)
+        span = self.store.entries.span(session_id)
         cached = self._filter_trees.get(session_id)
         if cached is None or cached[0] != span:
             if span[2] > FILTER_AT_ONCE:
@@ -278,7 +278,7 @@ class TreeActions:
         tree = cached[1]
         tree.labels = labels
         path = tree.path_to(branch.head_seq)
-        if len(path) != self.store.path_length(branch.head_seq):
+        if len(path) != self.store.paths.length(branch.head_seq):
             return None      # (a path the outline does not hold whole: shown unfiltered)
         return tree.hidden_depths(branch.head_seq, mode)
 
@@ -320,8 +320,8 @@ FILTER_AT_ONCE = 5_000   # entries: a session up to this size is read for F at o
 def read_session_tree(store, session_id: int) -> EntryTree:
     """A session's entry tree: its outline, labels, and which tool calls also say something
     in words (the entry tree pane and the messages pane's filter read it the same way)."""
-    entries = [OutlineEntry(*row) for row in store.entry_outline(session_id)]
-    labels = store.entry_labels(session_id)
+    entries = [OutlineEntry(*row) for row in store.entries.outline(session_id)]
+    labels = store.annotations.entry_labels(session_id)
     return EntryTree(entries, labels, worded_calls(store, EntryTree.answered_calls(entries)))
 
 
@@ -332,7 +332,7 @@ def worded_calls(store, calls: set[int]) -> set[int]:
         return set()
     worded = set()
     for seq in calls:
-        entry = store.get_entry(seq)
+        entry = store.entries.get(seq)
         message = entry.message if entry is not None else None
         content = message.get("content") if message else None
         if isinstance(content, list) and any(

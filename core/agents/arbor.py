@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import operations
-from ..paths import PostgresURL
+from core.actions import operations
+from core.store.location import PostgresURL
 from .native import BranchToWrite
 
 NAME = "arbor"
@@ -26,8 +26,8 @@ def make_current(job: BranchToWrite):
             branch = operations.branch(store, job.branch.id, job.head_seq)
         else:
             operations.make_current(store, job.branch.id)
-            branch = store.get_internal_session(job.branch.id)
-        store.mark_most_recent(job.session.id)   # continue_recent's choice
+            branch = store.branches.get(job.branch.id)
+        store.sessions.mark_most_recent(job.session.id)   # continue_recent's choice
     return branch
 
 

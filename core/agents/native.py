@@ -20,9 +20,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from ..entries import Entry, content_text
-from ..errors import ArborError
-from ..fastjson import dumps_utf8
+from core.model.entries import Entry, content_text
+from core.model.errors import ArborError
+from core.util.fastjson import dumps_utf8
 
 PAGE = 2000
 
@@ -165,7 +165,7 @@ class BranchToWrite:
         not the branch's head: "Flaky parser test · retry with a fake clock", "… · main,
         up to 3f2a9c1e". One line, without control characters, at most TITLE_LIMIT long."""
         branch = self.branch
-        what = self.store.branch_labels(self.session.id).get(branch.id) or branch.name or \
+        what = self.store.annotations.branch_labels(self.session.id).get(branch.id) or branch.name or \
             ("main" if branch.parent_session_id is None else f"branch {branch.id}")
         if self.head_seq != branch.head_seq:
             entry = self.labels().get(self.head_seq) or self.head().id[:8]
@@ -176,21 +176,21 @@ class BranchToWrite:
 
     def path(self) -> Iterator[Entry]:
         """The entries from the root to the head, read a page at a time."""
-        total = self.store.path_length(self.head_seq)
+        total = self.store.paths.length(self.head_seq)
         depth = 0
         while depth < total:
-            yield from self.store.path_entries(self.head_seq, depth, depth + PAGE)
+            yield from self.store.paths.entries(self.head_seq, depth, depth + PAGE)
             depth += PAGE
 
     def head(self) -> Entry:
-        entry = self.store.get_entry(self.head_seq)
+        entry = self.store.entries.get(self.head_seq)
         if entry is None:
             raise ResumeError(f"entry {self.head_seq} does not exist")
         return entry
 
     def labels(self) -> dict[int, str]:
         """The current label of each labelled entry of the session (seq -> label)."""
-        return self.store.entry_labels(self.session.id)
+        return self.store.annotations.entry_labels(self.session.id)
 
 
 # ---------------------------------------------------------------- new files
@@ -280,7 +280,7 @@ def labelled_in_arbor(job: "BranchToWrite") -> bool:
     """Whether an entry of the session was labelled (or unlabelled) in arbor, not in the
     agent's file: resuming the file as it is would lose that."""
     return any(row["target_entry"] is not None and row["label_entry"] is None
-               for row in job.store.label_log(job.session.id))
+               for row in job.store.annotations.label_log(job.session.id))
 
 
 def local_time(moment: datetime) -> time.struct_time:

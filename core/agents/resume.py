@@ -22,9 +22,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Callable, Iterator, Mapping
 
-from ..clock import utc_now
-from ..errors import NotFound
-from . import arbor, claude_code, codex, pi, reuse
+from core.model.clock import utc_now
+from core.model.errors import NotFound
+from . import arbor, reuse
+from .claude_code import writer as claude_code
+from .codex import writer as codex
+from .pi import writer as pi
 from .native import BranchToWrite, Ids, ResumeError, expand
 
 AGENT_TITLES = {"pi": "pi", "claude_code": "Claude Code", "codex": "Codex", "arbor": "arbor"}
@@ -66,9 +69,9 @@ class ResumePlan:
 def _branch_of(store, session, branch):
     if branch is not None:
         return branch
-    current = store.current_internal_session(session.id)
+    current = store.branches.current(session.id)
     if current is None:
-        branches = store.internal_sessions(session.id)
+        branches = store.branches.of_session(session.id)
         if not branches:
             raise ResumeError(f"session {session.uid} has no branches")
         current = branches[0]
@@ -89,7 +92,7 @@ def prepare_resume(store, session, branch=None, *, at_seq: int | None = None,
     title = branch.name or f"branch {branch.id}"
     if head is None:
         raise ResumeError(f"{title} has no entries: there is nothing to carry on from")
-    if at_seq is not None and (branch.head_seq is None or not store.is_ancestor(at_seq, branch.head_seq)):
+    if at_seq is not None and (branch.head_seq is None or not store.paths.is_ancestor(at_seq, branch.head_seq)):
         raise NotFound(f"entry {at_seq} is not on {title}")
     source = session.source
     if source not in AGENT_TITLES:

@@ -76,7 +76,7 @@ def _digest(path: Path, size: int) -> str | None:
 def find(job: BranchToWrite, key: str, adds_nothing: Callable[[Any], bool]) -> Written | None:
     """The file written before for this fingerprint, if it still holds what was written
     (see the module doc; `adds_nothing` is the agent's test for a line it appended)."""
-    record = ((job.store.session_metadata(job.session.id).get(KEY) or {}).get(key))
+    record = ((job.store.sessions.metadata(job.session.id).get(KEY) or {}).get(key))
     if not isinstance(record, dict):
         return None
     path, native_id, then = record.get("path"), record.get("id"), record.get("stamp")
@@ -104,14 +104,14 @@ def remember(job: BranchToWrite, key: str, written: Written) -> bool:
     store = job.store
     try:
         with store.transaction():
-            metadata = store.session_metadata(job.session.id)
+            metadata = store.sessions.metadata(job.session.id)
             records: dict[str, Any] = dict(metadata.get(KEY) or {})
             records[key] = {"path": str(written.path), "id": written.native_id,
                             "stamp": stamp_now, "sha256": _digest(written.path, stamp_now[0]),
                             "at": stamp(job.now)}
             newest = sorted(records.items(), key=lambda item: str(item[1].get("at", "")))
             metadata[KEY] = dict(newest[-KEEP:])
-            store.set_session_metadata(job.session.id, metadata)
+            store.sessions.set_metadata(job.session.id, metadata)
     except store.errors:
         return False
     return True
@@ -126,9 +126,9 @@ def written_by_arbor(job: BranchToWrite) -> bool:
     if not isinstance(path, str) or not parent_ref:
         return False
     store = job.store
-    parent = store.get_external_session_by_uid(parent_ref)
+    parent = store.sessions.by_uid(parent_ref)
     if parent is None:          # pi names the file it was forked from
-        found = store.sessions_by_metadata(job.session.source, {"path": parent_ref},
+        found = store.sessions.by_metadata(job.session.source, {"path": parent_ref},
                                            unset="mergedInto")
         parent = found[-1] if found else None
     records = ((parent.metadata or {}).get(KEY) or {}) if parent is not None else {}

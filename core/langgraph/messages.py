@@ -19,8 +19,8 @@ import hashlib
 from collections import OrderedDict
 from typing import Any, Sequence
 
-from ..fastjson import dumps
-from ..importers.langgraph import convert_message, message_fields, plain
+from core.util.fastjson import dumps
+from core.agents.langgraph.importer import convert_message, message_fields, plain
 
 KEY_CACHE_SIZE = 20_000
 

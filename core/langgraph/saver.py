@@ -29,10 +29,10 @@ from langgraph.checkpoint.base import (WRITES_IDX_MAP, BaseCheckpointSaver, Chan
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from ..entries import CUSTOM, content_text
-from ..importers.base import title_from_text
-from ..importers.langgraph import plain
-from ..store import LangGraphCheckpoint, Store, open_store
+from core.model.entries import CUSTOM, content_text
+from core.importing.base import title_from_text
+from core.agents.langgraph.importer import plain
+from core.store import LangGraphCheckpoint, Store, open_store
 from . import threads
 from .messages import MessageKeys, as_arbor_message, chain_digest, common_prefix
 
@@ -131,7 +131,7 @@ class ArborSaver(BaseCheckpointSaver[int]):
                                        "checkpoint_ns": row.checkpoint_ns,
                                        "checkpoint_id": row.parent_checkpoint_id}}
         pending = [(task_id, channel, self._loads(kind, value)) for task_id, channel, kind, value
-                   in self.store.langgraph_writes(row.external_session_id, row.checkpoint_id)
+                   in self.store.langgraph.writes(row.external_session_id, row.checkpoint_id)
                    ] if writes else []
         return CheckpointTuple(config, self._loads(row.type, row.blob), json.loads(row.metadata),
                                parent, pending)
@@ -154,12 +154,12 @@ class ArborSaver(BaseCheckpointSaver[int]):
                 return None
             checkpoint_id = get_checkpoint_id(config)
             if checkpoint_id:
-                row = store.langgraph_checkpoint(thread.session_id, str(checkpoint_id))
+                row = store.langgraph.checkpoint(thread.session_id, str(checkpoint_id))
                 return self._tuple(row) if row is not None else None
             row = threads.resume_point(store, thread)
             if row is None:
                 return None
-            return self._tuple(row, writes=not store.langgraph_checkpoint_continued(
+            return self._tuple(row, writes=not store.langgraph.checkpoint_continued(
                 row.external_session_id, row.checkpoint_id))
 
     def list(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
@@ -176,10 +176,10 @@ class ArborSaver(BaseCheckpointSaver[int]):
             thread_id = str(conf["thread_id"]) if conf.get("thread_id") is not None else None
             if thread_id is not None:
                 if "checkpoint_ns" in conf:
-                    found = store.langgraph_session(thread_id, conf.get("checkpoint_ns") or "")
+                    found = store.langgraph.session(thread_id, conf.get("checkpoint_ns") or "")
                     sessions = [found] if found is not None else []
                 else:
-                    sessions = [sid for _ns, sid in store.langgraph_sessions(thread_id)]
+                    sessions = [sid for _ns, sid in store.langgraph.sessions(thread_id)]
             only_id = conf.get("checkpoint_id")
         if sessions is not None and not sessions:
             return
@@ -191,7 +191,7 @@ class ArborSaver(BaseCheckpointSaver[int]):
             return
         while True:
             size = PAGE if filter or only_id or left is None else max(1, min(PAGE, left))
-            page = store.langgraph_checkpoint_page(sessions, after=after, size=size)
+            page = store.langgraph.checkpoint_page(sessions, after=after, size=size)
             for row in page:
                 if only_id is not None and row.checkpoint_id != only_id:
                     continue
@@ -231,11 +231,11 @@ class ArborSaver(BaseCheckpointSaver[int]):
             parents = meta.get("parents") if isinstance(meta.get("parents"), dict) else {}
             thread = threads.open_thread(store, thread_id, ns,
                                          spawned_at=parents.get(threads.parent_namespace(ns)))
-            if store.langgraph_checkpoint(thread.session_id, checkpoint["id"]) is not None:
-                store.rewrite_langgraph_checkpoint(thread.session_id, checkpoint["id"], type=kind,
+            if store.langgraph.checkpoint(thread.session_id, checkpoint["id"]) is not None:
+                store.langgraph.rewrite_checkpoint(thread.session_id, checkpoint["id"], type=kind,
                                                    blob=blob, metadata=meta_text)
                 return result
-            parent = store.langgraph_checkpoint(thread.session_id, str(parent_id)) \
+            parent = store.langgraph.checkpoint(thread.session_id, str(parent_id)) \
                 if parent_id else None
             step, source = meta.get("step"), meta.get("source")
             new, count, digest, dropped = self._new_messages(parent, messages, keys)
@@ -245,25 +245,25 @@ class ArborSaver(BaseCheckpointSaver[int]):
                 store, thread, parent, converted,
                 name=f"{source or 'fork'} at step {step}" if step is not None else "fork")
             if converted[held:]:
-                store.append_messages(branch_id, converted[held:])
+                store.entries.append_messages(branch_id, converted[held:])
                 if not ns:
                     self._name_thread(thread, thread_id, converted)
             info = {"checkpoint_id": checkpoint["id"], "parent_checkpoint_id": parent_id,
                     "step": step, "source": source}
             if dropped:
                 info["messages_replaced"] = dropped
-            entry = store.append_to_branch(branch_id, CUSTOM, {
+            entry = store.entries.append_to_branch(branch_id, CUSTOM, {
                 "customType": threads.CHECKPOINT_TYPE, "data": info}, timestamp=stamp)
             label = f"step {step}" if step is not None else "checkpoint"
             if source:
                 label += f" ({source})"
-            tag = store.create_checkpoint(
+            tag = store.annotations.create_checkpoint(
                 branch_id, label, entry_seq=entry.seq, session_state=self._state_view(values),
                 is_auto=True, created_at=stamp, metadata={
                     "checkpoint_id": checkpoint["id"], "parent_checkpoint_id": parent_id,
                     "thread_id": thread_id, "checkpoint_ns": ns, "metadata": plain(meta),
                     "ts": stamp, "writer": "arbor checkpointer"})
-            store.add_langgraph_checkpoint(
+            store.langgraph.add_checkpoint(
                 thread.session_id, checkpoint["id"], parent_checkpoint_id=parent_id,
                 checkpoint_ref=tag.id, entry_seq=entry.seq, type=kind, blob=blob,
                 metadata=meta_text, messages=count, messages_digest=digest)
@@ -280,7 +280,7 @@ class ArborSaver(BaseCheckpointSaver[int]):
         store = self.store
         with store.transaction():
             thread = threads.open_thread(store, thread_id, ns)
-            store.put_langgraph_writes(thread.session_id, str(conf["checkpoint_id"]), rows,
+            store.langgraph.put_writes(thread.session_id, str(conf["checkpoint_id"]), rows,
                                        replace=replace)
 
     def delete_thread(self, thread_id: str) -> None:
@@ -288,8 +288,8 @@ class ArborSaver(BaseCheckpointSaver[int]):
         every deletion in arbor is: nothing else LangGraph does deletes history."""
         store = self.store
         with store.transaction():
-            for _ns, session_id in store.langgraph_sessions(str(thread_id)):
-                store.delete_external_session(session_id)
+            for _ns, session_id in store.langgraph.sessions(str(thread_id)):
+                store.sessions.delete(session_id)
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Every checkpoint (every namespace, every branch) and pending write of a thread,
@@ -297,23 +297,23 @@ class ArborSaver(BaseCheckpointSaver[int]):
         store = self.store
         source, target = str(source_thread_id), str(target_thread_id)
         with store.transaction():
-            for ns, session_id in store.langgraph_sessions(source):
+            for ns, session_id in store.langgraph.sessions(source):
                 copied = None
-                for row in store.langgraph_checkpoints_in_order(session_id):
+                for row in store.langgraph.checkpoints_in_order(session_id):
                     config: RunnableConfig = {"configurable": {
                         "thread_id": target, "checkpoint_ns": ns,
                         "checkpoint_id": row.parent_checkpoint_id}}
                     self.put(config, self._loads(row.type, row.blob), json.loads(row.metadata), {})
-                    copied = copied or store.langgraph_session(target, ns)
+                    copied = copied or store.langgraph.session(target, ns)
                 if copied is None:
                     continue
-                store.copy_langgraph_writes(session_id, copied)
+                store.langgraph.copy_writes(session_id, copied)
                 head = threads.resume_point(store, threads.find_thread(store, source, ns))
                 if head is not None:
-                    twin = store.langgraph_checkpoint(copied, head.checkpoint_id)
-                    for branch_id, branch_head in store.branch_heads(copied):
+                    twin = store.langgraph.checkpoint(copied, head.checkpoint_id)
+                    for branch_id, branch_head in store.branches.heads(copied):
                         if twin is not None and branch_head == twin.entry_seq:
-                            store.set_current(branch_id)
+                            store.branches.set_current(branch_id)
                             break
 
     # -------------------------------------------------------------- helpers
@@ -341,12 +341,12 @@ class ArborSaver(BaseCheckpointSaver[int]):
         """Name the session from its first human message (unless it has another name)."""
         store = self.store
         first = next((m for m in messages if m.get("role") == "user"), None)
-        if first is None or store.session_name(thread.session_id) != \
+        if first is None or store.sessions.name(thread.session_id) != \
                 threads.placeholder_name(thread_id):
             return
         text = title_from_text(content_text(first.get("content")))
         if text:
-            store.rename_session(thread.session_id, text)
+            store.sessions.rename(thread.session_id, text)
 
     @staticmethod
     def _state_view(values: dict[str, Any]) -> dict[str, Any]:

@@ -27,8 +27,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ..entries import BRANCH_SUMMARY, CUSTOM, MESSAGE, SESSION_INFO
-from ..store import LangGraphCheckpoint, Store
+from core.model.entries import BRANCH_SUMMARY, CUSTOM, MESSAGE, SESSION_INFO
+from core.store import LangGraphCheckpoint, Store
 
 ROOT_ENTRY = "thread"
 CHECKPOINT_TYPE = "langgraph:checkpoint"
@@ -56,10 +56,10 @@ class Thread:
 
 
 def find_thread(store: Store, thread_id: str, checkpoint_ns: str) -> Thread | None:
-    session_id = store.langgraph_session(thread_id, checkpoint_ns)
+    session_id = store.langgraph.session(thread_id, checkpoint_ns)
     if session_id is None:
         return None
-    root = store.find_entry(session_id, ROOT_ENTRY)
+    root = store.entries.find(session_id, ROOT_ENTRY)
     return Thread(session_id, root.seq if root is not None else 0)
 
 
@@ -76,29 +76,29 @@ def open_thread(store: Store, thread_id: str, checkpoint_ns: str, *,
     kind, parent_uid = "session", None
     if checkpoint_ns:
         parent = open_thread(store, thread_id, parent_namespace(checkpoint_ns))
-        parent_session = store.get_external_session(parent.session_id)
+        parent_session = store.sessions.get(parent.session_id)
         node = checkpoint_ns.split("|")[-1].split(":")[0]
         name = f"{parent_session.session_name} · sub-graph {node}"
         kind, parent_uid = "subgraph", parent_session.uid
-    session = store.create_external_session(
+    session = store.sessions.create(
         name, source=SOURCE, kind=kind, parent_session=parent_uid, cwd=os.getcwd(),
         metadata={"format": SOURCE, "thread_id": thread_id, "checkpoint_ns": checkpoint_ns,
                   "writer": "arbor checkpointer"})
-    root = store.append_entry(session.id, None, SESSION_INFO, {
+    root = store.entries.append(session.id, None, SESSION_INFO, {
         "name": placeholder_name(thread_id) + (f" ({checkpoint_ns})" if checkpoint_ns else ""),
         "langgraph": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}},
         entry_id=ROOT_ENTRY)
-    store.create_internal_session(session.id, head_seq=root.seq, name="main", is_current=True)
-    store.add_langgraph_thread(thread_id, checkpoint_ns, session.id)
+    store.branches.create(session.id, head_seq=root.seq, name="main", is_current=True)
+    store.langgraph.add_thread(thread_id, checkpoint_ns, session.id)
     if parent is not None:
         spawn_seq = None
         if spawned_at:
-            row = store.langgraph_checkpoint(parent.session_id, spawned_at)
+            row = store.langgraph.checkpoint(parent.session_id, spawned_at)
             spawn_seq = row.entry_seq if row is not None else None
         if spawn_seq is None:
-            branch = store.current_internal_session(parent.session_id)
+            branch = store.branches.current(parent.session_id)
             spawn_seq = branch.head_seq if branch is not None else None
-        store.link_child(session.id, parent.session_id, spawn_seq)
+        store.sessions.link_child(session.id, parent.session_id, spawn_seq)
     return Thread(session.id, root.seq)
 
 
@@ -106,15 +106,15 @@ def checkpoint_on_path(store: Store, head_seq: int | None) -> LangGraphCheckpoin
     """The checkpoint at `head_seq`, or the nearest one before it on its path."""
     if head_seq is None:
         return None
-    found = store.langgraph_checkpoint_at(head_seq)
+    found = store.langgraph.checkpoint_at(head_seq)
     if found is not None:
         return found
     stop = None
     for _hop in range(MAX_CUSTOM_HOPS):
-        entry = store.path_end_entry(head_seq, 0, stop, type=CUSTOM, last=True)
+        entry = store.paths.end_entry(head_seq, 0, stop, type=CUSTOM, last=True)
         if entry is None:
             return None
-        found = store.langgraph_checkpoint_at(entry.seq)
+        found = store.langgraph.checkpoint_at(entry.seq)
         if found is not None:
             return found
         stop = entry.depth
@@ -128,13 +128,13 @@ def checkpoint_for_head(store: Store, head_seq: int | None) -> LangGraphCheckpoi
     checkpoint before the head."""
     if head_seq is None:
         return None
-    found = store.langgraph_checkpoint_at(head_seq)
+    found = store.langgraph.checkpoint_at(head_seq)
     if found is not None:
         return found
-    entry = store.get_entry(head_seq)
+    entry = store.entries.get(head_seq)
     if entry is not None and entry.type == BRANCH_SUMMARY and entry.parent_seq is not None:
         # a roll back with a summary: what counts is the entry it was made at
-        entry = store.get_entry(entry.parent_seq)
+        entry = store.entries.get(entry.parent_seq)
     if entry is not None and entry.type == MESSAGE:
         found = _checkpoint_ending_with(store, entry.seq)
         if found is not None:
@@ -144,8 +144,8 @@ def checkpoint_for_head(store: Store, head_seq: int | None) -> LangGraphCheckpoi
 
 def _checkpoint_ending_with(store: Store, message_seq: int) -> LangGraphCheckpoint | None:
     """The checkpoint whose entry follows this message (its state ends with it)."""
-    for child in store.children(message_seq):
-        found = store.langgraph_checkpoint_at(child.seq)
+    for child in store.entries.children(message_seq):
+        found = store.langgraph.checkpoint_at(child.seq)
         if found is not None:
             return found
     return None
@@ -154,9 +154,9 @@ def _checkpoint_ending_with(store: Store, message_seq: int) -> LangGraphCheckpoi
 def resume_point(store: Store, thread: Thread) -> LangGraphCheckpoint | None:
     """The checkpoint the thread goes on from: its current branch's (see the module doc).
     A session left with no current branch goes on from its newest checkpoint."""
-    branch = store.current_internal_session(thread.session_id)
+    branch = store.branches.current(thread.session_id)
     if branch is None:
-        return store.newest_langgraph_checkpoint(thread.session_id)
+        return store.langgraph.newest_checkpoint(thread.session_id)
     return checkpoint_for_head(store, branch.head_seq)
 
 
@@ -176,10 +176,10 @@ def _same_message(stored: dict[str, Any], new: dict[str, Any]) -> bool:
 def _beside_a_summary(store: Store, head_seq: int, checkpoint_seq: int) -> bool:
     """Whether the head is a branch summary made at the message the checkpoint's entry
     follows (a roll back to that message with a summary)."""
-    head = store.get_entry(head_seq)
+    head = store.entries.get(head_seq)
     if head is None or head.type != BRANCH_SUMMARY or head.parent_seq is None:
         return False
-    checkpoint = store.get_entry(checkpoint_seq)
+    checkpoint = store.entries.get(checkpoint_seq)
     return checkpoint is not None and checkpoint.parent_seq == head.parent_seq
 
 
@@ -196,33 +196,33 @@ def branch_for(store: Store, thread: Thread, parent: LangGraphCheckpoint | None,
     earlier checkpoint)."""
     at = parent.entry_seq if parent is not None and parent.entry_seq is not None \
         else thread.root_seq
-    current = store.current_internal_session(thread.session_id)
+    current = store.branches.current(thread.session_id)
     if current is not None and current.head_seq is not None:
         head = current.head_seq
         if head == at:
             return current.id, 0
         if parent is not None and _same(checkpoint_for_head(store, head), parent):
-            if store.is_ancestor(head, at):   # a message just before the parent's entry
-                store.move_head(current.id, at)
+            if store.paths.is_ancestor(head, at):   # a message just before the parent's entry
+                store.branches.move_head(current.id, at)
                 return current.id, 0
             if _beside_a_summary(store, head, at):
                 # rolled back to a message with a summary: the agent writes on after it
                 return current.id, 0
-            if store.is_ancestor(at, head):
-                start = store.get_entry(at).depth + 1
-                between = store.path_messages(head, start)
+            if store.paths.is_ancestor(at, head):
+                start = store.entries.get(at).depth + 1
+                between = store.paths.messages(head, start)
                 if len(between) <= len(messages) and all(
                         _same_message(old, new) for old, new in zip(between, messages)):
                     return current.id, len(between)
-                store.move_head(current.id, at,
+                store.branches.move_head(current.id, at,
                                 reason="langgraph: resumed from the checkpoint before the head")
                 return current.id, 0
-    for branch_id, head in store.branch_heads(thread.session_id):
+    for branch_id, head in store.branches.heads(thread.session_id):
         if head == at:
-            store.set_current(branch_id)
+            store.branches.set_current(branch_id)
             return branch_id, 0
-    source = store.branch_containing(at)
-    new = store.create_internal_session(
+    source = store.branches.containing(at)
+    new = store.branches.create(
         thread.session_id, head_seq=at, fork_seq=at,
         parent_session_id=source.id if source is not None else None,
         branch_point_checkpoint_id=parent.checkpoint_ref if parent is not None else None,

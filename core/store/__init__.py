@@ -1,11 +1,16 @@
-"""The arbor store: the API every caller uses (`api.Store`), the entry writer, and one
-module per backend holding that backend's SQL under the same statement names (`sqlite.py`,
-`postgres.py`; their migrations under `migrations/`, numbered alike). `backends.py` picks
-the backend from the store's name: a file path or a postgresql:// URL.
+"""The arbor store. `Store` (store.py) holds the connection, its transactions and the
+backend, and hands out one room per concern (`store.sessions`, `store.branches`,
+`store.entries`, `store.paths`, `store.annotations`, `store.search`, `store.usage`,
+`store.imports`, `store.oplog`, `store.langgraph`, `store.events`: core/store/rooms). The
+SQL of each concern is in core/store/statements, SQLite's and PostgreSQL's side by side;
+each backend (sqlite/, postgres/) opens its store, runs transactions and keeps its schema
+and numbered migrations (applied in order on every open; a store written by a newer arbor
+is refused, unchanged). `backends.py` picks the backend from the store's name: a file path
+or a postgresql:// URL.
 
 Callers import from here (`from core.store import Store, open_store`) and never ask which
 backend they have. Names are imported on first use (PEP 562): a command that only reads
-the backend's SQL (`sqlite.peek_import_stamps`) does not pay for the whole API.
+the backend's SQL (`sqlite.backend.peek_import_stamps`) does not pay for the whole API.
 """
 
 from __future__ import annotations
@@ -13,9 +18,9 @@ from __future__ import annotations
 import importlib
 
 _WHERE = {
-    "LangGraphCheckpoint": "api", "LoggedOperation": "api", "PathCounts": "api", "SearchHit": "api",
-    "SessionSummary": "api", "SpawnedSession": "api", "Store": "api", "UnlinkedChild": "api",
-    "_loads": "api", "open_store": "api", "snippet": "api", "EntryWriter": "writer",
+    "LangGraphCheckpoint": "records", "LoggedOperation": "records", "PathCounts": "records", "SearchHit": "records",
+    "SessionSummary": "records", "SpawnedSession": "records", "Store": "store", "UnlinkedChild": "records",
+    "_loads": "records", "open_store": "store", "snippet": "rooms.search", "EntryWriter": "writer",
     "SearchCoverage": "search", "SearchResults": "search", "BacklogStep": "search",
 }
 

@@ -1,12 +1,12 @@
 """Which backend a store name opens: a file path is SQLite, a `postgresql://` URL is
-PostgreSQL (`core.paths.store_location` tells them apart). The one place that chooses;
+PostgreSQL (`core.store.location.store_location` tells them apart). The one place that chooses;
 everything after it asks the backend object."""
 
 from __future__ import annotations
 
 
-from ..errors import StoreUnavailable
-from ..paths import PostgresURL, store_location
+from core.model.errors import StoreUnavailable
+from .location import PostgresURL, store_location
 
 TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
 if TYPE_CHECKING:
@@ -24,9 +24,9 @@ def backend_for(value: Any) -> Any:
             raise StoreUnavailable(
                 f"{location.shown()} is a PostgreSQL store, and this arbor was installed"
                 " without PostgreSQL support: pip install 'arbor[postgres]'") from None
-        from .postgres import PostgresBackend
+        from core.store.postgres.backend import PostgresBackend
 
         return PostgresBackend(location)
-    from .sqlite import SQLiteBackend
+    from core.store.sqlite.backend import SQLiteBackend
 
     return SQLiteBackend(location)

@@ -1,4 +1,4 @@
-"""Pricing new responses without loading the price table: the rates `core.pricing` resolved
+"""Pricing new responses without loading the price table: the rates `core.usage.pricing` resolved
 for a model are kept in the store and used by later imports.
 
 Loading the table (`genai-prices` and pydantic) takes ~0.3 s, five times the rest of an
@@ -39,7 +39,7 @@ class StoredPrices:
     `save()` keeps the cards it had to ask the book for (in the caller's transaction)."""
 
     def __init__(self, conn, sql):
-        from .. import pricing
+        from core.usage import pricing
 
         self.basis = pricing.basis()
         self._conn = conn
@@ -51,7 +51,7 @@ class StoredPrices:
 
     def book(self):
         if self._book is None:
-            from .. import pricing
+            from core.usage import pricing
 
             self._book = pricing.price_book()
             if self._book.basis != self.basis:   # ARBOR_PRICES changed meanwhile
@@ -102,7 +102,7 @@ class StoredPrices:
 
     def _kept(self, key: tuple) -> Any:
         model, provider, fast, day = key
-        from ..pricing import PriceCard
+        from core.usage.pricing import PriceCard
 
         for span in self._spans_of(model, provider, fast):
             try:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from _thread import _local, allocate_lock
 
-from ..errors import StoreBusy, StoreUnreachable
+from core.model.errors import StoreBusy, StoreUnreachable
 
 UP = "up"
 SUSPECT = "suspect"   # a connection broke; nobody has tried to connect since

@@ -102,7 +102,7 @@ def release(link: Link) -> None:
 def held_files() -> dict[tuple, tuple[str, str]]:
     """(device, inode) of every file of the stores this process holds open, with its suffix
     ("" for a store itself, "-wal", "-shm", "-journal") and what it is in words
-    (`core.held_files`: never to be opened by anything but their own connection)."""
+    (`core.store.held_files`: never to be opened by anything but their own connection)."""
     # (a copy of the links without the registry's lock, which an opening holds while it
     # migrates a store: an import must not wait for that to look at its files)
     backends = [link.backend for link in tuple(_links.values())]

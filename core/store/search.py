@@ -19,12 +19,13 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..entries import search_text
-from ..search_query import SearchQuery
-from ..values import Frozen
+from core.model.entries import search_text
+from core.history.search_query import SearchQuery
+from core.model.values import Frozen
 
 if TYPE_CHECKING:
-    from .api import SearchHit, SessionSummary, Store
+    from core.store.records import SearchHit, SessionSummary
+    from core.store.store import Store
 
 WINDOW = 2000          # newest matches ranked (see above)
 BUDGET_MS = 100.0      # a backlog step's write transaction aims at this
@@ -74,7 +75,8 @@ def search_messages(store: Store, query: str | SearchQuery, *, limit: int = 200,
     """Entries whose text has every word of `query` (stemmed, as prefixes) and every quoted
     phrase as written, best first; then, while the index has a backlog, those of the
     history it does not cover yet (through the word index, newest first)."""
-    from .api import SearchHit, _loads, snippet
+    from core.store.records import SearchHit, _loads
+    from core.store.rooms.search import snippet
 
     query = query if isinstance(query, SearchQuery) else SearchQuery(query)
     if not query or limit <= 0:
@@ -116,10 +118,10 @@ def search_messages(store: Store, query: str | SearchQuery, *, limit: int = 200,
 
 def search_names(store: Store, text: str, *, include_archived: bool = False,
                  limit: int | None = None) -> list[SessionSummary]:
-    """Sessions whose name matches `text` as a person types it (core/name_match.py), best
+    """Sessions whose name matches `text` as a person types it (core/history/name_match.py), best
     first; or whose uid has it."""
-    from ..name_match import rank_names
-    from .api import SessionSummary
+    from core.history.name_match import rank_names
+    from core.store.records import SessionSummary
 
     sql = store._sql
     names = store._all(sql.SESSION_NAMES if include_archived else sql.SESSION_NAMES_ACTIVE)
@@ -197,7 +199,7 @@ def search_all(store: Store, query: str, *, include_archived: bool = False, name
     if not query:
         return SearchResults(query, [], [], SearchCoverage(1.0, False))
     sessions = search_names(store, query, include_archived=include_archived, limit=names)
-    labelled = store.search_labels(query)
+    labelled = store.search.labels(query)
     found = {hit.seq for hit in labelled}
     hits = labelled + [hit for hit in search_messages(store, query, limit=messages)
                        if hit.seq not in found]

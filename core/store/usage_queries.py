@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from ..usage import Figure, Report, local_zone, period_key, utc_bounds
+from core.usage.tokens import Figure, Report, local_zone, period_key, utc_bounds
 
 if TYPE_CHECKING:
-    from .api import Store
+    from core.store.store import Store
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +228,7 @@ def path_figure(store: "Store", head_seq: int | None, *, after_depth: int = -1,
     if head_seq is None:
         return figure
     sql = store._sql
-    pieces = store.path_segments(head_seq)
+    pieces = store.paths.segments(head_seq)
     with store.reading() as conn:
         for chain, lo, hi in pieces:
             lo = max(lo, after_depth + 1)
@@ -248,7 +248,7 @@ def last_model(store: "Store", head_seq: int | None) -> tuple[str, str, str] | N
         return None
     sql = store._sql
     with store.reading() as conn:
-        for chain, lo, hi in reversed(store.path_segments(head_seq)):
+        for chain, lo, hi in reversed(store.paths.segments(head_seq)):
             row = conn.execute(sql.USAGE_LAST_ON_PATH_PIECE, (chain, lo, hi)).fetchone()
             if row is not None:
                 return row[0], row[1], row[2]

@@ -10,7 +10,7 @@ one small row each, and nothing is summed at display time.
 from __future__ import annotations
 
 
-from ..usage import CODEX_TOKEN_COUNT, UsageRecord, UsageTracker, larger
+from core.usage.tokens import CODEX_TOKEN_COUNT, UsageRecord, UsageTracker, larger
 
 TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
 if TYPE_CHECKING:
@@ -190,7 +190,7 @@ class UsageRows:
 
 
 def _decode(data: Any) -> dict[str, Any] | None:
-    from ..fastjson import strict_loads
+    from core.util.fastjson import strict_loads
 
     try:
         decoded = strict_loads(data)
@@ -207,7 +207,7 @@ def rebuild_from_entries(conn, sql=None, backend=None) -> None:
     response counted once across sessions and every session's totals summed. Rows recorded
     by an agent through `record_usage` (no entry behind them) are kept and priced."""
     if sql is None:   # (a SQLite store's migration)
-        from .sqlite import SQLiteBackend, Statements
+        from core.store.sqlite.backend import SQLiteBackend, Statements
 
         sql, backend = Statements, SQLiteBackend
     conn.execute(sql.USAGE_DROP_DERIVED)
@@ -239,14 +239,14 @@ def recount(conn, sql) -> None:
 def prices_stale(conn, sql) -> bool:
     """Whether some cost was computed with other prices than today's (the table was
     upgraded or ARBOR_PRICES changed). Does not import the price table."""
-    from .. import pricing
+    from core.usage import pricing
 
     return conn.execute(sql.USAGE_STALE_PRICES, (pricing.basis(),)).fetchone() is not None
 
 
 def reprice(conn, sql, *, rebuild: bool = True) -> int:
     """Price again every response priced with other prices than today's; returns how many."""
-    from .. import pricing
+    from core.usage import pricing
 
     book = pricing.price_book()
     changed = []

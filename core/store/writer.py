@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from array import array
 
-from ..clock import to_text
-from ..entries import MESSAGE, Entry, role_of, search_text
-from ..errors import ArborError, NotFound
-from ..fastjson import dumps_utf8
-from ..usage import USAGE_TYPES
+from core.model.clock import to_text
+from core.model.entries import MESSAGE, Entry, role_of, search_text
+from core.model.errors import ArborError, NotFound
+from core.util.fastjson import dumps_utf8
+from core.usage.tokens import USAGE_TYPES
 from .usage_rows import UsageRows
 
 TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
 if TYPE_CHECKING:
     from typing import Any
-    from .api import Store
+    from core.store.store import Store
 
 
 class EntryWriter:
@@ -252,7 +252,7 @@ class EntryWriter:
         row = self._rows[-1] if self._rows else None
         if row is None or row[0] != seq:
             self.flush_rows()
-            return self.store.get_entry(seq)
+            return self.store.entries.get(seq)
         parent_id = None
         if parent_seq is not None:
             parent_id = previous[2] if previous is not None and previous[0] == parent_seq \

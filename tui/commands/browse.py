@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
         store = open_or_explain(lambda: _open(args))
         if store is None:
             return EXIT_STORE
-        from ..app import ArborApp
+        from tui.app import ArborApp
 
         app = ArborApp(store, show_archived=args.archived,
                        follow=not (args.demo or args.no_follow))
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _open(args: argparse.Namespace):
     from core import open_store
-    from core.paths import demo_db_path, sqlite_path, store_location
+    from core.store.location import demo_db_path, sqlite_path, store_location
 
     if args.demo:
         from core.demo import build_demo

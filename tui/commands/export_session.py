@@ -51,26 +51,26 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def _export(store, args: argparse.Namespace, out) -> int:
-    from core.exporters import export_session, resolve_branch, resolve_session
+    from core.export.formats import export_session, resolve_branch, resolve_session
 
     if args.format != "html":
         if args.all_branches:
-            from core.errors import ArborError
+            from core.model.errors import ArborError
 
             raise ArborError("--all-branches is for --format html (pi and json hold every "
                              "branch already)")
         return export_session(store, args.session, args.format, out, branch=args.branch)
-    from ..html_export import export_html
+    from tui.html_export import export_html
 
     session = resolve_session(store, args.session)
     branch = None
-    if not args.all_branches and (args.branch or store.internal_sessions(session.id)):
+    if not args.all_branches and (args.branch or store.branches.of_session(session.id)):
         branch = resolve_branch(store, session, args.branch)
     return export_html(store, session, out, branch=branch, all_branches=args.all_branches)
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.errors import ArborError
+    from core.model.errors import ArborError
 
     store = open_store_or_explain(args.db, read_only=True)
     if store is None:
@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
 def _refusal(target: Path, store_path: Path) -> str | None:
     """Why the export must not replace `target`, if it must not: it is the store being read,
     or any SQLite database or part of one (asked of SQLite, never read as a file)."""
-    from core import sqlite_probe
+    from core.store import sqlite_probe
 
     keep = "the export will not write over it (give another -o)"
     try:

@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.paths and not args.discover:
         print("arbor import: give files or folders to import, or --discover", file=sys.stderr)
         return EXIT_FAILED
-    from core.importers import discover
+    from core.importing import discover
 
     paths: list[Path] = [Path(p).expanduser() for p in args.paths]
     if args.discover:
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     store = open_store_or_explain(args.db)
     if store is None:
         return EXIT_STORE
-    from core.errors import StoreUnreachable
+    from core.model.errors import StoreUnreachable
 
     try:
         report = _run(store, paths, show_progress=not args.quiet and sys.stderr.isatty(),
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         store.close()
     if args.quiet:
         for result in report.failed_files:
-            from ..safe_text import clean   # (Rich comes with it: only when there is a failure)
+            from tui.safe_text import clean   # (Rich comes with it: only when there is a failure)
 
             print(f"{clean(result.path)}: {clean(result.error)}", file=sys.stderr)
     elif report.files and all(f.status == "unchanged" for f in report.files):
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _stopped(error) -> int:
     """The store's server stopped answering: one sentence, what was done before, exit 2."""
-    from ..safe_text import clean
+    from tui.safe_text import clean
 
     report = getattr(error, "report", None)
     done = sum(f.status == "imported" for f in report.files) if report is not None else 0
@@ -101,8 +101,8 @@ def _look(db, paths):
     the records and `stat` alone, without loading the store's API, an importer or Rich),
     and what the import is to be given when something did; None when the store is not a
     plain file."""
-    from core.importers.unchanged import look
-    from core.paths import store_location
+    from core.importing.unchanged import look
+    from core.store.location import store_location
 
     try:
         location = store_location(db)
@@ -114,7 +114,7 @@ def _look(db, paths):
 
 
 def _store_shown(db) -> str:
-    from core.paths import store_location
+    from core.store.location import store_location
 
     return str(store_location(db))
 
@@ -129,7 +129,7 @@ def _say_unchanged(count: int, seconds: float | None, store: str) -> None:
 def _run(store, paths, *, show_progress: bool, describe_unchanged: bool, scanned=None):
     """Import with a progress bar on stderr once a file is actually read (a run where
     nothing changed never imports Rich)."""
-    from core.importers import import_paths
+    from core.importing import import_paths
 
     if not show_progress:
         return import_paths(store, paths, describe_unchanged=describe_unchanged,
@@ -165,7 +165,7 @@ class _ProgressBar:
     def update(self, progress) -> None:
         from rich.markup import escape
 
-        from ..safe_text import clean
+        from tui.safe_text import clean
 
         name = clean(Path(progress.path).name)   # a file's name: no escapes, no markup
         if len(name) > 40:

@@ -40,8 +40,8 @@ def run(args: argparse.Namespace) -> int:
     if store is None:
         return EXIT_STORE
     try:
-        every = store.list_sessions(include_archived=True)
-        usage = store.session_usage()
+        every = store.sessions.list(include_archived=True)
+        usage = store.usage.by_session()
     finally:
         store.close()
     rows = listing(every, usage, project=args.project, source=args.source,
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
 def listing(sessions, usage: dict, *, project: str | None = None, source: str | None = None,
             archived: bool = False) -> list[dict]:
     """The rows `arbor list` shows, as JSON-ready dicts, in the order shown."""
-    from core.lineage import family_rows
+    from core.history.lineage import family_rows
 
     prefixes = unique_prefixes([s.uid for s in sessions])
     shown = [s for s in sessions if (archived or s.is_active)
@@ -113,7 +113,7 @@ def _print_table(rows: list[dict]) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from core.usage import fmt_usd
+    from core.usage.tokens import fmt_usd
 
     from .shared import stdout_console
 
@@ -153,14 +153,14 @@ def _print_table(rows: list[dict]) -> None:
 def _line(value) -> str:
     """An untrusted string for one table cell: no control characters, no line breaks (the
     cells are Text objects, so no markup is read in it either)."""
-    from ..safe_text import clean
+    from tui.safe_text import clean
 
     return clean(value).replace("\n", " ")
 
 
 def _when(stamp: str | None) -> str:
     """A stored time as the user's local 'YYYY-MM-DD HH:MM'."""
-    from core.clock import parse
+    from core.model.clock import parse
 
     moment = parse(stamp) if stamp else None
     if moment is None:

@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 from typing import BinaryIO, Callable, TextIO, TypeVar
 
-from core.errors import ArborError
+from core.model.errors import ArborError
 
 T = TypeVar("T")
 STDOUT = "-"

@@ -2,7 +2,7 @@
 
 Copies sessions from the local store (--db, else ARBOR_DB, else the default file) to
 another store, usually a team's PostgreSQL server: only what the target does not have yet
-(core/push.py), so pushing again after more work adds just that work. SESSION is a uid, a
+(core/export/push.py), so pushing again after more work adds just that work. SESSION is a uid, a
 unique uid prefix or a name; --all pushes every session, archived ones too.
 Exit status: 0 pushed (or nothing new), 1 no such session, 2 a store cannot be opened.
 """
@@ -31,8 +31,8 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.errors import ArborError
-    from core.exporters import resolve_session
+    from core.model.errors import ArborError
+    from core.export.formats import resolve_session
 
     if bool(args.sessions) == bool(args.all):
         return fail("give the sessions to push, or --all")
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         try:
             if args.all:
-                ids = [s.id for s in reversed(source.list_sessions(include_archived=True))]
+                ids = [s.id for s in reversed(source.sessions.list(include_archived=True))]
             else:
                 ids = [resolve_session(source, ref).id for ref in args.sessions]
         except ArborError as error:
@@ -62,14 +62,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _same_store(source, to: str) -> bool:
-    from core.paths import store_location
+    from core.store.location import store_location
 
     location = open_or_explain(lambda: store_location(to))
     return location is not None and str(location) == str(source.path)
 
 
 def _push(source, target, ids: list[int], *, quiet: bool) -> int:
-    from core.push import push_sessions
+    from core.export.push import push_sessions
 
     try:
         report = push_sessions(source, target, ids)

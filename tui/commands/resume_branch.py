@@ -47,14 +47,14 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def _entry_on(store, branch, ref: str):
-    from core.errors import AmbiguousId, NotFound
+    from core.model.errors import AmbiguousId, NotFound
 
     if branch.head_seq is None:
         raise NotFound(f"branch {branch.id} has no entries")
-    exact = store.find_entry(branch.external_session_id, ref)
-    if exact is not None and store.is_ancestor(exact.seq, branch.head_seq):
+    exact = store.entries.find(branch.external_session_id, ref)
+    if exact is not None and store.paths.is_ancestor(exact.seq, branch.head_seq):
         return exact
-    found = [e for e in store.path_entries(branch.head_seq) if e.id.startswith(ref)]
+    found = [e for e in store.paths.entries(branch.head_seq) if e.id.startswith(ref)]
     if len(found) > 1:
         raise AmbiguousId(f"{ref!r} matches {len(found)} entries of the branch: "
                           + ", ".join(e.id for e in found[:5]))
@@ -65,8 +65,8 @@ def _entry_on(store, branch, ref: str):
 
 def run(args: argparse.Namespace) -> int:
     from core.agents import prepare_resume, run as run_plan
-    from core.errors import ArborError
-    from core.exporters import resolve_branch, resolve_session
+    from core.model.errors import ArborError
+    from core.export.formats import resolve_branch, resolve_session
 
     store = open_store_or_explain(args.db, create=False)
     if store is None:

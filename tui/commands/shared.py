@@ -82,7 +82,7 @@ def open_or_explain(open_it: Callable[[], Any]) -> Any | None:
 
     Only `ArborError` is caught: core says in a sentence why a store cannot be opened,
     whatever its backend (the CLI knows nothing of SQLite or PostgreSQL)."""
-    from core.errors import ArborError
+    from core.model.errors import ArborError
 
     try:
         return open_it()
@@ -98,7 +98,7 @@ def open_store_or_explain(db: str | None, *, create: bool = True, read_only: boo
 
     def open_it():
         from core import open_store
-        from core.paths import store_location
+        from core.store.location import store_location
 
         return open_store(store_location(db), create=create, read_only=read_only,
                           on_upgrade=announce_upgrade)

@@ -49,8 +49,8 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.pricing import PricesError
-    from core.usage import local_zone
+    from core.usage.pricing import PricesError
+    from core.usage.tokens import local_zone
 
     try:
         local_zone(args.timezone)
@@ -61,11 +61,11 @@ def run(args: argparse.Namespace) -> int:
     if store is None:
         return EXIT_STORE
     try:
-        if store.usage_prices_stale():
+        if store.usage.prices_stale():
             note = _reprice(store.path)
             if note:
                 say(str(note), prefix="arbor usage: ")
-        report = store.usage_report(args.by, since=args.since, until=args.until,
+        report = store.usage.report(args.by, since=args.since, until=args.until,
                                     source=args.source, timezone=args.timezone)
     except PricesError as error:
         say(str(error), prefix="arbor usage: ")
@@ -84,13 +84,13 @@ def _reprice(path) -> str | None:
     (the command's own is read-only); None when done, else why the costs are shown as they
     were worked out (a store that cannot be written, a busy one)."""
     from core import open_store
-    from core.errors import ArborError
-    from core.pricing import PricesError
+    from core.model.errors import ArborError
+    from core.usage.pricing import PricesError
 
     writer = None
     try:
         writer = open_store(path, create=False)
-        writer.reprice_usage()
+        writer.usage.reprice()
     except PricesError:
         raise            # the prices themselves are wrong: the command fails, as it did
     except (ArborError, *(writer.errors if writer is not None else ())) as error:
@@ -109,9 +109,9 @@ _TITLES = {"session": "Session", "day": "Day", "week": "Week of", "month": "Mont
 def _print_table(report, args) -> None:
     from rich.text import Text
 
-    from core.usage import fmt_cost, fmt_usd
+    from core.usage.tokens import fmt_cost, fmt_usd
 
-    from ..safe_text import clean   # names, models and folders come from logs: untrusted
+    from tui.safe_text import clean   # names, models and folders come from logs: untrusted
     from .fit_table import Column, add_row, fit_table, left_out_note
     from .shared import stdout_console
 

@@ -1,6 +1,6 @@
 """`arbor watch [--db PATH] [FOLDER...]`: follow running agents without the app.
 
-Keeps the store in step with the agents' logs (see core.follow): what an agent appends is
+Keeps the store in step with the agents' logs (see core.importing.follow): what an agent appends is
 imported from the file's stored offset as it is written, one line printed per import.
 Runs until Ctrl-C, SIGTERM or SIGHUP (tui/cli.py turns both signals into Ctrl-C). Killing
 it at any moment loses and duplicates nothing: the next run goes on from the offsets the
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     store = open_store_or_explain(args.db)
     if store is None:
         return EXIT_STORE
-    from core.follow import Follower
+    from core.importing.follow import Follower
 
     stop = threading.Event()
     follower = Follower(store, places=args.folders, discover=not args.no_discover,
@@ -88,7 +88,7 @@ def _follow(follower, stop, ended) -> None:
 
 
 def _clean(text: str) -> str:
-    from ..safe_text import clean
+    from tui.safe_text import clean
 
     return clean(text)
 
@@ -146,7 +146,7 @@ def _printer(store):
     (Session names and paths are untrusted: printed without their control characters.)"""
     import time
 
-    from ..safe_text import clean
+    from tui.safe_text import clean
 
     def show(report) -> None:
         stamp = time.strftime("%H:%M:%S")

@@ -10,10 +10,10 @@ from textual.containers import VerticalScroll
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from core.models import InternalSession
+from core.seed.models import InternalSession
 
-from ..formatting import CURRENT_STYLE, DIM, FAINT, LABEL_STYLE, short_id
-from ..safe_text import safe_line
+from tui.formatting import CURRENT_STYLE, DIM, FAINT, LABEL_STYLE, short_id
+from tui.safe_text import safe_line
 from .backdrop import FrozenBackdrop
 from .branches_pane import BranchRow, branch_title
 from .focus import focus_now

@@ -15,12 +15,13 @@ from typing import Any, Callable
 from rich.text import Text
 from textual.binding import Binding
 
-from core import values
-from core.models import Checkpoint, InternalSession
+from core.model import values
+from core.seed.models import Checkpoint, InternalSession
 
-from ..formatting import (CHECKPOINT_STYLE, CURRENT_STYLE, DIM, FAINT, LABEL_STYLE,  # noqa: F401
-                          branch_title, short_id, usage_amount, usage_style)
-from ..safe_text import safe_line
+from tui.formatting import (
+    CHECKPOINT_STYLE, CURRENT_STYLE, DIM, FAINT, LABEL_STYLE, branch_title, short_id, usage_amount,
+    usage_style)
+from tui.safe_text import safe_line
 from .row_list import RowList
 
 MAX_INDENT = 4
@@ -132,7 +133,7 @@ def own_usage(store: Any, branch: InternalSession) -> Any:
     if branch.head_seq is None:
         return None
     try:
-        return store.path_usage(branch.head_seq, after_seq=branch.fork_seq)
+        return store.usage.of_path(branch.head_seq, after_seq=branch.fork_seq)
     except store.errors:
         return None
 

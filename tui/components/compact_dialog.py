@@ -12,18 +12,18 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, Input, Static, TextArea
 
-from core import operations
-from core.compaction_cost import CompactionCost, estimate
-from core.entries import content_text
-from core.models import InternalSession
+from core.actions import operations
+from core.history.compaction_cost import CompactionCost, estimate
+from core.model.entries import content_text
+from core.seed.models import InternalSession
 from core.store import Store
-from core.summariser import builtin_summary, get_summariser
-from core.usage import fmt_usd
+from core.history.summariser import builtin_summary, get_summariser
+from core.usage.tokens import fmt_usd
 
 from .action_dialog import ActionDialog
 from .branches_pane import branch_title
-from ..formatting import DIM, FAINT, ROLE_STYLES, short_id, usage_amount, usage_style
-from ..safe_text import clean, safe_line
+from tui.formatting import DIM, FAINT, ROLE_STYLES, short_id, usage_amount, usage_style
+from tui.safe_text import clean, safe_line
 from .safe_fields import SafeTextArea
 
 
@@ -125,7 +125,7 @@ class CompactDialog(ActionDialog[CompactChoice | None]):
     def _cost(self, plan: operations.CompactionPlan, worker) -> None:
         """What the summarised part cost and what the next request saves (after the plan is
         shown: the price table takes a moment to load the first time)."""
-        from core.pricing import PricesError
+        from core.usage.pricing import PricesError
 
         if not plan.summarised_count:
             return

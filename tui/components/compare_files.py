@@ -9,11 +9,11 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from core.branch_compare import Comparison, FileTouch
+from core.history.branch_compare import Comparison, FileTouch
 
-from ..cut_text import cut_middle
-from ..formatting import DIM, FAINT
-from ..safe_text import safe_line
+from tui.cut_text import cut_middle
+from tui.formatting import DIM, FAINT
+from tui.safe_text import safe_line
 from .backdrop import FrozenBackdrop
 
 ADDED = "#87d787"

@@ -24,14 +24,14 @@ from textual.widget import Widget
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
-from core.branch_compare import Comparison, Side, compare, scan_side
-from core.models import InternalSession
+from core.history.branch_compare import Comparison, Side, compare, scan_side
+from core.seed.models import InternalSession
 from core.store import Store
-from core.usage import fmt_cost, fmt_tokens
+from core.usage.tokens import fmt_cost, fmt_tokens
 
-from ..formatting import CURRENT_STYLE, DIM, FAINT, LABEL_STYLE, short_id
-from ..message_source import MessageSource
-from ..safe_text import safe_line
+from tui.formatting import CURRENT_STYLE, DIM, FAINT, LABEL_STYLE, short_id
+from tui.message_source import MessageSource
+from tui.safe_text import safe_line
 from .branches_pane import branch_title
 from .key_footer import KeyFooter
 from .messages_pane import MessagesPane
@@ -443,13 +443,13 @@ class CompareScreen(ModalScreen["tuple[int | None, int, int] | None"]):
         try:
             store = self.store.reader()
             comparison = compare(store, *self.branches)
-            fork = store.get_entry(comparison.fork_seq) if comparison.fork_seq is not None else None
+            fork = store.entries.get(comparison.fork_seq) if comparison.fork_seq is not None else None
         except (*self.store.errors, ValueError) as error:
             self.app.call_from_thread(self._failed, error)
             return
         fork_text = ""
         if fork is not None and fork.message is not None:
-            from core.branch_compare import said
+            from core.history.branch_compare import said
             fork_text = said(fork.message)
         if worker.is_cancelled:
             return

@@ -20,10 +20,10 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
-from ..formatting import DIM
+from tui.formatting import DIM
 
 if TYPE_CHECKING:   # (a source is made by the app when a branch is shown)
-    from ..message_source import Item, MessageSource
+    from tui.message_source import Item, MessageSource
 
 GUTTER = 2
 CURSOR_BAR = Style(color="#5fafff", bold=True)
@@ -244,10 +244,10 @@ class MessagesPane(Widget, can_focus=True):
                self.show_thinking)
         cached = self._strips.get(key)
         if cached is None:
-            from ..message_render import render_item  # not needed for the first frame
+            from tui.message_render import render_item  # not needed for the first frame
 
             if not self.show_thinking:
-                from ..thinking import without_thinking
+                from tui.thinking import without_thinking
 
                 item = without_thinking(item)
                 if group is not None:     # a reply's thinking is often an entry of its own
@@ -516,7 +516,7 @@ class MessagesPane(Widget, can_focus=True):
 
     def action_whole(self) -> None:
         """The message under the cursor, every line of it, full screen."""
-        from ..message_text import whole_message
+        from tui.message_text import whole_message
         from .whole_message import WholeMessageScreen
 
         if self.source is None or not self.count:
@@ -528,9 +528,9 @@ class MessagesPane(Widget, can_focus=True):
         if not items or items[0].kind == "spawn":
             self.app.notify("This row is a session of its own: enter opens it.", markup=False)
             return
-        from core.outcomes import role_of
+        from core.history.outcomes import role_of
 
-        from ..formatting import ROLE_NAMES
+        from tui.formatting import ROLE_NAMES
 
         entries = [item.entry for item in items]
         role = role_of(entries[0].message or {})

@@ -14,15 +14,15 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, Checkbox, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from core import operations
-from core.models import InternalSession
+from core.actions import operations
+from core.seed.models import InternalSession
 from core.store import Store
-from core.summariser import builtin_summary, get_summariser
+from core.history.summariser import builtin_summary, get_summariser
 
 from .action_dialog import ActionDialog
 from .branches_pane import branch_title
-from ..formatting import CHECKPOINT_STYLE, DIM, FAINT, short_id
-from ..safe_text import clean, safe_line
+from tui.formatting import CHECKPOINT_STYLE, DIM, FAINT, short_id
+from tui.safe_text import clean, safe_line
 from .safe_fields import SafeTextArea
 from .focus import focus_now
 

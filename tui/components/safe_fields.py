@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from textual.widgets import Input, TextArea
 
-from ..safe_text import clean
+from tui.safe_text import clean
 
 
 class SafeInput(Input):

@@ -12,12 +12,12 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, Static
 
-from core.errors import ArborError
+from core.model.errors import ArborError
 from core.store import SearchHit, SearchResults, SessionSummary, Store
 
 from .backdrop import FrozenBackdrop
-from ..formatting import DIM, FAINT, ROLE_STYLES, SOURCE_STYLES, age, clock_time, count
-from ..safe_text import safe_line
+from tui.formatting import DIM, FAINT, ROLE_STYLES, SOURCE_STYLES, age, clock_time, count
+from tui.safe_text import safe_line
 from .row_list import RowList
 from .safe_fields import SafeInput
 from .focus import focus_now
@@ -146,7 +146,7 @@ class SearchScreen(FrozenBackdrop[SearchResult | None]):
     def _search(self, query: str) -> None:
         query = query.strip()
         try:
-            results = self.store.search_all(query, include_archived=self.include_archived,
+            results = self.store.search.everything(query, include_archived=self.include_archived,
                                             names=NAME_LIMIT, messages=TEXT_LIMIT)
         except ArborError as error:
             self.app.call_from_thread(self._show, query, None, str(error))

@@ -1,6 +1,6 @@
 """The sessions pane: every external session, newest activity first, two lines a row.
 
-Sub-agents and forks are listed under the session they came from (core.lineage), folded
+Sub-agents and forks are listed under the session they came from (core.history.lineage), folded
 until opened (space, or right/left); a sub-agent's messages count in its parent's row.
 
 The line under the pane names the highlighted session's project (its cwd) and uid, the
@@ -17,11 +17,11 @@ from datetime import datetime
 from rich.text import Text
 from textual.binding import Binding
 
-from core.lineage import FamilyRow, ancestors, family_rows
+from core.history.lineage import FamilyRow, ancestors, family_rows
 from core.store import SessionSummary
 
-from ..formatting import DIM, FAINT, SOURCE_STYLES, age, short_count, usage_amount, usage_style
-from ..safe_text import safe_line
+from tui.formatting import DIM, FAINT, SOURCE_STYLES, age, short_count, usage_amount, usage_style
+from tui.safe_text import safe_line
 from .row_list import RowList
 
 CHILD_STYLE = "#af87d7"
@@ -110,7 +110,7 @@ class SessionsPane(RowList):
         self.rows: list[FamilyRow] = []
         self.opened: set[int] = set()     # sessions whose sub-agents and forks are listed
         self.now = now
-        self.figures: dict = {}   # session id -> core.usage.Figure (set by the app)
+        self.figures: dict = {}   # session id -> core.usage.tokens.Figure (set by the app)
         self.project: str | None = None    # only this cwd's sessions are listed (p)
         self._name_counts: Counter = Counter()
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from ..cut_text import cut_middle
-from ..formatting import count
-from ..safe_text import safe_line
+from tui.cut_text import cut_middle
+from tui.formatting import count
+from tui.safe_text import safe_line
 
 LABEL_STYLE = "bold #1c1c1c on #5fafff"
 COUNT_STYLE = "#a0a8b0"

@@ -6,7 +6,7 @@ in their original's row).
 The chart is drawn with Textual's own rendering (block characters in a Rich `Text`), a
 column a day, or a week, month or year when the days do not fit, each bar stacked by model
 in the model's colour, so it reads at 80x24.
-Figures come from the totals the store keeps (`Store.usage_report`), in a thread worker.
+Figures come from the totals the store keeps (`store.usage.report`), in a thread worker.
 Where nothing is priced, the chart shows tokens instead of dollars.
 """
 
@@ -22,11 +22,11 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 
-from core.usage import Figure, fmt_cost, fmt_tokens, fmt_usd
-from core.usage_span import UsageSpan, bucket_starts, by_bucket, grain_for
+from core.usage.tokens import Figure, fmt_cost, fmt_tokens, fmt_usd
+from core.usage.span import UsageSpan, bucket_starts, by_bucket, grain_for
 
-from ..formatting import DIM, FAINT
-from ..safe_text import safe_line
+from tui.formatting import DIM, FAINT
+from tui.safe_text import safe_line
 from .backdrop import FrozenBackdrop
 from .row_list import RowList
 
@@ -56,7 +56,7 @@ def _amount(value: float, in_dollars: bool) -> str:
 
 class CostChart(Static):
     """Cost over the span, a bar a day, or a week, month or year when the days do not fit
-    (core/usage_span.py), each bar stacked by model."""
+    (core/usage/span.py), each bar stacked by model."""
 
     AXIS = 11   # columns of the amounts on the left
 
@@ -327,15 +327,15 @@ class UsageScreen(FrozenBackdrop[UsageChoice | None]):
     def _load(self, span: UsageSpan) -> None:
         store, zone = self.store, self.timezone
         try:
-            if store.usage_prices_stale():
-                store.reprice_usage()
-            by_day = store.usage_by_day_and_model(span.since, span.until, timezone=zone)
-            window = store.usage_report("model", since=span.since, until=span.until, timezone=zone)
-            projects = store.usage_report("project", since=span.since, until=span.until,
+            if store.usage.prices_stale():
+                store.usage.reprice()
+            by_day = store.usage.by_day_and_model(span.since, span.until, timezone=zone)
+            window = store.usage.report("model", since=span.since, until=span.until, timezone=zone)
+            projects = store.usage.report("project", since=span.since, until=span.until,
                                           timezone=zone)
-            sessions = store.usage_report("session", since=span.since, until=span.until,
+            sessions = store.usage.report("session", since=span.since, until=span.until,
                                           timezone=zone, copies_under_original=True)
-            everything = window if span.kind == "all" else store.usage_report("model", timezone=zone)
+            everything = window if span.kind == "all" else store.usage.report("model", timezone=zone)
         except Exception as error:   # a damaged store or prices file: said, not raised
             self.app.call_from_thread(self._failed, str(error))
             return

@@ -30,9 +30,9 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
 
-from ..formatting import FAINT
-from ..message_text import Line, as_text
-from ..safe_text import safe_line
+from tui.formatting import FAINT
+from tui.message_text import Line, as_text
+from tui.safe_text import safe_line
 from .focus import focus_now
 
 _WIDE = re.compile("[\u1100-\u115f\u231a-\u231b\u2329-\u232a\u23e9-\u23ec\u2600-\u27bf"

@@ -1,0 +1,2 @@
+"""Claude Code: its transcripts read into the store (`importer`) and a branch written back as
+a new transcript (`writer`)."""

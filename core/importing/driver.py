@@ -1,0 +1,398 @@
+"""The import driver: which files to read, each one from where its last import stopped,
+in short transactions (see `core.importing` for the API and state.py for the records)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+from core.model.errors import ArborError, StoreUnreachable
+from core.store.held_files import HeldFile, check_path, open_unless_held
+from .base import FileResult, ImportReport, ProgressTicker, SessionResult, file_size, path_key
+from .detect import CLAUDE_CODE, CODEX, LANGGRAPH, PI, NotALog, detect_format
+from .files import expand_paths
+from .session import ALIASES, PACING
+from .state import (
+    FROM_START, HEAD_BYTES, RESUME, UNCHANGED, FileState, Pacer, Plan, head_hash, plan, tail_hash)
+from .unchanged import FORMATS, Look, is_unchanged, sessions_of, stamp_of
+
+TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
+if TYPE_CHECKING:
+    from typing import Iterable
+
+    from .base import ProgressCallback
+
+# An import holds the store's write lock for about this long at a time (seconds).
+COMMIT_EVERY = 0.1
+
+
+def import_paths(store, paths: Iterable[str | os.PathLike], *,
+                 progress: ProgressCallback | None = None,
+                 describe_unchanged: bool = True, scanned: Look | None = None) -> ImportReport:
+    """Import files and folders (recursively); see the module doc.
+
+    Files whose record says they are unchanged (same size, mtime and inode: one `stat`
+    each, one query for every record) are not opened. `describe_unchanged`: name their
+    sessions in the report (one more query; `arbor import -q` does without). `scanned`:
+    what `unchanged.look` saw of the same `paths` just before (the files and, when it
+    read them, the records' stamps), used instead of walking and asking again.
+
+    A store whose server stops answering stops the import at once: StoreUnreachable is
+    raised, with the report of what was done before as its `report` (what a file had
+    read up to its last commit is kept; the next import goes on from there)."""
+    started = time.monotonic()
+    report = ImportReport()
+    new: set[Path] = set()
+    try:
+        planned = plan_paths(store, paths, report, describe_unchanged=describe_unchanged,
+                             scanned=scanned, new=new)
+    except StoreUnreachable as error:
+        error.report = report
+        raise
+    imported = False
+
+    def here(index: int) -> FileResult:
+        path, fmt, _problem = planned[index]
+        return import_file(store, path, fmt, progress=progress, index=index,
+                           count=len(planned))
+
+    keep_writer = getattr(store, "bulk_writes", None)
+    workers = None
+    from .parallel import ParallelImport, scratch_parent, sweep_abandoned
+
+    if new:
+        workers = ParallelImport(store, planned, new, commit_every=COMMIT_EVERY)
+    elif planned:
+        # a killed import's scratch folder goes even when this import has nothing new
+        sweep_abandoned(scratch_parent(getattr(store, "path", None)))
+    failing = True
+    try:
+        with keep_writer() if keep_writer is not None else contextlib.nullcontext():
+            if workers is not None and not workers.start():
+                workers = None
+            for index, (path, fmt, problem) in enumerate(planned):
+                if isinstance(problem, FileResult):
+                    report.files.append(problem)
+                elif fmt is None:
+                    report.files.append(FileResult(str(path), status=problem[0], error=problem[1]))
+                elif workers is not None and workers.owns(index):
+                    result = workers.result(index, here)
+                    if progress is not None and workers.moved_in(index):
+                        size = file_size(path)
+                        ticker = ProgressTicker(progress, str(path), index, len(planned), size)
+                        ticker.phase = "read apart, moved in"
+                        ticker(size, force=True)
+                    report.files.append(result)
+                    imported = True
+                else:
+                    report.files.append(here(index))
+                    imported = True
+        failing = False
+    except StoreUnreachable as error:
+        report.seconds = time.monotonic() - started
+        error.report = report
+        raise
+    finally:
+        if workers is not None:
+            report.converted = workers.converted
+            workers.close(stop=failing)
+    if imported:
+        link_lineage(store)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def plan_paths(store, paths: Iterable[str | os.PathLike], report: ImportReport, *,
+               describe_unchanged: bool = True, scanned: Look | None = None,
+               new: set[Path] | None = None) -> list[tuple[Path, str | None, object]]:
+    """What an import of `paths` will do with each file: (path, format, problem), where
+    problem is a FileResult for a file found unchanged (not opened), (status, reason) for
+    one that cannot be imported, None for one to import. Files left alone by their stat
+    get their line in `report` here. `scanned`: see `import_paths`. `new`: gets the paths
+    of the files to import that have no import record at all."""
+    if scanned is None:
+        found = expand_paths(paths, report)
+        stamps = store.imports.stamps() if found else {}
+    else:
+        found = scanned.found
+        for name, status, reason in scanned.problems:
+            report.files.append(FileResult(name, status=status, error=reason))
+        stamps = scanned.stamps if scanned.stamps is not None else \
+            store.imports.stamps() if found else {}
+    planned: list[tuple[Path, str | None, object]] = []
+    unchanged: list[tuple[FileResult, str]] = []
+    for item in found:
+        known = stamp_of(stamps, item.key)
+        if known is not None:
+            fmt, stamp = known
+            if is_unchanged(fmt, stamp, item.st):
+                # stat says nothing changed: the file is not opened
+                result = FileResult(item.name, format=fmt, status="unchanged",
+                                    lines=stamp[6] if type(stamp[6]) is int else 0)
+                unchanged.append((result, item.key))
+                planned.append((item.name, fmt, result))
+            else:
+                planned.append((item.path, fmt, None))
+            continue
+        path = item.path
+        try:
+            fmt = detect_format(path)
+            planned.append((path, fmt, None))
+            if new is not None and not any(f"{known}:{item.key}" in stamps for known in FORMATS):
+                new.add(path)
+        except NotALog as reason:
+            planned.append((path, None, (reason.status, str(reason))))
+        except OSError as error:
+            planned.append((path, None, ("unreadable", f"cannot read: {error.strerror or error}")))
+    if describe_unchanged and unchanged:
+        sessions = store.imports.record_sessions()
+        _describe_unchanged(store, [(result, sessions_of(sessions.get(f"{result.format}:{key}")))
+                                    for result, key in unchanged])
+    return _codex_parents_first(planned)
+
+
+def link_lineage(store) -> int:
+    """Attach sub-agents and forks to the sessions they came from, now that these may be in
+    the store (see core.history.lineage); a failure here never fails the import."""
+    from core.history.lineage import link_sessions
+
+    try:
+        with store.transaction():
+            return link_sessions(store)
+    except store.errors:
+        return 0
+
+
+def _describe_unchanged(store, unchanged: list[tuple[FileResult, list[str]]]) -> None:
+    """The sessions of unchanged files, for the report (one query for all)."""
+    if not unchanged:
+        return
+    totals = store.imports.session_summaries(sorted({uid for _r, uids in unchanged for uid in uids}))
+    for result, uids in unchanged:
+        for uid in uids:
+            found = totals.get(uid)
+            if found is not None:
+                name, source, entries, branches = found
+                result.sessions.append(SessionResult(uid=uid, name=name, source=source,
+                                                     created=False, entries_total=entries,
+                                                     branches_total=branches))
+
+
+def import_file(store, path: Path, fmt: str | None = None, *,
+                progress: ProgressCallback | None = None, index: int = 0,
+                count: int = 1, budget: float | None = None) -> FileResult:
+    """Import one file, or the part of it that is new since the last import.
+
+    Goes on from the file's record (see state.py): a file that grew is read from where
+    the last import stopped, an interrupted import goes on where it was cut off, and a
+    torn last line is left until it is whole. Commits about every `budget` seconds so
+    that other writers (agents, the app) get the store in between. Live follow calls
+    this on every change of a file."""
+    path = Path(path)
+    result = FileResult(str(path), format=fmt)
+    if fmt is None:
+        try:
+            fmt = detect_format(path)
+        except NotALog as reason:
+            result.status, result.error = reason.status, str(reason)
+            return result
+        except OSError as error:
+            result.status, result.error = "unreadable", f"cannot read: {error.strerror or error}"
+            return result
+        result.format = fmt
+    size = file_size(path)
+    ticker = ProgressTicker(progress, str(path), index, count, size)
+    ticker(0, force=True)
+    key = f"{fmt}:{path_key(path)}"
+    module = _module(fmt)
+    try:
+        if fmt == LANGGRAPH:
+            check_path(path)
+            _import_database(store, path, key, module, result, ticker)
+            ticker(size, force=True)
+            return result
+        with open_unless_held(path) as handle:
+            fd = handle.fileno()
+            st = os.fstat(fd)
+            state = _recorded(store, key, fmt)
+            if state is not None and not _sessions_exist(store, state):
+                state = None             # its sessions were deleted: import it anew
+            decided = plan(state, st, fd)
+            if decided.action == UNCHANGED:
+                result.status, result.lines = "unchanged", state.lines
+                _describe_unchanged(store, [(result, state.sessions)])
+                ticker(size, force=True)
+                return result
+            resumable = getattr(module, "RESUMABLE", False)
+            if decided.action == RESUME and not resumable:
+                decided = Plan(FROM_START, why="this format is read from the start")
+            if decided.action == FROM_START or state is None:
+                # (the aliases stay: they name entries the store holds, whatever the file)
+                state = FileState(format=fmt, aliases=state.aliases if state else None)
+            state.head_len = min(HEAD_BYTES, st.st_size)
+            state.head = head_hash(fd, state.head_len)
+
+            def save(current: FileState) -> None:
+                first = store.sessions.id_by_uid(current.sessions[0])
+                if first is not None:
+                    store.imports.record_source(
+                        key=key, path=str(path), external_session_id=first, fmt=fmt,
+                        size=current.size, mtime=current.mtime_ns / 1e9, state=current.to_dict())
+
+            aliasing = ALIASES.set(state.aliases)
+            with store.transaction(), _reset_after(ALIASES, aliasing):
+                if resumable:
+                    resume = None
+                    if decided.action == RESUME:
+                        resume = {**(decided.reader or {}), "incomplete": not state.complete}
+                        result.first_line = decided.line
+                    pacer = Pacer(store, state, fd, save,
+                                  budget=COMMIT_EVERY if budget is None else budget)
+                    offset, line, reader = module.import_file(
+                        store, path, result, ticker, start=(decided.offset, decided.line),
+                        resume=resume, pacer=pacer)
+                else:
+                    pacing = PACING.set(Pacer(store, state, fd, save, budget=COMMIT_EVERY
+                                              if budget is None else budget))
+                    try:
+                        module.import_file(store, path, result, ticker)
+                    finally:
+                        PACING.reset(pacing)
+                    offset, line, reader = st.st_size, result.lines, None
+                if result.status == "imported" and result.sessions:
+                    state.offset, state.line, state.reader = offset, line, reader
+                    state.tail = tail_hash(fd, offset) if offset else ""
+                    state.complete = True
+                    state.lines = max(result.lines, line)
+                    for session in result.sessions:
+                        if session.uid not in state.sessions:
+                            state.sessions.append(session.uid)
+                    # stat from before the read, with the size read: if the file changed
+                    # meanwhile (or ends in a torn line), the next import sees that it
+                    # differs and reads on from `offset`
+                    state.stamp(st)
+                    state.size = offset
+                    save(state)
+    except HeldFile as error:   # (named in a record, a link to it made since)
+        result.status, result.error = error.status, str(error)
+        result.sessions.clear()
+    except OSError as error:
+        result.status, result.error = "failed", f"cannot read: {error.strerror or error}"
+        result.sessions.clear()
+    except StoreUnreachable:
+        raise   # (not this file's fault: the import stops, see import_paths)
+    except ArborError as error:
+        result.status, result.error = "failed", str(error)
+        result.sessions.clear()
+    except (sqlite3.Error, *store.database_errors) as error:   # (a LangGraph file is SQLite too)
+        result.status, result.error = "failed", f"database error: {error}"
+        result.sessions.clear()
+    except MemoryError:
+        result.status, result.error = "failed", "out of memory while reading this file"
+        result.sessions.clear()
+    except Exception as error:  # noqa: BLE001 - one bad file must not stop the others
+        result.status = "failed"
+        result.error = f"unexpected {type(error).__name__}: {error}"
+        result.sessions.clear()
+    ticker(size, force=True)
+    return result
+
+
+@contextlib.contextmanager
+def _reset_after(variable, token):
+    try:
+        yield
+    finally:
+        variable.reset(token)
+
+
+def _import_database(store, path: Path, key: str, module, result: FileResult,
+                     ticker: ProgressTicker) -> None:
+    """A LangGraph database: never read with plain file I/O (it may be live); what changed is
+    asked through SQLite (`fingerprint`), and it is read whole, in one transaction."""
+    st = path.stat()
+    head = module.fingerprint(path)
+    state = _recorded(store, key, LANGGRAPH)
+    if state is not None and state.complete and state.same_file(st) and state.head == head \
+            and _sessions_exist(store, state):
+        result.status, result.lines = "unchanged", state.lines
+        _describe_unchanged(store, [(result, state.sessions)])
+        return
+    with store.transaction():
+        module.import_file(store, path, result, ticker)
+        if result.status == "imported" and result.sessions:
+            state = FileState(format=LANGGRAPH, head=head, complete=True, lines=result.lines,
+                              sessions=[session.uid for session in result.sessions])
+            state.stamp(st)
+            first = store.sessions.by_uid(state.sessions[0])
+            store.imports.record_source(key=key, path=str(path), external_session_id=first.id,
+                                       fmt=LANGGRAPH, size=st.st_size, mtime=st.st_mtime,
+                                       state=state.to_dict())
+
+
+def _recorded(store, key: str, fmt: str) -> FileState | None:
+    row = store.imports.source(key)
+    return FileState.from_dict(row[4], fmt) if row else None
+
+
+def _sessions_exist(store, state: FileState) -> bool:
+    return bool(state.sessions) and all(
+        store.sessions.id_by_uid(uid) is not None for uid in state.sessions)
+
+
+def _module(fmt: str):
+    if fmt == CLAUDE_CODE:
+        from core.agents.claude_code import importer as module
+    elif fmt == CODEX:
+        from core.agents.codex import importer as module
+    elif fmt == PI:
+        from core.agents.pi import importer as module
+    elif fmt == LANGGRAPH:
+        from core.agents.langgraph import importer as module
+    else:  # pragma: no cover
+        raise ArborError(f"unknown format {fmt}")
+    return module
+
+
+def _codex_parents_first(planned):
+    """Codex forks become branches of their parent's session, so a parent file is imported
+    before the files that name it."""
+    # (files already found unchanged are not read again, not even their first line)
+    codex = [(i, item) for i, item in enumerate(planned)
+             if item[1] == CODEX and not isinstance(item[2], FileResult)]
+    if len(codex) < 2:
+        return planned
+    from core.agents.codex.importer import read_meta
+
+    ids: dict[str, int] = {}
+    parent_of: dict[int, str] = {}
+    for i, (path, _fmt, _p) in codex:
+        meta = read_meta(path)
+        if meta is None:
+            continue
+        if meta.id:
+            ids.setdefault(meta.id, i)
+        if meta.parent_id:
+            parent_of[i] = meta.parent_id
+    order: list[int] = []
+    placed: set[int] = set()
+
+    def place(i: int, depth: int = 0) -> None:
+        if i in placed or depth > 64:
+            return
+        parent = parent_of.get(i)
+        if parent is not None and parent in ids and ids[parent] != i:
+            place(ids[parent], depth + 1)
+        placed.add(i)
+        order.append(i)
+
+    for i, _item in codex:
+        place(i)
+    codex_slots = [i for i, _ in codex]
+    out = list(planned)
+    for slot, i in zip(codex_slots, order):
+        out[slot] = planned[i]
+    return out

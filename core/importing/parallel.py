@@ -1,0 +1,545 @@
+"""A big import converts its new files in worker processes while this process writes.
+
+Reading a log is Python (parse each line, build the tree, convert each message); writing
+it is SQLite's. One process does both in turn and uses one core; here worker processes
+(worker.py) import batches of new Claude Code files into scratch stores of their own
+(core/store/sqlite/merge.py), by the same code as any import, while this process moves
+finished batches into the store with a few statements a table: the store gets exactly the
+rows a one-process import writes.
+
+Which files go to the workers: Claude Code logs never imported before (no record), in
+runs of consecutive planned files, BATCH_BYTES or BATCH_FILES a batch; the rest (a file that
+grew, other formats) is imported here, in its turn. Batches are moved in in plan order, so
+whatever depends on order (which copy of a response counts) comes out as it would. A
+session moves in a stretch of entries at a time, and the transaction is committed about
+every COMMIT_EVERY seconds, so agents writing to the store wait no longer than they do
+behind any import (sqlite_merge.merge_sessions: what a commit there leaves). A batch whose
+worker fails, or that cannot move in (a session the store has already, under the same
+uid), is imported here instead, from the first file not moved in: the outcome is the same,
+only slower.
+
+ARBOR_IMPORT_WORKERS sets how many workers (0: none); by default one a CPU, up to four,
+and none on one CPU or for an import of less than PARALLEL_MIN_BYTES.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from .base import FileResult
+from .frames import read_frame, write_frame
+
+TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
+if TYPE_CHECKING:
+    from typing import Callable
+
+BATCH_BYTES = 2 << 20
+BATCH_FILES = 64
+PARALLEL_MIN_BYTES = 8 << 20
+MAX_WORKERS = 4
+# How far the workers may read ahead of the batches moved in: in batches a worker, and
+# in bytes of logs (scratch stores on disk take about 1.4 times as much).
+AHEAD = 32
+AHEAD_BYTES = 256 << 20
+# A batch this big (one long session) is read early, outside that window (`_send_early`).
+BIG_BYTES = 16 << 20
+
+
+def workers_wanted(files: int, size: int) -> int:
+    """How many worker processes an import of `files` new files of `size` bytes in all uses."""
+    setting = os.environ.get("ARBOR_IMPORT_WORKERS", "").strip()
+    if setting:
+        try:
+            return max(0, min(int(setting), files))
+        except ValueError:
+            pass
+    if size < PARALLEL_MIN_BYTES or files < 2:
+        return 0
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return 0 if (cpus or 1) < 2 else min(cpus or 1, MAX_WORKERS, files)
+
+
+def batches(planned: list, eligible: Callable[[int], bool]) -> list[list[int]]:
+    """Runs of consecutive planned files the workers may import, cut into batches."""
+    out: list[list[int]] = []
+    current: list[int] = []
+    size = 0
+    for index in range(len(planned)):
+        if not eligible(index):
+            if current:
+                out.append(current)
+                current, size = [], 0
+            continue
+        length = _size(planned[index][0])
+        if current and (size + length > BATCH_BYTES or len(current) >= BATCH_FILES):
+            out.append(current)
+            current, size = [], 0
+        current.append(index)
+        size += length
+    if current:
+        out.append(current)
+    return out
+
+
+# Scratch folders are made beside the store (`scratch_parent`), named so, and hold
+# OWNER_LOCK, locked (flock) by their import while it runs: the lock goes with the process,
+# however it ends, so a folder whose lock nobody holds is an import's that was killed or
+# lost power before it could delete it (up to AHEAD_BYTES of logs, and a big batch, as
+# scratch stores). The next import with workers there deletes such folders.
+#
+# A folder can also be left without its lock file: by a kill between making the folder
+# and putting the lock file in place (an empty folder, or one holding OWNER_LOCK + ".new"),
+# or, before the lock file was deleted last, by a kill while the folder was being deleted
+# (1.5 MB of scratch stores were seen left so). Such a folder is deleted once nothing in it
+# has changed for ABANDONED_AFTER seconds: an import puts its lock file in place within
+# microseconds of making the folder, and deletes the lock file last (`remove_scratch`).
+FOLDER_PREFIX = ".arbor-import-"
+OWNER_LOCK = "owner.lock"
+ABANDONED_AFTER = 60.0
+
+
+def scratch_parent(store_path) -> str:
+    """Where an import's scratch folder goes: the store's own folder, on the disk that is
+    to hold what the scratch stores hold (the temporary folder is often a tmpfs, in
+    memory, and scratch stores of a big import take hundreds of MB); the temporary folder
+    when the store's cannot be written to."""
+    import tempfile
+
+    folder = os.path.dirname(os.path.abspath(store_path)) if store_path else ""
+    return folder if folder and os.access(folder, os.W_OK | os.X_OK) else tempfile.gettempdir()
+
+
+def own_folder(folder: str) -> int | None:
+    """Lock `folder` as this process's (the descriptor holds the lock; None where there is
+    no flock). The lock file is locked under another name, then renamed into place, so no
+    other import ever finds it there unlocked."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not a POSIX system: folders are not swept
+        return None
+    taking = os.path.join(folder, OWNER_LOCK + ".new")
+    fd = os.open(taking, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.rename(taking, os.path.join(folder, OWNER_LOCK))
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def sweep_abandoned(parent: str, own: str | None = None) -> list[str]:
+    """Delete the scratch folders in `parent` that no running import owns; the folders
+    deleted. A folder with its lock file is deleted when the lock can be taken (its import
+    ended); one without, when nothing in it changed for ABANDONED_AFTER seconds (see
+    above). Left alone: folders of other users, symbolic links, any folder whose lock is
+    held, and a young folder without a lock file (an import may be making it)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover
+        return []
+    import stat
+
+    removed: list[str] = []
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return removed
+    for name in names:
+        folder = os.path.join(parent, name)
+        if not name.startswith(FOLDER_PREFIX) or folder == own:
+            continue
+        try:
+            info = os.lstat(folder)
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+                continue
+            fd = os.open(os.path.join(folder, OWNER_LOCK), os.O_RDONLY | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            if _idle_for(folder) >= ABANDONED_AFTER:
+                remove_scratch(folder)
+                removed.append(folder)
+            continue
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue   # its import is running
+        try:
+            remove_scratch(folder)
+            removed.append(folder)
+        finally:
+            os.close(fd)
+    return removed
+
+
+def remove_scratch(folder: str) -> None:
+    """Delete a scratch folder with its lock file last, so that a kill part-way leaves the
+    lock file (nobody's once the process is gone), by which the next sweep knows it.
+
+    The folder is first renamed (to a name the sweep still knows): a killed import's worker
+    may live on for a moment, and could otherwise make a file in it (a journal) between its
+    emptying and its removal; under the new name nothing of it can be reached by path."""
+    import secrets
+    import shutil
+
+    parent, name = os.path.split(folder)
+    if name.startswith(FOLDER_PREFIX):
+        try:
+            gone = os.path.join(parent, f"{FOLDER_PREFIX}gone-{secrets.token_hex(8)}")
+            os.rename(folder, gone)
+            folder = gone
+        except OSError:
+            pass
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        if name == OWNER_LOCK:
+            continue
+        path = os.path.join(folder, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            _unlink(path)
+    _unlink(os.path.join(folder, OWNER_LOCK))
+    try:
+        os.rmdir(folder)
+    except OSError:
+        pass
+
+
+def _idle_for(folder: str) -> float:
+    """Seconds since anything in `folder` (or the folder itself) last changed."""
+    try:
+        newest = os.lstat(folder).st_mtime
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                try:
+                    newest = max(newest, entry.stat(follow_symlinks=False).st_mtime)
+                except OSError:
+                    pass
+    except OSError:
+        return 0.0
+    return time.time() - newest
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass   # gone already, or not ours to delete: the folder stays, and says so by itself
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+class Workers:
+    """The worker processes of one import and the batches given to them."""
+
+    def __init__(self, count: int, cards: list[tuple[str, str]], parent: str | None = None):
+        import queue   # (imported here: an import too small for workers loads none of this)
+
+        self._answers = queue.Queue()
+        self.procs: list = []
+        self._load: list[int] = []
+        self._next_job = 0
+        self._job_worker: dict[int, int] = {}
+        self._job_load: dict[int, int] = {}
+        self._dead: set[int] = set()
+        self.folder: str | None = None
+        self._owner: int | None = None
+        try:
+            self._start(count, cards, parent)
+        except BaseException:   # Ctrl-C or a signal while they start: none is left behind
+            self.close(stop=True)
+            raise
+
+    def _start(self, count: int, cards: list[tuple[str, str]], parent: str | None) -> None:
+        import subprocess
+        import sys
+        import tempfile
+        import threading
+
+        parent = parent or tempfile.gettempdir()
+        self.folder = tempfile.mkdtemp(prefix=FOLDER_PREFIX, dir=parent)   # (mode 0700)
+        self._owner = own_folder(self.folder)
+        sweep_abandoned(parent, self.folder)
+        # The worker imports this very `core`, wherever it was imported from, before
+        # anything of the current folder (which may have a `core` of its own); it runs in
+        # the current folder, since the paths it is given are the user's as given.
+        root = str(Path(__file__).resolve().parent.parent.parent)
+        start = (f"import sys; sys.path.insert(0, {root!r}); "
+                 "from core.importing.worker import main; sys.exit(main())")
+        for number in range(count):
+            log = open(os.path.join(self.folder, f"worker-{number}.log"), "wb")
+            try:
+                proc = subprocess.Popen(
+                    [sys.executable, "-c", start], stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE, stderr=log,
+                    start_new_session=True)   # a Ctrl-C is this process's to handle
+            finally:
+                log.close()
+            self.procs.append(proc)
+            self._load.append(0)
+            try:
+                write_frame(proc.stdin, {"folder": self.folder, "cards": cards})
+            except OSError:
+                self._dead.add(number)
+            threading.Thread(target=self._listen, args=(number, proc), daemon=True,
+                             name=f"arbor-import-worker-{number}").start()
+
+    def _listen(self, number: int, proc) -> None:
+        try:
+            while True:
+                self._answers.put((number, read_frame(proc.stdout)))
+        except (EOFError, OSError, ValueError):
+            self._answers.put((number, None))   # gone: its batches are imported here
+
+    def submit(self, files: list[tuple[str, str]], size: int = 0) -> int | None:
+        """Give a batch of `size` bytes to the worker alive with the fewest bytes to read;
+        its job number (None: none alive)."""
+        alive = [i for i in range(len(self.procs)) if i not in self._dead]
+        if not alive:
+            return None
+        number = min(alive, key=lambda i: self._load[i])
+        job = self._next_job
+        self._next_job += 1
+        out = os.path.join(self.folder, f"batch-{job}.db")
+        try:
+            write_frame(self.procs[number].stdin, {"job": job, "files": files, "out": out})
+        except OSError:
+            self._dead.add(number)
+            return self.submit(files, size)
+        self._load[number] += size + 1   # (+1: of equal bytes, the fewer jobs)
+        self._job_worker[job] = number
+        self._job_load[job] = size + 1
+        return job
+
+    def take(self, job: int, answered: dict[int, dict]) -> dict | None:
+        """The answer to `job` (None: its worker died first). Answers to other jobs that
+        come meanwhile are kept in `answered`."""
+        while job not in answered:
+            if self._job_worker.get(job) in self._dead:
+                return None
+            number, answer = self._answers.get()
+            if answer is None:
+                self._dead.add(number)
+                continue
+            self._load[number] -= self._job_load.pop(answer["job"], 0)
+            answered[answer["job"]] = answer
+        return answered.pop(job)
+
+    def close(self, *, stop: bool = False) -> None:
+        """End the workers (idle ones end at once; `stop`: busy ones too, the import is
+        failing) and delete their scratch stores."""
+        import subprocess
+
+        for proc in self.procs:
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+            if stop:
+                proc.kill()
+        deadline = time.monotonic() + 2
+        for proc in self.procs:
+            try:
+                proc.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if self.folder is not None:
+            remove_scratch(self.folder)
+        if self._owner is not None:
+            os.close(self._owner)
+            self._owner = None
+
+
+class ParallelImport:
+    """Which planned files the workers import, and their results in plan order."""
+
+    def __init__(self, store, planned: list, new: set, *, commit_every: float):
+        from .detect import CLAUDE_CODE
+
+        self.store = store
+        self.planned = planned
+        self.commit_every = commit_every
+
+        def eligible(index: int) -> bool:
+            path, fmt, problem = planned[index]
+            return fmt == CLAUDE_CODE and problem is None and path in new
+
+        self.batches = batches(planned, eligible) if store.imports.takes_scratch else []
+        self.first_of: dict[int, int] = {}
+        self.owned: set[int] = set()
+        self.results: dict[int, FileResult] = {}
+        self.workers: Workers | None = None
+        self._jobs: dict[int, int | None] = {}
+        self._answered: dict[int, dict] = {}
+        self._next = 0                   # batches before it are sent
+        self._early: set[int] = set()    # batches sent before their turn (`_send_early`)
+        self._landed = 0
+        self._moved: set[int] = set()
+
+    def start(self) -> bool:
+        """Start the workers, when the import is worth them; whether it was."""
+        owned = [index for batch in self.batches for index in batch]
+        count = workers_wanted(len(owned), sum(map(_size, (self.planned[i][0] for i in owned))))
+        if not count:
+            self.batches = []
+            # a killed import's folder goes even when this one needs no workers
+            sweep_abandoned(scratch_parent(getattr(self.store, "path", None)))
+            return False
+        self.first_of = {batch[0]: number for number, batch in enumerate(self.batches)}
+        self.owned = set(owned)
+        self._sizes = {i: _size(self.planned[i][0]) for i in owned}
+        self._bytes = [sum(self._sizes[i] for i in batch) for batch in self.batches]
+        self.workers = Workers(min(count, len(self.batches)), self.store.imports.price_cards(),
+                               scratch_parent(getattr(self.store, "path", None)))
+        self._top_up()
+        return True
+
+    def owns(self, index: int) -> bool:
+        return index in self.owned
+
+    def result(self, index: int, import_here: Callable[[int], FileResult]) -> FileResult:
+        """The result of planned file `index` (one the workers own). At a batch's first
+        file the batch is taken back and moved into the store; what does not move in is
+        imported here (`import_here`)."""
+        number = self.first_of.get(index)
+        if number is not None:
+            self._land(number, import_here)
+        return self.results.pop(index)
+
+    def _top_up(self) -> None:
+        """Send the batches in plan order, as far ahead of the one moved in next as AHEAD
+        and AHEAD_BYTES allow (what waits on disk as scratch stores), and a big one early."""
+        self._send_early()
+        limit = AHEAD * len(self.workers.procs)
+        while self._next < len(self.batches):
+            number = self._next
+            if number not in self._early:
+                ahead = [n for n in range(self._landed, number) if n not in self._early]
+                if ahead and (len(ahead) >= limit or
+                              sum(self._bytes[n] for n in ahead) >= AHEAD_BYTES):
+                    return
+                self._send(number)
+            self._next += 1
+
+    def _send_early(self) -> None:
+        """A batch of BIG_BYTES or more (one long session) keeps a worker as long as many
+        batches do. Sent in its turn, the batches after it wait for it, and so do all the
+        workers but its own once the window is full: it is sent at once instead, wherever
+        it is in the plan, so that it is read while the others are, and ready when its turn
+        comes. One at a time (its scratch store is as big), the next once it is moved in;
+        not with one worker, which would read it before the batches this process needs
+        first."""
+        if len(self.workers.procs) < 2 or any(n >= self._landed for n in self._early):
+            return
+        for number in range(self._next, len(self.batches)):
+            if self._bytes[number] >= BIG_BYTES:
+                self._early.add(number)
+                self._send(number)
+                return
+
+    def _send(self, number: int) -> None:
+        self._jobs[number] = self.workers.submit(
+            [(str(self.planned[i][0]), self.planned[i][1]) for i in self.batches[number]],
+            self._bytes[number])
+
+    def _land(self, number: int, import_here: Callable[[int], FileResult]) -> None:
+        batch = self.batches[number]
+        job = self._jobs.pop(number, None)
+        answer = self.workers.take(job, self._answered) if job is not None else None
+        self._landed += 1
+        self._top_up()
+        moved = 0
+        if answer is not None:
+            try:
+                if "results" in answer:
+                    moved = self._move_in(answer["out"], answer["results"], batch)
+            finally:
+                _remove(answer["out"])
+        for index in batch[moved:]:
+            self.results[index] = import_here(index)
+
+    def _move_in(self, scratch: str, results: list[FileResult], batch: list[int]) -> int:
+        """Move the batch's sessions in, up to its first file that cannot (one whose import
+        failed there, or whose session the store has already); returns how many files
+        moved in. The sessions move in together: a commit while they do leaves each of them
+        as an interrupted import does, so the files are whole in the store only once all
+        are in, and none counts as moved in before (the rest is imported here)."""
+        store = self.store
+        if len(results) != len(batch):
+            return 0
+        uids = [uid for result in results for uid in _uids(result)]
+        if len(uids) != len(set(uids)):
+            return 0     # two files into one session: imported here, one after the other
+        files = 0
+        for result in results:
+            if result.status == "failed" or any(
+                    store.sessions.id_by_uid(uid) is not None for uid in _uids(result)):
+                break   # imported here: whatever failed there, it says so itself
+            files += 1
+        uids = [uid for result in results[:files] for uid in _uids(result)]
+        last = time.monotonic()
+
+        def pace() -> None:
+            """Commit when the transaction has held the store long enough."""
+            nonlocal last
+            if time.monotonic() - last >= self.commit_every:
+                store.commit_and_continue()
+                last = time.monotonic()
+
+        moved = 0
+        with store.imports.scratch_attached(scratch):
+            if store.imports.scratch_problems():
+                return 0
+            try:
+                with store.transaction():
+                    if not store.imports.merge_scratch_sessions(uids, pace=pace):
+                        return 0
+                    store.imports.merge_scratch_prices()
+                moved = files
+            except store.errors:
+                pass   # rolled back to the last commit: the files are imported here
+        for index, result in zip(batch[:moved], results):
+            self.results[index] = result
+            self._moved.add(index)
+        return moved
+
+    @property
+    def converted(self) -> int:
+        """How many files were read by workers and moved in."""
+        return len(self._moved)
+
+    def moved_in(self, index: int) -> bool:
+        """Whether planned file `index` was read by a worker and moved in (not imported here)."""
+        return index in self._moved
+
+    def close(self, *, stop: bool = False) -> None:
+        if self.workers is not None:
+            self.workers.close(stop=stop)
+            self.workers = None
+
+
+def _uids(result: FileResult) -> list[str]:
+    return [session.uid for session in result.sessions] if result.status == "imported" else []
+
+
+def _remove(path: str) -> None:
+    """A scratch file (never a store: this process made it, and has detached it)."""
+    for name in (path, path + "-journal", path + "-wal", path + "-shm"):
+        try:
+            os.unlink(name)
+        except FileNotFoundError:
+            pass

@@ -1,0 +1,100 @@
+"""Telling files that have not changed since their last import from `stat` alone.
+
+An import record (state.py) keeps what `stat` said of the file when it was written. A
+complete record with the same size, mtime and inode means the file is not even opened.
+`Store.imports.stamps` gives those few fields of every record in one query (the readers'
+states are not read); `look` answers the commonest `arbor import --discover` of all,
+"nothing changed", with that query and a `stat` a file, before the store's API or any
+importer is loaded, and when something did change hands the import what it saw.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # `typing` costs 5 ms at start-up; only annotations use it
+if TYPE_CHECKING:
+    from typing import Iterable
+
+# Formats in the order a record is looked for (detect.FORMATS, without importing detect)
+FORMATS = ("claude_code", "codex", "pi", "langgraph")
+LANGGRAPH = "langgraph"
+STATE_VERSION = 1       # state.STATE_VERSION (tests/test_import_unchanged.py checks both)
+
+
+def stamp_of(stamps: dict[str, tuple], key: str) -> tuple[str, tuple] | None:
+    """(format, stamp) of the file with this key, under whichever format it was imported
+    as; None when it has no usable record. A stamp is (record version, complete, size,
+    mtime_ns, inode, device, lines), as `Store.imports.stamps` gives it."""
+    if not stamps:
+        return None
+    for fmt in FORMATS:
+        stamp = stamps.get(f"{fmt}:{key}")
+        if stamp is not None:
+            return (fmt, stamp) if len(stamp) == 7 and stamp[0] == STATE_VERSION else None
+    return None
+
+
+def is_unchanged(fmt: str, stamp: tuple, st: os.stat_result) -> bool:
+    """What `state.plan` calls UNCHANGED, from the stamp and stat alone. A LangGraph
+    database never is: it may change in its WAL without changing size or time, so it is
+    asked through SQLite (driver._import_database)."""
+    _version, complete, size, mtime_ns, inode, device, _lines = stamp
+    return fmt != LANGGRAPH and complete == 1 and size == st.st_size and \
+        mtime_ns == st.st_mtime_ns and inode == st.st_ino and device == st.st_dev
+
+
+def sessions_of(text: str | None) -> list[str]:
+    """The uids of the sessions a file wrote into (`Store.imports.record_sessions`: the
+    record's "sessions", or the whole record where the backend returns that)."""
+    from core.util.fastjson import loads
+
+    try:
+        value = loads(text.encode()) if isinstance(text, str) else None
+    except ValueError:
+        return []
+    if isinstance(value, dict):
+        value = value.get("sessions")
+    return [uid for uid in value if isinstance(uid, str)] if isinstance(value, list) else []
+
+
+class Look:
+    """What `look` saw: the files `paths` hold (`files.Found`: each stat'ed once), the
+    paths left alone as (name, status, reason), the records' stamps (None when the store
+    was not read), and how many files there are when none changed (None otherwise). An
+    import that has to run is given it (`import_paths(scanned=...)`) so as not to walk
+    the folders and read the records a second time."""
+
+    __slots__ = ("found", "problems", "stamps", "unchanged")
+
+    def __init__(self, found: list, problems: list[tuple[str, str, str]]):
+        self.found = found
+        self.problems = problems
+        self.stamps: dict[str, tuple] | None = None
+        self.unchanged: int | None = None
+
+
+def look(db_path: os.PathLike, paths: "Iterable[str | os.PathLike]") -> Look:
+    """Whether every file `paths` hold is unchanged since its last import (judged exactly
+    as `import_paths` judges): `Look.unchanged` is then their number; it is None in any
+    other case (a file to import or to report, no store yet, a store to migrate), and the
+    caller runs the import. Reads the records through a read-only connection closed
+    before it returns, so call it before this process opens the store (see
+    `sqlite.peek_import_stamps`)."""
+    from core.store.sqlite.backend import peek_import_stamps
+    from .files import scan
+
+    problems: list[tuple[str, str, str]] = []
+    found = scan(paths, lambda name, status, reason: problems.append((name, status, reason)))
+    seen = Look(found, problems)
+    if problems or not found:
+        return seen
+    seen.stamps = stamps = peek_import_stamps(db_path)
+    if not stamps:
+        return seen
+    for item in found:
+        known = stamp_of(stamps, item.key)
+        if known is None or not is_unchanged(known[0], known[1], item.st):
+            return seen
+    seen.unchanged = len(found)
+    return seen

@@ -1,0 +1,80 @@
+"""A worker process of a big import (started by parallel.Workers: `main()` here).
+
+It reads jobs on its standard input and answers on its standard output, one frame each
+(`frames.py`): first the settings (the folder for its scratch stores, the rates the store
+keeps), then batches of files. Each batch is imported, by the same code as any import,
+into a new scratch store of its own (core/store/sqlite/merge.py), which the importing
+process moves into the store and deletes. The answer is each file's `FileResult` and the
+scratch file's path. Nothing is written to the terminal: the importing process reads
+what went wrong from the answer, and imports a batch itself when its worker fails.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from .frames import read_frame, write_frame
+
+
+class Orphaned(BaseException):
+    """The importing process is gone (killed: it could not stop its workers). What it
+    gave this worker is of no use to anyone: the worker stops, within a progress tick
+    (0.1 s) of a file it is reading, instead of reading its batch to the end."""
+
+
+def parent_watch(parent: int):
+    """A progress callback that raises Orphaned once this process's parent is no longer
+    `parent` (an orphan is adopted by init or a subreaper)."""
+    def check(_progress=None) -> None:
+        if os.getppid() != parent:
+            raise Orphaned
+    return check
+
+
+def _serve(stdin, stdout, parent: int) -> None:
+    from core.store.sqlite.merge import open_scratch
+    from .driver import import_file
+
+    orphaned = parent_watch(parent)
+    settings = read_frame(stdin)
+    if not isinstance(settings, dict):
+        return
+    folder = settings["folder"]
+    template = open_scratch(os.path.join(folder, f"template-{os.getpid()}.db"),
+                            cards=settings.get("cards") or [])
+    try:
+        while True:
+            job = read_frame(stdin)
+            if job is None:
+                return
+            orphaned()   # (jobs sent before the importing process died are still there)
+            try:
+                store = open_scratch(job["out"], template=template)
+                try:
+                    results = [import_file(store, Path(path), fmt, budget=float("inf"),
+                                           progress=orphaned)
+                               for path, fmt in job["files"]]
+                finally:
+                    store.close()
+                write_frame(stdout, {"job": job["job"], "out": job["out"], "results": results})
+            except Exception as error:  # noqa: BLE001 - said to the importing process
+                write_frame(stdout, {"job": job["job"], "out": job["out"],
+                                     "error": f"{type(error).__name__}: {error}"})
+    finally:
+        template.close()
+
+
+def main() -> int:
+    try:
+        os.nice(10)   # the importing process moves batches in: it goes first
+    except OSError:
+        pass
+    parent = os.getppid()
+    try:
+        _serve(sys.stdin.buffer, sys.stdout.buffer, parent)
+    except (EOFError, BrokenPipeError, KeyboardInterrupt, Orphaned):
+        pass   # the importing process went away or was interrupted: nothing to say
+    return 0
+

@@ -1,0 +1,104 @@
+"""Searching: message text through the full-text index, labels, session names."""
+
+from __future__ import annotations
+
+import re
+
+from core.model.entries import search_text
+
+TYPE_CHECKING = False   # (replay and session_types are imported where they are used: an
+if TYPE_CHECKING:       # import of appended lines needs neither, ~5 ms of its start; nor
+
+    from core.store.search import BacklogStep, SearchCoverage, SearchResults
+
+from core.store.records import SessionSummary, SearchHit
+from . import Room
+
+
+class SearchRoom(Room):
+    def messages(self, query: str, *, limit: int = 200, external_session_id: int | None = None
+                 ) -> list[SearchHit]:
+        """Message text through the search index, best match first. Any text is a valid
+        query: words are matched by their stems and as prefixes, "quoted phrases" as
+        written (core/store/search.py)."""
+        from core.store import search
+
+        return search.search_messages(self._store, query, limit=limit,
+                                      external_session_id=external_session_id)
+
+    def labels(self, query: str, *, limit: int = 50) -> list[SearchHit]:
+        """Labelled entries whose current label has every word of `query` (anywhere in it,
+        any case), newest label first, as search hits whose snippet starts with the label."""
+        words = [w.lower() for w in re.findall(r"\w+", query, flags=re.UNICODE)]
+        if not words:
+            return []
+        current: dict[int, str] = {}
+        for target, label in self._all(self._sql.LABELS_OF_ALL_ENTRIES):
+            if label is None:
+                current.pop(target, None)
+            else:
+                current.pop(target, None)
+                current[target] = label       # newest last
+        hits: list[SearchHit] = []
+        for seq, label in reversed(current.items()):
+            if not all(word in label.lower() for word in words):
+                continue
+            entry = self._store.entries.get(seq)
+            if entry is None:
+                continue
+            text = search_text(entry.type, entry.data)
+            hits.append(SearchHit(seq, entry.id, entry.external_session_id,
+                                  self._store.sessions.name(entry.external_session_id) or "", entry.type,
+                                  entry.role, entry.timestamp,
+                                  f"⚑ {label} · {snippet(text, words) if text else ''}"))
+            if len(hits) >= limit:
+                break
+        return hits
+
+    def session_names(self, text: str, *, include_archived: bool = False,
+                      limit: int | None = None) -> list[SessionSummary]:
+        """Sessions whose name matches `text` as typed (prefixes, pieces of words, stems,
+        typos), best first; or whose uid has it."""
+        from core.store import search
+
+        return search.search_names(self._store, text, include_archived=include_archived, limit=limit)
+
+    def everything(self, query: str, *, include_archived: bool = False, names: int = 50,
+                   messages: int = 200) -> SearchResults:
+        """Sessions by name, labelled entries and message text for one query, with how much
+        of the history the index covers: what `/` shows (core/store/search.py)."""
+        from core.store import search
+
+        return search.search_all(self._store, query, include_archived=include_archived, names=names,
+                                 messages=messages)
+
+    def coverage(self) -> SearchCoverage:
+        """How much of the history the search index covers (all of it but after an upgrade
+        of a big store, until `index_search_backlog` has caught up)."""
+        from core.store import search
+
+        return search.coverage(self._store)
+
+    def index_backlog(self, budget_ms: float = 100.0) -> BacklogStep:
+        """Index the newest part of what the search index does not cover yet, in one write
+        transaction of about `budget_ms`; call again until the step says it is done."""
+        from core.store import search
+
+        return search.index_backlog(self._store, budget_ms)
+
+
+def snippet(text: str | None, words: list[str], width: int = 160) -> str:
+    """A one-line excerpt around the first matched word."""
+    if not text:
+        return ""
+    from core.history.search_query import stem_hint
+
+    flat = " ".join(text.split())
+    lowered = flat.casefold()
+    position = min((p for p in (lowered.find(w.casefold()) for w in words) if p >= 0), default=-1)
+    if position < 0:   # matched through its stem ("migration" on "Migrate")
+        position = min((p for p in (lowered.find(h) for w in words for h in stem_hint(w)[1:])
+                        if p >= 0), default=0)
+    start = max(0, position - width // 3)
+    excerpt = flat[start:start + width]
+    return ("…" if start else "") + excerpt + ("…" if start + width < len(flat) else "")

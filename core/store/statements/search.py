@@ -1,0 +1,20 @@
+"""The full-text search.
+
+SQLite's statements and PostgreSQL's, side by side under the same
+names (`?` and `%s` for parameters)."""
+
+from __future__ import annotations
+
+from core.store.sqlite import search_index as sqlite_search
+from core.store.postgres import search_index as postgres_search
+
+
+
+class SQLite:
+    SEARCH_INSERT = sqlite_search.INSERT
+
+
+class Postgres:
+    # An entry's search text as lexemes (postgres_search: the same for many rows at once
+    # in postgres_bulk.SEARCH_INSERT_MANY)
+    SEARCH_INSERT = postgres_search.SEARCH_INSERT

@@ -1,0 +1,1 @@
+"""TODO: what lives here."""
