@@ -391,49 +391,13 @@ class Store:
         with self._lock:
             self._backend.checkpoint_log(self._conn)
 
-    # --------------------------------------------------------- external sessions
-
-
-
-
-
-
-
-
-    # ------------------------------------------------------------ lineage
-
-
-
-
-
-
-
-
-
-
+    # ------------------------------------------- for the rooms: what a write made, and whose
 
     def _made(self, kind: str, key: int) -> Any:
         """What this write transaction made of a session or branch (see registry.Link.made),
         or None."""
         with self._lock:
             return self._link.made.get((kind, key)) if self.in_write_transaction else None
-
-
-
-
-
-
-
-
-
-
-
-
-    # --------------------------------------------------------- internal sessions
-
-
-
-
 
     @staticmethod
     def _check_own(conn: Any, sql: str, ref: int | None, external_session_id: int, kind: str,
@@ -448,145 +412,6 @@ class Store:
         if row[0] != external_session_id:
             raise ArborError(f"{kind} {ref} belongs to another session; {role} must be one of "
                              f"session {external_session_id}")
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-    # ------------------------------------------------------------------ entries
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-    # ------------------------------------------------------- import records
-
-
-
-
-
-
-
-
-    # --------------------------------------------------------------------- paths
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-    # ------------------------------------------------------------------- labels
-
-
-
-
-
-    # --------------------------------------------------------------- checkpoints
-
-
-
-
-
-
-
-
-
-    # ------------------------------------------------- LangGraph's checkpointer
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-    # ------------------------------------------------------------ operation log
-
-
-
-    # ----------------------------------------------------------- import sources
-
-
-
-    # ------------------------------------------------------------ scratch stores
-
-
-
-
-
-
-    # ------------------------------------------------------------------- search
-
-
-
-
-
-
-
-    # ------------------------------------------------------------- events/usage
-
-    # ------------------------------------------------------------------ usage
-
-
-
-
-
-
-
-
-
-
-    # ------------------------------------------------ run and capability events
-
-
-
-
-
-
-
 
 
 def _acquire_read_only(backend: Any, role: str,
