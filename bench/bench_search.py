@@ -62,10 +62,8 @@ def main() -> None:
     started = time.perf_counter()
     store = open_store(args.store, create=False)
     print(f"open (with any migration): {(time.perf_counter() - started) * 1000:.0f} ms")
-    coverage = getattr(store, "search_coverage", None)
-    if coverage is not None:
-        print(f"search index covers: {coverage().describe()}")
-    if args.catch_up and hasattr(store, "index_search_backlog"):
+    print(f"search index covers: {store.search.coverage().describe()}")
+    if args.catch_up:
         catch_up(store)
 
     print(f"\n{'query':<22}{'text':<20}{'hits':>6}{'wall ms':>10}{'CPU ms':>9}  first hit")
@@ -77,10 +75,8 @@ def main() -> None:
         wall, cpu, found = timed(lambda: names(store, query), args.repeat)
         first = found[0].name[:40] if found else ""
         print(f"{name:<22}{query:<20}{len(found):>6}{wall:>10.1f}{cpu:>9.1f}  {first}")
-    labels = getattr(store, "search_labels", None)
-    if labels is not None:
-        wall, cpu, found = timed(lambda: labels("idea"), args.repeat)
-        print(f"{'labels':<22}{'idea':<20}{len(found):>6}{wall:>10.1f}{cpu:>9.1f}")
+    wall, cpu, found = timed(lambda: store.search.labels("idea"), args.repeat)
+    print(f"{'labels':<22}{'idea':<20}{len(found):>6}{wall:>10.1f}{cpu:>9.1f}")
     store.close()
 
 

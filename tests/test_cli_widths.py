@@ -41,7 +41,7 @@ def store(tmp_path_factory) -> Path:
 
     path = build_demo(tmp_path_factory.mktemp("widths") / "demo.db")
     with open_store(path, create=False) as opened:
-        first = opened.list_sessions()[0]
+        first = opened.sessions.list()[0]
         opened.sessions.rename(first.id, LONG_NAME)
         import_paths(opened, sorted(p for p in FIXTURES.glob("*/*") if p.suffix != ".json"))
     return path

@@ -16,11 +16,12 @@ The index from before (word prefixes, 'simple', no positions) is renamed
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
-
 from core.store.sqlite.search_index import BELOW, REINDEX_AT_ONCE, WORDS_UNTIL, texts_of  # noqa: F401
 
+TYPE_CHECKING = False   # (its statements are read by every SQLite import: no typing)
 if TYPE_CHECKING:
+    from typing import Any
+
     from core.history.search_query import SearchQuery
 
 CONFIG = "arbor_english"
