@@ -234,7 +234,7 @@ def get_entry(store, entry: int | None = None, *, session: str | None = None,
         out["label"] = shapes.text(label, 200)
     usage = store.usage.of_responses([found.seq]).get(found.seq)
     if usage is not None:
-        out["usage"] = shapes.figure(usage)
+        out["usage"] = shapes.response(usage)
     return out
 
 

@@ -149,12 +149,16 @@ def register(server, served) -> None:
 
 async def _roots(ctx) -> list[str]:
     """The client's roots (its working folders), when it declares it has some; waits 2 s."""
+    import warnings
+
     import anyio
 
     caps = ctx.client_capabilities
     if caps is None or getattr(caps, "roots", None) is None:
         return []
-    with anyio.move_on_after(2):
+    with anyio.move_on_after(2), warnings.catch_warnings():
+        # (roots are deprecated from protocol 2026-07-28 on; the agents speak older ones)
+        warnings.simplefilter("ignore", UserWarning)
         listed = await ctx.session.list_roots()
         return [str(root.uri) for root in listed.roots]
     return []

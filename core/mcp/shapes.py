@@ -67,6 +67,14 @@ def figure(f: Any) -> dict[str, Any]:
     return out
 
 
+def response(u: Any) -> dict[str, Any]:
+    """One response's usage (core.store.usage_queries.ResponseUsage)."""
+    return {"model": text(u.model, 100), "input_tokens": u.input_tokens,
+            "output_tokens": u.output_tokens, "cache_creation_tokens": u.cache_creation_tokens,
+            "cache_read_tokens": u.cache_read_tokens, "total_tokens": u.total_tokens,
+            "cost_usd": None if u.cost_usd is None else round(u.cost_usd, 6)}
+
+
 def _tool_call(block: dict[str, Any], full: bool) -> dict[str, Any]:
     import json
 

@@ -6,7 +6,7 @@ or branch is undone in the app like one made there. Nothing is deleted by any of
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Mapping
 
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
@@ -73,7 +73,7 @@ def make_checkpoint(store, session: str, name: str, *, branch: int | str | None 
 
 
 def fork_at(store, session: str, entry: int, *, branch: int | str | None = None,
-              name: str = "") -> dict[str, Any]:
+            name: str = "", env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """A new branch at `entry` (made current, as the app's `b` does), written as a new
     native session of the agent that wrote the session, with the command that resumes it."""
     from core.actions import operations, undo
@@ -88,7 +88,7 @@ def fork_at(store, session: str, entry: int, *, branch: int | str | None = None,
         new = operations.branch(store, b.id, at.seq, name=name.strip())
     out: dict[str, Any] = {"session": s.uid, "branch": shapes.branch(new), "undo": "u in arbor's app"}
     try:
-        plan = prepare_resume(store, store.sessions.get(s.id), new)
+        plan = prepare_resume(store, store.sessions.get(s.id), new, env=env)
     except ArborError as error:
         out["resume"] = None
         out["why_no_resume"] = shapes.text(str(error), 300)
@@ -138,5 +138,6 @@ def register(server, served) -> None:
         """A new branch of the session at an entry (the entries after it stay on the old
         branch), made current and written as a new session of the agent that wrote it;
         returns the shell command that resumes it there. Undone with u in arbor's app."""
-        return served.answer(lambda: fork_at(store, session, entry, branch=branch, name=name))
+        return served.answer(lambda: fork_at(store, session, entry, branch=branch, name=name,
+                                                     env=served.env))
 
