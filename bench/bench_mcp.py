@@ -6,7 +6,8 @@ server takes from its start to its first answer.
 
 Tool calls go through the MCP SDK's in-memory client (the JSON-RPC messages, argument
 validation and result conversion included), on a server built as `arbor mcp` builds it
-(read-only store). Each figure is the median wall time of `--repeat` calls. Then `arbor mcp`
+(read-only store). Each figure is the median of `--repeat` calls: wall time, and the CPU time
+of this process (client and server both; on a loaded machine, the steadier of the two). Then `arbor mcp`
 is started `--starts` times as a process, as an agent starts it, and timed from the spawn to
 the answer of `initialize` and to the answer of a first `search`; the interpreter's own start
 and the SDK's import are timed apart, since they bound what arbor can do.
@@ -70,22 +71,23 @@ async def tool_calls(path: str, repeat: int) -> None:
     ]
     server = build(store, env={}, cwd="/nowhere")
     print(f"store: {path} ({length:,} entries on the big branch)\n")
-    print(f"{'tool':<15}{'case':<20}{'median ms':>10}{'max ms':>9}  result")
+    print(f"{'tool':<15}{'case':<20}{'median ms':>10}{'max ms':>9}{'CPU ms':>8}  result")
     async with Client(server, mode="legacy",
                       client_info=Implementation(name="bench", version="1")) as client:
         for tool, case, arguments in calls:
-            samples, result = [], None
+            samples, cpu, result = [], [], None
             for _ in range(repeat):
-                started = time.perf_counter()
+                started, used = time.perf_counter(), time.process_time()
                 result = await client.call_tool(tool, arguments)
                 samples.append(time.perf_counter() - started)
+                cpu.append(time.process_time() - used)
             data = result.structured_content or {}
-            shown = (f"{len(data['hits'])} hits" if "hits" in data else
-                     f"{len(data['messages'])} messages" if "messages" in data else
-                     f"{len(data['sessions'])} sessions" if "sessions" in data else
-                     "error: " + result.content[0].text[:60] if result.is_error else "ok")
+            counted = [f"{len(data[k])} {k}" for k in ("hits", "messages", "sessions", "rows")
+                       if isinstance(data.get(k), list)]
+            shown = ("error: " + result.content[0].text[:60] if result.is_error else
+                     counted[0] if counted else "ok")
             print(f"{tool:<15}{case:<20}{median_ms(samples):>10.1f}{max(samples) * 1000:>9.1f}"
-                  f"  {shown}")
+                  f"{median_ms(cpu):>8.1f}  {shown}")
     store.close()
 
 

@@ -169,18 +169,26 @@ def test_the_postgres_extra_opens_a_team_store(installed, tmp_path, postgres_ser
 
 def test_the_mcp_extra_serves_the_store_on_stdio(installed, tmp_path):
     store = _demo_store(installed, tmp_path)
-    said = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {},
-                "clientInfo": {"name": "installed-test", "version": "1"}}},
-            {"jsonrpc": "2.0", "method": "notifications/initialized"},
-            {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-             "params": {"name": "search", "arguments": {"query": "flaky"}}}]
-    done = installed.run([str(installed.arbor), "mcp", "--db", str(store)], tmp_path,
-                         input="".join(json.dumps(m) + "\n" for m in said))
-    assert done.returncode == 0, done.stderr
-    answers = {m["id"]: m for m in map(json.loads, done.stdout.splitlines())}
-    assert answers[1]["result"]["serverInfo"]["name"] == "arbor"
-    assert answers[2]["result"]["structuredContent"]["hits"]
+    server = subprocess.Popen([str(installed.arbor), "mcp", "--db", str(store)],
+                              cwd=installed.elsewhere, env=installed.env(tmp_path), text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+
+    def say(*messages):   # (an answer is awaited before the next request, as agents do)
+        server.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
+        server.stdin.flush()
+        return json.loads(server.stdout.readline())
+
+    hello = say({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "installed-test", "version": "1"}}})
+    found = say({"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                 "params": {"name": "search", "arguments": {"query": "flaky"}}})
+    server.stdin.close()
+    assert server.wait(timeout=60) == 0, server.stderr.read()
+    assert hello["result"]["serverInfo"]["name"] == "arbor"
+    assert found["id"] == 2 and found["result"]["structuredContent"]["hits"]
 
 
 def _demo_store(installed: Installed, home: Path) -> Path:
