@@ -202,3 +202,14 @@ async def test_the_server_sees_an_import_and_an_agents_appends_and_locks_nobody_
             assert len(set(versions)) == 3       # each write reached the server's connection
     finally:
         store.close()
+
+
+def test_sigterm_stops_a_serving_server_at_once(demo_db, tmp_path):
+    import signal
+
+    speaker = Speaker(ARBOR + ["mcp", "--db", str(demo_db)], _env(tmp_path), cwd=tmp_path)
+    speaker.send("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                "clientInfo": {"name": "t", "version": "1"}})
+    speaker.process.send_signal(signal.SIGTERM)     # stdin still open: its reader is blocked
+    assert speaker.process.wait(timeout=20) == 128 + signal.SIGTERM
+    assert speaker.process.stderr.read().strip() == "arbor mcp: stopped by SIGTERM."

@@ -12,7 +12,9 @@ import argparse
 
 from .shared import EXIT_FAILED, EXIT_OK, EXIT_STORE, add_db_argument, open_store_or_explain, say
 
-INTERRUPTED = "the server stopped"
+# Ctrl-C, SIGTERM and SIGHUP end the server at once (see `_stop_on_signals`), not through
+# cli.Stopped: the SDK reads stdin in a worker thread that an exception cannot interrupt.
+KEEPS_SIGNALS = True
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -36,8 +38,37 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_STORE
     from core.mcp.server import serve_stdio
 
+    import sys
+
+    if sys.stdin.isatty():   # (a person typed it: the protocol is for an agent)
+        say("serving the store to an MCP client on stdin and stdout; an agent starts this "
+            "command itself (see `arbor mcp --help`); Ctrl-C stops it.")
+    _stop_on_signals()
     try:
         serve_stdio(store, allow_write=args.allow_write)
     finally:
         store.close()
     return EXIT_OK
+
+
+def _stop_on_signals() -> None:
+    """Ctrl-C, SIGTERM and SIGHUP end the process at once, with 128 + the signal's number:
+    the SDK's reader of stdin is a thread blocked in read(), which would keep a stopped
+    server alive until its client closed the pipe. Nothing is lost: a write tool's
+    transaction is either committed or rolled back by the database, as after any crash."""
+    import os
+    import signal
+    import sys
+
+    def stop(signum, _frame):
+        try:
+            print(f"arbor mcp: stopped by {signal.Signals(signum).name}.", file=sys.stderr,
+                  flush=True)
+        except (OSError, ValueError):
+            pass
+        os._exit(128 + signum)
+
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None:
+            signal.signal(number, stop)
