@@ -205,12 +205,18 @@ def prepare_handoff(store, session, branch=None, *, target: str, at_seq: int | N
     if tokens > limit:
         offered = _compaction(store, branch, head, entries, crossing_ids(entries, reading),
                               targets.keep_recent(limit), summariser)
-        if offered is None or not compact:
+        if offered is None:
+            raise BranchTooLarge(
+                f"the branch is about {tokens:,} tokens, more than {plan.agent} can load "
+                f"(about {limit:,}), and its newest messages alone are too large to compact "
+                "it: hand off an earlier entry (--entry)", tokens=tokens, limit=limit,
+                compaction=None)
+        if not compact:
             raise BranchTooLarge(
                 f"the branch is about {tokens:,} tokens, more than {plan.agent} can load "
                 f"(about {limit:,}): hand it off compacted (arbor summarises the older part "
                 "in the new session only; the branch in arbor stays as it is)",
-                tokens=tokens, limit=limit, compaction=offered[1] if offered else None)
+                tokens=tokens, limit=limit, compaction=offered[1])
         entry, _plan = offered
         entries.append(entry)
         crossing.add("compactions")

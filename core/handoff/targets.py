@@ -33,7 +33,7 @@ def context_limit(target: str, env: Mapping[str, str]) -> int:
 
 def keep_recent(limit: int) -> int:
     """How much of the newest part a compaction for size keeps verbatim."""
-    return max(2_000, min(20_000, limit // 4))
+    return max(1, min(20_000, limit // 4))
 
 
 def metadata_for(target: str, session, origin: dict[str, Any]) -> dict[str, Any]:
