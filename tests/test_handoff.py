@@ -272,7 +272,8 @@ def test_redact_masks_secrets_in_text_arguments_and_outputs_and_never_the_store(
     written = plan.file.read_text()
     assert SECRET not in written and PASSWORD not in written
     assert "[REDACTED:Anthropic Key]" in written and "[REDACTED:Password]" in written
-    assert plan.redacted.count == 3 and "3 secrets masked" in plan.notes[-1]
+    # the text, the command, the output, and the title Codex lists it by (its first prompt)
+    assert plan.redacted.count == 4 and "4 secrets masked" in plan.notes[-1]
     stored = json.dumps([e.data for e in store.paths.entries(store.branches.current(session.id).head_seq)])
     assert SECRET in stored and PASSWORD in stored
     # and the imported copy holds what was written, masked
@@ -330,3 +331,40 @@ def test_arbor_resume_in_says_how_to_hand_off_a_branch_too_large(world):
                   db=root / "arbor.db")
     assert done.returncode == 0, done.stderr
     assert "compacted for pi's context" in done.stderr
+
+
+def test_export_and_push_redact_what_they_write_and_never_the_store(world):
+    store, env, cwd, root = world
+    log = ClaudeLog("c0ffee00-0000-4000-8000-0000000000b9", cwd)
+    log.user(f"use the key {SECRET} please")
+    log.assistant(tool_use("toolu_s", "Bash", command=f"curl -H 'Authorization: Bearer {SECRET}'"),
+                  msg_id="msg_01T00000000000000000000000", stop="tool_use")
+    log.result("toolu_s", f'password = "{PASSWORD}"')
+    import_paths(store, [log.write(root / "src")])
+    store.close()
+    db = root / "arbor.db"
+    for fmt in ("pi", "markdown", "json", "html"):
+        done = _arbor("export", log.session_id, "--format", fmt, "--redact", env=env, db=db)
+        assert done.returncode == 0, done.stderr
+        assert SECRET not in done.stdout and PASSWORD not in done.stdout, fmt
+        assert "secrets masked" in done.stderr
+    plain = _arbor("export", log.session_id, "--format", "json", env=env, db=db)
+    assert SECRET in plain.stdout                       # the store still holds them
+    team = root / "team.db"
+    done = _arbor("push", log.session_id, "--to", str(team), "--redact", env=env, db=db)
+    assert done.returncode == 0, done.stderr
+    assert "secrets masked" in done.stderr
+    pushed = open_store(team)
+    try:
+        there = pushed.sessions.by_uid(log.session_id)
+        text_there = json.dumps([e.data for e in pushed.entries.of_session(there.id)])
+        assert SECRET not in text_there and PASSWORD not in text_there
+        assert "[REDACTED:" in text_there
+    finally:
+        pushed.close()
+    again = open_store(db)
+    try:
+        mine = again.sessions.by_uid(log.session_id)
+        assert SECRET in json.dumps([e.data for e in again.entries.of_session(mine.id)])
+    finally:
+        again.close()

@@ -76,9 +76,21 @@ class HandoffBranch(BranchToWrite):
         self.entries = entries
         self._meta: dict[str, Any] = {}
 
+    redactor: Redactor | None = None
+
     @property
     def metadata(self) -> dict[str, Any]:
         return self._meta
+
+    _title: str | None = None
+
+    @property
+    def title(self) -> str:
+        """The branch's title, masked once when secrets are masked (it may be a prompt)."""
+        if self._title is None:
+            title = super().title
+            self._title = self.redactor.text(title) if self.redactor is not None else title
+        return self._title
 
     def path(self) -> Iterator[Entry]:
         return iter(self.entries)
@@ -230,6 +242,7 @@ def prepare_handoff(store, session, branch=None, *, target: str, at_seq: int | N
     origin = provenance.origin(store, session, branch, head)
     job = HandoffBranch(**job_args, entries=entries, provenance=origin)
     job._meta = targets.metadata_for(target, session, origin)
+    job.redactor = plan.redacted
     written = targets.writer(target)
     plan.cwd = written.run_cwd(job)
     key = _fingerprint(job, target, written.folder(job), redact, plan.compacted)
