@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 
-_WHERE = {"prepare_handoff": "handoff", "HandoffPlan": "handoff", "BranchTooLarge": "handoff",
+_WHERE = {"prepare_handoff": "handoff", "finish_handoff": "handoff", "HandoffPlan": "handoff", "BranchTooLarge": "handoff",
           "WRITABLE": "targets", "Redactor": "redact", "RedactUnavailable": "redact",
           "continued_in": "provenance"}
 

@@ -66,6 +66,18 @@ class HandoffPlan(ResumePlan):
     imported_id: int | None = None         # arbor's copy of the new session
     operation: int | None = None           # its row in the operation log (`u` undoes it)
     notes: list[str] = field(default_factory=list)
+    pending: tuple | None = None           # arbor's side, not done yet (finish_handoff)
+
+
+def finish_handoff(store, plan: HandoffPlan) -> None:
+    """Arbor's side of a hand-off whose file is written: import it, nest it under the
+    original, log it (provenance.record)."""
+    if plan.pending is None:
+        return
+    session, branch, head, origin, key, written = plan.pending
+    plan.pending = None
+    plan.imported_id, plan.operation = provenance.record(store, session, branch, head, plan,
+                                                         origin, key, written)
 
 
 class HandoffBranch(BranchToWrite):
@@ -187,8 +199,11 @@ def prepare_handoff(store, session, branch=None, *, target: str, at_seq: int | N
                     env: Mapping[str, str] | None = None, now: datetime | None = None,
                     ids: Ids | None = None, cwd_fallback: str | None = None,
                     dry_run: bool = False, redact: bool = False, compact: bool = False,
-                    context_limit: int | None = None, summariser=None) -> HandoffPlan:
-    """Write the branch as a new session of `target` and say how to run it (module doc)."""
+                    context_limit: int | None = None, summariser=None,
+                    link: bool = True) -> HandoffPlan:
+    """Write the branch as a new session of `target` and say how to run it (module doc).
+    `link=False` leaves arbor's side (the import, the links, the log row) to
+    `finish_handoff`, for a caller that does it later."""
     if target not in targets.WRITABLE:
         raise ResumeError(f"arbor cannot write sessions of {target!r}; it can hand a branch to "
                           + ", ".join(AGENT_TITLES[a] for a in targets.WRITABLE))
@@ -262,9 +277,10 @@ def prepare_handoff(store, session, branch=None, *, target: str, at_seq: int | N
             written.write(job, plan.file, plan.native_id, agent_id(session))
             plan.summary = (f"Wrote the branch as a new {written.kind} {plan.native_id} titled "
                             f"\"{job.title}\" ({plan.file})")
-            plan.imported_id, plan.operation = provenance.record(
-                store, session, branch, head, plan, origin, key,
-                reuse.record_of(reuse.Written(plan.file, plan.native_id), now))
+            plan.pending = (session, branch, head, origin, key,
+                            reuse.record_of(reuse.Written(plan.file, plan.native_id), now))
+            if link:
+                finish_handoff(store, plan)
     plan.argv = written.command(plan)
     plan.notes.append(f"from {AGENT_TITLES.get(source, source)}: {crossing.sentence()}")
     if plan.compacted:
