@@ -67,6 +67,7 @@ class HandoffPlan(ResumePlan):
     operation: int | None = None           # its row in the operation log (`u` undoes it)
     notes: list[str] = field(default_factory=list)
     pending: tuple | None = None           # arbor's side, not done yet (finish_handoff)
+    title: str = ""                        # what the new session is called
 
 
 def finish_handoff(store, plan: HandoffPlan) -> None:
@@ -260,6 +261,7 @@ def prepare_handoff(store, session, branch=None, *, target: str, at_seq: int | N
     job.redactor = plan.redacted
     written = targets.writer(target)
     plan.cwd = written.run_cwd(job)
+    plan.title = job.title
     key = _fingerprint(job, target, written.folder(job), redact, plan.compacted)
     found = provenance.find_written(store, session.id, key, written.adds_nothing)
     if found is not None:

@@ -48,6 +48,8 @@ def record(store, session, branch, head_seq: int, plan, origin_: dict[str, Any],
                          "branchId": branch.id,
                          "entrySeq": head_seq, "key": key, "written": written}
         store.sessions.set_metadata(new.id, metadata)
+        if plan.title:      # named as the agent lists it (its first prompt otherwise)
+            store.sessions.rename(new.id, plan.title)
         store.sessions.set_lineage(new.id, kind="fork", parent_ref=session.uid,
                                    spawn_ref=f"entry:{origin_.get('entry')}")
         store.sessions.link_child(new.id, session.id, head_seq)
