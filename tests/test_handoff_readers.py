@@ -102,3 +102,47 @@ def test_the_targets_reader_loads_exactly_the_branch(tmp_path, source, target):
         assert facts["origin"]["agent"] == source and facts["origin"]["session"] == session.uid
     if target == "codex":
         assert facts["forked"] == session.uid
+
+
+@pytest.mark.parametrize("agent", ["claude_code", "codex", "pi"])
+def test_a_session_whose_log_was_deleted_resumes_from_the_store(tmp_path, agent):
+    """Import, delete the agent's log, resume (`o`): the agent's own reader loads the
+    session arbor writes from its copy."""
+    from core.agents import prepare_resume
+
+    if not (MODULES / PACKAGES[agent]).is_dir():
+        pytest.skip(f"set ARBOR_AGENT_NODE_MODULES to a node_modules with {PACKAGES[agent]}")
+    cwd = str(tmp_path / "work")
+    Path(cwd).mkdir()
+    env = env_for(tmp_path)
+    store = open_store(tmp_path / "arbor.db")
+    session, path = import_source(store, agent, tmp_path, cwd)
+    branch = store.branches.current(session.id)
+    middle = store.paths.entries(branch.head_seq)[-3]    # not the file's end (Codex: a new rollout)
+    path.unlink()
+    plan = prepare_resume(store, session, branch, at_seq=middle.seq, env=env, now=NOW,
+                          ids=fixed_ids(600))
+    assert plan.file is not None and plan.file.is_file()
+    if agent == "claude_code":
+        got = node("claude_read.mjs", plan.native_id, cwd, env=env)
+        assert got["messages"] and got["info"]["cwd"] == cwd
+        texts = json_text(got["messages"])
+    elif agent == "pi":
+        got = node("pi_read.mjs", str(plan.file), env=env)
+        assert got["path"][-1] == middle.id or middle.id in got["path"]
+        texts = json_text(got["messages"])
+    else:
+        _said, facts = read_back("codex", plan, cwd, env)
+        assert facts["cwd"] == cwd
+        texts = json_text(_said)
+    first_prompt = next(e for e in store.paths.entries(middle.seq)
+                        if e.message and e.message.get("role") == "user")
+    from core.model.entries import content_text
+
+    assert content_text(first_prompt.message["content"])[:20] in texts
+
+
+def json_text(value) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False)
