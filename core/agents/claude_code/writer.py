@@ -48,7 +48,8 @@ _DROPPED = frozenset({"parentUuid", "logicalParentUuid", "isSidechain", "session
                       "timestamp", "teamName", "agentName", "agentId", "sessionKind", "slug",
                       "sourceToolAssistantUUID", "summarizedTurnPromptUuids",
                       "droppedPromptUuids", "sentAsUuid", "rowsAheadOfPutBack",
-                      "turnAttributionKey", "forkedFrom", "compactMetadata"})
+                      "turnAttributionKey", "forkedFrom", "compactMetadata",
+                      "forkedFromEntry"})
 _DEFAULT_KEYS = ("cwd", "sessionId", "version", "gitBranch", "userType", "isSidechain", "slug")
 _STOP_REASONS = {"stop": "end_turn", "toolUse": "tool_use", "length": "max_tokens",
                  "error": "end_turn", "aborted": "end_turn"}
@@ -235,8 +236,9 @@ class _Lines:
         for key, value in extra.items():
             if key not in _DROPPED and key not in line:
                 line[key] = value
-        if entry is not None and extra and not entry.id.startswith("L"):
-            original = entry.id.split("~", 1)[0]
+        if entry is not None and extra and (not entry.id.startswith("L") or
+                                            "forkedFromEntry" in extra):
+            original = str(extra.get("forkedFromEntry") or entry.id.split("~", 1)[0])
             line["forkedFrom"] = {"sessionId": extra.get("sessionId", self.source_session),
                                   "messageUuid": original}
         if entry is not None:

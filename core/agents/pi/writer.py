@@ -53,6 +53,8 @@ def lines(job: BranchToWrite, session_id: str, parent_file: str | None) -> Itera
                               "timestamp": stamp(job.now), "cwd": job.cwd}
     if parent_file:
         header["parentSession"] = parent_file
+    if job.provenance:
+        header["handoff"] = job.provenance
     yield header
     labels = job.labels()
     on_path: dict[str, str | None] = {}   # what the path's own label entries leave
