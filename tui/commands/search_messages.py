@@ -40,7 +40,6 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help=f"only sessions from this agent: {', '.join(SOURCES)}")
     p.add_argument("--limit", "-n", type=int, default=LIMIT, metavar="N",
                    help=f"at most N hits (default {LIMIT})")
-    p.add_argument("--archived", action="store_true", help="archived sessions too")
     p.add_argument("--json", action="store_true", help="one JSON object (see arbor search --help)")
     add_db_argument(p)
     p.epilog = ("exit status: 0 found, 1 nothing found, 2 the store cannot be opened or the "
@@ -59,8 +58,7 @@ def run(args: argparse.Namespace) -> int:
     if store is None:
         return EXIT_STORE
     try:
-        rows = search(store, query, project=args.project, source=args.source,
-                      archived=args.archived, limit=args.limit)
+        rows = search(store, query, project=args.project, source=args.source, limit=args.limit)
         coverage = store.search.coverage()
     except store.errors as error:   # a damaged store: one sentence
         return fail(f"cannot search the store: {error}")
@@ -77,17 +75,20 @@ def run(args: argparse.Namespace) -> int:
 
 
 def search(store, query, *, project: str | None = None, source: str | None = None,
-           archived: bool = False, limit: int = LIMIT) -> list[dict]:
-    """The hits `arbor search` shows, as JSON-ready dicts, best first."""
+           limit: int = LIMIT) -> list[dict]:
+    """The hits `arbor search` shows, as JSON-ready dicts, best first: in every session, as
+    `/` searches (archived ones too), or those of a project or an agent."""
     from .list_sessions import in_project
 
-    facts = store.search.session_facts()
-    scope = None
-    if project is not None or source is not None or not archived:
-        scope = {key for key, (_uid, src, cwd, active) in facts.items()
-                 if (archived or active) and (source is None or src == source)
+    scope = facts = None
+    if project is not None or source is not None:
+        facts = store.search.session_facts()
+        scope = {key for key, (_uid, src, cwd, _active) in facts.items()
+                 if (source is None or src == source)
                  and (project is None or in_project(cwd, project))}
     hits = store.search.messages(query, limit=limit, sessions=scope)
+    if facts is None:
+        facts = store.search.session_facts({hit.external_session_id for hit in hits})
     rows = []
     for rank, hit in enumerate(hits, 1):
         uid, src, cwd, _active = facts.get(hit.external_session_id, ("", "", "", True))
