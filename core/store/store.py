@@ -167,6 +167,23 @@ class Store:
                                      _role=registry.READER)
             return self._reader
 
+    def searcher(self) -> "Store":
+        """A new handle on a connection for searches alone (one per process, shared): a
+        search made stale by the next key is stopped there (`interrupt`) without touching
+        any other read. The caller closes it."""
+        with self._lock:
+            if self._closed:
+                raise StoreUnavailable("the store is closed")
+        return Store(self.path, clock=self.clock, id_factory=self.id_factory, create=False,
+                     read_only=True, _role=registry.SEARCHER)
+
+    def interrupt(self) -> None:
+        """Stop the statement this handle's connection runs now, from any thread, without
+        waiting for the store's lock (the thread running it gets one of `errors`)."""
+        db = self._link.db
+        if db is not None:
+            self._backend.interrupt(db)
+
     def write_handle(self) -> "Store":
         """A handle on the process's third connection to this store, for writes made in a
         background thread (the app's queue of writes, its live follow) while the first

@@ -217,6 +217,17 @@ class PostgresBackend:
         bulk.stop(discard=discard)
 
     # ---------------------------------------------------------------- reading
+    @staticmethod
+    def interrupt(conn: Connection) -> None:
+        """(any thread) Ask the server to cancel the statement running on `conn` (it fails
+        with QueryCanceled); nothing when none runs."""
+        raw = conn.raw
+        if raw is not None and not raw.closed:
+            try:
+                raw.cancel()
+            except Exception:   # (a connection going away meanwhile: nothing to stop)
+                pass
+
     def data_version(self, conn: Connection) -> int:
         """Changes whenever another connection commits to the store: the commits NOTIFY
         the store's channel, and a listening connection of this process counts them."""
