@@ -39,7 +39,6 @@ if TYPE_CHECKING:
     from typing import Any, Iterable
 
 GROUPINGS = ("session", "day", "week", "month", "model", "project")
-SOURCES = ("claude_code", "codex", "pi", "langgraph", "arbor")
 
 
 class UsageRecord(Record):
