@@ -177,13 +177,16 @@ class CodexTurns:
 
 def from_pi(usage: dict[str, Any], *, model: Any, provider: Any, response_id: Any = None,
             api: Any = "") -> UsageRecord:
-    """pi's assistant `usage` ({input, output, cacheRead, cacheWrite, totalTokens, cost})."""
+    """pi's assistant `usage` ({input, output, cacheRead, cacheWrite, totalTokens, cost}),
+    the shape every agent's importer after the first four writes (with `reasoning`)."""
     record = UsageRecord(
         model=model if isinstance(model, str) else "", provider=provider if isinstance(provider, str) else "",
         protocol=api if isinstance(api, str) else "",
         input_tokens=_count(usage.get("input")), output_tokens=_count(usage.get("output")),
         cache_read_tokens=_count(usage.get("cacheRead")), cache_creation_tokens=_count(usage.get("cacheWrite")),
         key=response_id if isinstance(response_id, str) and response_id else None)
+    # (pi writes no reasoning count; the agents read into this shape may: core/agents/gemini)
+    record.reasoning_tokens = min(_count(usage.get("reasoning")), record.output_tokens)
     cost = usage.get("cost")
     logged = _money(cost.get("total")) if isinstance(cost, dict) else _money(cost)
     if logged is not None and (logged > 0 or record.total_tokens == 0):
