@@ -31,13 +31,13 @@ AGENT = Agent(
     source="gemini", title="Gemini CLI", colour="#5f87ff", rank=40,
     places=(Place("", (".gemini",), "tmp", _in_chats),),
     recognise=_recognise, by_name=_by_name,
-    importer="core.agents.gemini.importer",
+    importer="core.agents.gemini.importer", writer="core.agents.gemini.writer",
     session_noun="Gemini CLI session",
     logs_note="`~/.gemini/tmp/<project>/chats/session-*.jsonl` (sub-agents in "
               "`chats/<session id>/`)",
-    resume_note="Gemini CLI resumes only the sessions of its own folder "
-                "(`gemini --resume <id>` from the project folder); arbor does not write "
-                "Gemini CLI sessions yet",
+    resume_note="at the end of a session Gemini CLI wrote: `gemini --resume <id>` from the "
+                "project folder; arbor does not write Gemini CLI sessions yet (elsewhere: "
+                "export the branch and give it as a prompt)",
     usage_rule="`tokens` of each `gemini` record, counted once per record id (a record "
                "written again under its id is the same response); `cached` is cache "
                "read, `thoughts` output")
