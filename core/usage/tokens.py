@@ -19,6 +19,9 @@ How arbor counts (the README says the same for users):
   price for).
 * LangGraph: `usage_metadata` on AI messages (whose `input_tokens` include cache reads and
   writes, as LangChain counts them).
+* The agents read after those (Gemini CLI, …) write their usage in pi's shape, with
+  `reasoning`, keyed by a `responseId` their importer names (each agent's `usage_rule`,
+  core/agents/<agent>/__init__.py, says which).
 * A response that appears in several sessions (a resumed or forked copy of a log: Claude
   Code's lines keep their `message.id` and `requestId`; a Codex fork repeats its parent's
   `token_count` events, known by the running total with the turn's counts; arbor's own
