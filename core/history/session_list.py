@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 
-SOURCES = ("claude_code", "codex", "pi", "langgraph", "arbor")
 SHORTEST_UID = 8
 
 

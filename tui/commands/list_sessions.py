@@ -17,7 +17,7 @@ import json
 import os
 import sys
 
-from core.history.session_list import SOURCES, in_project, listing, unique_prefixes  # noqa: F401
+from core.history.session_list import in_project, listing, unique_prefixes  # noqa: F401
 
 from .shared import EXIT_OK, EXIT_STORE, add_db_argument, open_store_or_explain
 
@@ -27,8 +27,10 @@ def configure(p: argparse.ArgumentParser) -> None:
                      "project folder, branches, messages, last activity and cost.")
     p.add_argument("--project", "-p", metavar="P",
                    help="only sessions in folder P or below it, or whose folder is named P")
-    p.add_argument("--source", "-s", choices=SOURCES, metavar="AGENT",
-                   help=f"only sessions from this agent: {', '.join(SOURCES)}")
+    from core.agents.registry import sources
+
+    p.add_argument("--source", "-s", choices=sources(), metavar="AGENT",
+                   help=f"only sessions from this agent: {', '.join(sources())}")
     p.add_argument("--archived", action="store_true", help="archived sessions too")
     p.add_argument("--json", action="store_true", help="a JSON list, one object per session")
     add_db_argument(p)

@@ -26,7 +26,6 @@ import sys
 
 from .shared import EXIT_FAILED, EXIT_OK, EXIT_STORE, add_db_argument, fail, open_store_or_explain
 
-SOURCES = ("claude_code", "codex", "pi", "langgraph", "arbor")
 LIMIT = 20
 
 
@@ -36,8 +35,10 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("words", nargs="+", metavar="WORDS", help="what to find")
     p.add_argument("--project", "-p", metavar="P",
                    help="only sessions in folder P or below it, or whose folder is named P")
-    p.add_argument("--source", "-s", choices=SOURCES, metavar="AGENT",
-                   help=f"only sessions from this agent: {', '.join(SOURCES)}")
+    from core.agents.registry import sources
+
+    p.add_argument("--source", "-s", choices=sources(), metavar="AGENT",
+                   help=f"only sessions from this agent: {', '.join(sources())}")
     p.add_argument("--limit", "-n", type=int, default=LIMIT, metavar="N",
                    help=f"at most N hits (default {LIMIT})")
     p.add_argument("--json", action="store_true", help="one JSON object (see arbor search --help)")

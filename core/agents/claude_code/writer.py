@@ -473,3 +473,22 @@ def adds_nothing(line: Any) -> bool:
 
 def command(session_id: str) -> list[str]:
     return [EXECUTABLE, "--resume", session_id]
+
+
+def prepare(plan, job: BranchToWrite, env: Mapping[str, str], new_session) -> None:
+    """`o` / `arbor resume` (see core.agents.resume): Claude Code's own transcript where the
+    branch ends where it ends, else the branch as a new transcript; `claude --resume <id>`
+    from the folder the transcript's project is named after."""
+    import sys
+
+    from core.agents import reuse
+
+    plan.cwd = folder_cwd(plan.cwd)
+    own_id = own_transcript(job) if reuse.written_by_arbor(job) else None
+    if own_id is not None:
+        plan.native_id = own_id
+        plan.summary = f"The branch ends where Claude Code's session {own_id} ends: nothing to write"
+    else:
+        new_session(plan, job, transcript_dir(plan.cwd, env), sys.modules[__name__],
+                    lambda target, new_id: write(job, target, new_id))
+    plan.argv = command(plan.native_id)

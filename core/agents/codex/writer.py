@@ -420,3 +420,19 @@ def adds_nothing(line: Any) -> bool:
 
 def command(session_id: str) -> list[str]:
     return [EXECUTABLE, "resume", session_id]
+
+
+def prepare(plan, job: BranchToWrite, env: Mapping[str, str], new_session) -> None:
+    """`o` / `arbor resume` (see core.agents.resume): the rollout itself where the branch ends
+    where it ends, else the branch as a rollout forked from it; `codex resume <id>`."""
+    import sys
+
+    tip, rollout_id = is_rollout_tip(job)
+    if tip:
+        plan.native_id = rollout_id
+        plan.summary = f"The branch ends where Codex's rollout {rollout_id} ends: nothing to write"
+    else:
+        new_session(plan, job, codex_home(env), sys.modules[__name__],
+                    lambda target, new_id: write(job, target, new_id, rollout_id),
+                    forked_from=rollout_id)
+    plan.argv = command(plan.native_id)
