@@ -105,7 +105,7 @@ def _print(rows: list[dict], coverage) -> None:
     """For people: per hit a line naming it (role, session, branch, time, uid) and the
     snippet under it. Every stored string is cleaned (no escape sequence reaches the
     terminal); bold only on a terminal."""
-    from tui.plain_text import clean
+    from core.util.visible_text import clean
 
     out = sys.stdout
     bold, dim, end = ("\x1b[1m", "\x1b[2m", "\x1b[0m") if out.isatty() else ("", "", "")
