@@ -373,7 +373,7 @@ def test_path_key_is_the_resolved_path(tmp_path, monkeypatch):
     # what identifies a file's record: every link resolved, as Path.resolve() does, though
     # folders are resolved once each (a link in the folder, the file a link, ".." after a
     # link, a relative path)
-    from core.importing.base import path_key
+    from core.importing.files import path_key
 
     (tmp_path / "real" / "sub").mkdir(parents=True)
     (tmp_path / "real" / "sub" / "f.jsonl").write_text("x")

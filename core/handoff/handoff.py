@@ -36,8 +36,10 @@ from core.model.entries import COMPACTION, MESSAGE, Entry, message_tokens
 from core.model.errors import NotFound
 from core.agents import reuse
 from core.agents.native import BranchToWrite, Ids, ResumeError, expand
-from core.agents.resume import AGENT_TITLES, ResumePlan
+from core.agents.registry import title as agent_title
+from core.agents.resume import ResumePlan
 from . import provenance, targets
+from .provenance import agent_id
 from .redact import Redactor
 from .translate import Crossing, translate
 
@@ -190,12 +192,6 @@ def _branch_and_head(store, session, branch, at_seq):
     return branch, head
 
 
-def agent_id(session) -> str:
-    """The source agent's own id of the session (what its files and commands name)."""
-    meta = session.metadata or {}
-    return str(meta.get("sessionId") or session.uid)
-
-
 def prepare_handoff(store, session, branch=None, *, target: str, at_seq: int | None = None,
                     env: Mapping[str, str] | None = None, now: datetime | None = None,
                     ids: Ids | None = None, cwd_fallback: str | None = None,
@@ -207,7 +203,7 @@ def prepare_handoff(store, session, branch=None, *, target: str, at_seq: int | N
     `finish_handoff`, for a caller that does it later."""
     if target not in targets.WRITABLE:
         raise ResumeError(f"arbor cannot write sessions of {target!r}; it can hand a branch to "
-                          + ", ".join(AGENT_TITLES[a] for a in targets.WRITABLE))
+                          + ", ".join(agent_title(a) for a in targets.WRITABLE))
     env = os.environ if env is None else env
     now = now or utc_now()
     branch, head = _branch_and_head(store, session, branch, at_seq)
@@ -226,7 +222,7 @@ def prepare_handoff(store, session, branch=None, *, target: str, at_seq: int | N
     if not entries:
         raise ResumeError(f"{branch.name or f'branch {branch.id}'} has nothing another agent "
                           "can read (no messages)")
-    plan = HandoffPlan(agent=AGENT_TITLES[target], argv=[], cwd=cwd, cwd_guessed=guessed,
+    plan = HandoffPlan(agent=agent_title(target), argv=[], cwd=cwd, cwd_guessed=guessed,
                        dry_run=dry_run, source=source, target=target, crossing=crossing)
     limit = context_limit or targets.context_limit(target, env)
     tokens = context_tokens(entries)
@@ -284,7 +280,7 @@ def prepare_handoff(store, session, branch=None, *, target: str, at_seq: int | N
             if link:
                 finish_handoff(store, plan)
     plan.argv = written.command(plan)
-    plan.notes.append(f"from {AGENT_TITLES.get(source, source)}: {crossing.sentence()}")
+    plan.notes.append(f"from {agent_title(source)}: {crossing.sentence()}")
     if plan.compacted:
         plan.notes.append(f"compacted for {plan.agent}'s context: about {tokens:,} tokens now "
                           "(the branch in arbor is unchanged)")

@@ -21,10 +21,14 @@ from .translate import TITLES
 KEY = "handoff"
 
 
+def agent_id(session) -> str:
+    """The source agent's own id of the session (what its files and commands name)."""
+    meta = session.metadata or {}
+    return str(meta.get("sessionId") or session.uid)
+
+
 def origin(store, session, branch, head_seq: int) -> dict[str, Any]:
     """Where the branch handed off is: for the target's own metadata."""
-    from .handoff import agent_id
-
     entry = store.entries.get(head_seq)
     return {"agent": session.source, "session": agent_id(session), "branch": branch.name or
             f"branch {branch.id}", "entry": entry.id if entry is not None else None,

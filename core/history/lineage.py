@@ -73,7 +73,7 @@ def parent_by_ref(store, ref: str | None) -> int | None:
     if found is not None:
         return found
     if "/" in ref or "\\" in ref:
-        from core.importing.base import path_key
+        from core.importing.files import path_key
 
         key = path_key(Path(ref).expanduser())
         from core.agents.registry import formats

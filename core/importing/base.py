@@ -19,7 +19,6 @@ from core.util.digests import sha1
 from core.util.fastjson import loads as fast_loads
 from core.util.fastjson import nested_deeper_than
 from core.model.values import Frozen, Record
-from .files import path_key, real_folder  # noqa: F401 - where they were
 
 TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
 if TYPE_CHECKING:

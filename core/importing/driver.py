@@ -11,7 +11,8 @@ from pathlib import Path
 
 from core.model.errors import ArborError, StoreUnreachable
 from core.store.held_files import HeldFile, check_path, open_unless_held
-from .base import FileResult, ImportReport, ProgressTicker, SessionResult, file_size, path_key
+from .base import FileResult, ImportReport, ProgressTicker, SessionResult, file_size
+from .files import path_key
 from .detect import CLAUDE_CODE, CODEX, LANGGRAPH, PI, NotALog, detect_format
 from .files import expand_paths
 from .session import ALIASES, PACING

@@ -150,7 +150,7 @@ def _stat_problem(path: Path | str, error: OSError) -> tuple[str, str]:
 class Found:
     """A file to look at: its path as given or found, what `stat` said of it (one call,
     reused to decide whether it changed), and the key it is known by in the store (its
-    resolved path, `base.path_key`)."""
+    resolved path, `path_key`)."""
 
     __slots__ = ("name", "st", "key", "_path")
 

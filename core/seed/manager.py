@@ -57,8 +57,9 @@ def close_root_dbs() -> None:
 
 def apply_migrations(conn) -> int:
     from core.store.sqlite import migrations
+    from core.store.sqlite.backend import SQLiteBackend
 
-    return migrations.apply_migrations(conn)
+    return migrations.apply_migrations(conn, backend=SQLiteBackend)
 
 
 def session_file(db: str | os.PathLike, uid: str) -> str:

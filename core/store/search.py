@@ -82,7 +82,6 @@ def search_messages(store: Store, query: str | SearchQuery, *, limit: int = 200,
     in these sessions (ids; `external_session_id`: in that one). Not `ranked`: newest
     first, much sooner for a word in most entries (search as a person types)."""
     from core.store.records import SearchHit, _loads
-    from core.store.rooms.search import snippet
 
     query = query if isinstance(query, SearchQuery) else SearchQuery(query)
     if not query or limit <= 0 or (sessions is not None and not sessions):
@@ -216,3 +215,20 @@ def search_all(store: Store, query: str, *, include_archived: bool = False, name
     hits = labelled + [hit for hit in search_messages(store, query, limit=messages)
                        if hit.seq not in found]
     return SearchResults(query, sessions, hits[:max(messages, len(labelled))], coverage(store))
+
+
+def snippet(text: str | None, words: list[str], width: int = 160) -> str:
+    """A one-line excerpt around the first matched word."""
+    if not text:
+        return ""
+    from core.history.search_query import stem_hint
+
+    flat = " ".join(text.split())
+    lowered = flat.casefold()
+    position = min((p for p in (lowered.find(w.casefold()) for w in words) if p >= 0), default=-1)
+    if position < 0:   # matched through its stem ("migration" on "Migrate")
+        position = min((p for p in (lowered.find(h) for w in words for h in stem_hint(w)[1:])
+                        if p >= 0), default=0)
+    start = max(0, position - width // 3)
+    excerpt = flat[start:start + width]
+    return ("…" if start else "") + excerpt + ("…" if start + width < len(flat) else "")

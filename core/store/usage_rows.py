@@ -213,15 +213,11 @@ def _decode(data: Any) -> dict[str, Any] | None:
 
 
 
-def rebuild_from_entries(conn, sql=None, backend=None) -> None:
+def rebuild_from_entries(conn, sql, backend) -> None:
     """Fill the usage table from the entries of every session (a store made before arbor
     counted usage this way): the same reading as when entries are written, then each
     response counted once across sessions and every session's totals summed. Rows recorded
     by an agent through `record_usage` (no entry behind them) are kept and priced."""
-    if sql is None:   # (a SQLite store's migration)
-        from core.store.sqlite.backend import SQLiteBackend, Statements
-
-        sql, backend = Statements, SQLiteBackend
     conn.execute(sql.USAGE_DROP_DERIVED)
     rows: UsageRows | None = None
     for seq, session, entry_id, entry_type, stamp, data, chain, depth in \

@@ -25,7 +25,8 @@ from core.store.location import PostgresURL
 from . import reconnect as reconnecting
 from . import migrations
 from . import search_index as postgres_search
-from .bulk import CopyWriter, search_text
+from .search_index import search_text
+from .bulk import CopyWriter
 from .connection import Connection, LATER_ROWS_MAX, acquire_pool, adapt, release_pool
 from .listener import CHANNEL, listener_of
 from core.store.statements import compose
@@ -125,7 +126,7 @@ class PostgresBackend:
         if not tables and not create:
             raise StoreNotFound(f"there is no arbor store at {shown}")
         migrations.check_version(conn, shown)
-        migrations.apply_migrations(conn, shown, WRITE_LOCK, on_upgrade)
+        migrations.apply_migrations(conn, shown, WRITE_LOCK, on_upgrade, backend=PostgresBackend)
         if conn.execute(_HAS_LZ4).fetchone() is not None:
             self._begin_write = _BEGIN_WRITE + _LZ4
 

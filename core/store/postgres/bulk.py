@@ -31,7 +31,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
 
 from .reconnect import broke
-from .search_index import CONFIG, LEXEMES
+from .search_index import CONFIG, LEXEMES, search_text
 from core.store.sqlite.bulk import BulkWriter
 
 COPY_ENTRIES = ("COPY entries (seq, external_session_id, id, parent_seq, type, timestamp, depth,"
@@ -53,13 +53,6 @@ CLEAN_PENDING = "SELECT gin_clean_pending_list('idx_entries_search'::regclass)"
 SPARE_WAIT = 0.5   # seconds to wait for a spare connection of the pool
 WORDS_APART_FROM = 32   # texts in a batch from which their words are computed apart
 CLEAN_FROM = 1000       # search rows an import writes before the index is cleaned apart, and between cleanings
-
-
-def search_text(text: bytes | str) -> str:
-    """Search text as PostgreSQL takes it: text cannot hold NUL."""
-    if type(text) is bytes:
-        text = text.decode("utf-8")
-    return text.replace("\x00", " ") if "\x00" in text else text
 
 
 class Lexemes(bytes):

@@ -25,7 +25,7 @@ from . import schema_v1
 T = 'TEXT COLLATE "C"'   # text compared as SQLite compares it (bytes), whatever the database's locale
 
 
-def _v2(conn: Any) -> None:
+def _v2(conn: Any, backend=None) -> None:
     """SQLite rebuilt its search index without positions here; PostgreSQL's was made so
     in 1 (lexemes without positions), so there is nothing to change."""
 
@@ -98,12 +98,11 @@ CREATE TABLE IF NOT EXISTS session_usage (
 """
 
 
-def _v5(conn: Any) -> None:
+def _v5(conn: Any, backend=None) -> None:
     conn.execute(_V5)
-    from .backend import PostgresBackend, Statements
     from core.store.usage_rows import rebuild_from_entries  # only needed when migrating
 
-    rebuild_from_entries(conn, Statements, PostgresBackend)
+    rebuild_from_entries(conn, backend.sql, backend)
 
 
 # LangGraph's records of the checkpoints its agents write through core.langgraph.ArborSaver
@@ -159,7 +158,7 @@ ALTER TABLE import_sources ADD COLUMN IF NOT EXISTS lines BIGINT NOT NULL DEFAUL
 """
 
 
-def _v7(conn: Any) -> None:
+def _v7(conn: Any, backend=None) -> None:
     import json
 
     conn.execute(_V7)
@@ -285,7 +284,7 @@ CREATE INDEX IF NOT EXISTS idx_import_stamps ON import_sources(
 """
 
 
-def _v11(conn: Any) -> None:
+def _v11(conn: Any, backend=None) -> None:
     from . import search_index as postgres_search
 
     postgres_search.start_stemmed_index(conn)
@@ -338,9 +337,10 @@ def check_version(conn: Any, shown: str) -> int:
 
 
 def apply_migrations(conn: Any, shown: str, lock: str,
-                     on_upgrade: Callable[[str], None] | None = None) -> int:
+                     on_upgrade: Callable[[str], None] | None = None, backend=None) -> int:
     """Run pending migrations in order, in one transaction that holds the store's write
-    lock (`lock`: the statement that takes it). Safe on every open."""
+    lock (`lock`: the statement that takes it). Safe on every open. `backend`: the
+    PostgreSQL backend's class, for the migrations that write through it."""
     version = check_version(conn, shown)
     if version == CURRENT_VERSION:
         return version
@@ -357,7 +357,7 @@ def apply_migrations(conn: Any, shown: str, lock: str,
             if existing and on_upgrade is not None:
                 on_upgrade(name)
             if callable(sql):
-                sql(conn)
+                sql(conn, backend)
             else:
                 conn.execute(sql)
             conn.execute("INSERT INTO schema_migrations(version, name, applied_at)"

@@ -50,6 +50,13 @@ CREATE INDEX idx_entries_search ON entries_search USING gin (words);
 """
 
 
+def search_text(text: bytes | str) -> str:
+    """Search text as PostgreSQL takes it: text cannot hold NUL."""
+    if type(text) is bytes:
+        text = text.decode("utf-8")
+    return text.replace("\x00", " ") if "\x00" in text else text
+
+
 def start_stemmed_index(conn: Any) -> None:
     """Migration 11 (see sqlite_search.start_stemmed_index)."""
     conn.execute(_V11)
@@ -70,8 +77,6 @@ def start_stemmed_index(conn: Any) -> None:
 def _insert(conn: Any, texts: list[tuple[int, str]], *, only_present: bool = False) -> None:
     if not texts:
         return
-    from .bulk import search_text
-
     sql = ("INSERT INTO entries_search(seq, words) SELECT r.seq, " + LEXEMES.format(text="r.text")
            + " FROM unnest(%s::bigint[], %s::text[]) AS r(seq, text)")
     if only_present:

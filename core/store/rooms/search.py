@@ -41,6 +41,8 @@ class SearchRoom(Room):
     def labels(self, query: str, *, limit: int = 50) -> list[SearchHit]:
         """Labelled entries whose current label has every word of `query` (anywhere in it,
         any case), newest label first, as search hits whose snippet starts with the label."""
+        from core.store import search
+
         words = [w.lower() for w in re.findall(r"\w+", query, flags=re.UNICODE)]
         if not words:
             return []
@@ -62,7 +64,7 @@ class SearchRoom(Room):
             hits.append(SearchHit(seq, entry.id, entry.external_session_id,
                                   self._store.sessions.name(entry.external_session_id) or "", entry.type,
                                   entry.role, entry.timestamp,
-                                  f"⚑ {label} · {snippet(text, words) if text else ''}"))
+                                  f"⚑ {label} · {search.snippet(text, words) if text else ''}"))
             if len(hits) >= limit:
                 break
         return hits
@@ -97,20 +99,3 @@ class SearchRoom(Room):
         from core.store import search
 
         return search.index_backlog(self._store, budget_ms)
-
-
-def snippet(text: str | None, words: list[str], width: int = 160) -> str:
-    """A one-line excerpt around the first matched word."""
-    if not text:
-        return ""
-    from core.history.search_query import stem_hint
-
-    flat = " ".join(text.split())
-    lowered = flat.casefold()
-    position = min((p for p in (lowered.find(w.casefold()) for w in words) if p >= 0), default=-1)
-    if position < 0:   # matched through its stem ("migration" on "Migrate")
-        position = min((p for p in (lowered.find(h) for w in words for h in stem_hint(w)[1:])
-                        if p >= 0), default=0)
-    start = max(0, position - width // 3)
-    excerpt = flat[start:start + width]
-    return ("…" if start else "") + excerpt + ("…" if start + width < len(flat) else "")

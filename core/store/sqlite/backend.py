@@ -172,7 +172,7 @@ class SQLiteBackend:
             conn.execute("PRAGMA synchronous = NORMAL")
             page_size = conn.execute("PRAGMA page_size").fetchone()[0]
             conn.execute(f"PRAGMA wal_autocheckpoint = {max(1000, CHECKPOINT_BYTES // page_size)}")
-            migrations.apply_migrations(conn, shown, on_upgrade)
+            migrations.apply_migrations(conn, shown, on_upgrade, backend=SQLiteBackend)
         except sqlite3.DatabaseError as error:
             conn.close()
             raise _opening_error(error, path, shown, writing=True) from None

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from typing import Callable
 
 
-def _v2(conn: sqlite3.Connection) -> None:
+def _v2(conn: sqlite3.Connection, backend=None) -> None:
     from . import search_index as sqlite_search  # imports core.entries; only needed when migrating
 
     sqlite_search.rebuild(conn)
@@ -52,7 +52,7 @@ CREATE INDEX IF NOT EXISTS idx_spawn_points_seq ON spawn_points(seq);
 """
 
 
-def _v3(conn: sqlite3.Connection) -> None:
+def _v3(conn: sqlite3.Connection, backend=None) -> None:
     have = {row[1] for row in conn.execute("PRAGMA table_info(external_sessions)")}
     for column, declaration in _V3_COLUMNS:
         if column not in have:
@@ -76,7 +76,7 @@ CREATE INDEX idx_external_sessions_cwd ON external_sessions(cwd);
 """
 
 
-def _v4(conn: sqlite3.Connection) -> None:
+def _v4(conn: sqlite3.Connection, backend=None) -> None:
     have = {row[1] for row in conn.execute("PRAGMA table_info(external_sessions)")}
     if "first_user_seq" not in have:
         conn.execute("ALTER TABLE external_sessions ADD COLUMN first_user_seq INTEGER")
@@ -130,7 +130,7 @@ CREATE TABLE IF NOT EXISTS session_usage (
 """
 
 
-def _v5(conn: sqlite3.Connection) -> None:
+def _v5(conn: sqlite3.Connection, backend=None) -> None:
     have = {row[1] for row in conn.execute("PRAGMA table_info(usage)")}
     for column, declaration in _V5_COLUMNS:
         if column not in have:
@@ -139,7 +139,7 @@ def _v5(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
     from core.store.usage_rows import rebuild_from_entries  # only needed when migrating
 
-    rebuild_from_entries(conn)
+    rebuild_from_entries(conn, backend.sql, backend)
 
 
 # LangGraph's own records of the checkpoints its agents write through arbor's checkpointer
@@ -212,7 +212,7 @@ WHERE json_valid(state);
 """
 
 
-def _v7(conn: sqlite3.Connection) -> None:
+def _v7(conn: sqlite3.Connection, backend=None) -> None:
     have = {row[1] for row in conn.execute("PRAGMA table_info(import_sources)")}
     for column, declaration in _V7_COLUMNS:
         if column not in have:
@@ -246,7 +246,7 @@ CREATE INDEX IF NOT EXISTS idx_operation_log_session ON operation_log(external_s
 """
 
 
-def _v_oplog(conn: sqlite3.Connection) -> None:
+def _v_oplog(conn: sqlite3.Connection, backend=None) -> None:
     for table, column, declaration in _V_OPLOG_COLUMNS:
         have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
         if column not in have:
@@ -328,7 +328,7 @@ END;
 """
 
 
-def _v9(conn: sqlite3.Connection) -> None:
+def _v9(conn: sqlite3.Connection, backend=None) -> None:
     """The buckets, their triggers, and the sums of the responses already stored."""
     for statement in _statements(_V9):
         conn.execute(statement)
@@ -355,13 +355,13 @@ CREATE INDEX IF NOT EXISTS idx_import_stamps ON import_sources(
 """
 
 
-def _v11(conn: sqlite3.Connection) -> None:
+def _v11(conn: sqlite3.Connection, backend=None) -> None:
     from . import search_index as sqlite_search
 
     sqlite_search.start_stemmed_index(conn)
 
 
-def _v12(conn: sqlite3.Connection) -> None:
+def _v12(conn: sqlite3.Connection, backend=None) -> None:
     """An import's usage rows are summed into their buckets one statement per batch
     (the statement USAGE_BUCKETS_OF_BATCH) instead of by the trigger, row by row: rows written
     with `bucketed = 0` are left alone by it (three times the insert's cost on its own).
@@ -424,8 +424,10 @@ def check_version(conn: sqlite3.Connection, path: str) -> int:
 
 
 def apply_migrations(conn: sqlite3.Connection, path: str = "the store",
-                     on_upgrade: Callable[[str], None] | None = None) -> int:
-    """Run pending migrations in order, in one transaction. Safe on every open.
+                     on_upgrade: Callable[[str], None] | None = None, backend=None) -> int:
+    """Run pending migrations in order, in one transaction. Safe on every open. `backend`:
+    the SQLite backend's class, for the migrations that write through it (the backend
+    passes itself: this module is the backend's, never the other way round).
 
     `on_upgrade(name)` is told of each migration an existing store gets (not of those that
     create a new one), before it runs: some rebuild an index and take seconds."""
@@ -448,7 +450,7 @@ def apply_migrations(conn: sqlite3.Connection, path: str = "the store",
             if existing and on_upgrade is not None:
                 on_upgrade(name)
             if callable(sql):
-                sql(conn)
+                sql(conn, backend)
             else:
                 for statement in _statements(sql):
                     conn.execute(statement)
