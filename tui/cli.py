@@ -20,9 +20,9 @@ Command = namedtuple("Command", "name module summary")
 
 
 COMMANDS: tuple[Command, ...] = (
-    Command("import", "import_logs", "read Claude Code, Codex, pi and LangGraph logs into the store"),
+    Command("import", "import_logs", "read the logs agents write into the store (which agents: import --help)"),
     Command("list", "list_sessions", "the sessions: uid, name, source, project, branches, messages, cost"),
-    Command("export", "export_session", "write one session out as pi JSONL, Markdown or JSON"),
+    Command("export", "export_session", "write one session out as pi JSONL, Markdown, JSON or HTML"),
     Command("resume", "resume_branch", "carry on from a branch in the agent that wrote it"),
     Command("search", "search_messages", "find messages by their words: for people, scripts and agents"),
     Command("usage", "usage_report", "tokens and cost per day, week, month, session, model or project"),
@@ -143,7 +143,7 @@ def _top_parser() -> argparse.ArgumentParser:
     listing = "\n".join(f"  {c.name:<{width}}{c.summary}" for c in COMMANDS)
     return argparse.ArgumentParser(
         prog="arbor", formatter_class=_RawDescriptionHelpFormatter,
-        usage="arbor [--db PATH] [--demo] [--archived]\n       arbor COMMAND [--help] ...",
+        usage="arbor [--db PATH] [--demo] [--archived] [--no-follow]\n       arbor COMMAND [--help] ...",
         epilog=f"commands:\n{listing}\n\n'arbor COMMAND --help' shows what a command takes.")
 
 

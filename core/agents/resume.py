@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import os
-import shlex
 import shutil
 import signal
 import subprocess
@@ -48,9 +47,12 @@ class ResumePlan:
         return self.argv[0] if self.argv else None
 
     def shell_command(self) -> str:
-        """`cd <cwd> && <command>`, quoted for a POSIX shell."""
-        command = shlex.join(self.argv)
-        return f"cd {shlex.quote(self.cwd)} && {command}" if self.cwd else command
+        """`cd <cwd> && <command>`, quoted for a POSIX shell, without a control character
+        (core/util/shell_words: it is printed, copied and pasted)."""
+        from core.util import shell_words
+
+        command = shell_words.join(self.argv)
+        return f"cd {shell_words.quote(self.cwd)} && {command}" if self.cwd else command
 
     def executable_path(self, env: Mapping[str, str] | None = None) -> str | None:
         if not self.argv:
