@@ -54,6 +54,34 @@ def long_log(files: list[Path], mb: float, out: Path) -> Path:
     return target
 
 
+def long_opencode(files: list[Path], mb: float, out: Path) -> Path:
+    """opencode's database with its sessions copied under new ids to about `mb` megabytes."""
+    import sqlite3
+
+    target = out / "opencode.db"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(f"file:{files[0]}?mode=ro", uri=True) as source:
+        source.execute("VACUUM INTO ?", (str(target),))
+    db = sqlite3.connect(target)
+    columns = {t: [r[1] for r in db.execute(f"PRAGMA table_info({t})")]
+               for t in ("session", "message", "part")}
+    copy = 0
+    while target.stat().st_size < mb * 1024 * 1024:
+        copy += 1
+        tag = f"~c{copy}"
+        for table, keys in (("session", ("id", "parent_id")), ("message", ("id", "session_id")),
+                            ("part", ("id", "message_id", "session_id"))):
+            cols = columns[table]
+            values = ", ".join(f"CASE WHEN {c} IS NULL THEN NULL ELSE {c} || '{tag}' END"
+                               if c in keys else c for c in cols)
+            db.execute(f"INSERT INTO {table} ({', '.join(cols)}) SELECT {values} FROM {table} "
+                       "WHERE instr(id, '~') = 0")     # (the fixture's own rows only)
+        db.commit()
+        db.execute("VACUUM")
+    db.close()
+    return target
+
+
 def _renamed(value, copy: int):
     if isinstance(value, dict):
         return {k: (f"{v}-c{copy}" if k in _ID_KEYS and isinstance(v, str) and v else
@@ -78,10 +106,12 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     try:
         for agent in registry.agents():
-            if agent.database is not None or agent.source not in FIXTURES:
+            if agent.source not in FIXTURES or (agent.database is not None and
+                                                agent.source != "opencode"):
                 continue
             files = place(work / agent.source / "fixture", agent.source)
-            log = long_log(files, args.mb, work / agent.source / "long")
+            grow = long_opencode if agent.source == "opencode" else long_log
+            log = grow(files, args.mb, work / agent.source / "long")
             megabytes = log.stat().st_size / (1024 * 1024)
             times = []
             for n in range(args.repeat):

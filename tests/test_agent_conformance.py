@@ -47,6 +47,8 @@ FIXTURES: dict[str, list[tuple[Path, str]]] = {
     "pi": [(SHARED / "pi" / "pi_v3_generated.jsonl", ".pi/agent/sessions/--w--/pi_v3_generated.jsonl")],
     "langgraph": [(SHARED / "langgraph" / "langgraph_checkpoints.sqlite", "graphs/checkpoints.sqlite")],
     "gemini": [(AGENT_FIXTURES / "gemini" / "gemini-tmp", ".gemini/tmp")],
+    "qwen": [(AGENT_FIXTURES / "qwen" / "projects", ".qwen/projects")],
+    "opencode": [(AGENT_FIXTURES / "opencode" / "opencode.db", ".local/share/opencode/opencode.db")],
 }
 DEADLINE = 30.0     # generous: the machine is shared; follow's speed is measured in bench/
 

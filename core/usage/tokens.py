@@ -217,8 +217,14 @@ def from_langgraph(usage: dict[str, Any], *, model: Any, provider: Any = "",
 
 CODEX_TOKEN_COUNT = "codex:event_msg.token_count"
 CODEX_TURN_CONTEXT = "codex:turn_context"
+# A request an agent made to its model outside the conversation (the summary of a
+# compression, a check) and recorded with its usage, without a message: data
+# {"request": {"model", "provider", "usage" (pi's shape), "responseId"}} (Qwen Code's
+# compression requests).
+MODEL_REQUEST = "model_request"
 # Entry types that can carry usage, or the model that later usage is priced at.
-USAGE_TYPES = frozenset({"message", "model_change", CODEX_TOKEN_COUNT, CODEX_TURN_CONTEXT})
+USAGE_TYPES = frozenset({"message", "model_change", CODEX_TOKEN_COUNT, CODEX_TURN_CONTEXT,
+                         MODEL_REQUEST})
 
 
 class UsageTracker:
@@ -278,6 +284,14 @@ class UsageTracker:
             if isinstance(model, str) and model:
                 self.model = model
             return None
+        if entry_type == MODEL_REQUEST:
+            request = data.get("request")
+            if not isinstance(request, dict) or not isinstance(request.get("usage"), dict):
+                return None
+            response = request.get("responseId")
+            key = response if isinstance(response, str) and response else f"{entry_id}@{timestamp}"
+            return from_pi(request["usage"], model=request.get("model") or self.model,
+                           provider=request.get("provider") or self.provider, response_id=key)
         if entry_type == CODEX_TOKEN_COUNT:
             payload = data.get("payload")
             info = payload.get("info") if isinstance(payload, dict) else None

@@ -108,3 +108,31 @@ def gemini_usage(prompt: Any, candidates: Any, cached: Any = 0, thoughts: Any = 
     return {"input": count(prompt) - cached_n + count(tool),
             "output": count(candidates) + count(thoughts), "cacheRead": cached_n,
             "cacheWrite": 0, "reasoning": count(thoughts)}
+
+
+def parts_of(blocks: Any) -> list[dict[str, Any]]:
+    """arbor's message blocks as Gemini parts again (what `blocks_of` and `tool_call` read):
+    text, thinking (a `thought: true` text part), tool calls (`functionCall`), images
+    (`inlineData`); a block of another kind, kept as it was read, is a part again."""
+    if isinstance(blocks, str):
+        return [{"text": blocks}] if blocks else []
+    out: list[dict[str, Any]] = []
+    for block in blocks if isinstance(blocks, list) else ():
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        rest = block.get("gemini") if isinstance(block.get("gemini"), dict) else {}
+        if kind == "text":
+            out.append({"text": str(block.get("text", "")), **rest})
+        elif kind == "thinking":
+            out.append({"text": str(block.get("thinking", "")), "thought": True, **rest})
+        elif kind == "toolCall":
+            args = block.get("arguments")
+            out.append({"functionCall": {"id": block.get("id"), "name": block.get("name"),
+                                         "args": args if isinstance(args, dict) else {}}})
+        elif kind == "image":
+            out.append({"inlineData": {"mimeType": block.get("mimeType", ""),
+                                       "data": block.get("data", "")}})
+        elif kind is None or kind not in ("toolResult", "tool_result", "tool_use"):
+            out.append(dict(block))
+    return out
