@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO / "tests"))
 _ID_KEYS = frozenset({"id", "uuid", "parentUuid", "parentId", "requestId", "call_id",
                       "toolCallId", "tool_use_id", "targetId", "firstKeptEntryId",
                       "$rewindTo", "leafUuid"})
-_HEADER_TYPES = frozenset({"session", "session_meta"})
+_HEADER_TYPES = frozenset({"session", "session_meta", "session_start"})
 
 
 def long_log(files: list[Path], mb: float, out: Path) -> Path:

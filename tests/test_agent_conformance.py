@@ -47,6 +47,7 @@ FIXTURES: dict[str, list[tuple[Path, str]]] = {
     "pi": [(SHARED / "pi" / "pi_v3_generated.jsonl", ".pi/agent/sessions/--w--/pi_v3_generated.jsonl")],
     "langgraph": [(SHARED / "langgraph" / "langgraph_checkpoints.sqlite", "graphs/checkpoints.sqlite")],
     "gemini": [(AGENT_FIXTURES / "gemini" / "gemini-tmp", ".gemini/tmp")],
+    "droid": [(AGENT_FIXTURES / "droid" / "sessions", ".factory/sessions")],
 }
 DEADLINE = 30.0     # generous: the machine is shared; follow's speed is measured in bench/
 
