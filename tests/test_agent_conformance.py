@@ -48,6 +48,7 @@ FIXTURES: dict[str, list[tuple[Path, str]]] = {
     "langgraph": [(SHARED / "langgraph" / "langgraph_checkpoints.sqlite", "graphs/checkpoints.sqlite")],
     "gemini": [(AGENT_FIXTURES / "gemini" / "gemini-tmp", ".gemini/tmp")],
     "droid": [(AGENT_FIXTURES / "droid" / "sessions", ".factory/sessions")],
+    "kimi": [(AGENT_FIXTURES / "kimi" / "kimi-home", ".kimi")],
 }
 DEADLINE = 30.0     # generous: the machine is shared; follow's speed is measured in bench/
 
@@ -69,9 +70,11 @@ def place(home: Path, source: str) -> list[Path]:
     return out
 
 
-def logs(files: list[Path]) -> list[Path]:
-    """The files that are JSONL logs."""
-    return [f for f in files if f.suffix == ".jsonl"]
+def logs(files: list[Path], source: str | None = None) -> list[Path]:
+    """The files that are JSONL logs (of that agent: those its folder's rule names, where
+    it keeps other JSONL files beside its logs, as Kimi CLI its model context)."""
+    rules = [place.rule for place in registry.get(source).places] if source else []
+    return [f for f in files if f.suffix == ".jsonl" and (not rules or any(r(f.name) for r in rules))]
 
 
 def transcript(store, session, head: int | None = None) -> list[tuple[str, str, tuple[str, ...]]]:
@@ -298,7 +301,7 @@ def test_odd_lines_are_reported_and_nothing_else_is_lost(store, home, tmp_path, 
     clean.close()
     damaged = place(home, source)
     odd = {}
-    for path in logs(damaged):
+    for path in logs(damaged, source):
         lines = path.read_bytes().splitlines(keepends=True)
         at = min(2, len(lines))
         lines[at:at] = [b'{"this is": not json\n', b"[1, 2, 3]\n"]
