@@ -5,6 +5,7 @@ Tokens lines (core/agents/aider/importer.py)."""
 from __future__ import annotations
 
 import shutil
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,10 @@ def test_runs_prompts_answers_and_aiders_own_output(store, history):
     run = entries[0].data
     assert (run["model"], run["provider"], run["editFormat"]) == ("fake-model", "openai", "diff")
     assert run["started"] == "2026-12-06 22:39:38" and "Aider v0.86.2" in run["output"]
+    # every entry of a run has the run's time (Aider's local time; the file has no other)
+    started = datetime.strptime(run["started"], "%Y-%m-%d %H:%M:%S").astimezone()
+    times = [datetime.fromisoformat(e.timestamp) for e in entries]
+    assert times[1] == started and times[5] > started
     assert content_text(entries[1].message["content"]) == "add a line to notes.txt"
     assert entries[4].data["text"] == "Commit 0c4a2d4 Add a second line to notes.txt"
     assert content_text(entries[9].message["content"]) == "/run ls"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,9 @@ def test_a_compaction_keeps_everything_before_it_and_names_what_it_kept(store, s
     kept = next(e for e in entries if e.id == compaction.data["firstKeptEntryId"])
     assert content_text(kept.message["content"]).startswith("Reading it.")
     assert compaction.data["tokensBefore"] == 104
+    # each entry at its event's time (the wire's epoch seconds)
+    assert datetime.fromisoformat(entries[0].timestamp).timestamp() == \
+        pytest.approx(1796596649.703, abs=0.001)
     calls = [b for e in entries for b in (e.message or {}).get("content") or []
              if isinstance(b, dict) and b.get("type") == "toolCall"]
     results = [e.message for e in entries if e.message and e.message["role"] == "toolResult"]

@@ -143,7 +143,7 @@ class _Read:
         kind, block, self.kind, self.block = self.kind, self.block, None, []
         if kind is None:
             return
-        stamp = self.time
+        stamp = self.time.isoformat() if self.time is not None else None
         if kind == "run":
             data = {"started": block[0][len(RUN):].strip(), "output": block[1:],
                     "model": self.model, "provider": self.provider,
@@ -186,7 +186,7 @@ class _Read:
                                                  self.start)
 
     def output(self, said: str, number: int) -> None:
-        stamp = self.time
+        stamp = self.time.isoformat() if self.time is not None else None
         result = _EDIT_RESULT.match(said)
         if result and self.open_edits.get(result.group(2)):
             call_id = self.open_edits[result.group(2)].pop(0)
@@ -203,9 +203,9 @@ class _Read:
         return f"L{self.start}-{short_hash(chr(10).join(block), 8)}"
 
 
-def _timed(message: dict[str, Any], stamp: datetime | None) -> dict[str, Any]:
+def _timed(message: dict[str, Any], stamp: str | None) -> dict[str, Any]:
     if stamp is not None:
-        message["timestamp"] = int(stamp.timestamp() * 1000)
+        message["timestamp"] = int(datetime.fromisoformat(stamp).timestamp() * 1000)
     return message
 
 

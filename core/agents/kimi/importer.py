@@ -111,7 +111,7 @@ class _Read:
         kind, payload = message["type"], message["payload"]
         if not isinstance(kind, str) or not isinstance(payload, dict):
             raise TypeError("an event without a type or a payload")
-        stamp = timestamp_of(d.get("timestamp"))
+        stamp = d.get("timestamp")          # (epoch seconds: stored as the entry's time)
         if kind == "ContentPart":
             self.open_step(line, stamp)["content"].extend(parts_of([payload]))
         elif kind == "ToolCall":
@@ -249,7 +249,8 @@ def _text(content: Any) -> str:
 
 
 def _ms(stamp: Any) -> int | None:
-    return int(stamp.timestamp() * 1000) if stamp is not None else None
+    moment = timestamp_of(stamp)
+    return int(moment.timestamp() * 1000) if moment is not None else None
 
 
 def _json_lines(path: Path) -> list[Any]:
