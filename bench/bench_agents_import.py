@@ -30,16 +30,24 @@ sys.path.insert(0, str(REPO / "tests"))
 # per copy. A header (the session's own line) is kept once, so the copies are one session.
 _ID_KEYS = frozenset({"id", "uuid", "parentUuid", "parentId", "requestId", "call_id",
                       "toolCallId", "tool_use_id", "targetId", "firstKeptEntryId",
-                      "$rewindTo", "leafUuid"})
-_HEADER_TYPES = frozenset({"session", "session_meta"})
+                      "$rewindTo", "leafUuid", "tool_call_id", "message_id"})
+_HEADER_TYPES = frozenset({"session", "session_meta", "session_start", "metadata"})
 
 
 def long_log(files: list[Path], mb: float, out: Path) -> Path:
-    """The fixture's longest JSONL file repeated to about `mb` megabytes (see the doc)."""
-    source = max((f for f in files if f.suffix == ".jsonl"), key=lambda f: f.stat().st_size)
-    lines = [json.loads(line) for line in source.read_bytes().splitlines() if line.strip()]
+    """The fixture's longest log repeated to about `mb` megabytes (see the doc); a log that
+    is not JSON lines (Aider's Markdown history) is repeated as it is (its entries are
+    named by their lines, so each copy is new)."""
+    source = max(files, key=lambda f: f.stat().st_size)
     target = out / source.name
     target.parent.mkdir(parents=True, exist_ok=True)
+    if source.suffix != ".jsonl":
+        data = source.read_bytes()
+        with open(target, "wb") as handle:
+            for _ in range(max(1, int(mb * 1024 * 1024 / len(data)))):
+                handle.write(data)
+        return target
+    lines = [json.loads(line) for line in source.read_bytes().splitlines() if line.strip()]
     size = 0
     copy = 0
     with open(target, "w", encoding="utf-8") as handle:
@@ -100,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     from core import open_store
     from core.agents import registry
     from core.importing import import_paths
-    from test_agent_conformance import FIXTURES, place
+    from test_agent_conformance import FIXTURES, logs, place
 
     work = Path(tempfile.mkdtemp(prefix="arbor-bench-agents-"))
     rows = []
@@ -110,8 +118,10 @@ def main(argv: list[str] | None = None) -> int:
                                                 agent.source != "opencode"):
                 continue
             files = place(work / agent.source / "fixture", agent.source)
-            grow = long_opencode if agent.source == "opencode" else long_log
-            log = grow(files, args.mb, work / agent.source / "long")
+            if agent.source == "opencode":
+                log = long_opencode(files, args.mb, work / agent.source / "long")
+            else:
+                log = long_log(logs(files, agent.source), args.mb, work / agent.source / "long")
             megabytes = log.stat().st_size / (1024 * 1024)
             times = []
             for n in range(args.repeat):

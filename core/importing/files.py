@@ -292,7 +292,8 @@ def _walk(top: str, onerror: Callable[[OSError], None],
                                        None if real is None else f"{real}{entry.name}{os.sep}"))
                 continue
             name = entry.name
-            if rule(name) if rule is not None else name.endswith(FOLDER_SUFFIXES):
+            if rule(name) if rule is not None else \
+                    (name.endswith(FOLDER_SUFFIXES) or _registry.follows(name)):
                 files.append(entry)
         if files:
             yield real, files

@@ -1,0 +1,153 @@
+"""Factory droid's session files, as droid 0.215.0 wrote them (tests/fixtures/agents/droid,
+SOURCES.md there): forks, sub-agents, usage per session (core/agents/droid/importer.py)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from core import open_store
+from core.importing import import_paths
+from core.importing.detect import detect_format
+from core.model.entries import content_text
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "agents" / "droid" / "sessions"
+FIRST = "5b1718eb-1a16-4a18-b5c5-37b5aab05f60"      # list the files
+FORK = "76fe2ac3-76be-4f34-a7ac-4c375834f495"       # --fork FIRST "now read notes.txt"
+PARENT = "25eac295-358d-4b80-8b4a-f5b30ef88331"     # ask a helper (a Task call)
+CHILD = "759b687d-82e9-4bf0-aff2-24eebdedf6a3"      # the worker it started
+PROJECT = "-tmp-arbor-lab-droid-project"
+
+
+@pytest.fixture
+def factory(tmp_path) -> Path:
+    target = tmp_path / "home" / ".factory"
+    shutil.copytree(FIXTURE, target / "sessions")
+    return target
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = open_store(tmp_path / "arbor.db")
+    yield s
+    s.close()
+
+
+def branch(store, uid: str):
+    session = store.sessions.by_uid(uid)
+    return [e for e in store.paths.entries(store.branches.current(session.id).head_seq)]
+
+
+def test_a_droid_file_is_not_taken_for_pi(factory):
+    # (droid's `message` lines have pi's shape: the session_start line decides)
+    for log in (factory / "sessions" / PROJECT).glob("*.jsonl"):
+        assert detect_format(log) == "droid"
+
+
+def test_messages_tool_calls_and_results_pair_up(store, factory):
+    import_paths(store, [factory / "sessions" / PROJECT / f"{FIRST}.jsonl"])
+    session = store.sessions.by_uid(FIRST)
+    assert session.cwd == "/tmp/arbor-lab/droid/project" and session.session_name == "list the files"
+    entries = branch(store, FIRST)
+    assert [e.message["role"] for e in entries] == \
+        ["user", "user", "assistant", "toolResult", "assistant"]
+    assert entries[0].data["droid"]["context"] is True        # droid's system reminders
+    call = entries[2].message["content"][1]
+    assert (call["type"], call["name"], call["arguments"]["command"]) == ("toolCall", "Execute", "ls")
+    result = entries[3].message
+    assert result["toolCallId"] == call["id"] and result["toolName"] == "Execute"
+    assert "notes.txt" in content_text(result["content"]) and result["isError"] is False
+    # what arbor does not draw is kept: the turn outcome, droid's own message fields
+    outcome = store.sessions.metadata(session.id)["records"][0]
+    assert outcome["type"] == "agent_turn_outcome" and outcome["reason"] == "completed"
+    assert entries[1].data["droid"]["interactionMode"] == "auto"
+
+
+def test_a_fork_is_a_session_under_the_message_it_left_its_parent_at(store, factory):
+    import_paths(store, [factory / "sessions"])
+    parent = store.sessions.by_uid(FIRST)
+    [fork] = store.sessions.children(parent.id)
+    assert fork.kind == "fork" and fork.id == store.sessions.by_uid(FORK).id
+    assert store.entries.get(fork.spawn_seq).id == "faa4d22b-5d00-485a-9034-03e4069395a7"
+    texts = [content_text(e.message["content"]) for e in branch(store, FORK)]
+    assert texts[1] == "list the files" and texts[-1] == "notes.txt says: hello from the lab."
+
+
+def test_a_sub_agent_is_nested_under_its_task_call(store, factory):
+    import_paths(store, [factory / "sessions"])
+    parent = store.sessions.by_uid(PARENT)
+    [child] = store.sessions.children(parent.id)
+    assert child.kind == "subagent" and child.id == store.sessions.by_uid(CHILD).id
+    spawn = store.entries.get(child.spawn_seq)
+    assert spawn.message["content"][1]["name"] == "Task"
+    assert content_text(branch(store, CHILD)[-1].message["content"]) == "The sub-agent counted 1 file."
+
+
+def test_usage_is_each_sessions_own_tokens_as_droid_recorded_them(store, factory):
+    import_paths(store, [factory / "sessions"])
+    rows = {row[0]: row[2] for row in store.usage.report(by="session").rows}
+    for uid in (FIRST, FORK, PARENT, CHILD):
+        settings = json.loads((factory / "sessions" / PROJECT / f"{uid}.settings.json").read_text())
+        tokens = settings["tokenUsage"]
+        figure = store.usage.of_path(store.branches.current(store.sessions.by_uid(uid).id).head_seq)
+        assert (figure.input_tokens, figure.output_tokens, figure.cache_read_tokens) == \
+            (tokens["inputTokens"], tokens["outputTokens"], tokens["cacheReadTokens"]), uid
+    # the fork's figure is its own requests (droid does not count the copies again), and
+    # the sub-agent's counts in its parent's row
+    assert rows[FORK].input_tokens == 18104 and rows[FORK].cache_read_tokens == 1000
+    assert rows[PARENT].input_tokens == 320 + 215 and rows[PARENT].subagent_tokens == 215 + 35
+    totals = store.usage.report(by="model").totals
+    assert (totals.input_tokens, totals.output_tokens) == (203 + 18104 + 320 + 215, 23 + 26 + 50 + 35)
+
+
+def test_a_session_that_goes_on_replaces_its_usage_record(store, factory):
+    """droid rewrites the settings' running totals each turn: the session's record grows,
+    nothing is added beside it."""
+    folder = factory / "sessions" / PROJECT
+    log, settings = folder / f"{FIRST}.jsonl", folder / f"{FIRST}.settings.json"
+    import_paths(store, [log])
+    lines = log.read_text().splitlines(keepends=True)
+    turn = [json.loads(line) for line in lines[2:6]]    # the turn, again, as a new turn
+    with open(log, "a") as handle:
+        parent = "faa4d22b-5d00-485a-9034-03e4069395a7"
+        for n, record in enumerate(turn):
+            record["id"], record["parentId"] = f"again-{n}", parent
+            parent = record["id"]
+            handle.write(json.dumps(record) + "\n")
+    data = json.loads(settings.read_text())
+    data["tokenUsage"].update(inputTokens=500, outputTokens=40)
+    settings.write_text(json.dumps(data))
+    import_paths(store, [log])
+    totals = store.usage.report(by="model").totals
+    assert (totals.responses, totals.input_tokens, totals.output_tokens) == (1, 500, 40)
+
+
+def test_a_custom_model_is_priced_as_the_model_it_stands_for(store, factory):
+    # droid's BYOK configuration (docs/agents/droid.md), here naming a priced model
+    (factory / "config.json").write_text(json.dumps({"custom_models": [{
+        "model_display_name": "Fake Model", "model": "gpt-4o",
+        "base_url": "http://127.0.0.1:9/v1", "provider": "generic-chat-completion-api"}]}))
+    import_paths(store, [factory / "sessions" / PROJECT / f"{FIRST}.jsonl"])
+    answer = branch(store, FIRST)[-1]
+    assert answer.message["model"] == "gpt-4o"
+    assert answer.data["droid"]["modelId"] == "custom:Fake-Model-0"
+    totals = store.usage.report(by="model").totals
+    assert totals.cost_usd > 0 and not totals.unpriced
+
+
+def test_o_carries_on_the_end_of_a_session_with_droid_fork(store, factory):
+    from core.agents import ResumeError, prepare_resume
+
+    import_paths(store, [factory / "sessions"])
+    session = store.sessions.get(store.sessions.by_uid(FIRST).id)
+    plan = prepare_resume(store, session, env={"HOME": str(factory.parent), "PATH": ""})
+    assert plan.argv == ["droid", "--fork", FIRST] and plan.cwd == "/tmp/arbor-lab/droid/project"
+    earlier = branch(store, FIRST)[2].seq
+    with pytest.raises(ResumeError, match="cannot write droid sessions"):
+        prepare_resume(store, session, at_seq=earlier, env={"HOME": str(factory.parent)})
+    child = store.sessions.get(store.sessions.by_uid(CHILD).id)
+    with pytest.raises(ResumeError, match="sub-agent"):
+        prepare_resume(store, child, env={"HOME": str(factory.parent)})
