@@ -23,14 +23,14 @@ from core.model.clock import utc_now
 from core.seed.models import InternalSession
 from core.store import SessionSummary, Store
 
-from . import key_answers
-from .history_actions import HistoryActions
-from .key_answers import KeyAnswers
-from .store_calls import StoreCalls
-from .tree_actions import TreeActions
+from .actions import key_answers
+from .actions.history import HistoryActions
+from .actions.key_answers import KeyAnswers
+from .actions.store.calls import StoreCalls
+from .actions.tree import TreeActions
 from .palette import ArborCommands
-from . import search_indexing
-from .screenshot import ScreenshotActions
+from .actions.store import search_indexing
+from .actions.screenshot import ScreenshotActions
 from .components.branches_pane import (BranchesPane, branch_title, flatten, own_usage,
                                        visible_branches)
 from .components.empty_state import EmptyState, empty_text
@@ -40,10 +40,10 @@ from .components.messages_pane import MessagesPane
 from .components.pane_row import PaneRow
 from .components.sessions_pane import SessionsPane
 from .components.status_line import StatusLine, status_text
-from .formatting import FAINT, short_id
+from .render.formatting import FAINT, short_id
 from .key_order import KeysInOrder
-from .safe_text import clean, safe_line
-from .shown_cache import ShownCache
+from .render.safe_text import clean, safe_line
+from .actions.store.shown_cache import ShownCache
 
 Clock = Callable[[], datetime]
 FIRST_PAGE = 100
@@ -200,7 +200,7 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, Store
         if self.poll_interval:
             self.set_interval(self.poll_interval, self._poll)
         if self.follow:
-            from .live_follow import LiveFollow, StoreGrew
+            from .actions.live_follow import LiveFollow, StoreGrew
 
             options = self.follow if isinstance(self.follow, dict) else {}
             self.live_follow = LiveFollow(self.store, lambda: self.post_message(StoreGrew()),
@@ -756,7 +756,7 @@ class ArborApp(HistoryActions, TreeActions, KeyAnswers, ScreenshotActions, Store
     def action_open_in_agent(self) -> None:
         """Carry on from the highlighted branch, or the branch up to the highlighted
         message, in the agent that wrote it (see agent_handoff)."""
-        from .agent_handoff import open_in_agent
+        from .actions.agent_handoff import open_in_agent
 
         self._catch_up()
         at = None

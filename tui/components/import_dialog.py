@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Static
 
 from .backdrop import FrozenBackdrop
-from tui.formatting import DIM, FAINT
+from tui.render.formatting import DIM, FAINT
 from .safe_fields import SafeInput
 from .focus import focus_now
 

@@ -16,8 +16,8 @@ from core.model.errors import ArborError
 from core.store import SearchHit, SearchResults, SessionSummary, Store
 
 from .backdrop import FrozenBackdrop
-from tui.formatting import DIM, FAINT, ROLE_STYLES, SOURCE_STYLES, age, clock_time, count
-from tui.safe_text import safe_line
+from tui.render.formatting import DIM, FAINT, ROLE_STYLES, SOURCE_STYLES, age, clock_time, count
+from tui.render.safe_text import safe_line
 from .row_list import RowList
 from .safe_fields import SafeInput
 from .focus import focus_now

@@ -14,9 +14,9 @@ from rich.text import Text
 
 from core.seed.models import InternalSession
 
-from .components.branches_pane import branch_title, suggest_branch_name
-from .formatting import FAINT, short_id
-from .safe_text import safe_line
+from ..components.branches_pane import branch_title, suggest_branch_name
+from ..render.formatting import FAINT, short_id
+from ..render.safe_text import safe_line
 
 NAME_HINT = Text("enter accepts · edit the name first if you like · escape cancels", FAINT)
 
@@ -88,7 +88,7 @@ class HistoryActions:
     # ------------------------------------------------------------- naming a branch
     def _ask_branch_name(self, source: InternalSession, where: str,
                          done: Callable[[str | None], None], *, key: tuple) -> None:
-        from .components.text_prompt import TextPrompt
+        from ..components.text_prompt import TextPrompt
 
         if self.session_id == source.external_session_id and self._tree_branches:
             branches = self._tree_branches   # (the session's, as show_session read them)
@@ -109,7 +109,7 @@ class HistoryActions:
         """Hide the highlighted branch (confirmed), or show a hidden one again."""
         from core.actions import operations
 
-        from .components.confirm_dialog import ConfirmDialog
+        from ..components.confirm_dialog import ConfirmDialog
 
         self._catch_up()
         branch = self._target_branch()
@@ -151,7 +151,7 @@ class HistoryActions:
     def action_rename_branch(self) -> None:
         from core.actions import operations
 
-        from .components.text_prompt import TextPrompt
+        from ..components.text_prompt import TextPrompt
 
         self._catch_up()
         branch = self._target_branch()
@@ -182,7 +182,7 @@ class HistoryActions:
         """A named checkpoint on the highlighted message, or the highlighted branch's head."""
         from core.actions import operations
 
-        from .components.text_prompt import TextPrompt
+        from ..components.text_prompt import TextPrompt
 
         self._catch_up()
         pane = self._focused_pane()
