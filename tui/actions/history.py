@@ -1,6 +1,6 @@
-"""The app's actions on history: undo (through core.actions.undo's log), hide or show a branch,
-rename a branch, make a checkpoint, name a new branch. A mixin of ArborApp, so that these
-keys live together and app.py keeps the panes and the operations it always had.
+"""The app's actions on history: branch (b), make current (enter), roll back (r), compact
+(c), undo (u, through core.actions.undo's log), hide or show a branch, rename a branch, and
+naming a new branch. A mixin of ArborApp; labels and checkpoints are in annotations.py.
 
 Every change goes through `_recorded`, which logs it for `u`, in the app's queue of writes
 (`_write`, store_calls): the screen never waits for the store.
@@ -19,20 +19,6 @@ from ..render.formatting import FAINT, short_id
 from ..render.safe_text import safe_line
 
 NAME_HINT = Text("enter accepts · edit the name first if you like · escape cancels", FAINT)
-
-
-def _text_of(message) -> str:
-    """A message's own words (its text blocks; not tool calls or thinking)."""
-    if not isinstance(message, dict):
-        return ""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return " ".join(block.get("text", "") for block in content
-                        if isinstance(block, dict) and block.get("type") == "text"
-                        and isinstance(block.get("text"), str))
-    return ""
 
 
 class HistoryActions:
@@ -178,68 +164,186 @@ class HistoryActions:
                                     value=self.typed(key, branch.name or old),
                                     placeholder="branch name", id="rename-branch-dialog"), done)
 
-    def action_checkpoint(self) -> None:
-        """A named checkpoint on the highlighted message, or the highlighted branch's head."""
+    # ------------------------------------------------- branch, make current, roll back, compact
+    def action_branch(self) -> None:
         from core.actions import operations
 
-        from ..components.text_prompt import TextPrompt
-
         self._catch_up()
+        if self.branch is None:
+            self.say("Open a session first.", severity="warning")
+            return
         pane = self._focused_pane()
         if pane in (self.messages_pane, self.entries_pane):
             picked = self._highlighted_entry()
             if picked is None:
                 return
-            branch, entry = picked
-            where = f"entry {short_id(entry.id)}"
-            # named after the words of the message (a reply shown as one message is named
-            # by its first entry, not by the tool result it ends with)
-            first = self.messages_pane.cursor_item if pane is self.messages_pane else None
-            words = first.entry if first is not None else entry
+            source, at = picked
+            where = f"{'message' if pane is self.messages_pane else 'entry'} {short_id(at.id)}"
         else:
-            branch = self._target_branch()
-            if branch is None:
+            source = self._target_branch()
+            if source is None:
                 return
-            if branch.head_seq is None:
-                self.say(f"{branch_title(branch)} has no entries yet: there is nothing to mark.",
-                         markup=False)
-                return
-            try:
-                entry = self.store.entries.get(branch.head_seq)
-            except self.store.errors as error:
-                self._error(error)
-                return
-            if entry is None:
-                return
-            where = f"the head of {branch_title(branch)}"
-            words = entry
-        said = " ".join(_text_of(words.message).split()[:6]) if words is not None else ""
-        if not said and entry is not None and entry.type == "compaction":
-            said = "the compacted context"
-        suggestion = f"at: {said}" if said else f"checkpoint at {short_id(entry.id)}"
-        key = ("checkpoint", branch.id)
+            at = None
+            where = f"the head of {branch_title(source)}"
+        key = ("branch", source.id)   # (what was typed is offered again on this branch)
 
         def done(name: str | None) -> None:
             if name is None:
                 return
-            typed = name
-            name = name.strip() or suggestion
-            description = f"checkpoint {name} at {where}"
+            name = name.strip()
+            description = f"branch {name or 'unnamed'} at {where}"
 
             def write(store):
-                with self._recorded(store, branch.external_session_id, "checkpoint", description):
-                    operations.checkpoint(store, branch.id, name, at_entry_id=entry.seq)
+                with self._recorded(store, source.external_session_id, "branch", description):
+                    return operations.branch(store, source.id, at, name=name)
 
-            def written(_result) -> None:
-                self.say(f"Checkpoint “{name}” at {where}: r offers it to roll back to.",
-                         title="Checkpoint", markup=False)
-                self.reload(branch_id=self.branch.id if self.branch else None,
-                            keep_seq=self._kept_seq())
+            def written(new) -> None:
+                self.say(f"New branch {branch_title(new)} at {where}; it is now current.",
+                         title="Branched", markup=False)
+                self.reload(branch_id=new.id, keep_seq=at.seq if at is not None else None)
 
-            self._write(description, write, done=written, keep=(key, typed))
+            self._write(description, write, done=written, keep=(key, name))
 
-        title = Text("Checkpoint at ", "bold")
-        title.append_text(safe_line(where, 50, style="bold #5fafff"))
-        self.push_screen(TextPrompt(title, value=self.typed(key, suggestion[:60]),
-                                    placeholder="checkpoint name", hint=NAME_HINT,
-                                    id="checkpoint-dialog"), done)
+        self._ask_branch_name(source, where, done, key=key)
+
+    def action_make_current(self) -> None:
+        from core.actions import operations
+
+        self._catch_up()
+        branch = self._target_branch()
+        if branch is None:
+            return
+        if branch.is_current:
+            self.say(f"{branch_title(branch)} is already current.", markup=False)
+            return
+        description = f"make {branch_title(branch)} current"
+
+        def write(store):
+            with self._recorded(store, branch.external_session_id, "make_current", description):
+                operations.make_current(store, branch.id)
+
+        def written(_result) -> None:
+            self.say(f"{branch_title(branch)} is now current.", markup=False)
+            self.reload(branch_id=branch.id, keep_seq=self._kept_seq())
+
+        self._write(description, write, done=written)
+
+    def action_rollback(self) -> None:
+        from core.actions import operations
+
+        from ..components.rollback_dialog import RollbackDialog, RollbackTarget, checkpoint_label
+
+        self._catch_up()
+        focused = self._focused_pane()
+        entry = None                  # the highlighted entry, offered as a target
+        if focused is self.entries_pane:
+            picked = self._tree_branch_point()
+            if picked is None:
+                return
+            branch, entry = picked
+        else:
+            branch = self._target_branch() if focused is self.branches_pane else self.branch
+        if branch is None:
+            return
+        branch = self._fresh_branch(branch.id) or branch
+        targets: list[RollbackTarget] = []
+        item = self.messages_pane.highlighted
+        if focused is self.messages_pane and self._in_child_session(item):
+            return
+        if entry is None and item is not None and not item.nest and self.branch is not None \
+                and self.branch.id == branch.id:
+            entry = item.entry
+        message_target = None
+        if entry is not None and entry.seq != branch.head_seq:
+            label = Text("◉ the highlighted entry ", "bold")
+            label.append(short_id(entry.id))
+            message = entry.message
+            if message is not None:
+                from core.model.entries import content_text
+                label.append("  ")
+                label.append_text(safe_line(f"{message.get('role', '?')}: "
+                                            f"{content_text(message.get('content'))}", 60, style="italic"))
+            message_target = RollbackTarget(label, entry.seq)
+        try:
+            checkpoints = [c for c in self.store.annotations.checkpoints_of_session(branch.external_session_id)
+                           if not c.is_hidden]
+            on_path = [(cp, cp.entry_seq is not None and branch.head_seq is not None and
+                        self.store.paths.is_ancestor(cp.entry_seq, branch.head_seq)) for cp in checkpoints]
+        except self.store.errors as error:
+            self._error(error)
+            return
+        on_path.sort(key=lambda pair: (not pair[1], -(pair[0].entry_seq or 0)))
+        for checkpoint, here in on_path:
+            if checkpoint.entry_seq is None:
+                continue
+            targets.append(RollbackTarget(checkpoint_label(checkpoint.checkpoint_name, checkpoint.entry_id,
+                                                           here, checkpoint.is_auto),
+                                          checkpoint.entry_seq, checkpoint.id))
+        initial = 0
+        if message_target is not None:
+            if focused in (self.messages_pane, self.entries_pane):
+                targets.insert(0, message_target)
+            else:
+                targets.append(message_target)
+                initial = 0
+        if not targets:
+            self.say("No checkpoints in this session: highlight a message in the messages pane "
+                        "and press r to roll back to it.", severity="warning", markup=False)
+            return
+
+        def done(choice) -> None:
+            if choice is None:
+                return
+            description = f"roll back {branch_title(branch)}"
+
+            def write(store):
+                with self._recorded(store, branch.external_session_id, "rollback", description):
+                    return operations.rollback(store, branch.id,
+                                               checkpoint_id=choice.checkpoint_id,
+                                               entry_id=choice.entry_seq, summary=choice.summary)
+
+            def written(new) -> None:
+                note = " with a branch summary" if choice.summary else ""
+                self.say(f"Rolled back: new current branch {branch_title(new)}{note}. "
+                         f"{branch_title(branch)} is kept as it was.", title="Rolled back",
+                         markup=False)
+                self.reload(branch_id=new.id)
+
+            self._write(description, write, done=written)
+
+        reader = self._reader()
+        if reader is not None:
+            self.push_screen(RollbackDialog(reader, branch, targets, initial), done)
+
+    def action_compact(self) -> None:
+        from core.actions import operations
+
+        from ..components.compact_dialog import CompactDialog
+
+        self._catch_up()
+        branch = self._target_branch() if self._focused_pane() is self.branches_pane else self.branch
+        if branch is None:
+            return
+        branch = self._fresh_branch(branch.id) or branch
+
+        def done(choice) -> None:
+            if choice is None:
+                return
+            description = f"compact {branch_title(branch)}"
+
+            def write(store):
+                with self._recorded(store, branch.external_session_id, "compact", description):
+                    entry_id = operations.compact(store, branch.id, summary=choice.summary,
+                                                  keep_recent_tokens=choice.keep_recent_tokens)
+                return store.entries.find(branch.external_session_id, entry_id)
+
+            def written(entry) -> None:
+                self.say(f"Compacted {branch_title(branch)}: the raw messages are kept (v shows "
+                         "them).", title="Compacted", markup=False)
+                self.reload(branch_id=branch.id, keep_seq=entry.seq if entry else None)
+
+            self._write(description, write, done=written)
+
+        reader = self._reader()
+        if reader is not None:
+            self.push_screen(CompactDialog(reader, branch), done)
