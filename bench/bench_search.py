@@ -53,6 +53,8 @@ def main() -> None:
     parser.add_argument("--repo", default=str(Path(__file__).resolve().parent.parent),
                         help="the checkout whose core is measured (default: this one)")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--typing", action="store_true",
+                        help="also time search as you type, key by key (the app's `/`)")
     parser.add_argument("--catch-up", action="store_true",
                         help="index what the index does not cover yet, timing each batch")
     args = parser.parse_args()
@@ -62,10 +64,8 @@ def main() -> None:
     started = time.perf_counter()
     store = open_store(args.store, create=False)
     print(f"open (with any migration): {(time.perf_counter() - started) * 1000:.0f} ms")
-    coverage = getattr(store, "search_coverage", None)
-    if coverage is not None:
-        print(f"search index covers: {coverage().describe()}")
-    if args.catch_up and hasattr(store, "index_search_backlog"):
+    print(f"search index covers: {store.search.coverage().describe()}")
+    if args.catch_up:
         catch_up(store)
 
     print(f"\n{'query':<22}{'text':<20}{'hits':>6}{'wall ms':>10}{'CPU ms':>9}  first hit")
@@ -77,11 +77,66 @@ def main() -> None:
         wall, cpu, found = timed(lambda: names(store, query), args.repeat)
         first = found[0].name[:40] if found else ""
         print(f"{name:<22}{query:<20}{len(found):>6}{wall:>10.1f}{cpu:>9.1f}  {first}")
-    labels = getattr(store, "search_labels", None)
-    if labels is not None:
-        wall, cpu, found = timed(lambda: labels("idea"), args.repeat)
-        print(f"{'labels':<22}{'idea':<20}{len(found):>6}{wall:>10.1f}{cpu:>9.1f}")
+    wall, cpu, found = timed(lambda: store.search.labels("idea"), args.repeat)
+    print(f"{'labels':<22}{'idea':<20}{len(found):>6}{wall:>10.1f}{cpu:>9.1f}")
+    if args.typing:
+        typing(store, args.repeat)
     store.close()
+
+
+TYPED = ("handler", "backoff retry", "Session 0424", "the cache", "retries")
+
+
+def typing(store, repeat: int) -> None:
+    """`/` as a person types: each prefix of each query, as the search screen runs it at
+    each key (core/store/live_search.py: names, labels, message text and coverage), timed
+    from the key to the results; then a slow query stopped by the next key."""
+    import threading
+
+    from core.store.live_search import LiveSearch
+
+    live = LiveSearch(store)
+    live.run("warm up")   # the names made ready once, as when the screen opens
+    print(f"\nsearch as you type (median of {repeat} per key; names, labels, messages, coverage)")
+    print(f"{'typed':<18}{'names':>6}{'hits':>6}{'wall ms':>10}{'CPU ms':>9}")
+    walls, cpus = [], []
+    for text in TYPED:
+        for end in range(1, len(text) + 1):
+            typed = text[:end]
+            if typed.endswith(" "):
+                continue
+            wall, cpu, found = timed(lambda: live.run(typed, quick=True), repeat)
+            walls.append(wall)
+            cpus.append(cpu)
+            print(f"{typed:<18}{len(found.sessions):>6}{len(found.hits):>6}{wall:>10.1f}{cpu:>9.1f}")
+    walls.sort()
+    print(f"every key: median {statistics.median(walls):.1f} ms, 90th percentile "
+          f"{walls[int(len(walls) * 0.9)]:.1f} ms, worst {walls[-1]:.1f} ms")
+    cpus.sort()
+    print(f"every key, CPU: median {statistics.median(cpus):.1f} ms, 90th percentile "
+          f"{cpus[int(len(cpus) * 0.9)]:.1f} ms, worst {cpus[-1]:.1f} ms")
+    # a stale query (a common word over every entry) stopped by the next key
+    stopped = []
+    for _ in range(repeat):
+        outcome: list = []
+        worker = threading.Thread(target=lambda: _catch(live, "th", outcome))
+        worker.start()
+        time.sleep(0.005)
+        moment = time.perf_counter()
+        live.stop()
+        worker.join()
+        stopped.append((time.perf_counter() - moment) * 1000)
+    print(f"a running search stopped by the next key: median {statistics.median(stopped):.1f} ms"
+          f" until its thread is free ({outcome[0] if outcome else '?'})")
+    live.close()
+
+
+def _catch(live, query: str, outcome: list) -> None:
+    try:
+        live.run(query)
+        outcome.append("it had finished")
+    except live.errors as error:
+        outcome.append(f"stopped: {error}")
 
 
 def names(store, query: str) -> list:

@@ -41,7 +41,7 @@ def store(tmp_path_factory) -> Path:
 
     path = build_demo(tmp_path_factory.mktemp("widths") / "demo.db")
     with open_store(path, create=False) as opened:
-        first = opened.list_sessions()[0]
+        first = opened.sessions.list()[0]
         opened.sessions.rename(first.id, LONG_NAME)
         import_paths(opened, sorted(p for p in FIXTURES.glob("*/*") if p.suffix != ".json"))
     return path
@@ -148,7 +148,7 @@ def test_the_import_report_fits(tmp_path, width):
         assert whole_or_cut(name, lines), name
         never_broken(name, lines)
     # what was not imported and the skipped line: the path whole or cut, the reason whole
-    for reason in ("not valid JSON", "not a Claude Code, Codex, pi or LangGraph log"):
+    for reason in ("not valid JSON", "not a log of any agent arbor reads"):
         assert reason in " ".join(" ".join(lines).split()), reason
 
 

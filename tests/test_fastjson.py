@@ -174,7 +174,7 @@ def test_plain_size_stops_at_the_limit():
 # In a child process: which JSON it does, and whether orjson got loaded.
 SWITCH_RUN = r"""
 import json, sys
-from core import fastjson
+from core.util import fastjson
 steps = []
 def loaded():
     return "orjson" in sys.modules
@@ -191,7 +191,7 @@ with open(sys.argv[1], "w") as f:
 
 BUDGET_RUN = r"""
 import json, sys
-from core import fastjson
+from core.util import fastjson
 steps = []
 item = json.dumps({"text": "x" * 1000}).encode()
 for _ in range(fastjson.SMALL_BYTES // len(item) - 8):
@@ -207,7 +207,7 @@ with open(sys.argv[1], "w") as f:
 
 DECODER_RUN = r"""
 import json, sys
-from core import fastjson
+from core.util import fastjson
 small = fastjson.common_decoder(10_000)
 steps = [("a small read", "orjson" in sys.modules, small({"a": 1} and b'{"a": 1}'))]
 big = fastjson.common_decoder(fastjson.SMALL_BYTES + 1)
@@ -266,7 +266,7 @@ def test_a_loop_about_to_read_much_gets_orjsons_decoder(tmp_path):
 IMPORT_RUN = r"""
 import sys
 if sys.argv[2] == "orjson":
-    from core import fastjson
+    from core.util import fastjson
     assert fastjson._accelerate()
 from tui.cli import main
 code = main(sys.argv[3:])

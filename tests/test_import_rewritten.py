@@ -172,7 +172,7 @@ def test_a_compaction_keeps_the_same_entries_after_the_rewrite(store, tmp_path):
     fresh = open_store(tmp_path / "fresh.db")
     try:
         import_paths(fresh, [migrated])
-        [other] = fresh.list_sessions()
+        [other] = fresh.sessions.list()
         branch = fresh.branches.current(other.id)
         assert replay_of(fresh, branch.head_seq) == before
     finally:

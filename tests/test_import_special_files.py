@@ -89,7 +89,8 @@ def test_importing_the_stores_own_folder_never_opens_a_database_with_plain_io(tm
         assert status["sessions.db"] == ("skipped", "an arbor store, not an agent log")
         assert status["pi.jsonl"][0] == "imported"
         assert status["graph.sqlite"][0] == "imported"
-        assert status["notes.db"] == ("not-a-log", "a SQLite database without LangGraph checkpoints")
+        assert status["notes.db"][0] == "not-a-log"
+        assert status["notes.db"][1].startswith("a SQLite database of no agent arbor reads (LangGraph")
         assert "sessions.db-wal" not in status     # not a candidate in a folder walk
         named_status = {Path(f.path).name: (f.status, f.error) for f in named.files}
         assert named_status["sessions.db"][0] == "skipped"

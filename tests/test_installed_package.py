@@ -133,7 +133,7 @@ def test_every_module_imports_from_the_install(installed, tmp_path):
 
 
 def test_every_extra_is_installed_with_what_it_needs(installed, tmp_path):
-    assert {"postgres", "langgraph"} <= set(installed.extras)
+    assert {"postgres", "langgraph", "mcp"} <= set(installed.extras)
     done = installed.run([str(installed.venv / "bin" / "pip"), "check"], tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     script = (
@@ -165,6 +165,30 @@ def test_the_postgres_extra_opens_a_team_store(installed, tmp_path, postgres_ser
     assert done.returncode == 0, done.stderr
     [session] = json.loads(done.stdout)
     assert session["source"] == "pi" and session["messages"] > 0
+
+
+def test_the_mcp_extra_serves_the_store_on_stdio(installed, tmp_path):
+    store = _demo_store(installed, tmp_path)
+    server = subprocess.Popen([str(installed.arbor), "mcp", "--db", str(store)],
+                              cwd=installed.elsewhere, env=installed.env(tmp_path), text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+
+    def say(*messages):   # (an answer is awaited before the next request, as agents do)
+        server.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
+        server.stdin.flush()
+        return json.loads(server.stdout.readline())
+
+    hello = say({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "installed-test", "version": "1"}}})
+    found = say({"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                 "params": {"name": "search", "arguments": {"query": "flaky"}}})
+    server.stdin.close()
+    assert server.wait(timeout=60) == 0, server.stderr.read()
+    assert hello["result"]["serverInfo"]["name"] == "arbor"
+    assert found["id"] == 2 and found["result"]["structuredContent"]["hits"]
 
 
 def _demo_store(installed: Installed, home: Path) -> Path:

@@ -1,4 +1,4 @@
-"""examples/langgraph_agent.py, run as the README says (a separate process, offline): its
+"""examples/langgraph_agent.py, run as docs/langgraph.md says (a separate process, offline): its
 turns are a session of the store with the conversation as messages (tool call and result
 included), and a second run after a roll back in the store goes on from the rolled-back
 branch."""

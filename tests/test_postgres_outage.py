@@ -39,7 +39,7 @@ def test_a_crashed_server_is_one_sentence_at_once_and_the_store_goes_on_after(tc
         for handle in (store, reader, store, reader):     # each call, not only the first
             started = time.monotonic()
             with pytest.raises(StoreUnreachable) as caught:
-                handle.list_sessions()
+                handle.sessions.list()
             assert time.monotonic() - started < 2          # was 30 s a call (the pool's wait)
             said = str(caught.value)
             assert f"PostgreSQL at 127.0.0.1:{tcp_server.port}, database arbor_test" in said

@@ -220,7 +220,7 @@ def test_a_store_that_cannot_take_the_record_still_resumes(tmp_path, env, monkey
     def refuse(*args, **kwargs):
         import sqlite3
         raise sqlite3.OperationalError("attempt to write a readonly database")
-    monkeypatch.setattr(store, "set_session_metadata", refuse)
+    monkeypatch.setattr(store.sessions, "set_metadata", refuse)
     plan = resume(store, session, branch, env)
     assert plan.file.is_file() and not plan.reused
     assert KEY not in store.sessions.metadata(session.id)

@@ -33,7 +33,7 @@ def demo_url(tcp_server, tmp_path):
     path = build_demo(tmp_path / "demo.db")
     url = tcp_server.new_store_url("demo")
     with open_store(path, create=False) as source, open_store(url) as target:
-        sessions = source.list_sessions(include_archived=True)
+        sessions = source.sessions.list(include_archived=True)
         push_sessions(source, target, [s.id for s in reversed(sessions)])
     return url
 
@@ -307,10 +307,10 @@ def test_messages_the_store_cannot_give_now_are_left_blank_and_asked_again(demo_
     def unreachable(*_args, **_kwargs):
         raise down
 
-    real = {name: getattr(store, name) for name in
-            ("path_entries", "get_entry", "current_internal_session")}
-    for name in real:
-        setattr(store, name, unreachable)
+    real = {(room, name): getattr(room, name) for room, name in
+            ((store.paths, "entries"), (store.entries, "get"), (store.branches, "current"))}
+    for room, name in real:
+        setattr(room, name, unreachable)
     try:
         assert long.item(far) is None                       # a window not read yet
         assert source.index_of_seq(source.children[0].spawn_seq) is None
@@ -318,8 +318,8 @@ def test_messages_the_store_cannot_give_now_are_left_blank_and_asked_again(demo_
         source.relayout()                                   # a sub-agent opened
         assert told and all(error is down for error in told)
     finally:
-        for name, method in real.items():
-            setattr(store, name, method)
+        for (room, name), method in real.items():
+            setattr(room, name, method)
     assert long.item(far) is not None                       # asked again, now given
     source.relayout()
     assert source.count > source._base_count + len(source.children)   # the sub-agent's rows

@@ -55,3 +55,55 @@ async def test_the_app_indexes_the_backlog_in_the_background(upgraded_path):
         assert results.sessions[0].name == "Migrate orders table to new schema"
         assert any(h.snippet.startswith("Migrate the orders data") for h in results.hits)
         assert "indexing" not in str(app.screen.query_one("#search-status").render())
+
+
+async def test_each_key_searches_at_once_and_a_stale_answer_is_never_shown(demo_location, monkeypatch):
+    """(issue 29) No debounce: every key starts a search and stops the one it made stale.
+    The searches of the first keys are made slow here (they finish after later keys), and
+    the screen must never show their answers."""
+    import threading
+    import time
+
+    from core.store.live_search import LiveSearch
+    from tui.components.search_screen import ResultList
+
+    real_run = LiveSearch.run
+    asked: list[tuple[str, bool]] = []
+    answered: dict[int, str] = {}
+    lock = threading.Lock()
+
+    def run(self, query, *, quick=False, **kwargs):
+        with lock:
+            asked.append((query, quick))
+        if query != "migrate":
+            time.sleep(0.15)          # still running when the next keys come
+        results = real_run(self, query, quick=quick, **kwargs)
+        answered[id(results.sessions)] = query
+        return results
+
+    shown: list[tuple[str, str]] = []
+    real_set = ResultList.set_results
+
+    def set_results(self, sessions, hits):
+        shown.append((answered.get(id(sessions), "?"), self.screen.query_one("#search-input").value))
+        real_set(self, sessions, hits)
+
+    monkeypatch.setattr(LiveSearch, "run", run)
+    monkeypatch.setattr(ResultList, "set_results", set_results)
+    app = ArborApp(open_fixed(demo_location), clock=lambda: DEMO_NOW, poll_interval=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash")
+        await pilot.pause()
+        for key in "migrate":
+            await pilot.press(key)
+        await settle(pilot)
+        assert len({query for query, _quick in asked}) > 1, asked     # keys before the last searched
+        assert shown, "no results were shown"
+        for query, typed in shown:
+            assert query == typed.strip(), shown                      # never a stale answer
+        assert shown[-1][0] == "migrate"
+        results = app.screen.query_one("#search-results")
+        assert results.sessions[0].name == "Migrate orders table to new schema"
+        assert "best first" in str(app.screen.query_one("#search-status").render())
+        assert ("migrate", True) in asked and ("migrate", False) in asked

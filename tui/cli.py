@@ -24,9 +24,11 @@ COMMANDS: tuple[Command, ...] = (
     Command("list", "list_sessions", "the sessions: uid, name, source, project, branches, messages, cost"),
     Command("export", "export_session", "write one session out as pi JSONL, Markdown or JSON"),
     Command("resume", "resume_branch", "carry on from a branch in the agent that wrote it"),
+    Command("search", "search_messages", "find messages by their words: for people, scripts and agents"),
     Command("usage", "usage_report", "tokens and cost per day, week, month, session, model or project"),
     Command("watch", "watch", "follow running agents: import what they append as it is written"),
     Command("push", "push", "copy sessions to a team store (PostgreSQL): only what is new"),
+    Command("mcp", "mcp_server", "serve the store to agents over MCP (stdio): search, read, label"),
 )
 
 

@@ -6,6 +6,8 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from core.agents.registry import titles_text
+
 # (title, key, app action, help)
 COMMANDS: list[tuple[str, str, str, str]] = [
     ("Branch", "b", "branch", "New branch at the highlighted message, or at the highlighted branch's head"),
@@ -34,7 +36,7 @@ COMMANDS: list[tuple[str, str, str, str]] = [
      "Find words in this session's entries and labels (then n / N)"),
     ("Show archived and hidden", "A", "toggle_archived", "Show or hide archived sessions and hidden branches"),
     ("Usage and cost", "$", "usage", "Cost per day by model, by project, the most expensive sessions"),
-    ("Import agent logs…", "", "import_logs", "Read Claude Code, Codex, pi or LangGraph logs into this store"),
+    ("Import agent logs…", "", "import_logs", "Read agents' logs into this store: " + titles_text()),
     ("Help", "?", "help", "Every key and what it does"),
     ("Next pane", "tab", "focus_next_pane", "Sessions → branches → messages"),
     ("Zoom / maximise pane", "z", "toggle_zoom",

@@ -273,10 +273,13 @@ def _kept_part(store: Store, head_seq: int, start: int, length: int,
 
 def plan_compaction(store: Store, internal_session_id: int, *,
                     keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS,
-                    summariser: Summariser | None = builtin_summary) -> CompactionPlan:
+                    summariser: Summariser | None = builtin_summary,
+                    head_seq: int | None = None) -> CompactionPlan:
+    """What compacting the branch would do (`head_seq`: up to that entry of it instead of
+    its head, as a hand-off of part of a branch is compacted)."""
     source = _branch(store, internal_session_id)
     plan = CompactionPlan(internal_session_id, keep_recent_tokens)
-    head = source.head_seq
+    head = source.head_seq if head_seq is None else head_seq
     if head is None:
         return plan
     with store.reading():

@@ -149,6 +149,8 @@ class BranchToWrite:
     env: Mapping[str, str]
     now: datetime
     ids: Ids
+    # where a hand-off came from (core.handoff): written in the target's own metadata
+    provenance: dict[str, Any] | None = None
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -181,6 +183,14 @@ class BranchToWrite:
         while depth < total:
             yield from self.store.paths.entries(self.head_seq, depth, depth + PAGE)
             depth += PAGE
+
+    def kept_before(self, compaction: Entry) -> list[Entry]:
+        """The entries a compaction on the path keeps: from its `firstKeptEntryId` up to it."""
+        kept_id = compaction.data.get("firstKeptEntryId")
+        kept = self.store.entries.find(self.session.id, kept_id) if isinstance(kept_id, str) else None
+        if kept is None or kept.depth >= compaction.depth:
+            return []
+        return self.store.paths.entries(compaction.seq, kept.depth, compaction.depth)
 
     def head(self) -> Entry:
         entry = self.store.entries.get(self.head_seq)

@@ -9,6 +9,7 @@ the command, the directory to run it from, the file. Nothing runs until `run` is
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 import shutil
@@ -24,13 +25,8 @@ from typing import Callable, Iterator, Mapping
 
 from core.model.clock import utc_now
 from core.model.errors import NotFound
-from . import arbor, reuse
-from .claude_code import writer as claude_code
-from .codex import writer as codex
-from .pi import writer as pi
+from . import arbor, registry, reuse
 from .native import BranchToWrite, Ids, ResumeError, expand
-
-AGENT_TITLES = {"pi": "pi", "claude_code": "Claude Code", "codex": "Codex", "arbor": "arbor"}
 
 
 @dataclass
@@ -95,10 +91,9 @@ def prepare_resume(store, session, branch=None, *, at_seq: int | None = None,
     if at_seq is not None and (branch.head_seq is None or not store.paths.is_ancestor(at_seq, branch.head_seq)):
         raise NotFound(f"entry {at_seq} is not on {title}")
     source = session.source
-    if source not in AGENT_TITLES:
-        what = "LangGraph threads" if source == "langgraph" else f"sessions from {source!r}"
-        raise ResumeError(f"{what} have no agent command arbor can resume; "
-                          "the agents it can hand a branch to are pi, Claude Code and Codex")
+    agent = registry.get(source)
+    if agent is None or (agent.writer is None and agent is not registry.ARBOR):
+        raise ResumeError(_cannot_resume(source, agent))
     cwd = expand(session.cwd or "", env)
     guessed = False
     if not cwd:
@@ -106,38 +101,12 @@ def prepare_resume(store, session, branch=None, *, at_seq: int | None = None,
         guessed = True
     job = BranchToWrite(store=store, session=session, branch=branch, head_seq=head, cwd=cwd,
                         env=env, now=now or utc_now(), ids=ids or Ids())
-    agent = AGENT_TITLES[source]
-    plan = ResumePlan(agent=agent, argv=[], cwd=cwd, cwd_guessed=guessed, dry_run=dry_run)
-    if source == "pi":
-        own = pi.own_session(job) if reuse.written_by_arbor(job) else None
-        if own is not None:
-            plan.native_id = str(job.metadata.get("sessionId") or session.uid)
-            plan.summary = f"The branch ends where pi's session file {own} ends: nothing to write"
-        else:
-            _new_session(plan, job, source, pi.session_dir(cwd, env), pi,
-                         lambda target, new_id: pi.write(job, target, new_id))
-        plan.argv = pi.command(own or plan.file)
-    elif source == "claude_code":
-        plan.cwd = claude_code.folder_cwd(cwd)
-        own_id = claude_code.own_transcript(job) if reuse.written_by_arbor(job) else None
-        if own_id is not None:
-            plan.native_id = own_id
-            plan.summary = (f"The branch ends where Claude Code's session {own_id} ends: "
-                            "nothing to write")
-        else:
-            _new_session(plan, job, source, claude_code.transcript_dir(plan.cwd, env), claude_code,
-                         lambda target, new_id: claude_code.write(job, target, new_id))
-        plan.argv = claude_code.command(plan.native_id)
-    elif source == "codex":
-        tip, rollout_id = codex.is_rollout_tip(job)
-        if tip:
-            plan.native_id = rollout_id
-            plan.summary = f"The branch ends where Codex's rollout {rollout_id} ends: nothing to write"
-        else:
-            _new_session(plan, job, source, codex.codex_home(env), codex,
-                         lambda target, new_id: codex.write(job, target, new_id, rollout_id),
-                         forked_from=rollout_id)
-        plan.argv = codex.command(plan.native_id)
+    plan = ResumePlan(agent=agent.title, argv=[], cwd=cwd, cwd_guessed=guessed, dry_run=dry_run)
+    writer = agent.writer_module()
+    if writer is not None:
+        # the agent's own way (its writer's `prepare`): a new native session through
+        # `new_session`, or the agent's own file where the branch already ends there
+        writer.prepare(plan, job, env, functools.partial(_new_session, agent.session_noun))
     elif dry_run:
         where = "" if head == branch.head_seq else f" up to entry {job.head().id}"
         plan.summary = (f"Would make {title}{where} the current branch of "
@@ -152,16 +121,26 @@ def prepare_resume(store, session, branch=None, *, at_seq: int | None = None,
     return plan
 
 
-_KINDS = {"pi": "pi session", "claude_code": "Claude Code session", "codex": "Codex rollout"}
+def _cannot_resume(source: str, agent) -> str:
+    """Why a session of this source cannot be handed to an agent, and what can be done."""
+    able = registry.titles_text_of([a for a in registry.agents() if a.writer is not None], "and")
+    if agent is None:
+        return (f"sessions from {source!r} have no agent command arbor can resume; the agents "
+                f"it can hand a branch to are {able}")
+    what = "LangGraph threads" if source == "langgraph" else f"{agent.title} sessions"
+    note = f" ({agent.resume_note})" if agent.resume_note else ""
+    return f"{what} have no agent command arbor can resume{note}; the agents it can hand a " \
+           f"branch to are {able}"
 
 
-def _new_session(plan: ResumePlan, job: BranchToWrite, source: str, folder: Path,
+def _new_session(kind: str, plan: ResumePlan, job: BranchToWrite, folder: Path,
                  writer: ModuleType, write: Callable[[Path, str], None],
                  forked_from: str = "") -> None:
     """The branch as a new native session: the one arbor wrote for it before when it still
     holds what was written (reuse.py), else a new one (none in a dry run), with the summary.
-    `writer` is the agent's module (its `place` and `adds_nothing`)."""
-    kind = _KINDS[source]
+    `kind` names such a session ("pi session"); `writer` is the agent's module (its `place`
+    and `adds_nothing`)."""
+    source = job.session.source
     key = reuse.fingerprint(job, source, folder, forked_from)
     found = reuse.find(job, key, writer.adds_nothing)
     if found is not None:

@@ -77,6 +77,11 @@ def find(job: BranchToWrite, key: str, adds_nothing: Callable[[Any], bool]) -> W
     """The file written before for this fingerprint, if it still holds what was written
     (see the module doc; `adds_nothing` is the agent's test for a line it appended)."""
     record = ((job.store.sessions.metadata(job.session.id).get(KEY) or {}).get(key))
+    return still_holds(record, adds_nothing)
+
+
+def still_holds(record: Any, adds_nothing: Callable[[Any], bool]) -> Written | None:
+    """The file a record (`record_of`) names, if it still holds what was written."""
     if not isinstance(record, dict):
         return None
     path, native_id, then = record.get("path"), record.get("id"), record.get("stamp")
@@ -98,23 +103,31 @@ def find(job: BranchToWrite, key: str, adds_nothing: Callable[[Any], bool]) -> W
 
 def remember(job: BranchToWrite, key: str, written: Written) -> bool:
     """Record a file just written; False when the store could not take the record."""
-    stamp_now = _stamp_of(written.path)
-    if stamp_now is None:
+    record = record_of(written, job.now)
+    if record is None:
         return False
     store = job.store
     try:
         with store.transaction():
             metadata = store.sessions.metadata(job.session.id)
             records: dict[str, Any] = dict(metadata.get(KEY) or {})
-            records[key] = {"path": str(written.path), "id": written.native_id,
-                            "stamp": stamp_now, "sha256": _digest(written.path, stamp_now[0]),
-                            "at": stamp(job.now)}
+            records[key] = record
             newest = sorted(records.items(), key=lambda item: str(item[1].get("at", "")))
             metadata[KEY] = dict(newest[-KEEP:])
             store.sessions.set_metadata(job.session.id, metadata)
     except store.errors:
         return False
     return True
+
+
+def record_of(written: Written, now) -> dict[str, Any] | None:
+    """What `still_holds` needs to know a file again: where it is, its id, its size, mtime
+    and inode and a hash of its bytes (None: the file cannot be read)."""
+    stamp_now = _stamp_of(written.path)
+    if stamp_now is None:
+        return None
+    return {"path": str(written.path), "id": written.native_id, "stamp": stamp_now,
+            "sha256": _digest(written.path, stamp_now[0]), "at": stamp(now)}
 
 
 def written_by_arbor(job: BranchToWrite) -> bool:

@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 # Kinds whose work is part of the parent's (counted in its figures); a fork is a session
 # of its own that only shows where it came from.
 SPAWNED_KINDS = frozenset({"subagent", "subgraph"})
-_FORMATS = ("pi", "claude_code", "codex")
 
 
 def link_sessions(store) -> int:
@@ -77,7 +76,9 @@ def parent_by_ref(store, ref: str | None) -> int | None:
         from core.importing.base import path_key
 
         key = path_key(Path(ref).expanduser())
-        for fmt in _FORMATS:
+        from core.agents.registry import formats
+
+        for fmt in formats():
             found = store.sessions.id_by_source_key(f"{fmt}:{key}")
             if found is not None:
                 return found

@@ -65,27 +65,48 @@ def rank_names(query: str, names: Iterable[tuple[K, str, str]], limit: int | Non
     """(key, score) of the names that match `query`, best first (ties: in the order given).
 
     `names`: (key, name, uid) triples; a uid matches when the query is a piece of it."""
-    needle = " ".join(words_of(folded(query)))
-    wanted = words_of(needle)
-    raw = folded(query.strip())
-    rows = [(key, words_of(folded(name)), folded(uid)) for key, name, uid in names]
-    if not wanted and not raw:
-        return []
-    vocabulary = {w for _, name_words, _ in rows for w in name_words}
-    tables = [word_scores(w, vocabulary) for w in wanted]
-    ranked: list[tuple[float, int, K]] = []
-    for order, (key, name_words, uid) in enumerate(rows):
-        score = 0.0
+    return NameIndex(names).rank(query, limit)
+
+
+class NameIndex:
+    """Names made ready once (their folded words, which names hold each word) for many
+    queries: what a search run at each key asks of the same names."""
+
+    def __init__(self, names: Iterable[tuple[K, str, str]]):
+        self.rows = [(key, words_of(folded(name)), folded(uid)) for key, name, uid in names]
+        self.joined = [" " + " ".join(name_words) for _, name_words, _ in self.rows]
+        self.holding: dict[str, list[int]] = {}
+        for order, (_key, name_words, _uid) in enumerate(self.rows):
+            for word in set(name_words):
+                self.holding.setdefault(word, []).append(order)
+        self.vocabulary = list(self.holding)
+
+    def rank(self, query: str, limit: int | None = None) -> list[tuple[K, float]]:
+        """See `rank_names`."""
+        needle = " ".join(words_of(folded(query)))
+        wanted = words_of(needle)
+        raw = folded(query.strip())
+        if not wanted and not raw:
+            return []
+        scores: dict[int, float] = {}
         if wanted:
-            best = [max((table.get(w, 0.0) for w in name_words), default=0.0) for table in tables]
-            if all(best):
-                score = sum(best) / len(best)
-                if needle and (" " + needle) in (" " + " ".join(name_words)):
-                    score = EXACT + len(needle) / 100   # the words as typed, together
-        if raw and len(raw) >= 4 and raw in uid:
-            score = max(score, EXACT)
-        if score:
-            ranked.append((-score, order, key))
-    ranked.sort()
-    found = [(key, -negative) for negative, _, key in ranked]
-    return found[:limit] if limit is not None else found
+            # each query word: the best score of a name's words, for the names that have one
+            best: dict[int, float] | None = None
+            for table in (word_scores(w, self.vocabulary) for w in wanted):
+                this: dict[int, float] = {}
+                for word, score in table.items():
+                    for order in self.holding[word]:
+                        if score > this.get(order, 0.0):
+                            this[order] = score
+                best = this if best is None else {o: v + this[o] for o, v in best.items() if o in this}
+            spaced = " " + needle
+            for order, total in (best or {}).items():
+                scores[order] = EXACT + len(needle) / 100 if spaced in self.joined[order] \
+                    else total / len(wanted)   # the words as typed, together: first
+        if raw and len(raw) >= 4:
+            for order, (_key, _words, uid) in enumerate(self.rows):
+                if raw in uid:
+                    scores[order] = max(scores.get(order, 0.0), EXACT)
+        ranked = sorted((-score, order) for order, score in scores.items())
+        found = [(self.rows[order][0], -negative) for negative, order in ranked]
+        return found[:limit] if limit is not None else found

@@ -34,10 +34,14 @@ class SearchQuery:
     """A parsed query: `words` (each a prefix, stemmed) and `phrases` (each a list of words
     that must follow one another in the text)."""
 
-    __slots__ = ("text", "words", "phrases")
+    __slots__ = ("text", "words", "phrases", "prefix_from")
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, *, prefix_from: int = 1):
+        """`prefix_from`: a loose word shorter than this is matched whole, not as a prefix
+        (search as a person types: "b" as a prefix is every word that starts with b, a
+        read of much of the index; the full query follows when typing pauses)."""
         self.text = text
+        self.prefix_from = prefix_from
         phrases: list[list[str]] = []
         loose: list[str] = []
         rest = _QUOTED.sub(lambda m: phrases.append(words_of(m.group(1))) or " ", text)
@@ -51,6 +55,19 @@ class SearchQuery:
 
     def __repr__(self) -> str:
         return f"SearchQuery({self.text!r})"
+
+    def is_prefix(self, word: str) -> bool:
+        """Whether a loose word is matched as a prefix (else whole)."""
+        return len(word) >= self.prefix_from
+
+    @property
+    def shortened(self) -> bool:
+        """Whether some loose word is matched whole only because it is short."""
+        return any(not self.is_prefix(w) for w in self.words)
+
+    def whole(self) -> "SearchQuery":
+        """The same query with every loose word a prefix."""
+        return SearchQuery(self.text)
 
     @property
     def all_words(self) -> list[str]:

@@ -14,8 +14,11 @@ from pathlib import Path
 from .base import LineError, iter_lines, parse_line
 from .files import not_a_file, side_file_of
 
+from core.agents import registry
+
 CLAUDE_CODE, CODEX, PI, LANGGRAPH = "claude_code", "codex", "pi", "langgraph"
-FORMATS = (CLAUDE_CODE, CODEX, PI, LANGGRAPH)
+FORMATS = registry.formats()      # every agent's (core/agents/registry.py)
+NOT_A_LOG = "not a log of any agent arbor reads (`arbor import --help` lists them)"
 _PROBE_LINES = 20
 _PROBE_BYTES = 64 * 1024 * 1024
 
@@ -58,9 +61,10 @@ def detect_format(path: Path) -> str:
     if found.kind == ARBOR:
         raise LeftAlone("an arbor store, not an agent log")
     if found.kind == SQLITE:
-        if "checkpoints" in found.tables:
-            return LANGGRAPH
-        raise NotALog("a SQLite database without LangGraph checkpoints")
+        fmt = registry.detect_database(frozenset(found.tables))
+        if fmt is not None:
+            return fmt
+        raise NotALog(f"a SQLite database of no agent arbor reads ({registry.databases_text()})")
     if found.kind == UNREADABLE:
         raise NotALog(f"a file SQLite cannot read ({found.reason})")
     if found.kind == EMPTY:
@@ -99,31 +103,12 @@ def _detect_log(path: Path) -> str:
         return hint
     if probed == 0:
         raise NotALog("empty file")
-    raise NotALog("not a Claude Code, Codex, pi or LangGraph log")
+    raise NotALog(NOT_A_LOG)
 
 
 def _detect_json(first: dict) -> str | None:
-    from core.agents.claude_code import importer as claude_code
-
-    t = first.get("type")
-    if t == "session" and ("version" in first or "id" in first) and "payload" not in first:
-        return PI
-    if "payload" in first and isinstance(t, str) and t in (
-            "session_meta", "turn_context", "response_item", "event_msg", "compacted"):
-        return CODEX
-    if claude_code.looks_like(first):
-        return CLAUDE_CODE
-    if t == "message" and isinstance(first.get("message"), dict) and "role" in first["message"]:
-        return PI  # a pi file whose header line was lost
-    return None
+    return registry.detect_json(first)
 
 
 def _detect_by_name(path: Path) -> str | None:
-    text = str(path).replace("\\", "/")
-    if path.name.startswith("rollout-") and path.suffix == ".jsonl":
-        return CODEX
-    if "/.claude/projects/" in text and path.suffix == ".jsonl":
-        return CLAUDE_CODE
-    if "/.pi/agent/sessions/" in text and path.suffix == ".jsonl":
-        return PI
-    return None
+    return registry.detect_by_name(str(path).replace("\\", "/"))

@@ -17,7 +17,7 @@ from .files import expand_paths
 from .session import ALIASES, PACING
 from .state import (
     FROM_START, HEAD_BYTES, RESUME, UNCHANGED, FileState, Pacer, Plan, head_hash, plan, tail_hash)
-from .unchanged import FORMATS, Look, is_unchanged, sessions_of, stamp_of
+from .unchanged import DATABASES, FORMATS, Look, is_unchanged, sessions_of, stamp_of
 
 TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
 if TYPE_CHECKING:
@@ -209,9 +209,9 @@ def import_file(store, path: Path, fmt: str | None = None, *,
     key = f"{fmt}:{path_key(path)}"
     module = _module(fmt)
     try:
-        if fmt == LANGGRAPH:
+        if fmt in DATABASES:
             check_path(path)
-            _import_database(store, path, key, module, result, ticker)
+            _import_database(store, path, key, fmt, module, result, ticker)
             ticker(size, force=True)
             return result
         with open_unless_held(path) as handle:
@@ -309,13 +309,14 @@ def _reset_after(variable, token):
         variable.reset(token)
 
 
-def _import_database(store, path: Path, key: str, module, result: FileResult,
+def _import_database(store, path: Path, key: str, fmt: str, module, result: FileResult,
                      ticker: ProgressTicker) -> None:
-    """A LangGraph database: never read with plain file I/O (it may be live); what changed is
-    asked through SQLite (`fingerprint`), and it is read whole, in one transaction."""
+    """An agent's database (LangGraph's, opencode's): never read with plain file I/O (it may
+    be live); what changed is asked through SQLite (the importer's `fingerprint`), and it is
+    read whole, in one transaction."""
     st = path.stat()
     head = module.fingerprint(path)
-    state = _recorded(store, key, LANGGRAPH)
+    state = _recorded(store, key, fmt)
     if state is not None and state.complete and state.same_file(st) and state.head == head \
             and _sessions_exist(store, state):
         result.status, result.lines = "unchanged", state.lines
@@ -324,12 +325,12 @@ def _import_database(store, path: Path, key: str, module, result: FileResult,
     with store.transaction():
         module.import_file(store, path, result, ticker)
         if result.status == "imported" and result.sessions:
-            state = FileState(format=LANGGRAPH, head=head, complete=True, lines=result.lines,
+            state = FileState(format=fmt, head=head, complete=True, lines=result.lines,
                               sessions=[session.uid for session in result.sessions])
             state.stamp(st)
             first = store.sessions.by_uid(state.sessions[0])
             store.imports.record_source(key=key, path=str(path), external_session_id=first.id,
-                                       fmt=LANGGRAPH, size=st.st_size, mtime=st.st_mtime,
+                                       fmt=fmt, size=st.st_size, mtime=st.st_mtime,
                                        state=state.to_dict())
 
 
@@ -344,17 +345,12 @@ def _sessions_exist(store, state: FileState) -> bool:
 
 
 def _module(fmt: str):
-    if fmt == CLAUDE_CODE:
-        from core.agents.claude_code import importer as module
-    elif fmt == CODEX:
-        from core.agents.codex import importer as module
-    elif fmt == PI:
-        from core.agents.pi import importer as module
-    elif fmt == LANGGRAPH:
-        from core.agents.langgraph import importer as module
-    else:  # pragma: no cover
+    from core.agents import registry
+
+    agent = registry.get(fmt)
+    if agent is None or agent.importer is None:  # pragma: no cover
         raise ArborError(f"unknown format {fmt}")
-    return module
+    return agent.importer_module()
 
 
 def _codex_parents_first(planned):

@@ -31,6 +31,8 @@ import os
 import stat
 from pathlib import Path
 
+from core.agents import registry as _registry
+
 TYPE_CHECKING = False  # `typing` costs 5 ms at start-up; only annotations use it
 if TYPE_CHECKING:
     from typing import Callable, Iterable, Mapping
@@ -44,36 +46,18 @@ SQLITE_SIDE_FILES = {"-wal": "write-ahead log", "-shm": "shared-memory index",
                      "-journal": "rollback journal"}
 
 
-def _any_jsonl(name: str) -> bool:
-    return name.endswith(LOG_SUFFIX)
-
-
-def _codex_rollout(name: str) -> bool:
-    return name.startswith("rollout-") and name.endswith(LOG_SUFFIX)
-
-
 # The folders agents write their logs to: the environment variable that moves the agent's
 # folder, its default place in the home folder, the logs' folder inside it, and which of
-# the files there are the agent's own.
-AGENT_FOLDERS: "tuple[tuple[str, tuple[str, ...], str, Callable[[str], bool]], ...]" = (
-    ("CLAUDE_CONFIG_DIR", (".claude",), "projects", _any_jsonl),
-    ("CODEX_HOME", (".codex",), "sessions", _codex_rollout),
-    ("PI_CODING_AGENT_DIR", (".pi", "agent"), "sessions", _any_jsonl),
-)
+# the files there are the agent's own (each agent's `Place`s: core/agents/registry.py).
+AGENT_FOLDERS: "tuple[tuple[str, tuple[str, ...], str, Callable[[str], bool]], ...]" = \
+    _registry.place_table()
 
 
 def agent_places(home: Path | None = None, env: Mapping[str, str] | None = None
                  ) -> list[tuple[Path, Callable[[str], bool]]]:
     """Where each agent writes its logs (the folder its environment variable names, else its
     default in the home folder), with its rule for file names."""
-    env = os.environ if env is None else env
-    home = Path(home) if home is not None else Path.home()
-    out = []
-    for variable, default, logs, rule in AGENT_FOLDERS:
-        value = (env.get(variable) or "").strip()
-        base = Path(value).expanduser() if value else home.joinpath(*default)
-        out.append((base / logs, rule))
-    return out
+    return _registry.places(home, env)
 
 
 def discover(home: Path | None = None, env: Mapping[str, str] | None = None) -> list[Path]:
@@ -82,7 +66,8 @@ def discover(home: Path | None = None, env: Mapping[str, str] | None = None) -> 
 
 
 # Each agent's logs folder by its default name (`.claude/projects`, ...), with its rule.
-_TAILS = tuple(((*default, logs), rule) for _variable, default, logs, rule in AGENT_FOLDERS)
+_TAILS = tuple((((*default, logs) if logs else default), rule)
+               for _variable, default, logs, rule in AGENT_FOLDERS)
 
 
 def agent_rule(folder: Path | str, places: list[tuple[Path, Callable[[str], bool]]] | None = None

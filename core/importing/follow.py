@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
+from core.agents import registry as _registry
 from core.model.errors import ArborError, StoreUnreachable
 from .files import DATABASE_SUFFIXES, LOG_SUFFIX
 
@@ -161,7 +162,7 @@ class Follower:
                 # agent wrote its first file there
                 out.update(dict.fromkeys(self.new_logs(path)))
                 continue
-            if name.endswith(LOG_SUFFIX):
+            if name.endswith(LOG_SUFFIX) or _registry.follows(name):
                 if _agents_own(path):
                     out[path] = None
                 continue
@@ -170,7 +171,8 @@ class Follower:
                 base = path.with_name(name[:-4])
             if base.name.endswith(DATABASE_SUFFIXES) and base not in self._own:
                 if known_db is None:
-                    known_db = {p for p, fmt in self.followed_files().items() if fmt == "langgraph"}
+                    known_db = {p for p, fmt in self.followed_files().items()
+                                if fmt in _databases()}
                 if base in known_db:
                     out[base] = None
         return list(out)
@@ -447,7 +449,7 @@ class Follower:
 
     def _is_log(self, name: str) -> bool:
         return name.endswith(LOG_SUFFIX) or name.endswith(DATABASE_SUFFIXES) or \
-            name.endswith(tuple(s + "-wal" for s in DATABASE_SUFFIXES))
+            name.endswith(tuple(s + "-wal" for s in DATABASE_SUFFIXES)) or _registry.follows(name)
 
     def _pump(self, notifier, changes: queue.Queue, done: threading.Event) -> None:
         try:
@@ -540,6 +542,13 @@ def _store_files(store) -> set[Path]:
     except OSError:
         pass
     return out
+
+
+def _databases() -> frozenset[str]:
+    """The formats whose logs are databases (LangGraph's, opencode's)."""
+    from .unchanged import DATABASES
+
+    return DATABASES
 
 
 def _agents_own(path: Path) -> bool:

@@ -104,10 +104,11 @@ def scratch_parent(store_path) -> str:
     """Where an import's scratch folder goes: the store's own folder, on the disk that is
     to hold what the scratch stores hold (the temporary folder is often a tmpfs, in
     memory, and scratch stores of a big import take hundreds of MB); the temporary folder
-    when the store's cannot be written to."""
+    when the store's cannot be written to or it has none (a PostgreSQL server's)."""
     import tempfile
 
-    folder = os.path.dirname(os.path.abspath(store_path)) if store_path else ""
+    local = isinstance(store_path, (str, os.PathLike)) and store_path
+    folder = os.path.dirname(os.path.abspath(store_path)) if local else ""   # not a URL
     return folder if folder and os.access(folder, os.W_OK | os.X_OK) else tempfile.gettempdir()
 
 

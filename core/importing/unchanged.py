@@ -16,8 +16,12 @@ TYPE_CHECKING = False  # `typing` costs 5 ms at start-up; only annotations use i
 if TYPE_CHECKING:
     from typing import Iterable
 
+from core.agents import registry
+
 # Formats in the order a record is looked for (detect.FORMATS, without importing detect)
-FORMATS = ("claude_code", "codex", "pi", "langgraph")
+FORMATS = registry.formats()
+# Formats whose logs are databases: never judged unchanged by `stat` (see `is_unchanged`)
+DATABASES = frozenset(agent.source for agent in registry.agents() if agent.database is not None)
 LANGGRAPH = "langgraph"
 STATE_VERSION = 1       # state.STATE_VERSION (tests/test_import_unchanged.py checks both)
 
@@ -36,11 +40,11 @@ def stamp_of(stamps: dict[str, tuple], key: str) -> tuple[str, tuple] | None:
 
 
 def is_unchanged(fmt: str, stamp: tuple, st: os.stat_result) -> bool:
-    """What `state.plan` calls UNCHANGED, from the stamp and stat alone. A LangGraph
-    database never is: it may change in its WAL without changing size or time, so it is
-    asked through SQLite (driver._import_database)."""
+    """What `state.plan` calls UNCHANGED, from the stamp and stat alone. A database (a
+    LangGraph one, opencode's) never is: it may change in its WAL without changing size
+    or time, so it is asked through SQLite (driver._import_database)."""
     _version, complete, size, mtime_ns, inode, device, _lines = stamp
-    return fmt != LANGGRAPH and complete == 1 and size == st.st_size and \
+    return fmt not in DATABASES and complete == 1 and size == st.st_size and \
         mtime_ns == st.st_mtime_ns and inode == st.st_ino and device == st.st_dev
 
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 MAIN = "main"
 READER = "reader"  # a second connection, for reads in background threads
 WRITER = "writer"  # a third, for writes in background threads (Store.write_handle)
+SEARCHER = "searcher"  # one for searches as a person types (Store.searcher): interrupted at will
 
 
 class Link:

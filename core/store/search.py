@@ -24,6 +24,8 @@ from core.history.search_query import SearchQuery
 from core.model.values import Frozen
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     from core.store.records import SearchHit, SessionSummary
     from core.store.store import Store
 
@@ -71,15 +73,19 @@ class BacklogStep(Frozen):
 
 
 def search_messages(store: Store, query: str | SearchQuery, *, limit: int = 200,
-                    external_session_id: int | None = None) -> list[SearchHit]:
+                    external_session_id: int | None = None,
+                    sessions: Collection[int] | None = None, ranked: bool = True
+                    ) -> list[SearchHit]:
     """Entries whose text has every word of `query` (stemmed, as prefixes) and every quoted
     phrase as written, best first; then, while the index has a backlog, those of the
-    history it does not cover yet (through the word index, newest first)."""
+    history it does not cover yet (through the word index, newest first). `sessions`: only
+    in these sessions (ids; `external_session_id`: in that one). Not `ranked`: newest
+    first, much sooner for a word in most entries (search as a person types)."""
     from core.store.records import SearchHit, _loads
     from core.store.rooms.search import snippet
 
     query = query if isinstance(query, SearchQuery) else SearchQuery(query)
-    if not query or limit <= 0:
+    if not query or limit <= 0 or (sessions is not None and not sessions):
         return []
     index = store._backend.search_index
     hits: list[SearchHit] = []
@@ -105,14 +111,15 @@ def search_messages(store: Store, query: str | SearchQuery, *, limit: int = 200,
 
     with store.reading() as conn:
         scored = index.ranked(conn, query, external_session_id=external_session_id,
-                              window=max(WINDOW, limit))
+                              window=max(WINDOW, limit) if ranked else limit,
+                              sessions=sessions, scored=ranked)
         scored.sort(key=lambda pair: (-pair[1], -pair[0]))
         take(conn, [seq for seq, _score in scored])
         state = index.backlog(conn)
         if state is not None and len(hits) < limit:
             take(conn, index.by_words(conn, query, below=state[0],
                                       external_session_id=external_session_id,
-                                      limit=max(WINDOW, limit)))
+                                      limit=max(WINDOW, limit), sessions=sessions))
     return hits
 
 
@@ -121,15 +128,20 @@ def search_names(store: Store, text: str, *, include_archived: bool = False,
     """Sessions whose name matches `text` as a person types it (core/history/name_match.py), best
     first; or whose uid has it."""
     from core.history.name_match import rank_names
-    from core.store.records import SessionSummary
 
     sql = store._sql
     names = store._all(sql.SESSION_NAMES if include_archived else sql.SESSION_NAMES_ACTIVE)
-    ranked = rank_names(text, names, limit)
+    return sessions_of(store, rank_names(text, names, limit))
+
+
+def sessions_of(store: Store, ranked: list[tuple[int, float]]) -> list[SessionSummary]:
+    """The sessions of ranked (id, score) pairs, in their order."""
+    from core.store.records import SessionSummary
+
     if not ranked:
         return []
     ids = [key for key, _score in ranked]
-    rows = {r[0]: r for r in store._all(sql.sessions_with_ids(len(ids)), ids)}
+    rows = {r[0]: r for r in store._all(store._sql.sessions_with_ids(len(ids)), ids)}
     return [SessionSummary(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]), r[9],
                            r[10], r[11], r[12]) for r in (rows.get(i) for i in ids) if r]
 

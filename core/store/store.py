@@ -167,6 +167,23 @@ class Store:
                                      _role=registry.READER)
             return self._reader
 
+    def searcher(self) -> "Store":
+        """A new handle on a connection for searches alone (one per process, shared): a
+        search made stale by the next key is stopped there (`interrupt`) without touching
+        any other read. The caller closes it."""
+        with self._lock:
+            if self._closed:
+                raise StoreUnavailable("the store is closed")
+        return Store(self.path, clock=self.clock, id_factory=self.id_factory, create=False,
+                     read_only=True, _role=registry.SEARCHER)
+
+    def interrupt(self) -> None:
+        """Stop the statement this handle's connection runs now, from any thread, without
+        waiting for the store's lock (the thread running it gets one of `errors`)."""
+        db = self._link.db
+        if db is not None:
+            self._backend.interrupt(db)
+
     def write_handle(self) -> "Store":
         """A handle on the process's third connection to this store, for writes made in a
         background thread (the app's queue of writes, its live follow) while the first
@@ -391,49 +408,13 @@ class Store:
         with self._lock:
             self._backend.checkpoint_log(self._conn)
 
-    # --------------------------------------------------------- external sessions
-
-
-
-
-
-
-
-
-    # ------------------------------------------------------------ lineage
-
-
-
-
-
-
-
-
-
-
+    # ------------------------------------------- for the rooms: what a write made, and whose
 
     def _made(self, kind: str, key: int) -> Any:
         """What this write transaction made of a session or branch (see registry.Link.made),
         or None."""
         with self._lock:
             return self._link.made.get((kind, key)) if self.in_write_transaction else None
-
-
-
-
-
-
-
-
-
-
-
-
-    # --------------------------------------------------------- internal sessions
-
-
-
-
 
     @staticmethod
     def _check_own(conn: Any, sql: str, ref: int | None, external_session_id: int, kind: str,
@@ -448,145 +429,6 @@ class Store:
         if row[0] != external_session_id:
             raise ArborError(f"{kind} {ref} belongs to another session; {role} must be one of "
                              f"session {external_session_id}")
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-    # ------------------------------------------------------------------ entries
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-    # ------------------------------------------------------- import records
-
-
-
-
-
-
-
-
-    # --------------------------------------------------------------------- paths
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-    # ------------------------------------------------------------------- labels
-
-
-
-
-
-    # --------------------------------------------------------------- checkpoints
-
-
-
-
-
-
-
-
-
-    # ------------------------------------------------- LangGraph's checkpointer
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-    # ------------------------------------------------------------ operation log
-
-
-
-    # ----------------------------------------------------------- import sources
-
-
-
-    # ------------------------------------------------------------ scratch stores
-
-
-
-
-
-
-    # ------------------------------------------------------------------- search
-
-
-
-
-
-
-
-    # ------------------------------------------------------------- events/usage
-
-    # ------------------------------------------------------------------ usage
-
-
-
-
-
-
-
-
-
-
-    # ------------------------------------------------ run and capability events
-
-
-
-
-
-
-
 
 
 def _acquire_read_only(backend: Any, role: str,

@@ -161,7 +161,13 @@ class UsageRows:
         self.keyed.clear()
         self.unkeyed.clear()
         if inserts:
-            backend.executemany(conn, sql.USAGE_INSERT_RESPONSE, inserts)
+            if sql.USAGE_BUCKETS_OF_BATCH and BATCH_BUCKETS:
+                # the rows, then their buckets in one statement (not a trigger per row)
+                last = conn.execute(sql.USAGE_LAST_SEQ).fetchone()[0]
+                backend.executemany(conn, sql.USAGE_INSERT_RESPONSE_BATCH, inserts)
+                conn.execute(sql.USAGE_BUCKETS_OF_BATCH, (last,))
+            else:
+                backend.executemany(conn, sql.USAGE_INSERT_RESPONSE, inserts)
             self._had_usage = True
         if updates:
             backend.executemany(conn, sql.USAGE_UPDATE_COPY, updates)
@@ -187,6 +193,12 @@ class UsageRows:
                 record.cache_creation_tokens, record.cache_creation_1h_tokens,
                 record.cache_read_tokens, record.reasoning_tokens, cost, logged, basis,
                 1 if record.fast else 0, 1 if record.subagent else 0, counted)
+
+
+# Whether a batch's rows are summed into their buckets by one statement (where the backend
+# has it) rather than by the trigger, row by row; the same buckets either way
+# (tests/test_usage_buckets_batch.py turns it off to compare).
+BATCH_BUCKETS = True
 
 
 def _decode(data: Any) -> dict[str, Any] | None:

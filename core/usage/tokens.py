@@ -19,6 +19,9 @@ How arbor counts (the README says the same for users):
   price for).
 * LangGraph: `usage_metadata` on AI messages (whose `input_tokens` include cache reads and
   writes, as LangChain counts them).
+* The agents read after those (Gemini CLI, …) write their usage in pi's shape, with
+  `reasoning`, keyed by a `responseId` their importer names (each agent's `usage_rule`,
+  core/agents/<agent>/__init__.py, says which).
 * A response that appears in several sessions (a resumed or forked copy of a log: Claude
   Code's lines keep their `message.id` and `requestId`; a Codex fork repeats its parent's
   `token_count` events, known by the running total with the turn's counts; arbor's own
@@ -39,7 +42,6 @@ if TYPE_CHECKING:
     from typing import Any, Iterable
 
 GROUPINGS = ("session", "day", "week", "month", "model", "project")
-SOURCES = ("claude_code", "codex", "pi", "langgraph", "arbor")
 
 
 class UsageRecord(Record):
@@ -178,13 +180,16 @@ class CodexTurns:
 
 def from_pi(usage: dict[str, Any], *, model: Any, provider: Any, response_id: Any = None,
             api: Any = "") -> UsageRecord:
-    """pi's assistant `usage` ({input, output, cacheRead, cacheWrite, totalTokens, cost})."""
+    """pi's assistant `usage` ({input, output, cacheRead, cacheWrite, totalTokens, cost}),
+    the shape every agent's importer after the first four writes (with `reasoning`)."""
     record = UsageRecord(
         model=model if isinstance(model, str) else "", provider=provider if isinstance(provider, str) else "",
         protocol=api if isinstance(api, str) else "",
         input_tokens=_count(usage.get("input")), output_tokens=_count(usage.get("output")),
         cache_read_tokens=_count(usage.get("cacheRead")), cache_creation_tokens=_count(usage.get("cacheWrite")),
         key=response_id if isinstance(response_id, str) and response_id else None)
+    # (pi writes no reasoning count; the agents read into this shape may: core/agents/gemini)
+    record.reasoning_tokens = min(_count(usage.get("reasoning")), record.output_tokens)
     cost = usage.get("cost")
     logged = _money(cost.get("total")) if isinstance(cost, dict) else _money(cost)
     if logged is not None and (logged > 0 or record.total_tokens == 0):

@@ -47,11 +47,21 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="write here instead of stdout ('-': stdout). A file is replaced whole "
                         "once the export is complete; a device, FIFO or socket is written to, "
                         "never replaced; a symbolic link is written through")
+    p.add_argument("--redact", action="store_true",
+                   help="mask API keys, tokens, private keys and passwords in what is written "
+                        "(the store is not changed); says how many were masked")
     add_db_argument(p)
 
 
 def _export(store, args: argparse.Namespace, out) -> int:
     from core.export.formats import export_session, resolve_branch, resolve_session
+
+    if getattr(args, "redact", False):
+        from core.handoff.redact import Redactor
+        from core.handoff.redacted_store import RedactedStore
+
+        args.redactor = Redactor()
+        store = RedactedStore(store, args.redactor)
 
     if args.format != "html":
         if args.all_branches:
@@ -104,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     finally:
         store.close()
+    if getattr(args, "redactor", None) is not None:
+        say(args.redactor.summary())
     return EXIT_OK
 
 

@@ -25,10 +25,12 @@ INTERRUPTED = "what it had read up to its last save is kept; the next import goe
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.description = ("Import Claude Code, Codex, pi and LangGraph logs (files or folders, "
+    from core.agents import registry
+
+    p.description = (f"Import the logs of {registry.titles_text('and')} (files or folders, "
                      "recursively; the format is detected from the content).")
-    p.epilog = ("--discover looks in ~/.claude/projects, ~/.codex/sessions and "
-                "~/.pi/agent/sessions; name a LangGraph database explicitly.")
+    p.epilog = (f"--discover looks in {registry.places_text()}; name a LangGraph database "
+                "explicitly.")
     p.add_argument("paths", nargs="*", metavar="PATH", help="log files or folders")
     p.add_argument("--discover", action="store_true", help="also import from the usual places")
     add_db_argument(p)
@@ -48,8 +50,10 @@ def run(args: argparse.Namespace) -> int:
     if args.discover:
         found = discover()
         if not found and not paths:
-            print("arbor import: no agent logs in the usual places (~/.claude/projects, "
-                  "~/.codex/sessions, ~/.pi/agent/sessions)", file=sys.stderr)
+            from core.agents.registry import places_text
+
+            print(f"arbor import: no agent logs in the usual places ({places_text()})",
+                  file=sys.stderr)
             return EXIT_FAILED
         paths.extend(found)
     seen = _look(args.db, paths)

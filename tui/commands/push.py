@@ -27,6 +27,10 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--to", metavar="URL", required=True,
                    help="the store to copy into: a postgresql:// URL (or a file)")
     p.add_argument("-q", "--quiet", action="store_true", help="say nothing unless it fails")
+    p.add_argument("--redact", action="store_true",
+                   help="mask API keys, tokens, private keys and passwords in the entries pushed "
+                        "(this store is not changed; entries the other store has already are "
+                        "not sent again)")
     add_db_argument(p)
 
 
@@ -54,6 +58,18 @@ def run(args: argparse.Namespace) -> int:
         if target is None:
             return EXIT_STORE
         try:
+            redactor = None
+            if args.redact:
+                from core.handoff.redact import Redactor
+                from core.handoff.redacted_store import RedactedStore
+
+                try:
+                    redactor = Redactor()
+                except ArborError as error:
+                    return fail(str(error))
+                code = _push(RedactedStore(source, redactor), target, ids, quiet=args.quiet)
+                print(f"arbor: {redactor.summary()}", file=sys.stderr)
+                return code
             return _push(source, target, ids, quiet=args.quiet)
         finally:
             target.close()

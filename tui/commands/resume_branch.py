@@ -1,8 +1,12 @@
-"""`arbor resume SESSION [--branch ID] [--entry ID] [--print | --dry-run] [--db PATH]`.
+"""`arbor resume SESSION [--branch ID] [--entry ID] [--in AGENT] [--redact] [--compact]
+[--print | --dry-run] [--db PATH]`.
 
 Writes the branch (the current one unless --branch; up to --entry when given) as a new
-native session of the agent that wrote the session (pi, Claude Code, Codex), then runs the
-agent's resume command in this terminal from the session's recorded working directory.
+native session of the agent that wrote the session (pi, Claude Code, Codex), or of another
+agent with --in (a hand-off, core/handoff: the new session nests under this one in arbor),
+then runs the agent's resume command in this terminal from the session's recorded working
+directory. --redact masks secrets in what is written; --compact hands off a branch too
+large for the agent's context with its older part summarised.
 The same unchanged branch resumed again reuses the session written for it (no copies in the
 agent's picker). --print writes the file (or finds it) and prints `cd <dir> && <command>`,
 running nothing; --dry-run writes and changes nothing and says what would be done. A session
@@ -37,6 +41,16 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--entry", "-e", metavar="ID",
                    help="carry on from this entry of the branch (its id or a unique prefix) "
                         "instead of the branch's head")
+    p.add_argument("--in", dest="agent", metavar="AGENT",
+                   help="hand the branch to another agent: claude (Claude Code), codex or pi; "
+                        "the branch is written as a new session of that agent, with its tool "
+                        "calls under the agent's own tools where it has them")
+    p.add_argument("--redact", action="store_true",
+                   help="mask API keys, tokens, private keys and passwords in what is written "
+                        "(the store is not changed)")
+    p.add_argument("--compact", action="store_true",
+                   help="for a branch too large for the agent's context: hand it off with its "
+                        "older part summarised (in the new session only)")
     how = p.add_mutually_exclusive_group()
     how.add_argument("--print", "-p", action="store_true", dest="print_only",
                      help="write the session file (or reuse the one written for this unchanged "
@@ -63,6 +77,41 @@ def _entry_on(store, branch, ref: str):
     return found[0]
 
 
+AGENT_NAMES = {"claude": "claude_code", "claude-code": "claude_code", "claude_code": "claude_code",
+               "claudecode": "claude_code", "codex": "codex", "pi": "pi"}
+
+
+def handoff_target(name: str, source: str) -> str | None:
+    """The agent `--in` names (None: the session's own agent, an ordinary resume)."""
+    from core.model.errors import ArborError
+
+    target = AGENT_NAMES.get(name.strip().lower())
+    if target is None:
+        raise ArborError(f"arbor cannot write sessions of {name!r}: --in takes claude, codex or pi")
+    return None if target == source else target
+
+
+def compaction_preview(plan) -> str:
+    """What `c` shows of a compaction, in lines for the terminal."""
+    from core.model.entries import content_text
+
+    def said(entry) -> str:
+        text = " ".join(content_text((entry.message or {}).get("content")).split()) if entry else ""
+        return text[:100] + ("…" if len(text) > 100 else "")
+
+    lines = [f"arbor would summarise {plan.messages_summarised:,} messages "
+             f"(about {plan.tokens_before:,} tokens before, {plan.tokens_after:,} after) "
+             f"and keep the last {plan.kept_count:,} entries as they are:"]
+    if plan.first_message is not None:
+        lines.append(f"  from: {said(plan.first_message)}")
+    if plan.last_message is not None:
+        lines.append(f"  to:   {said(plan.last_message)}")
+    if plan.summary:
+        first = plan.summary.strip().splitlines()[0] if plan.summary.strip() else ""
+        lines.append(f"  summary: {first[:100]}")
+    return "\n".join(lines)
+
+
 def run(args: argparse.Namespace) -> int:
     from core.agents import prepare_resume, run as run_plan
     from core.model.errors import ArborError
@@ -75,9 +124,21 @@ def run(args: argparse.Namespace) -> int:
         session = resolve_session(store, args.session)
         branch = resolve_branch(store, session, args.branch)
         at = _entry_on(store, branch, args.entry).seq if args.entry else None
-        plan = prepare_resume(store, session, branch, at_seq=at, dry_run=args.dry_run)
+        target = handoff_target(args.agent, session.source) if args.agent else None
+        if target is not None or args.redact:
+            from core.handoff import prepare_handoff
+
+            plan = prepare_handoff(store, session, branch, target=target or session.source,
+                                   at_seq=at, dry_run=args.dry_run, redact=args.redact,
+                                   compact=args.compact)
+        else:
+            plan = prepare_resume(store, session, branch, at_seq=at, dry_run=args.dry_run)
     except ArborError as error:
         say(str(error))
+        preview = getattr(error, "compaction", None)
+        if preview is not None:
+            say(compaction_preview(preview))
+            say("run again with --compact to hand it off so")
         return EXIT_FAILED
     except OSError as error:
         say(f"cannot write the session file: {error.strerror or error}")
@@ -88,6 +149,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         store.close()
     say(plan.summary + ".")
+    for note in getattr(plan, "notes", ()):
+        say(note)
     if plan.cwd_guessed:
         say(f"the session has no recorded working directory; using {plan.cwd}")
     if args.dry_run:

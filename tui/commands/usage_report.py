@@ -18,7 +18,6 @@ import sys
 from .shared import EXIT_FAILED, EXIT_OK, EXIT_STORE, add_db_argument, open_store_or_explain, say
 
 GROUPINGS = ("session", "day", "week", "month", "model", "project")
-SOURCES = ("claude_code", "codex", "pi", "langgraph", "arbor")
 
 
 def _day(text: str):
@@ -39,8 +38,10 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--since", type=_day, metavar="YYYY-MM-DD", help="from this local day on")
     p.add_argument("--until", type=_day, metavar="YYYY-MM-DD",
                    help="up to this local day (included)")
-    p.add_argument("--source", choices=SOURCES, metavar="AGENT",
-                   help=f"only sessions from this agent: {', '.join(SOURCES)}")
+    from core.agents.registry import sources
+
+    p.add_argument("--source", choices=sources(), metavar="AGENT",
+                   help=f"only sessions from this agent: {', '.join(sources())}")
     p.add_argument("--json", action="store_true",
                    help='print {"rows": [...], "totals": {...}} instead of a table')
     p.add_argument("--timezone", metavar="TZ",

@@ -23,8 +23,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("folders", nargs="*", metavar="FOLDER",
                         help="also follow these folders (new and changed logs are imported)")
     parser.add_argument("--no-discover", action="store_true",
-                        help="do not follow ~/.claude/projects, ~/.codex/sessions and "
-                             "~/.pi/agent/sessions")
+                        help=f"do not follow the agents' usual folders ({_places()})")
     parser.add_argument("--poll", action="store_true",
                         help="poll (stat) instead of file system notifications, e.g. on a network "
                              "file system (also: ARBOR_FOLLOW_POLL=1)")
@@ -162,3 +161,9 @@ def _printer(store):
             print(f"{stamp}  {what:<28} {name}  ({clean(item.path)})", flush=True)
 
     return show
+
+
+def _places() -> str:
+    from core.agents.registry import places_text
+
+    return places_text()

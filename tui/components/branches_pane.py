@@ -37,6 +37,21 @@ class BranchRow:
     label: str | None
     checkpoints: list[Checkpoint]
     fork_checkpoint: str | None
+    continued: tuple[str, ...] = ()   # the agents it was handed to (core.handoff)
+
+
+def mark_continued(store: Any, session_id: int, rows: list[BranchRow]) -> None:
+    """Say on each branch handed to another agent where it goes on ("continued in Codex")."""
+    from core.handoff import continued_in
+
+    try:
+        found = continued_in(store, session_id)
+    except store.errors:
+        return      # (a note: the pane shows without it)
+    for row in rows:
+        here = found.get(row.branch.id)
+        if here:
+            row.continued = tuple(dict.fromkeys(c.agent for c in here))
 
 
 def visible_branches(branches: list[InternalSession], *, show_hidden: bool) -> list[InternalSession]:
@@ -228,6 +243,14 @@ class BranchesPane(RowList):
             bottom.append("  hidden", f"italic {FAINT}")
         if row.checkpoints:
             bottom.append(f"  ✓{len(row.checkpoints)}", CHECKPOINT_STYLE)
+        if row.continued:
+            # handed to another agent: where it goes on matters more than its ids
+            room = max(4, width - bottom.cell_len - 1)
+            agents = ", ".join(row.continued)
+            text = f"  ↪ continued in {agents}"
+            bottom.append_text(safe_line(text if len(text) <= room else f"  ↪ {agents}", room,
+                                         style=CURRENT_STYLE))
+            return [top, bottom]
         if branch.parent_session_id is None:
             bottom.append("  root", DIM)
         elif row.fork_checkpoint:

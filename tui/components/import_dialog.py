@@ -11,6 +11,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Static
 
+from core.agents.registry import titles_text
+
 from .backdrop import FrozenBackdrop
 from tui.render.formatting import DIM, FAINT
 from .safe_fields import SafeInput
@@ -25,8 +27,8 @@ class ImportDialog(FrozenBackdrop[list[Path] | str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide", id="import-dialog"):
             yield Static(Text("Import agent logs", "bold"), classes="dialog-title")
-            yield Static(Text("Files or folders (Claude Code, Codex, pi .jsonl; LangGraph .sqlite), "
-                              "separated by spaces; quote paths with spaces.", DIM), classes="dialog-hint")
+            yield Static(Text(f"Files or folders of {titles_text()}, separated by spaces; "
+                              "quote paths with spaces.", DIM), classes="dialog-hint")
             yield SafeInput(placeholder="~/.claude/projects ~/.codex/sessions", id="import-paths")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Import", variant="primary", id="import")

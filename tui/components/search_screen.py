@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from datetime import datetime
 
 from rich.text import Text
 from textual import on, work
+from textual.worker import get_current_worker
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -14,6 +16,7 @@ from textual.widgets import Input, Static
 
 from core.model.errors import ArborError
 from core.store import SearchHit, SearchResults, SessionSummary, Store
+from core.store.live_search import LiveSearch
 
 from .backdrop import FrozenBackdrop
 from tui.render.formatting import DIM, FAINT, ROLE_STYLES, SOURCE_STYLES, age, clock_time, count
@@ -94,7 +97,10 @@ class SearchScreen(FrozenBackdrop[SearchResult | None]):
         self.now = now
         self.include_archived = include_archived
         self.query_text = query
-        self._timer = None
+        self._live: LiveSearch | None = None
+        self._live_lock = threading.Lock()
+        self._closed = False
+        self._asked = 0          # the number of the newest query: an older one's answer is stale
         self._pending = False
         self._enter_pending = False
 
@@ -113,21 +119,39 @@ class SearchScreen(FrozenBackdrop[SearchResult | None]):
         field.cursor_blink = False
         focus_now(field)
         if self.query_text:
-            self._pending = True
-            self._search(self.query_text)
+            self._ask(self.query_text)
 
-    # Searching all message text of a big store can take a second for a common word:
-    # wait until typing pauses, and search in a thread.
-    DEBOUNCE = 0.25
+    def on_unmount(self) -> None:
+        self._asked += 1     # (a search still running answers no one)
+        with self._live_lock:
+            live, self._live, self._closed = self._live, None, True
+        if live is not None:
+            live.stop()
+            live.close()
+
+    def _searcher(self) -> LiveSearch | None:
+        """(a worker) The screen's searches' own connection, opened on first use (in a
+        thread: opening may wait for a server)."""
+        with self._live_lock:
+            if self._live is None and not self._closed:
+                self._live = LiveSearch(self.store, include_archived=self.include_archived)
+            return self._live
+
+    # Every key searches at once: the search the key made stale is stopped where it runs
+    # (its own connection: core/store/live_search.py) and its worker replaced; the answer
+    # of the key comes first (the newest matching messages), the best-first one after it
+    # while no other key comes.
 
     @on(Input.Changed, "#search-input")
     def _changed(self, event: Input.Changed) -> None:
-        if self._timer is not None:
-            self._timer.stop()
-        value = event.value
+        self._ask(event.value)
+
+    def _ask(self, value: str) -> None:
+        self._asked += 1
         self._pending = True
-        self.query_one("#search-status", Static).update(Text("searching…", FAINT))
-        self._timer = self.set_timer(self.DEBOUNCE, lambda: self._search(value))
+        if self._live is not None:
+            self._live.stop()
+        self._search(value, self._asked)
 
     @on(Input.Submitted, "#search-input")
     def _submitted(self, event: Input.Submitted) -> None:
@@ -143,24 +167,41 @@ class SearchScreen(FrozenBackdrop[SearchResult | None]):
         return self._pending
 
     @work(thread=True, exclusive=True, group="search")
-    def _search(self, query: str) -> None:
+    def _search(self, query: str, asked: int) -> None:
         query = query.strip()
-        try:
-            results = self.store.search.everything(query, include_archived=self.include_archived,
-                                            names=NAME_LIMIT, messages=TEXT_LIMIT)
-        except ArborError as error:
-            self.app.call_from_thread(self._show, query, None, str(error))
-            return
-        self.app.call_from_thread(self._show, query, results, None)
+        worker = get_current_worker()
+        phases, retried = [True, False], False
+        while phases:
+            if asked != self._asked or worker.is_cancelled:
+                return          # a newer key came: its worker answers
+            try:
+                live = self._searcher()
+                if live is None:
+                    return
+                results = live.run(query, quick=phases[0], names=NAME_LIMIT, messages=TEXT_LIMIT)
+            except (ArborError, *self.store.errors) as error:
+                if asked != self._asked:
+                    return      # stopped by a newer key
+                if "interrupted" in str(error) and not retried:
+                    retried = True   # (the stop meant for an older search, caught late)
+                    continue
+                self.app.call_from_thread(self._show, asked, query, None, str(error), True)
+                return
+            quick = phases.pop(0)
+            self.app.call_from_thread(self._show, asked, query, results, None, not quick)
+            if not query:
+                return
 
-    def _show(self, query: str, results: SearchResults | None, error: str | None) -> None:
-        if self.query_one(Input).value.strip() != query:
+    def _show(self, asked: int, query: str, results: SearchResults | None, error: str | None,
+              final: bool) -> None:
+        if asked != self._asked or not self.is_mounted:
             return  # an older search finished after a newer one started
-        self._pending = False
+        if final:
+            self._pending = False
         names = results.sessions if results is not None else []
         hits = results.hits if results is not None else []
         self.query_one(ResultList).set_results(names, hits)
-        if self._enter_pending:
+        if self._enter_pending and (final or names or hits):
             self._enter_pending = False
             if names or hits:
                 self.query_one(ResultList).focus()
@@ -168,8 +209,10 @@ class SearchScreen(FrozenBackdrop[SearchResult | None]):
         if error:
             status.update(safe_line(error, 200, style="bold #ff5f5f"))
         elif query and results is not None:
+            order = "best first" if final else "newest first, ranking…"
             text = Text(f"{count(len(names), 'session')} by name · {count(len(hits), 'message')}"
-                        f"{' (best ' + str(TEXT_LIMIT) + ')' if len(hits) >= TEXT_LIMIT else ''}"
+                        f"{' (' + ('best ' if final else 'newest ') + str(TEXT_LIMIT) + ')' if len(hits) >= TEXT_LIMIT else ''}"
+                        f"{' · ' + order if hits else ''}"
                         " · ↓ results · enter jumps", FAINT)
             if results.coverage.pending:
                 text.append(f" · stemmed search covers {results.coverage.percent}% of history"

@@ -79,6 +79,9 @@ def in_project(sessions: list[SessionSummary], cwd: str) -> list[SessionSummary]
     return [s for s in sessions if keeps(s.id)]
 
 
+LOG_GONE_STYLE = "#d7af5f"
+
+
 class SessionsPane(RowList):
     """Rows: name and age; source, branch count and message count, aligned in columns."""
 
@@ -112,6 +115,7 @@ class SessionsPane(RowList):
         self.opened: set[int] = set()     # sessions whose sub-agents and forks are listed
         self.now = now
         self.figures: dict = {}   # session id -> core.usage.tokens.Figure (set by the app)
+        self.log_gone: set[str] = set()   # uids of sessions whose log file is gone (the app)
         self.project: str | None = None    # only this cwd's sessions are listed (p)
         self._name_counts: Counter = Counter()
 
@@ -298,6 +302,15 @@ class SessionsPane(RowList):
         elif not session.is_active and room >= 20:
             bottom.append_text(safe_line(source, room - 9, style=SOURCE_STYLES.get(source, DIM)))
             bottom.append(" archived", f"italic {FAINT}")
+        elif session.uid in self.log_gone and room >= 11:
+            # the agent deleted its log (Claude Code does after 30 days): arbor's copy stays
+            note = "log deleted, kept in arbor"
+            if room >= len(source) + len(note) + 1:
+                bottom.append_text(safe_line(source, len(source), style=SOURCE_STYLES.get(source, DIM)))
+                bottom.append(" " + note, f"italic {LOG_GONE_STYLE}")
+            else:       # narrow: what matters more than the source, which the name implies
+                bottom.append_text(safe_line(note if room >= len(note) else "log deleted", room,
+                                             style=f"italic {LOG_GONE_STYLE}"))
         elif room >= 4:
             bottom.append_text(safe_line(source, min(14, room), style=SOURCE_STYLES.get(source, DIM)))
         more = f" +{row.children}"

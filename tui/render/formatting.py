@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Callable
 
+from core.agents.registry import colours
 from core.model.clock import parse
 
 Clock = Callable[[], datetime]
@@ -23,13 +24,8 @@ ROLE_STYLES = {
 ROLE_NAMES = {"toolResult": "tool result", "bashExecution": "shell", "custom": "extension message",
               "branchSummary": "branch summary", "compactionSummary": "compaction summary"}
 
-SOURCE_STYLES = {
-    "claude_code": "#d7875f",
-    "codex": "#87afd7",
-    "pi": "#afd787",
-    "langgraph": "#af87d7",
-    "arbor": "#87d7d7",
-}
+# each agent's colour (its `Agent.colour`, core/agents/)
+SOURCE_STYLES = colours()
 
 DIM = "#808890"
 FAINT = "#5c6370"

@@ -6,7 +6,8 @@ OSC 8 links, `\\x1b[2J`), megabytes of tool output or binary-looking bytes. Widg
 ever receive what these functions return: `rich.text.Text` objects (never strings, so no
 markup is parsed), with every control character made visible and the length capped.
 
-- ESC becomes `␛`, other C0 controls their Unicode control pictures (`␇`, `␈`, ...),
+- Control characters are made visible by core/util/visible_text.py (shared with `arbor mcp`):
+  ESC becomes `␛`, other C0 controls their Unicode control pictures (`␇`, `␈`, ...),
   DEL `␡`, C1 controls (U+0080..U+009F) `\\x9b`-style escapes, and the bidi overrides and
   isolates (which reorder what the terminal shows) `\\u202e`-style escapes.
 - `\\n` is kept (as a line break) by `safe_text` and shown as `⏎` by `safe_line`;
@@ -16,50 +17,19 @@ markup is parsed), with every control character made visible and the length capp
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from rich.style import Style
 from rich.text import Text
 
+from core.util.visible_text import UNSAFE as _UNSAFE, clean, visible as _visible  # noqa: F401
+
 # A screenful or two of any one message; more is reachable by export, not by scrolling.
 DISPLAY_LIMIT = 20_000
 LINE_LIMIT = 400
 
-_BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f" + _BIDI + r"\ufeff\ufff9-\ufffb\ud800-\udfff]")
-
-_PICTURES = {code: chr(0x2400 + code) for code in range(0x20)}
-_PICTURES[0x1B] = "␛"
-_PICTURES[0x7F] = "␡"
-_PICTURES[0x0D] = "␍"
-
 CONTROL_STYLE = Style(color="bright_magenta", bold=True)
 MORE_STYLE = Style(color="bright_black", italic=True)
-
-
-def _visible(char: str) -> str:
-    code = ord(char)
-    if code in _PICTURES:
-        return _PICTURES[code]
-    if 0xD800 <= code <= 0xDFFF:
-        return "\ufffd"
-    if code <= 0xFF:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}"
-
-
-# printable ASCII and the line break: what ASCII text may hold as it is
-_ASCII_KEPT = bytes(range(0x20, 0x7F)) + b"\n"
-
-
-def clean(value: Any) -> str:
-    """Untrusted value -> a plain string with no control characters (for measuring, matching)."""
-    text = value if isinstance(value, str) else ("" if value is None else str(value))
-    text = text.replace("\t", "    ")
-    if text.isascii() and not text.encode("ascii").translate(None, _ASCII_KEPT):
-        return text       # (a quick answer for megabytes of plain output)
-    return _UNSAFE.sub(lambda m: _visible(m.group()), text)
 
 
 def _cap(text: str, limit: int, max_lines: int | None) -> tuple[str, int]:

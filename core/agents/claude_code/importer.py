@@ -60,6 +60,7 @@ from core.importing.base import (
     READ_BUFFER, SHAPE_ERRORS, Clockwork, FileResult, LineError, ProgressTicker, RawLine,
     file_mtime, iter_lines, nested_too_deeply, odd_shape, parse_line, short_hash, title_from_text)
 from core.util.fastjson import common_decoder
+from . import looks_like  # noqa: F401 - where it was
 from core.importing.session import INLINE_BELOW, SessionTarget, StoredIds, first_text_title
 from core.importing.state import Pacer
 from core.importing.tree import sync_branches, sync_new_branches
@@ -132,17 +133,6 @@ _MESSAGE_MOVED = frozenset({"role", "content", "model", "usage"})
 SPAWN_TOOLS = frozenset({"Agent", "Task"})
 _STOP_REASONS = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length",
                  "stop_sequence": "stop", "refusal": "error", "pause_turn": "stop"}
-
-
-def looks_like(first: dict[str, Any]) -> bool:
-    t = first.get("type")
-    if t in ("user", "assistant", "system", "progress", "attachment") and (
-            "parentUuid" in first or "sessionId" in first or "uuid" in first):
-        return True
-    if t in ("summary", "custom-title", "file-history-snapshot", "queue-operation", "ai-title",
-             "agent-name", "last-prompt", "permission-mode") and "payload" not in first:
-        return True
-    return False
 
 
 def _kind(d: dict[str, Any]) -> int:

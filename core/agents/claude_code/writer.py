@@ -48,7 +48,8 @@ _DROPPED = frozenset({"parentUuid", "logicalParentUuid", "isSidechain", "session
                       "timestamp", "teamName", "agentName", "agentId", "sessionKind", "slug",
                       "sourceToolAssistantUUID", "summarizedTurnPromptUuids",
                       "droppedPromptUuids", "sentAsUuid", "rowsAheadOfPutBack",
-                      "turnAttributionKey", "forkedFrom", "compactMetadata"})
+                      "turnAttributionKey", "forkedFrom", "compactMetadata",
+                      "forkedFromEntry"})
 _DEFAULT_KEYS = ("cwd", "sessionId", "version", "gitBranch", "userType", "isSidechain", "slug")
 _STOP_REASONS = {"stop": "end_turn", "toolUse": "tool_use", "length": "max_tokens",
                  "error": "end_turn", "aborted": "end_turn"}
@@ -235,8 +236,9 @@ class _Lines:
         for key, value in extra.items():
             if key not in _DROPPED and key not in line:
                 line[key] = value
-        if entry is not None and extra and not entry.id.startswith("L"):
-            original = entry.id.split("~", 1)[0]
+        if entry is not None and extra and (not entry.id.startswith("L") or
+                                            "forkedFromEntry" in extra):
+            original = str(extra.get("forkedFromEntry") or entry.id.split("~", 1)[0])
             line["forkedFrom"] = {"sessionId": extra.get("sessionId", self.source_session),
                                   "messageUuid": original}
         if entry is not None:
@@ -471,3 +473,22 @@ def adds_nothing(line: Any) -> bool:
 
 def command(session_id: str) -> list[str]:
     return [EXECUTABLE, "--resume", session_id]
+
+
+def prepare(plan, job: BranchToWrite, env: Mapping[str, str], new_session) -> None:
+    """`o` / `arbor resume` (see core.agents.resume): Claude Code's own transcript where the
+    branch ends where it ends, else the branch as a new transcript; `claude --resume <id>`
+    from the folder the transcript's project is named after."""
+    import sys
+
+    from core.agents import reuse
+
+    plan.cwd = folder_cwd(plan.cwd)
+    own_id = own_transcript(job) if reuse.written_by_arbor(job) else None
+    if own_id is not None:
+        plan.native_id = own_id
+        plan.summary = f"The branch ends where Claude Code's session {own_id} ends: nothing to write"
+    else:
+        new_session(plan, job, transcript_dir(plan.cwd, env), sys.modules[__name__],
+                    lambda target, new_id: write(job, target, new_id))
+    plan.argv = command(plan.native_id)

@@ -48,6 +48,8 @@ _CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_c
 _OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output",
             "tool_search_output")
 TAIL_LINES = 64
+# Codex's free-form tools: a call is a `custom_tool_call` with the text as `input`.
+CUSTOM_TOOLS = frozenset({"apply_patch"})
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
@@ -266,7 +268,9 @@ def written_by_arbor(entry: Entry, message: dict[str, Any], when: str) -> list[d
     role = message.get("role")
     content = message.get("content")
     if role == "toolResult":
-        return [_item(when, {"type": "function_call_output", "call_id": str(message.get("toolCallId", "")),
+        kind = "custom_tool_call_output" if message.get("toolName") in CUSTOM_TOOLS else \
+            "function_call_output"
+        return [_item(when, {"type": kind, "call_id": str(message.get("toolCallId", "")),
                              "output": _output(content if isinstance(content, list) else
                                                [{"type": "text", "text": content_text(content)}], None)})]
     if role == "assistant":
@@ -278,21 +282,32 @@ def written_by_arbor(entry: Entry, message: dict[str, Any], when: str) -> list[d
             kind = block.get("type")
             if kind == "thinking" and block.get("thinking"):
                 out.append(_event(when, {"type": "agent_reasoning", "text": block["thinking"]}))
-                out.append(_item(when, {"type": "reasoning", "summary": [
-                    {"type": "summary_text", "text": block["thinking"]}], "content": None}))
+                if block.get("display") != "event":     # (another agent's: shown, not sent)
+                    out.append(_item(when, {"type": "reasoning", "summary": [
+                        {"type": "summary_text", "text": block["thinking"]}], "content": None}))
             elif kind == "text" and block.get("text"):
                 out.append(_event(when, {"type": "agent_message", "message": block["text"]}))
                 out.append(_item(when, {"type": "message", "role": "assistant",
                                         "content": [{"type": "output_text", "text": block["text"]}]}))
+            elif kind in ("toolCall", "tool_call") and block.get("name") in CUSTOM_TOOLS:
+                arguments = block.get("arguments")
+                out.append(_item(when, {"type": "custom_tool_call", "name": block["name"],
+                                        "input": arguments.get("input", "") if
+                                        isinstance(arguments, dict) else str(arguments),
+                                        "call_id": block.get("id", "")}))
             elif kind in ("toolCall", "tool_call"):
                 out.append(_item(when, {"type": "function_call", "name": block.get("name", ""),
                                         "arguments": _arguments_text(block.get("arguments", {})),
                                         "call_id": block.get("id", "")}))
         return out
     text = content_text(content) if role == "user" else as_text(message)
-    return [_event(when, {"type": "user_message", "message": text, "images": []}),
+    images = [block for block in content if isinstance(block, dict) and block.get("type") == "image"] \
+        if role == "user" and isinstance(content, list) else []
+    parts = _content(images, "user")
+    return [_event(when, {"type": "user_message", "message": text,
+                          "images": [part["image_url"] for part in parts]}),
             _item(when, {"type": "message", "role": "user",
-                         "content": [{"type": "input_text", "text": text}]})]
+                         "content": [{"type": "input_text", "text": text}, *parts]})]
 
 
 class _Lines:
@@ -314,6 +329,8 @@ class _Lines:
             if key not in ("id", "session_id", "forked_from_id", "timestamp", "cwd",
                            "parent_thread_id", "thread_name"):
                 payload.setdefault(key, value)
+        if self.job.provenance:
+            payload["handoff"] = self.job.provenance
         payload.setdefault("originator", "arbor")
         payload.setdefault("source", "cli")
         return {"timestamp": stamp(self.job.now), "type": "session_meta", "payload": payload}
@@ -345,15 +362,12 @@ class _Lines:
         history: list[dict[str, Any]] = [
             {"type": "message", "role": "user",
              "content": [{"type": "input_text", "text": f"{SUMMARY_PREFIX}\n{summary}"}]}]
-        kept_id = entry.data.get("firstKeptEntryId")
-        kept = self.job.store.entries.find(self.job.session.id, kept_id) if isinstance(kept_id, str) else None
-        if kept is not None and kept.depth < entry.depth:
-            for old in self.job.store.paths.entries(entry.seq, kept.depth, entry.depth):
-                lines = _rebuilt(old) if (old.type.startswith("codex:") or
-                                          isinstance(old.data.get("codex"), dict)) else \
-                    written_by_arbor(old, old.message, when) if old.message is not None else []
-                history.extend(line["payload"] for line in lines
-                               if line.get("type") == "response_item")
+        for old in self.job.kept_before(entry):
+            lines = _rebuilt(old) if (old.type.startswith("codex:") or
+                                      isinstance(old.data.get("codex"), dict)) else \
+                written_by_arbor(old, old.message, when) if old.message is not None else []
+            history.extend(line["payload"] for line in lines
+                           if line.get("type") == "response_item")
         return {"timestamp": when, "type": "compacted",
                 "payload": {"message": summary, "replacement_history": history}}
 
@@ -406,3 +420,19 @@ def adds_nothing(line: Any) -> bool:
 
 def command(session_id: str) -> list[str]:
     return [EXECUTABLE, "resume", session_id]
+
+
+def prepare(plan, job: BranchToWrite, env: Mapping[str, str], new_session) -> None:
+    """`o` / `arbor resume` (see core.agents.resume): the rollout itself where the branch ends
+    where it ends, else the branch as a rollout forked from it; `codex resume <id>`."""
+    import sys
+
+    tip, rollout_id = is_rollout_tip(job)
+    if tip:
+        plan.native_id = rollout_id
+        plan.summary = f"The branch ends where Codex's rollout {rollout_id} ends: nothing to write"
+    else:
+        new_session(plan, job, codex_home(env), sys.modules[__name__],
+                    lambda target, new_id: write(job, target, new_id, rollout_id),
+                    forked_from=rollout_id)
+    plan.argv = command(plan.native_id)

@@ -53,6 +53,8 @@ def lines(job: BranchToWrite, session_id: str, parent_file: str | None) -> Itera
                               "timestamp": stamp(job.now), "cwd": job.cwd}
     if parent_file:
         header["parentSession"] = parent_file
+    if job.provenance:
+        header["handoff"] = job.provenance
     yield header
     labels = job.labels()
     on_path: dict[str, str | None] = {}   # what the path's own label entries leave
@@ -141,3 +143,20 @@ def own_session(job: BranchToWrite) -> Path | None:
 
 def command(file: Path) -> list[str]:
     return [EXECUTABLE, "--session", str(file)]
+
+
+def prepare(plan, job: BranchToWrite, env: Mapping[str, str], new_session) -> None:
+    """`o` / `arbor resume` (see core.agents.resume): pi's own file where the branch ends
+    where it ends, else the branch as a new session file; `pi --session <file>`."""
+    import sys
+
+    from core.agents import reuse
+
+    own = own_session(job) if reuse.written_by_arbor(job) else None
+    if own is not None:
+        plan.native_id = str(job.metadata.get("sessionId") or job.session.uid)
+        plan.summary = f"The branch ends where pi's session file {own} ends: nothing to write"
+    else:
+        new_session(plan, job, session_dir(plan.cwd, env), sys.modules[__name__],
+                    lambda target, new_id: write(job, target, new_id))
+    plan.argv = command(own or plan.file)

@@ -63,7 +63,7 @@ def search_text(text: bytes | str) -> str:
 
 
 class Lexemes(bytes):
-    """A `tsvector` in PostgreSQL's binary form, as the server sent it (`postgres._adapt`
+    """A `tsvector` in PostgreSQL's binary form, as the server sent it (`postgres.adapt`
     sends it back as a `tsvector`)."""
 
     __slots__ = ()

@@ -16,11 +16,12 @@ The index from before (word prefixes, 'simple', no positions) is renamed
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
-
 from core.store.sqlite.search_index import BELOW, REINDEX_AT_ONCE, WORDS_UNTIL, texts_of  # noqa: F401
 
+TYPE_CHECKING = False   # (its statements are read by every SQLite import: no typing)
 if TYPE_CHECKING:
+    from typing import Any
+
     from core.history.search_query import SearchQuery
 
 CONFIG = "arbor_english"
@@ -115,7 +116,8 @@ def _tokens(word: str) -> list[str]:
 
 def tsquery(query: SearchQuery) -> str:
     """The tsquery text: each loose word a prefix, each phrase a `<->` chain, all ANDed."""
-    terms = [f"'{t}':*" for w in query.words for t in _tokens(w)]
+    terms = [f"'{t}'" + (":*" if query.is_prefix(w) else "") for w in query.words
+             for t in _tokens(w)]
     for phrase in query.phrases:
         tokens = [f"'{t}'" for w in phrase for t in _tokens(w)]
         if tokens:
@@ -124,15 +126,19 @@ def tsquery(query: SearchQuery) -> str:
 
 
 def ranked(conn: Any, query: SearchQuery, *, external_session_id: int | None,
-           window: int) -> list[tuple[int, float]]:
+           window: int, sessions=None, scored: bool = True) -> list[tuple[int, float]]:
     """See sqlite_search.ranked (ts_rank here)."""
     text = tsquery(query)
     if not text:   # only punctuation: SQLite matches nothing for it either
         return []
-    sql = (f"SELECT s.seq, ts_rank(s.words, q) FROM to_tsquery('{CONFIG}', %s) AS q,"
+    score = "ts_rank(s.words, q)" if scored else "0.0::real"
+    sql = (f"SELECT s.seq, {score} FROM to_tsquery('{CONFIG}', %s) AS q,"
            " entries_search s")
     args: list[Any] = [text]
-    if external_session_id is not None:
+    if sessions is not None:
+        sql += " JOIN entries e ON e.seq = s.seq AND e.external_session_id = ANY(%s::bigint[])"
+        args.append(sorted(sessions))
+    elif external_session_id is not None:
         sql += " JOIN entries e ON e.seq = s.seq AND e.external_session_id = %s"
         args.append(external_session_id)
     args.append(window)
@@ -140,14 +146,17 @@ def ranked(conn: Any, query: SearchQuery, *, external_session_id: int | None,
 
 
 def by_words(conn: Any, query: SearchQuery, *, below: int, external_session_id: int | None,
-             limit: int) -> list[int]:
+             limit: int, sessions=None) -> list[int]:
     """See sqlite_search.by_words."""
     tokens = [t for w in query.all_words for t in _tokens(w)]
     if not tokens:
         return []
     sql = f"SELECT s.seq FROM {WORDS} s"
     args: list[Any] = []
-    if external_session_id is not None:
+    if sessions is not None:
+        sql += " JOIN entries e ON e.seq = s.seq AND e.external_session_id = ANY(%s::bigint[])"
+        args.append(sorted(sessions))
+    elif external_session_id is not None:
         sql += " JOIN entries e ON e.seq = s.seq AND e.external_session_id = %s"
         args.append(external_session_id)
     sql += " WHERE s.words @@ to_tsquery('simple', %s) AND s.seq < %s ORDER BY s.seq DESC LIMIT %s"

@@ -16,15 +16,27 @@ from . import Room
 
 
 class SearchRoom(Room):
-    def messages(self, query: str, *, limit: int = 200, external_session_id: int | None = None
-                 ) -> list[SearchHit]:
+    def messages(self, query: str, *, limit: int = 200, external_session_id: int | None = None,
+                 sessions=None) -> list[SearchHit]:
         """Message text through the search index, best match first. Any text is a valid
         query: words are matched by their stems and as prefixes, "quoted phrases" as
-        written (core/store/search.py)."""
+        written (core/store/search.py). `sessions`: only in these sessions (ids)."""
         from core.store import search
 
         return search.search_messages(self._store, query, limit=limit,
-                                      external_session_id=external_session_id)
+                                      external_session_id=external_session_id, sessions=sessions)
+
+    def session_facts(self, ids=None) -> dict[int, tuple[str, str, str, bool]]:
+        """(uid, source, cwd, active) of every session by id (or of those `ids`): what a
+        search is scoped by (a project, an agent) and what a hit names its session by."""
+        if ids is None:
+            rows = self._all(self._sql.SEARCH_SESSION_FACTS)
+        else:
+            ids = sorted(ids)
+            if not ids:
+                return {}
+            rows = self._all(self._sql.search_session_facts_of(len(ids)), ids)
+        return {row[0]: (row[1], row[2], row[3], bool(row[4])) for row in rows}
 
     def labels(self, query: str, *, limit: int = 50) -> list[SearchHit]:
         """Labelled entries whose current label has every word of `query` (anywhere in it,

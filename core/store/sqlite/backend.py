@@ -378,6 +378,11 @@ class SQLiteBackend:
 
     # ---------------------------------------------------------------- reading
     @staticmethod
+    def interrupt(conn: sqlite3.Connection) -> None:
+        """(any thread) The running statement stops with "interrupted"."""
+        conn.interrupt()
+
+    @staticmethod
     def data_version(conn: sqlite3.Connection) -> int:
         """Changes whenever another connection commits to the file."""
         return conn.execute("PRAGMA data_version").fetchone()[0]

@@ -70,7 +70,7 @@ COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("depth", ""), ("response_key", ""), ("cache_creation_tokens", ""),
         ("cache_creation_1h_tokens", ""), ("cache_read_tokens", ""), ("reasoning_tokens", ""),
         ("cost_usd", ""), ("cost_logged", ""), ("price_basis", ""), ("fast", ""),
-        ("subagent", ""), ("counted", "counted")),
+        ("subagent", ""), ("counted", "counted"), ("bucketed", "")),
     "spawn_points": (("spawn_key", ""), ("external_session_id", "X"), ("seq", "E")),
     # (`state` is the reader's: offsets in the file and the log's own ids, none of ours)
     "import_sources": (
@@ -276,6 +276,16 @@ _ADD_USAGE = (
 STRETCH = 2000   # entries moved a statement (about 0.1 s of the store's work at most)
 
 
+def _copy_usage(conn: sqlite3.Connection, where: str, args: dict) -> None:
+    """Usage rows moved in, and summed into the store's buckets: those an import wrote with
+    `bucketed = 0` by one statement (migration 12), any other by the trigger as it goes in."""
+    from core.store.statements.usage import SQLite
+
+    last = conn.execute(SQLite.USAGE_LAST_SEQ).fetchone()[0]
+    _copy(conn, "usage", where, args)
+    conn.execute(SQLite.USAGE_BUCKETS_OF_BATCH, (last,))
+
+
 def merge_sessions(conn: sqlite3.Connection, first: int, last: int, *,
                    pace: Callable[[], Any] = lambda: None, stretch: int = STRETCH) -> int:
     """Copy the scratch sessions with ids `first` to `last` into the store, inside the
@@ -304,13 +314,13 @@ def merge_sessions(conn: sqlite3.Connection, first: int, last: int, *,
                          f" s.rowid IN (SELECT seq FROM {SCRATCH}.entries WHERE seq >= :low AND"
                          " seq < :high AND external_session_id BETWEEN :first AND :last)"
                          " ORDER BY s.rowid", part)
-            _copy(conn, "usage", f"{ours} AND s.entry_seq >= :low AND s.entry_seq < :high", part)
+            _copy_usage(conn, f"{ours} AND s.entry_seq >= :low AND s.entry_seq < :high", part)
             conn.execute(_ADD_USAGE.format(s=SCRATCH, which="entry_seq >= :low AND"
                                            " entry_seq < :high"), part)
             _copy(conn, "spawn_points", f"{ours} AND s.seq >= :low AND s.seq < :high", part)
             conn.execute(_ADD_COUNTS, part)
             pace()
-    _copy(conn, "usage", f"{_where('usage')} AND s.entry_seq IS NULL", args)
+    _copy_usage(conn, f"{_where('usage')} AND s.entry_seq IS NULL", args)
     conn.execute(_ADD_USAGE.format(s=SCRATCH, which="entry_seq IS NULL"), args)
     for table in ("internal_sessions", "reflog", "labels", "import_sources"):
         _copy(conn, table, _where(table), args)

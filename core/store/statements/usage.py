@@ -11,6 +11,26 @@ if TYPE_CHECKING:
 from .common import SESSION_USAGE_ON_CONFLICT
 
 
+def _sqlite_bucket_batch() -> str:
+    """The statement that sums the usage rows an import wrote with `bucketed = 0` after the
+    seq given into their buckets (core/store/sqlite/migrations.py, migrations 9 and 12)."""
+    key = "counted, hour, external_session_id, model"
+    sums = ("responses", "input_tokens", "output_tokens", "cache_creation_tokens",
+            "cache_read_tokens", "reasoning_tokens", "cost_usd", "unpriced", "subagent_cost_usd",
+            "subagent_tokens")
+    tokens = "u.input_tokens + u.output_tokens + u.cache_creation_tokens + u.cache_read_tokens"
+    return (f"INSERT INTO usage_buckets({key}, {', '.join(sums)})"
+            " SELECT u.counted, substr(u.timestamp, 1, 13), u.external_session_id, u.model,"
+            " COUNT(*), SUM(u.input_tokens), SUM(u.output_tokens), SUM(u.cache_creation_tokens),"
+            " SUM(u.cache_read_tokens), SUM(u.reasoning_tokens), SUM(COALESCE(u.cost_usd, 0)),"
+            " SUM(u.cost_usd IS NULL),"
+            " SUM(CASE WHEN u.subagent = 1 THEN COALESCE(u.cost_usd, 0) ELSE 0 END),"
+            f" SUM(CASE WHEN u.subagent = 1 THEN {tokens} ELSE 0 END)"
+            " FROM usage u WHERE u.seq > ? AND u.bucketed = 0 GROUP BY 1, 2, 3, 4"
+            f" ON CONFLICT({key}) DO UPDATE SET "
+            + ", ".join(f"{c} = {c} + excluded.{c}" for c in sums))
+
+
 
 class SQLite:
     USAGE_INSERT = (
@@ -26,6 +46,16 @@ class SQLite:
         " response_key, cache_creation_tokens, cache_creation_1h_tokens, cache_read_tokens,"
         " reasoning_tokens, cost_usd, cost_logged, price_basis, fast, subagent, counted)"
         " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+    # an import's rows: summed into their buckets a batch at a time (migration 12), after
+    # the usage row with the seq USAGE_LAST_SEQ gave before the batch
+    USAGE_INSERT_RESPONSE_BATCH = (
+        "INSERT INTO usage(external_session_id, provider, protocol, model, input_tokens,"
+        " output_tokens, total_tokens, duration_ms, timestamp, entry_seq, chain, depth,"
+        " response_key, cache_creation_tokens, cache_creation_1h_tokens, cache_read_tokens,"
+        " reasoning_tokens, cost_usd, cost_logged, price_basis, fast, subagent, counted, bucketed)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0)")
+    USAGE_LAST_SEQ = "SELECT COALESCE(MAX(seq), 0) FROM usage"
+    USAGE_BUCKETS_OF_BATCH = _sqlite_bucket_batch()
     USAGE_UPDATE_COPY = (
         "UPDATE usage SET input_tokens = ?, output_tokens = ?, cache_creation_tokens = ?,"
         " cache_creation_1h_tokens = ?, cache_read_tokens = ?, reasoning_tokens = ?,"
@@ -195,6 +225,10 @@ class Postgres:
         " response_key, cache_creation_tokens, cache_creation_1h_tokens, cache_read_tokens,"
         " reasoning_tokens, cost_usd, cost_logged, price_basis, fast, subagent, counted)"
         " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)")
+    # (PostgreSQL's trigger sums each row: the batch statement is SQLite's)
+    USAGE_INSERT_RESPONSE_BATCH = None
+    USAGE_LAST_SEQ = None
+    USAGE_BUCKETS_OF_BATCH = None
     USAGE_UPDATE_COPY = (
         "UPDATE usage SET input_tokens = %s, output_tokens = %s, cache_creation_tokens = %s,"
         " cache_creation_1h_tokens = %s, cache_read_tokens = %s, reasoning_tokens = %s,"

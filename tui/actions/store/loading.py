@@ -15,10 +15,11 @@ from functools import partial
 from rich.text import Text
 from textual import work
 
+from core.handoff.deleted_logs import logs_gone
 from core.seed.models import InternalSession
 from core.store import SessionSummary
 
-from ...components.branches_pane import flatten, own_usage, visible_branches
+from ...components.branches_pane import flatten, mark_continued, own_usage, visible_branches
 from ...components.empty_state import EmptyState, empty_text
 from ...render.formatting import FAINT
 from . import search_indexing
@@ -67,21 +68,25 @@ class StoreLoading:
                 self.call_from_thread(setattr, self, "_data_version", version)
             rows = store.sessions.list(include_archived=self.show_archived)
             figures = store.usage.by_session()   # (handed to the pane on the app's thread)
+            gone = logs_gone(store)              # sessions whose agent deleted the log
             hidden = 0
             if not rows and not self.show_archived:
                 hidden = store.sessions.count(archived=True)
         except store.errors as error:
             self.call_from_thread(self._error, error, quiet=True)
             return
-        self.call_from_thread(self._sessions_loaded, rows, hidden, keep_id, live, figures=figures)
+        self.call_from_thread(self._sessions_loaded, rows, hidden, keep_id, live, figures=figures,
+                              gone=gone)
 
     def _sessions_loaded(self, rows: list[SessionSummary], hidden: int, keep_id: int | None,
                          live: bool, partial: bool = False, show: bool = True,
-                         figures=None) -> None:
+                         figures=None, gone: set[str] | None = None) -> None:
         """Rows read: list them; with `show`, also show the highlighted session (the first
         page leaves that to `_after_first_frame`)."""
         if figures is not None:
             self.sessions_pane.figures = figures
+        if gone is not None:
+            self.sessions_pane.log_gone = gone
         self.sessions = rows
         self._partial = partial
         self._hidden_archived = hidden
@@ -150,6 +155,7 @@ class StoreLoading:
         self.session_id = session_id
         shown = visible_branches(branches, show_hidden=self.show_archived)
         rows = flatten(shown, labels, [c for c in checkpoints if not c.is_hidden])
+        mark_continued(self.store, session_id, rows)
         pane = self.branches_pane
         pane.usage_of = partial(own_usage, self.store)
         pane.set_branches(rows, keep_branch, notify=False)

@@ -1,0 +1,369 @@
+"""Tool calls across agents: the tools the agents share, each agent's own name and
+arguments for them, and the conversion of a call from one agent's spelling to another's.
+
+A call is read into a *kind* (shell, read, write, edit, plan) with arguments in one neutral
+shape, then written in the target's own name and arguments. A call of a tool the target has
+no equivalent for stays a generic call, under its own name with its own arguments (all three
+agents' formats hold a call of any tool). `docs/handoff.md` has the same table in words.
+
+| kind  | Claude Code                         | Codex                                   | pi                          |
+|-------|-------------------------------------|-----------------------------------------|-----------------------------|
+| shell | Bash {command, timeout ms}          | exec_command {cmd, workdir}; read from  | bash {command, timeout s}   |
+|       |                                     | shell {command: argv}, shell_command,   |                             |
+|       |                                     | local_shell_call                        |                             |
+| read  | Read {file_path, offset, limit}     | (none: kept generic)                    | read {path, offset, limit}  |
+| write | Write {file_path, content}          | apply_patch "*** Add File"              | write {path, content}       |
+| edit  | Edit {file_path, old_string,        | apply_patch "*** Update File" hunks     | edit {path, edits:          |
+|       | new_string, replace_all}            |                                         | [{oldText, newText}]}       |
+| plan  | TodoWrite {todos: [{content,        | update_plan {plan: [{step, status}],    | (none: kept generic)        |
+|       | status, activeForm}]}               | explanation}                            |                             |
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from core.agents.codex import writer as codex_writer
+
+SHELL, READ, WRITE, EDIT, PLAN = "shell", "read", "write", "edit", "plan"
+KINDS = (SHELL, READ, WRITE, EDIT, PLAN)
+AGENTS = ("claude_code", "codex", "pi")
+
+# The target's own tool for each kind (None: it has none, the call stays generic).
+TOOL_NAMES: dict[str, dict[str, str | None]] = {
+    SHELL: {"claude_code": "Bash", "codex": "exec_command", "pi": "bash"},
+    READ: {"claude_code": "Read", "codex": None, "pi": "read"},
+    WRITE: {"claude_code": "Write", "codex": "apply_patch", "pi": "write"},
+    EDIT: {"claude_code": "Edit", "codex": "apply_patch", "pi": "edit"},
+    PLAN: {"claude_code": "TodoWrite", "codex": "update_plan", "pi": None},
+}
+# Codex's apply_patch is a free-form tool: its call is a `custom_tool_call` with the patch
+# as `input` (how Codex itself records it), not a function call with JSON arguments.
+CUSTOM_TOOLS = {"codex": codex_writer.CUSTOM_TOOLS}
+
+
+@dataclass
+class Call:
+    """A tool call in neutral form: its kind and arguments (see the module doc)."""
+
+    kind: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------- small helpers
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _number(value: Any) -> float | None:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _argv_command(argv: Any) -> str | None:
+    """A command given as argv (Codex's older `shell`): the script of `bash -lc SCRIPT`, else
+    the words joined as a shell would read them."""
+    if isinstance(argv, str):
+        return argv
+    if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+        return None
+    if len(argv) == 3 and argv[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") and \
+            argv[1] in ("-lc", "-c"):
+        return argv[2]
+    return shlex.join(argv)
+
+
+def _drop_none(args: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in args.items() if v is not None}
+
+
+# ------------------------------------------------------------- Codex's patches
+BEGIN, END = "*** Begin Patch", "*** End Patch"
+
+
+def parse_patch(text: str) -> list[Call] | None:
+    """Codex's apply_patch text as write and edit calls, one per file; None when it holds
+    anything else (a deleted or moved file, a form not understood)."""
+    lines = text.strip("\n").split("\n")
+    if len(lines) < 2 or lines[0].strip() != BEGIN or lines[-1].strip() != END:
+        return None
+    calls: list[Call] = []
+    index = 1
+    while index < len(lines) - 1:
+        line = lines[index]
+        if line.startswith("*** Add File: "):
+            path = line[len("*** Add File: "):].strip()
+            body = []
+            index += 1
+            while index < len(lines) - 1 and not lines[index].startswith("*** "):
+                if not lines[index].startswith("+"):
+                    return None
+                body.append(lines[index][1:])
+                index += 1
+            calls.append(Call(WRITE, {"path": path, "content": "\n".join(body) + ("\n" if body else "")}))
+        elif line.startswith("*** Update File: "):
+            path = line[len("*** Update File: "):].strip()
+            index += 1
+            edits: list[dict[str, Any]] = []
+            old: list[str] = []
+            new: list[str] = []
+
+            def close() -> None:
+                if old or new:
+                    edits.append({"old": "\n".join(old), "new": "\n".join(new)})
+                old.clear()
+                new.clear()
+
+            while index < len(lines) - 1 and not lines[index].startswith("*** "):
+                hunk = lines[index]
+                if hunk.startswith("@@"):
+                    close()
+                elif hunk.startswith("-"):
+                    old.append(hunk[1:])
+                elif hunk.startswith("+"):
+                    new.append(hunk[1:])
+                elif hunk.startswith(" ") or hunk == "":
+                    old.append(hunk[1:])
+                    new.append(hunk[1:])
+                else:
+                    return None
+                index += 1
+            if index < len(lines) - 1 and lines[index].startswith("*** Move to:"):
+                return None
+            close()
+            if not edits:
+                return None
+            calls.append(Call(EDIT, {"path": path, "edits": edits}))
+        else:
+            return None
+    return calls or None
+
+
+def _patch_lines(call: Call) -> list[str]:
+    path = call.args.get("path", "")
+    if call.kind == WRITE:
+        content = str(call.args.get("content", ""))
+        body = content[:-1] if content.endswith("\n") else content
+        return [f"*** Add File: {path}", *("+" + line for line in body.split("\n"))]
+    out = [f"*** Update File: {path}"]
+    for edit in call.args.get("edits") or []:
+        out.append("@@")
+        out.extend("-" + line for line in str(edit.get("old", "")).split("\n"))
+        out.extend("+" + line for line in str(edit.get("new", "")).split("\n"))
+    return out
+
+
+def make_patch(calls: list[Call]) -> str:
+    """Write and edit calls as one apply_patch text, as Codex's model writes one."""
+    lines = [BEGIN]
+    for call in calls:
+        lines.extend(_patch_lines(call))
+    lines.append(END)
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------- reading calls
+def _claude_edits(args: dict[str, Any]) -> list[dict[str, Any]] | None:
+    if isinstance(args.get("edits"), list):          # MultiEdit
+        edits = [{"old": e.get("old_string"), "new": e.get("new_string"),
+                  "all": bool(e.get("replace_all"))} for e in args["edits"] if isinstance(e, dict)]
+    else:
+        edits = [{"old": args.get("old_string"), "new": args.get("new_string"),
+                  "all": bool(args.get("replace_all"))}]
+    if not edits or not all(isinstance(e["old"], str) and isinstance(e["new"], str) for e in edits):
+        return None
+    return edits
+
+
+def _read_claude(name: str, args: dict[str, Any]) -> Call | None:
+    if name == "Bash" and _text(args.get("command")) is not None:
+        return Call(SHELL, _drop_none({"command": args["command"],
+                                       "timeout_ms": _number(args.get("timeout")),
+                                       "description": _text(args.get("description"))}))
+    path = _text(args.get("file_path"))
+    if path is None:
+        if name == "TodoWrite" and isinstance(args.get("todos"), list):
+            return Call(PLAN, {"items": [{"text": str(t.get("content", "")),
+                                          "status": str(t.get("status", "pending"))}
+                                         for t in args["todos"] if isinstance(t, dict)]})
+        return None
+    if name == "Read":
+        return Call(READ, _drop_none({"path": path, "offset": _number(args.get("offset")),
+                                      "limit": _number(args.get("limit"))}))
+    if name == "Write" and _text(args.get("content")) is not None:
+        return Call(WRITE, {"path": path, "content": args["content"]})
+    if name in ("Edit", "MultiEdit"):
+        edits = _claude_edits(args)
+        return Call(EDIT, {"path": path, "edits": edits}) if edits else None
+    return None
+
+
+def _read_codex(name: str, args: dict[str, Any]) -> Call | list[Call] | None:
+    if name in ("exec_command", "shell_command", "shell", "local_shell", "container.exec"):
+        command = _text(args.get("cmd")) if name == "exec_command" else \
+            _argv_command(args.get("command"))
+        if command is None and isinstance(args.get("exec"), dict):     # local_shell_call
+            command = _argv_command(args["exec"].get("command"))
+            args = {**args, **args["exec"]}
+        if command is None:
+            return None
+        timeout = _number(args.get("timeout_ms"))
+        return Call(SHELL, _drop_none({"command": command, "timeout_ms": timeout,
+                                       "workdir": _text(args.get("workdir")
+                                                        or args.get("working_directory"))}))
+    if name == "apply_patch":
+        patch = _text(args.get("input")) or _text(args.get("patch"))
+        calls = parse_patch(patch) if patch is not None else None
+        return calls if calls else None
+    if name == "update_plan" and isinstance(args.get("plan"), list):
+        return Call(PLAN, _drop_none({
+            "items": [{"text": str(p.get("step", "")), "status": str(p.get("status", "pending"))}
+                      for p in args["plan"] if isinstance(p, dict)],
+            "explanation": _text(args.get("explanation"))}))
+    return None
+
+
+def _read_pi(name: str, args: dict[str, Any]) -> Call | None:
+    if name == "bash" and _text(args.get("command")) is not None:
+        timeout = _number(args.get("timeout"))
+        return Call(SHELL, _drop_none({"command": args["command"],
+                                       "timeout_ms": timeout * 1000 if timeout else None}))
+    path = _text(args.get("path"))
+    if path is None:
+        return None
+    if name == "read":
+        return Call(READ, _drop_none({"path": path, "offset": _number(args.get("offset")),
+                                      "limit": _number(args.get("limit"))}))
+    if name == "write" and _text(args.get("content")) is not None:
+        return Call(WRITE, {"path": path, "content": args["content"]})
+    if name == "edit":
+        raw = args.get("edits") if isinstance(args.get("edits"), list) else [args]
+        edits = [{"old": e.get("oldText"), "new": e.get("newText")} for e in raw
+                 if isinstance(e, dict)]
+        if edits and all(isinstance(e["old"], str) and isinstance(e["new"], str) for e in edits):
+            return Call(EDIT, {"path": path, "edits": edits})
+    return None
+
+
+READERS: dict[str, Callable[[str, dict[str, Any]], Any]] = {
+    "claude_code": _read_claude, "codex": _read_codex, "pi": _read_pi}
+
+
+def read_call(agent: str, name: str, args: Any) -> list[Call] | None:
+    """A call of `agent`'s tool `name` in neutral form (several for a Codex patch that
+    touches several files), or None when it has no shared kind."""
+    reader = READERS.get(agent)
+    if reader is None or not isinstance(args, dict):
+        return None
+    found = reader(name, args)
+    if found is None:
+        return None
+    return found if isinstance(found, list) else [found]
+
+
+# ---------------------------------------------------------------- writing calls
+def _write_claude(call: Call, cwd: str) -> tuple[str, dict[str, Any]] | None:
+    a = call.args
+    if call.kind == SHELL:
+        command = a["command"]
+        if a.get("workdir") and a["workdir"] != cwd:
+            command = f"cd {shlex.quote(a['workdir'])} && {command}"
+        return "Bash", _drop_none({"command": command, "description": a.get("description"),
+                                   "timeout": a.get("timeout_ms")})
+    if call.kind == READ:
+        return "Read", _drop_none({"file_path": a["path"], "offset": a.get("offset"),
+                                   "limit": a.get("limit")})
+    if call.kind == WRITE:
+        return "Write", {"file_path": a["path"], "content": a["content"]}
+    if call.kind == EDIT:
+        edits = a["edits"]
+        if len(edits) != 1:
+            return None
+        edit = edits[0]
+        out = {"file_path": a["path"], "old_string": edit["old"], "new_string": edit["new"]}
+        if edit.get("all"):
+            out["replace_all"] = True
+        return "Edit", out
+    if call.kind == PLAN:
+        return "TodoWrite", {"todos": [{"content": i["text"], "status": i["status"],
+                                        "activeForm": i["text"]} for i in a["items"]]}
+    return None
+
+
+def _write_codex(call: Call, cwd: str) -> tuple[str, dict[str, Any]] | None:
+    a = call.args
+    if call.kind == SHELL:
+        return "exec_command", _drop_none({"cmd": a["command"], "workdir": a.get("workdir")})
+    if call.kind in (WRITE, EDIT):
+        if any(e.get("all") for e in a.get("edits") or []):
+            return None      # a patch replaces one place; "replace all" has no patch form
+        return "apply_patch", {"input": make_patch([call])}
+    if call.kind == PLAN:
+        return "update_plan", _drop_none({"explanation": a.get("explanation"),
+                                          "plan": [{"step": i["text"], "status": i["status"]}
+                                                   for i in a["items"]]})
+    return None
+
+
+def _write_pi(call: Call, cwd: str) -> tuple[str, dict[str, Any]] | None:
+    a = call.args
+    if call.kind == SHELL:
+        command = a["command"]
+        if a.get("workdir") and a["workdir"] != cwd:
+            command = f"cd {shlex.quote(a['workdir'])} && {command}"
+        timeout = a.get("timeout_ms")
+        return "bash", _drop_none({"command": command,
+                                   "timeout": timeout / 1000 if timeout else None})
+    if call.kind == READ:
+        return "read", _drop_none({"path": a["path"], "offset": a.get("offset"),
+                                   "limit": a.get("limit")})
+    if call.kind == WRITE:
+        return "write", {"path": a["path"], "content": a["content"]}
+    if call.kind == EDIT:
+        if any(e.get("all") for e in a["edits"]):
+            return None      # pi's edit replaces one unique place
+        return "edit", {"path": a["path"], "edits": [{"oldText": e["old"], "newText": e["new"]}
+                                                     for e in a["edits"]]}
+    return None
+
+
+WRITERS: dict[str, Callable[[Call, str], tuple[str, dict[str, Any]] | None]] = {
+    "claude_code": _write_claude, "codex": _write_codex, "pi": _write_pi}
+
+
+@dataclass
+class Mapped:
+    """A call as the target writes it: its name and arguments, and whether it is the
+    target's own tool (`kind`) or kept generic (kind None)."""
+
+    name: str
+    args: dict[str, Any]
+    kind: str | None = None
+
+
+def map_call(source: str, target: str, name: str, args: Any, cwd: str = "") -> Mapped:
+    """A call of `source`'s tool as `target` writes it: its own tool where there is an
+    equivalent, else the same call, generic."""
+    if source == target:
+        return Mapped(name, args if isinstance(args, dict) else {"input": args})
+    calls = read_call(source, name, args)
+    writer = WRITERS.get(target)
+    if calls and writer is not None:
+        if len(calls) > 1 and target == "codex" and all(c.kind in (WRITE, EDIT) for c in calls):
+            return Mapped("apply_patch", {"input": make_patch(calls)}, calls[0].kind)
+        if len(calls) == 1:
+            written = writer(calls[0], cwd)
+            if written is not None:
+                return Mapped(written[0], written[1], calls[0].kind)
+    return Mapped(name, args if isinstance(args, dict) else {"input": args})
+
+
+def is_custom(target: str, name: str) -> bool:
+    """Whether the target records a call of this tool as a free-form (custom) call."""
+    return name in CUSTOM_TOOLS.get(target, ())
+
+
+def arguments_text(args: dict[str, Any]) -> str:
+    return json.dumps(args, ensure_ascii=False, separators=(",", ":"))

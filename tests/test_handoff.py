@@ -1,0 +1,370 @@
+"""Handing a branch to another agent (issue 31), without the agents: the tool table, what
+crosses, provenance and undo, reuse, size, redaction, sessions whose log was deleted, and
+the command line. The agents' own readers and headless resumes are in
+test_handoff_readers.py and test_handoff_lab.py (opt-in)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_logs import NOW, ClaudeLog, claude_session, fixed_ids, text, tool_use
+from handoff_cases import import_source
+from core import open_store
+from core.actions.undo import undo_last
+from core.handoff import BranchTooLarge, continued_in, prepare_handoff
+from core.handoff import tools
+from core.importing import import_paths
+
+
+@pytest.fixture
+def world(tmp_path):
+    env = {"HOME": str(tmp_path / "home"), "CLAUDE_CONFIG_DIR": str(tmp_path / "claude"),
+           "CODEX_HOME": str(tmp_path / "codex"), "PI_CODING_AGENT_DIR": str(tmp_path / "pi")}
+    (tmp_path / "codex").mkdir()
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    store = open_store(tmp_path / "arbor.db")
+    yield store, env, str(cwd), tmp_path
+    store.close()
+
+
+def lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+# ---------------------------------------------------------------- the tool table
+@pytest.mark.parametrize("source,name,args,target,want_name,want_args", [
+    ("claude_code", "Bash", {"command": "ls", "description": "list", "timeout": 5000},
+     "pi", "bash", {"command": "ls", "timeout": 5.0}),
+    ("claude_code", "Bash", {"command": "ls"}, "codex", "exec_command", {"cmd": "ls"}),
+    ("codex", "exec_command", {"cmd": "make", "workdir": "/srv"}, "claude_code", "Bash",
+     {"command": "cd /srv && make"}),
+    ("codex", "shell", {"command": ["bash", "-lc", "rg x"]}, "pi", "bash", {"command": "rg x"}),
+    ("codex", "shell", {"command": ["rg", "-n", "a b"]}, "pi", "bash", {"command": "rg -n 'a b'"}),
+    ("pi", "read", {"path": "a.py", "offset": 3}, "claude_code", "Read",
+     {"file_path": "a.py", "offset": 3}),
+    ("claude_code", "Read", {"file_path": "a.py"}, "codex", "Read", {"file_path": "a.py"}),
+    ("pi", "write", {"path": "n.txt", "content": "a\nb\n"}, "codex", "apply_patch",
+     {"input": "*** Begin Patch\n*** Add File: n.txt\n+a\n+b\n*** End Patch\n"}),
+    ("claude_code", "Edit", {"file_path": "a.py", "old_string": "x = 1", "new_string": "x = 2"},
+     "codex", "apply_patch",
+     {"input": "*** Begin Patch\n*** Update File: a.py\n@@\n-x = 1\n+x = 2\n*** End Patch\n"}),
+    ("claude_code", "Edit", {"file_path": "a.py", "old_string": "x", "new_string": "y"},
+     "pi", "edit", {"path": "a.py", "edits": [{"oldText": "x", "newText": "y"}]}),
+    ("pi", "edit", {"path": "a.py", "edits": [{"oldText": "x", "newText": "y"}]},
+     "claude_code", "Edit", {"file_path": "a.py", "old_string": "x", "new_string": "y"}),
+    ("codex", "apply_patch", {"input": "*** Begin Patch\n*** Update File: a.py\n@@\n-x\n+y\n*** End Patch"},
+     "claude_code", "Edit", {"file_path": "a.py", "old_string": "x", "new_string": "y"}),
+    ("codex", "apply_patch", {"input": "*** Begin Patch\n*** Add File: b.txt\n+hi\n*** End Patch"},
+     "pi", "write", {"path": "b.txt", "content": "hi\n"}),
+    ("claude_code", "TodoWrite", {"todos": [{"content": "Test", "status": "pending",
+                                             "activeForm": "Testing"}]},
+     "codex", "update_plan", {"plan": [{"step": "Test", "status": "pending"}]}),
+    ("codex", "update_plan", {"plan": [{"step": "Test", "status": "completed"}]},
+     "claude_code", "TodoWrite", {"todos": [{"content": "Test", "status": "completed",
+                                             "activeForm": "Test"}]}),
+    # no equivalent: kept generic, under its own name with its own arguments
+    ("claude_code", "TodoWrite", {"todos": []}, "pi", "TodoWrite", {"todos": []}),
+    ("codex", "apply_patch", {"input": "*** Begin Patch\n*** Delete File: a\n*** End Patch"},
+     "claude_code", "apply_patch", {"input": "*** Begin Patch\n*** Delete File: a\n*** End Patch"}),
+    ("claude_code", "Grep", {"pattern": "x"}, "codex", "Grep", {"pattern": "x"}),
+    ("claude_code", "Edit", {"file_path": "a", "old_string": "x", "new_string": "y",
+                             "replace_all": True}, "pi", "Edit",
+     {"file_path": "a", "old_string": "x", "new_string": "y", "replace_all": True}),
+])
+def test_a_call_is_written_as_the_targets_own_tool_where_it_has_one(source, name, args, target,
+                                                                      want_name, want_args):
+    mapped = tools.map_call(source, target, name, args, cwd="/home/me/project")
+    assert (mapped.name, mapped.args) == (want_name, want_args)
+
+
+def test_a_patch_touching_two_files_stays_one_patch_for_codex_and_generic_elsewhere():
+    patch = ("*** Begin Patch\n*** Add File: a.txt\n+a\n*** Update File: b.py\n@@\n ctx\n-old\n"
+             "+new\n*** End Patch")
+    calls = tools.parse_patch(patch)
+    assert [(c.kind, c.args["path"]) for c in calls] == [("write", "a.txt"), ("edit", "b.py")]
+    assert calls[1].args["edits"] == [{"old": "ctx\nold", "new": "ctx\nnew"}]
+    assert tools.map_call("codex", "claude_code", "apply_patch", {"input": patch}).name == "apply_patch"
+
+
+def test_every_kind_has_a_row_in_the_docs():
+    doc = (Path(__file__).parent.parent / "docs" / "handoff.md").read_text()
+    for kind, names in tools.TOOL_NAMES.items():
+        assert f"| {kind} |" in doc
+        for name in names.values():
+            if name:
+                assert name in doc
+
+
+# ---------------------------------------------------------------- what crosses
+def test_claude_code_to_codex_leaves_out_signed_thinking_and_keeps_calls_paired(world):
+    store, env, cwd, root = world
+    session, _ = import_source(store, "claude_code", root, cwd)
+    plan = prepare_handoff(store, session, target="codex", env=env, now=NOW, ids=fixed_ids(700))
+    rollout = lines(plan.file)
+    items = [l["payload"] for l in rollout if l["type"] == "response_item"]
+    calls = [(i["name"], i["call_id"]) for i in items if i["type"] == "function_call"]
+    outputs = [i["call_id"] for i in items if i["type"] == "function_call_output"]
+    assert calls == [("Read", "toolu_01"), ("Read", "toolu_02"), ("exec_command", "toolu_04")]
+    assert outputs == ["toolu_01", "toolu_02"]       # the last call had no result on the branch
+    # another agent's reasoning: shown in Codex (an event), never sent as its reasoning item
+    assert not [i for i in items if i["type"] == "reasoning"]
+    assert not any("signature" in json.dumps(l) or "EqQBCkYIBx" in json.dumps(l) for l in rollout)
+    events = [l["payload"] for l in rollout if l["type"] == "event_msg"]
+    assert {"type": "agent_reasoning", "text": "Read the test first."} in events
+    # Codex's own provenance field, and arbor's
+    meta = rollout[0]["payload"]
+    assert meta["forked_from_id"] == session.uid and meta["handoff"]["agent"] == "claude_code"
+    assert plan.crossing.counts["calls_mapped"] == 1 and plan.crossing.counts["calls"] == 3
+
+
+def test_codex_context_and_bookkeeping_do_not_cross(world):
+    store, env, cwd, root = world
+    session, path = import_source(store, "codex", root, cwd)
+    # Codex's environment context, sent as a user message, and a developer message
+    with path.open("a") as out:
+        for role, body in (("user", "<environment_context><cwd>/x</cwd></environment_context>"),
+                           ("developer", "<permissions>never</permissions>")):
+            out.write(json.dumps({"timestamp": "2026-03-01T09:10:00.000Z", "type": "response_item",
+                                  "payload": {"type": "message", "role": role, "content": [
+                                      {"type": "input_text", "text": body}]}}) + "\n")
+    import_paths(store, [path])
+    session = store.sessions.get(session.id)
+    plan = prepare_handoff(store, session, target="pi", env=env, now=NOW, ids=fixed_ids(710))
+    written = lines(plan.file)
+    said = json.dumps(written)
+    assert "environment_context" not in said and "<permissions>" not in said
+    assert not [l for l in written if l["type"] in ("model_change", "codex:turn_context")]
+    assert plan.crossing.counts["context_left_out"] == 2
+
+
+def test_a_claude_message_with_two_results_and_text_is_split_for_pi(world):
+    store, env, cwd, root = world
+    log = ClaudeLog("c0ffee00-0000-4000-8000-0000000000e1", cwd)
+    log.user("go")
+    log.assistant(tool_use("toolu_a", "Bash", command="ls"), tool_use("toolu_b", "Bash", command="pwd"),
+                  msg_id="msg_01XXXXXXXXXXXXXXXXXXXXXXXX", stop="tool_use")
+    log.user([{"type": "tool_result", "tool_use_id": "toolu_a", "content": "a.txt"},
+              {"type": "tool_result", "tool_use_id": "toolu_b", "content": "/w"},
+              {"type": "text", "text": "and also this"}])
+    import_paths(store, [log.write(root / "src")])
+    session = store.sessions.by_uid(log.session_id)
+    plan = prepare_handoff(store, session, target="pi", env=env, now=NOW, ids=fixed_ids(720))
+    messages = [l["message"] for l in lines(plan.file) if l["type"] == "message"]
+    assert [(m["role"], m.get("toolCallId")) for m in messages] == [
+        ("user", None), ("assistant", None), ("toolResult", "toolu_a"), ("toolResult", "toolu_b"),
+        ("user", None)]
+    assert messages[-1]["content"] == "and also this"
+    ids = [l["id"] for l in lines(plan.file)[1:] if l["type"] == "message"]
+    assert len(set(ids)) == len(ids)
+
+
+# ------------------------------------------------------------ provenance, undo
+def _store_facts(store, session_id: int):
+    return (store.sessions.totals(session_id),
+            [(b.id, b.head_seq, b.is_current, b.name) for b in store.branches.of_session(session_id)],
+            store.annotations.entry_labels(session_id), store.sessions.metadata(session_id),
+            [e.id for e in store.paths.entries(store.branches.current(session_id).head_seq)])
+
+
+def test_only_the_new_session_and_its_links_change_and_u_undoes_it(world):
+    store, env, cwd, root = world
+    session, _ = import_source(store, "claude_code", root, cwd)
+    before = _store_facts(store, session.id)
+    sessions_before = {s.id for s in store.sessions.list()}
+    branch = store.branches.current(session.id)
+    plan = prepare_handoff(store, session, target="codex", env=env, now=NOW, ids=fixed_ids(730))
+    assert _store_facts(store, session.id) == before           # the original is untouched
+    new = store.sessions.get(plan.imported_id)
+    assert {s.id for s in store.sessions.list()} == sessions_before | {new.id}
+    assert new.source == "codex" and new.kind == "fork" and new.parent_session == session.uid
+    children = store.sessions.children(session.id)
+    assert [(c.id, c.spawn_seq) for c in children] == [(new.id, branch.head_seq)]
+    origin = new.metadata["handoff"]
+    assert (origin["agent"], origin["session"], origin["branchId"], origin["target"]) == \
+        ("claude_code", session.uid, branch.id, "codex")
+    shown = continued_in(store, session.id)
+    assert [(c.branch_id, c.agent) for c in shown[branch.id]] == [(branch.id, "Codex")]
+    # `u`: the hand-off's arbor side is undone (the copy archived), the original as it was
+    result = undo_last(store)
+    assert result.done and result.operation.kind == "handoff"
+    assert not store.sessions.get(new.id).is_active
+    assert continued_in(store, session.id) == {}
+    assert _store_facts(store, session.id) == before
+    assert plan.file.is_file()                 # the agent's file is the agent's
+
+
+def test_the_same_unchanged_branch_handed_off_again_reuses_the_session(world):
+    store, env, cwd, root = world
+    session, _ = import_source(store, "pi", root, cwd)
+    first = prepare_handoff(store, session, target="claude_code", env=env, now=NOW, ids=fixed_ids(740))
+    again = prepare_handoff(store, session, target="claude_code", env=env, now=NOW, ids=fixed_ids(760))
+    assert again.reused and again.file == first.file and again.native_id == first.native_id
+    assert len(store.sessions.children(session.id)) == 1
+    # undone, then handed off again: shown again, and `u` archives it again
+    undo_last(store)
+    third = prepare_handoff(store, session, target="claude_code", env=env, now=NOW, ids=fixed_ids(780))
+    assert third.reused and store.sessions.get(first.imported_id).is_active
+    assert undo_last(store).done and not store.sessions.get(first.imported_id).is_active
+    # another agent is another session
+    other = prepare_handoff(store, session, target="codex", env=env, now=NOW, ids=fixed_ids(800))
+    assert not other.reused and other.native_id != first.native_id
+
+
+def test_a_dry_run_writes_and_changes_nothing(world):
+    store, env, cwd, root = world
+    session, _ = import_source(store, "codex", root, cwd)
+    before = _store_facts(store, session.id)
+    plan = prepare_handoff(store, session, target="pi", env=env, now=NOW, ids=fixed_ids(820),
+                           dry_run=True)
+    assert plan.summary.startswith("Would write") and not plan.file.exists()
+    assert _store_facts(store, session.id) == before and store.sessions.children(session.id) == []
+
+
+# ---------------------------------------------------------------- size
+def test_a_branch_larger_than_the_targets_context_is_offered_compacted(world):
+    store, env, cwd, root = world
+    log = ClaudeLog("c0ffee00-0000-4000-8000-0000000000f1", cwd)
+    for n in range(40):
+        log.user(f"question {n} " + "words " * 200)
+        log.assistant(text(f"answer {n} " + "more " * 200), msg_id=f"msg_01F{n:023d}")
+    import_paths(store, [log.write(root / "src")])
+    session = store.sessions.by_uid(log.session_id)
+    head_before = store.branches.current(session.id).head_seq
+    with pytest.raises(BranchTooLarge) as refused:
+        prepare_handoff(store, session, target="pi", env=env, now=NOW, ids=fixed_ids(840),
+                        context_limit=8_000)
+    assert refused.value.tokens > 8_000 and refused.value.compaction.messages_summarised > 0
+    assert store.sessions.children(session.id) == []          # nothing written or imported
+    plan = prepare_handoff(store, session, target="pi", env=env, now=NOW, ids=fixed_ids(860),
+                           context_limit=8_000, compact=True)
+    assert plan.compacted and plan.tokens <= 8_000
+    compaction = [l for l in lines(plan.file) if l["type"] == "compaction"]
+    assert len(compaction) == 1 and compaction[0]["summary"]
+    assert compaction[0]["firstKeptEntryId"] in {l.get("id") for l in lines(plan.file)}
+    # the branch in arbor is as it was: no compaction there
+    assert store.branches.current(session.id).head_seq == head_before
+    assert not [e for e in store.paths.entries(head_before) if e.type == "compaction"]
+
+
+# ---------------------------------------------------------------- redaction
+SECRET = "sk-ant-api03-" + "Q" * 40
+PASSWORD = "hunter2hunter2"
+
+
+def test_redact_masks_secrets_in_text_arguments_and_outputs_and_never_the_store(world):
+    store, env, cwd, root = world
+    log = ClaudeLog("c0ffee00-0000-4000-8000-0000000000a9", cwd)
+    log.user(f"use the key {SECRET} please")
+    log.assistant(tool_use("toolu_s", "Bash", command=f"export ANTHROPIC_API_KEY={SECRET}"),
+                  msg_id="msg_01S00000000000000000000000", stop="tool_use")
+    log.result("toolu_s", f'password = "{PASSWORD}"')
+    import_paths(store, [log.write(root / "src")])
+    session = store.sessions.by_uid(log.session_id)
+    plan = prepare_handoff(store, session, target="codex", env=env, now=NOW, ids=fixed_ids(880),
+                           redact=True)
+    written = plan.file.read_text()
+    assert SECRET not in written and PASSWORD not in written
+    assert "[REDACTED:Anthropic Key]" in written and "[REDACTED:Password]" in written
+    # the text, the command, the output, and the title Codex lists it by (its first prompt)
+    assert plan.redacted.count == 4 and "4 secrets masked" in plan.notes[-1]
+    stored = json.dumps([e.data for e in store.paths.entries(store.branches.current(session.id).head_seq)])
+    assert SECRET in stored and PASSWORD in stored
+    # and the imported copy holds what was written, masked
+    copy = store.sessions.get(plan.imported_id)
+    copied = json.dumps([e.data for e in store.paths.entries(store.branches.current(copy.id).head_seq)])
+    assert SECRET not in copied
+
+
+# ------------------------------------------------------ a log the agent deleted
+def test_a_session_whose_log_is_gone_is_handed_off_and_resumed_from_the_store(world):
+    from core.agents import prepare_resume
+
+    store, env, cwd, root = world
+    session, path = import_source(store, "claude_code", root, cwd)
+    path.unlink()
+    plan = prepare_handoff(store, session, target="pi", env=env, now=NOW, ids=fixed_ids(900))
+    assert plan.file.is_file()
+    same = prepare_resume(store, session, env=env, now=NOW, ids=fixed_ids(920))
+    assert same.file.is_file() and same.file != path
+
+
+# ---------------------------------------------------------------- the command
+def _arbor(*args: str, env: dict, db: Path) -> subprocess.CompletedProcess:
+    child = {**os.environ, **env, "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "tui", *args, "--db", str(db)], env=child,
+                          capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).parent.parent)
+
+
+def test_arbor_resume_in_another_agent_prints_the_command(world):
+    store, env, cwd, root = world
+    session, _ = import_source(store, "codex", root, cwd)
+    store.close()
+    done = _arbor("resume", session.uid[:8], "--in", "claude", "--print", env=env,
+                  db=root / "arbor.db")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"cd {cwd} && claude --resume ")
+    assert "Wrote the branch as a new Claude Code session" in done.stderr
+    assert "from Codex: 6 messages" in done.stderr
+    refused = _arbor("resume", session.uid[:8], "--in", "gemini", "--print", env=env,
+                     db=root / "arbor.db")
+    assert refused.returncode == 1 and "--in takes claude, codex or pi" in refused.stderr
+
+
+def test_arbor_resume_in_says_how_to_hand_off_a_branch_too_large(world):
+    store, env, cwd, root = world
+    session, _ = import_source(store, "claude_code", root, cwd)
+    store.close()
+    small = {**env, "ARBOR_HANDOFF_CONTEXT": "60"}
+    done = _arbor("resume", session.uid[:8], "--in", "pi", "--print", env=small, db=root / "arbor.db")
+    assert done.returncode == 1
+    assert "more than pi can load" in done.stderr and "--compact" in done.stderr
+    assert "arbor would summarise" in done.stderr
+    done = _arbor("resume", session.uid[:8], "--in", "pi", "--print", "--compact", env=small,
+                  db=root / "arbor.db")
+    assert done.returncode == 0, done.stderr
+    assert "compacted for pi's context" in done.stderr
+
+
+def test_export_and_push_redact_what_they_write_and_never_the_store(world):
+    store, env, cwd, root = world
+    log = ClaudeLog("c0ffee00-0000-4000-8000-0000000000b9", cwd)
+    log.user(f"use the key {SECRET} please")
+    log.assistant(tool_use("toolu_s", "Bash", command=f"curl -H 'Authorization: Bearer {SECRET}'"),
+                  msg_id="msg_01T00000000000000000000000", stop="tool_use")
+    log.result("toolu_s", f'password = "{PASSWORD}"')
+    import_paths(store, [log.write(root / "src")])
+    store.close()
+    db = root / "arbor.db"
+    for fmt in ("pi", "markdown", "json", "html"):
+        done = _arbor("export", log.session_id, "--format", fmt, "--redact", env=env, db=db)
+        assert done.returncode == 0, done.stderr
+        assert SECRET not in done.stdout and PASSWORD not in done.stdout, fmt
+        assert "secrets masked" in done.stderr
+    plain = _arbor("export", log.session_id, "--format", "json", env=env, db=db)
+    assert SECRET in plain.stdout                       # the store still holds them
+    team = root / "team.db"
+    done = _arbor("push", log.session_id, "--to", str(team), "--redact", env=env, db=db)
+    assert done.returncode == 0, done.stderr
+    assert "secrets masked" in done.stderr
+    pushed = open_store(team)
+    try:
+        there = pushed.sessions.by_uid(log.session_id)
+        text_there = json.dumps([e.data for e in pushed.entries.of_session(there.id)])
+        assert SECRET not in text_there and PASSWORD not in text_there
+        assert "[REDACTED:" in text_there
+    finally:
+        pushed.close()
+    again = open_store(db)
+    try:
+        mine = again.sessions.by_uid(log.session_id)
+        assert SECRET in json.dumps([e.data for e in again.entries.of_session(mine.id)])
+    finally:
+        again.close()

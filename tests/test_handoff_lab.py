@@ -1,0 +1,118 @@
+"""A branch handed to another agent resumes there (issue 31), for the six ordered pairs of
+Claude Code, Codex and pi, with the real agents against tests/fake_model_server.py:
+
+1. the source agent runs a first prompt headless ("list the files": the fake model calls
+   the source's shell tool, the agent runs it, the model answers);
+2. arbor imports that session and hands the branch to the target (`prepare_handoff`);
+3. the target resumes the written session headless with a new prompt, and the FIRST request
+   it sends holds the branch in order: the prompt, the tool call under the TARGET's own
+   shell tool with the target's arguments, its result, the answer, then the new prompt.
+
+Opt-in, as tests/test_agent_lab.py: ARBOR_AGENT_NODE_MODULES from
+tests/agent_lab/install_agents.sh; each agent runs in a temp HOME on 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "agent_lab"))
+
+from fake_model_server import FakeModelServer, Reply, ToolCall, contains  # noqa: E402
+from lab import new_lab, npm_bin  # noqa: E402
+from test_agent_lab import assert_resumed, claude_env, codex_env, dialogue, pi_env  # noqa: E402
+from handoff_cases import PAIRS  # noqa: E402
+
+BINARIES = {"claude_code": ("claude", "@anthropic-ai/claude-code"),
+            "codex": ("codex", "@openai/codex"), "pi": ("pi", "@mariozechner/pi-coding-agent")}
+# each agent's shell tool as its model calls it, and as a hand-off must write it
+SHELL = {"claude_code": ("Bash", {"command": "ls"}), "codex": ("exec_command", {"cmd": "ls"}),
+         "pi": ("bash", {"command": "ls"})}
+ENV = {"claude_code": claude_env, "codex": codex_env, "pi": pi_env}
+PROMPT, NEW_PROMPT = "list the files", "what did you find?"
+ANSWER = "There is one file: notes.txt."
+
+
+def first_run(agent: str, lab) -> Path:
+    """Run the agent's first prompt; returns the session file it wrote."""
+    binary = str(npm_bin(BINARIES[agent][0]))
+    env = ENV[agent](lab)
+    if agent == "claude_code":
+        argv = [binary, "-p", PROMPT, "--allowedTools", "Bash"]
+    elif agent == "codex":
+        argv = [binary, "exec", "--skip-git-repo-check",
+                "--dangerously-bypass-approvals-and-sandbox", PROMPT]
+    else:
+        argv = [binary, "--model", "fake/fake-model", "-p", PROMPT]
+    done = lab.run(argv, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    folder = {"claude_code": lab.home / ".claude-config" / "projects",
+              "codex": lab.home / ".codex" / "sessions",
+              "pi": lab.home / ".pi" / "agent" / "sessions"}[agent]
+    files = [p for p in folder.rglob("*.jsonl") if "subagents" not in p.parts]
+    assert len(files) == 1, files
+    return files[0]
+
+
+def resume_argv(agent: str, plan) -> list[str]:
+    binary = str(npm_bin(BINARIES[agent][0]))
+    if agent == "claude_code":
+        return [binary, "-p", NEW_PROMPT, "--resume", plan.native_id, "--allowedTools", "Bash"]
+    if agent == "codex":
+        return [binary, "exec", "--skip-git-repo-check",
+                "--dangerously-bypass-approvals-and-sandbox", "resume", plan.native_id, NEW_PROMPT]
+    return [binary, "--model", "fake/fake-model", "--session", str(plan.file), "-p", NEW_PROMPT]
+
+
+def without_agent_context(said: list[tuple]) -> list[tuple]:
+    """The dialogue less what an agent adds of its own to a turn: Codex's environment
+    context, sent as a user message before a new prompt (docs/agents/headless-resume.md)."""
+    return [entry for entry in said
+            if not (entry[0] == "user" and entry[1].lstrip().startswith("<environment_context"))]
+
+
+@pytest.mark.parametrize("source,target", PAIRS, ids=[f"{s}-to-{t}" for s, t in PAIRS])
+def test_a_handed_off_branch_resumes_in_the_target(tmp_path, source, target):
+    for agent in (source, target):
+        if npm_bin(BINARIES[agent][0]) is None:
+            pytest.skip(f"{BINARIES[agent][1]} not installed: run tests/agent_lab/install_agents.sh "
+                        "DIR and set ARBOR_AGENT_NODE_MODULES=DIR/npm/node_modules")
+    from core import open_store
+    from core.handoff import prepare_handoff
+    from core.importing import import_paths
+
+    name, args = SHELL[source]
+    rules = [(lambda r: not r.tool_names, Reply('{"title": "Listing files"}')),
+             (contains(NEW_PROMPT), Reply("Resumed.")),
+             (lambda r: any(m["role"] == "tool" and "notes.txt" in m["text"]
+                            for m in r.conversation()), Reply(ANSWER)),
+             (contains(PROMPT), Reply("Listing.", [ToolCall(name, args)]))]
+    with FakeModelServer(rules=rules) as server:
+        lab = new_lab(tmp_path / "lab", server)
+        (lab.project / "notes.txt").write_text("hello\n")
+        written = first_run(source, lab)
+        store = open_store(tmp_path / "arbor.db")
+        import_paths(store, [written])
+        session = store.sessions.get(next(s.id for s in store.sessions.list() if s.source == source))
+        plan = prepare_handoff(store, session, target=target, env=ENV[target](lab))
+        assert plan.imported_id is not None
+        asked = len(server.model_requests)
+        done = lab.run(resume_argv(target, plan), env=ENV[target](lab))
+        assert done.returncode == 0, done.stdout + done.stderr
+    assert "Resumed." in done.stdout
+    resumed = [r for r in server.model_requests[asked:] if r.tool_names]
+    first = resumed[0]
+    assert SHELL[target][0] in first.tool_names
+    target_name, target_args = SHELL[target]
+    assert_resumed(without_agent_context(dialogue(first)), prompt=PROMPT,
+                   call=(target_name, tuple(sorted(target_args.items()))),
+                   result="notes.txt", answer=ANSWER, new_prompt=NEW_PROMPT)
+    # the written session names where it came from, and arbor nests it under the original
+    new = store.sessions.get(plan.imported_id)
+    assert new.metadata["handoff"]["agent"] == source
+    assert [c.id for c in store.sessions.children(session.id)] == [new.id]
+    assert re.search(r"from .*: \d+ messages", plan.notes[0])
