@@ -32,7 +32,7 @@ from .claude_lines import is_claude_line, name_of, says
 from .formatting import (
     DIM, ERROR_STYLE, FAINT, LABEL_STYLE, MARKER_STYLE, ROLE_NAMES, ROLE_STYLES, clock_time,
     short_id)
-from ..message_source import Item
+from tui.message_source import Item
 from .safe_text import clean, safe_line, safe_text, strip_links
 from .tool_views import (
     WHOLE_HINT, ToolCall, call_body, call_line, json_text, markdown_parts, shell_run)

@@ -100,7 +100,7 @@ CREATE TABLE IF NOT EXISTS session_usage (
 
 def _v5(conn: Any, backend=None) -> None:
     conn.execute(_V5)
-    from core.store.usage_rows import rebuild_from_entries  # only needed when migrating
+    from core.store.usage.rows import rebuild_from_entries  # only needed when migrating
 
     rebuild_from_entries(conn, backend.sql, backend)
 
