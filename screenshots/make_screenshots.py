@@ -75,7 +75,7 @@ def shoot_html(folder: Path) -> None:
     import subprocess
 
     from core.export.formats import resolve_branch, resolve_session
-    from tui.html_export import export_html
+    from tui.render.html_export import export_html
 
     browser = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")
                     if shutil.which(n)), None)

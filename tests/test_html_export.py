@@ -25,7 +25,7 @@ import pytest
 from core import open_store
 from core.export.formats import resolve_branch, resolve_session
 from tests.conftest import HOSTILE_NAME
-from tui.html_export import BODY_LIMIT, export_html
+from tui.render.html_export import BODY_LIMIT, export_html
 
 REPO = Path(__file__).resolve().parent.parent
 FIXED = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)

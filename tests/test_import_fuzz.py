@@ -28,9 +28,9 @@ from core import open_store
 from core.export.formats import FORMATS as EXPORT_FORMATS, export_session
 from core.importing import import_paths
 from core.importing.base import MAX_JSON_DEPTH
-from tui.message_render import body, render_item
+from tui.render.message_render import body, render_item
 from tui.message_source import MessageSource
-from tui.safe_text import safe_text
+from tui.render.safe_text import safe_text
 
 FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"
 JSONL_FIXTURES = sorted(FIXTURES.rglob("*.jsonl"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tui.components.status_line import middle_cut, status_text
-from tui.safe_text import safe_line
+from tui.render.safe_text import safe_line
 
 LONG = "~/.local/share/arbor/stores/team/arbor.db"
 EXTRAS = ["", "following", "archived shown · following (polling)"]

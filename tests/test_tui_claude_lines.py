@@ -1,4 +1,4 @@
-"""Claude Code's bookkeeping lines get a name and one line of what they say (tui.claude_lines),
+"""Claude Code's bookkeeping lines get a name and one line of what they say (tui.render.claude_lines),
 in the messages pane, the whole-message view and the HTML export."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import pytest
 from rich.console import Console
 
 from core.model.entries import Entry
-from tui.claude_lines import describe, duration
-from tui.message_render import body, header
+from tui.render.claude_lines import describe, duration
+from tui.render.message_render import body, header
 from tui.message_source import Item
-from tui.message_text import whole_message
+from tui.render.message_text import whole_message
 
 LINE = {"parentUuid": "9fc82ada-b18a-4214-9c5f-61a65c4b5400", "isSidechain": False,
         "userType": "external", "cwd": "/home/dev/src/app", "version": "2.1.121",

@@ -225,7 +225,7 @@ async def test_the_messages_pane_follows_the_tree_cursor_on_the_shown_branch(dem
 
 
 async def test_H_hides_and_shows_the_thinking_of_every_reply(demo_db):
-    from tui.thinking import has_thinking
+    from tui.render.thinking import has_thinking
 
     app = make_app(demo_db)
     async with app.run_test(size=SIZE) as pilot:

@@ -278,7 +278,7 @@ async def test_r_m_and_o_in_the_entry_tree_take_its_highlighted_entry(demo_path,
         await settle(pilot)
         assert entry.seq in [c.entry_seq for c in app.store.annotations.checkpoints_of_session(app.session_id)]
         calls = []
-        import tui.agent_handoff as handoff
+        import tui.actions.agent_handoff as handoff
 
         original = handoff.open_in_agent
         handoff.open_in_agent = lambda app_, session, branch, at: calls.append(at)

@@ -20,9 +20,9 @@ REPO = Path(__file__).resolve().parent.parent
 # What the first screen does not need: rendering messages (markdown), following agents'
 # logs, importing, pricing, exporting, PostgreSQL, writing entries.
 NOT_BEFORE_FIRST_FRAME = (
-    "rich.markdown", "markdown_it", "tui.message_render", "tui.message_source", "tui.tool_views",
+    "rich.markdown", "markdown_it", "tui.render.message_render", "tui.message_source", "tui.render.tool_views",
     "core.importing.follow", "core.importing", "watchfiles", "core.usage.pricing", "core.export.formats",
-    "tui.html_export", "psycopg", "core.store.postgres.backend", "core.store.writer", "core.seed.session_types",
+    "tui.render.html_export", "psycopg", "core.store.postgres.backend", "core.store.writer", "core.seed.session_types",
 )
 
 CHILD = r"""

@@ -114,7 +114,7 @@ async def test_compaction_dialog_explains_a_plan_that_keeps_nothing(demo_db):
 def test_summaries_keep_their_markdown():
     from rich.console import Console
 
-    from tui.message_render import _summary
+    from tui.render.message_render import _summary
 
     console = Console(width=60, color_system=None)
     source = ("## Goal\nShip **2.4** with `uv` support.\n\n## Files touched\n- core/a.py\n"

@@ -1,4 +1,4 @@
-"""The app following running agents (tui/live_follow.py), without a terminal: what an
+"""The app following running agents (tui/actions/live_follow.py), without a terminal: what an
 agent appends shows, the view stays put, the following thread stops with the app."""
 
 from __future__ import annotations

@@ -150,7 +150,7 @@ def test_the_hand_over_lines_show_names_literally(tmp_path, capsys):
     branch and the file, the command the session's folder. Printed as they were, their
     escapes reached the terminal the agent was about to use."""
     from core.agents import ResumePlan
-    from tui.agent_handoff import run_in_terminal
+    from tui.actions.agent_handoff import run_in_terminal
 
     folder = tmp_path / "w\x1b[2J\x1b]52;c;SEFDS0VE\x07\u202e"
     folder.mkdir()

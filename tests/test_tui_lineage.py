@@ -171,7 +171,7 @@ def test_subagent_opened_snapshot(snap_compare, lineage_db):
 
 async def test_open_in_agent_is_not_started_from_inside_an_opened_subagent(lineage_db, monkeypatch):
     calls = []
-    monkeypatch.setattr("tui.agent_handoff.open_in_agent", lambda *args: calls.append(args))
+    monkeypatch.setattr("tui.actions.agent_handoff.open_in_agent", lambda *args: calls.append(args))
     app = make_app(lineage_db)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

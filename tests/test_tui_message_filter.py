@@ -13,7 +13,7 @@ import pytest
 
 from conftest import open_fixed, settle
 from core import open_store
-from tui import tree_actions
+from tui.actions import tree as tree_actions
 from tui.app import ArborApp
 from tui.components.help_screen import KEYS
 from tui.entry_tree import FILTERS

@@ -16,9 +16,9 @@ from rich.console import Console
 from core import open_store
 from core.export.formats import export_session
 from core.importing import import_paths
-from tui.message_render import render_item
+from tui.render.message_render import render_item
 from tui.message_source import MessageSource
-from tui.message_text import whole_message
+from tui.render.message_text import whole_message
 
 FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"
 NOW = datetime(2026, 12, 1, tzinfo=timezone.utc)
@@ -186,7 +186,7 @@ def test_an_extensions_message_shows_its_kind_and_text(tmp_path):
 
 
 def test_the_html_export_draws_them_the_same_way(forms, tmp_path):
-    from tui.html_export import export_html
+    from tui.render.html_export import export_html
 
     store, session, shown = forms
     out = io.StringIO()

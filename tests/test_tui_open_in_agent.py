@@ -96,7 +96,7 @@ async def test_a_second_o_while_the_first_is_under_way_is_refused(demo_db, agent
         await choose_session(pilot, LOGIN)
         import threading
 
-        from tui.agent_handoff import GROUP
+        from tui.actions.agent_handoff import GROUP
 
         release = threading.Event()
         app.run_worker(lambda: release.wait(10), thread=True, group=GROUP)   # one under way

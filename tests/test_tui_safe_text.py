@@ -11,9 +11,9 @@ from conftest import BIG_OUTPUT_BYTES, HOSTILE_MARKDOWN, HOSTILE_NAME, HOSTILE_T
 from core.demo import DEMO_NOW
 from core.model.entries import Entry
 from tui.app import ArborApp
-from tui.message_render import render_item
+from tui.render.message_render import render_item
 from tui.message_source import Item
-from tui.safe_text import DISPLAY_LIMIT, clean, safe_line, safe_markdown_source, safe_text
+from tui.render.safe_text import DISPLAY_LIMIT, clean, safe_line, safe_markdown_source, safe_text
 
 # every character a terminal could act on: C0 but \n, DEL, C1, bidi controls, surrogates
 UNSAFE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")

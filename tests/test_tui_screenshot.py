@@ -9,7 +9,7 @@ import pytest
 from conftest import open_fixed, settle
 from core.demo import DEMO_NOW
 from tui.app import ArborApp
-from tui.screenshot import write_screenshot
+from tui.actions.screenshot import write_screenshot
 
 
 @pytest.fixture
@@ -63,7 +63,7 @@ async def test_the_screenshot_goes_to_downloads_when_it_exists(demo_db, home):
 
 
 def test_a_folder_that_refuses_is_passed_over(tmp_path, home, monkeypatch):
-    import tui.screenshot as screenshot
+    import tui.actions.screenshot as screenshot
 
     gone = tmp_path / "removed after it was listed"
     monkeypatch.setattr(screenshot, "screenshot_folders", lambda: iter([gone, home]))

@@ -11,7 +11,7 @@ from core.demo import DEMO_NOW
 from core.store.postgres import search_index as postgres_search
 from core.store.sqlite import search_index as sqlite_search
 from test_search import _back_to_schema_10
-from tui import search_indexing
+from tui.actions.store import search_indexing
 from tui.app import ArborApp
 
 SIZE = (120, 40)

@@ -1,4 +1,4 @@
-"""Every untrusted string reaches a widget through tui/safe_text.py, as Text: checked in the
+"""Every untrusted string reaches a widget through tui/render/safe_text.py, as Text: checked in the
 source, so that a regression fails here before any store shows it (issue 27).
 
 The walk of tests/hostile_names.py proves what the screens do with hostile names today;

@@ -19,7 +19,7 @@ from tui.app import ArborApp
 from tui.components.whole_message import (WholeMessageScreen, WholeText, pager_command,
                                           run_pager)
 from tui.message_source import MessageSource
-from tui.message_text import as_text, whole_message
+from tui.render.message_text import as_text, whole_message
 
 SIZE = (120, 40)
 CLAUDE = "Tool calls people can read"
@@ -201,7 +201,7 @@ def test_the_pager_gets_the_whole_message_made_safe(tool_db, tmp_path, monkeypat
 
 
 def test_hostile_diffs_and_json_are_drawn_literally(tool_db):
-    from tui.message_render import render_item
+    from tui.render.message_render import render_item
 
     source = source_of(tool_db, CLAUDE)
     first, last = source.group_span(source.count - 2)
@@ -224,7 +224,7 @@ def test_hostile_diffs_and_json_are_drawn_literally(tool_db):
 
 
 def test_each_tool_is_drawn_in_its_own_shape(tool_db):
-    from tui.message_render import render_item
+    from tui.render.message_render import render_item
 
     console = Console(width=120, color_system="truecolor")
 

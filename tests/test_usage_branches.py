@@ -63,7 +63,7 @@ def test_each_branch_counts_its_own_part_from_its_fork_point(claude_store):
 
 def test_the_branches_pane_shows_each_branchs_own_cost(claude_store):
     from tui.components.branches_pane import BranchesPane, flatten, own_usage
-    from tui.formatting import usage_amount
+    from tui.render.formatting import usage_amount
 
     store = claude_store
     session, branches = _branches(store)
@@ -153,7 +153,7 @@ def test_a_response_header_shows_its_cost_or_only_what_fits():
 
     from core.model.entries import Entry
     from core.store.usage_queries import ResponseUsage
-    from tui.message_render import header
+    from tui.render.message_render import header
     from tui.message_source import Item
 
     entry = Entry(seq=1, id="abcdef123456", external_session_id=1, parent_seq=None,

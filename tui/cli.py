@@ -77,7 +77,7 @@ def _run_command(command: Command, argv: list[str]) -> int:
             return module.run(args)
     except StoreUnreachable as error:
         # (the store's server went away while the command ran: one sentence, not a trace)
-        from .safe_text import clean
+        from .render.safe_text import clean
 
         print(f"arbor {command.name}: {clean(str(error))}", file=sys.stderr)
         return EXIT_STORE

@@ -4,7 +4,7 @@
 SESSION is a session uid, a unique uid prefix, or a session name. pi writes JSONL v3
 (re-importing it gives the same tree), markdown a readable transcript of one branch (the
 current one unless --branch), json the whole session, html one self-contained page of a
-branch or (--all-branches) the whole tree (tui/html_export.py). Output goes to stdout
+branch or (--all-branches) the whole tree (tui/render/html_export.py). Output goes to stdout
 unless -o names a file (`-o -` is stdout too); output_file says how each kind of -o target
 is written (a file replaced whole, a device or FIFO written in place, a link written through).
 Exit status: 0 written, 1 no such session/branch (or the file cannot be written, or is a
@@ -70,7 +70,7 @@ def _export(store, args: argparse.Namespace, out) -> int:
             raise ArborError("--all-branches is for --format html (pi and json hold every "
                              "branch already)")
         return export_session(store, args.session, args.format, out, branch=args.branch)
-    from tui.html_export import export_html
+    from tui.render.html_export import export_html
 
     session = resolve_session(store, args.session)
     branch = None

@@ -16,7 +16,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from tui.cut_text import cut_end, cut_middle
+from tui.render.cut_text import cut_end, cut_middle
 
 GAP = 2   # cells between two columns
 FLOOR = 6  # cells: the least a cut column gets when nothing else can give way

@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         store.close()
     if args.quiet:
         for result in report.failed_files:
-            from tui.safe_text import clean   # (Rich comes with it: only when there is a failure)
+            from tui.render.safe_text import clean   # (Rich comes with it: only when there is a failure)
 
             print(f"{clean(result.path)}: {clean(result.error)}", file=sys.stderr)
     elif report.files and all(f.status == "unchanged" for f in report.files):
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _stopped(error) -> int:
     """The store's server stopped answering: one sentence, what was done before, exit 2."""
-    from tui.safe_text import clean
+    from tui.render.safe_text import clean
 
     report = getattr(error, "report", None)
     done = sum(f.status == "imported" for f in report.files) if report is not None else 0
@@ -169,7 +169,7 @@ class _ProgressBar:
     def update(self, progress) -> None:
         from rich.markup import escape
 
-        from tui.safe_text import clean
+        from tui.render.safe_text import clean
 
         name = clean(Path(progress.path).name)   # a file's name: no escapes, no markup
         if len(name) > 40:

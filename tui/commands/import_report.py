@@ -43,7 +43,7 @@ def print_report(report, console, *, store_path: str = "", every_file: bool = Fa
     columns left out when even that is not enough (a line under the table says which)."""
     from rich.text import Text
 
-    from tui.cut_text import cut_middle
+    from tui.render.cut_text import cut_middle
     from .fit_table import left_out_note
 
     width = console.width
@@ -97,7 +97,7 @@ def _noted(console, where, what) -> None:
     from rich.padding import Padding
     from rich.text import Text
 
-    from tui.cut_text import cut_middle
+    from tui.render.cut_text import cut_middle
 
     line = Text.assemble(where, "  ", what)
     if line.cell_len <= console.width:
@@ -113,7 +113,7 @@ def _plain(value, limit: int = 0, style: str = ""):
     character reaches the terminal (ESC, BEL, C1: an OSC 52 in a file name)."""
     from rich.text import Text
 
-    from tui.safe_text import clean
+    from tui.render.safe_text import clean
 
     text = clean(value)
     if limit and len(text) > limit:

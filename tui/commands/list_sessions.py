@@ -98,7 +98,7 @@ def _print_table(rows: list[dict]) -> None:
 def _line(value) -> str:
     """An untrusted string for one table cell: no control characters, no line breaks (the
     cells are Text objects, so no markup is read in it either)."""
-    from tui.safe_text import clean
+    from tui.render.safe_text import clean
 
     return clean(value).replace("\n", " ")
 

@@ -112,7 +112,7 @@ def _print_table(report, args) -> None:
 
     from core.usage.tokens import fmt_cost, fmt_usd
 
-    from tui.safe_text import clean   # names, models and folders come from logs: untrusted
+    from tui.render.safe_text import clean   # names, models and folders come from logs: untrusted
     from .fit_table import Column, add_row, fit_table, left_out_note
     from .shared import stdout_console
 

@@ -87,7 +87,7 @@ def _follow(follower, stop, ended) -> None:
 
 
 def _clean(text: str) -> str:
-    from tui.safe_text import clean
+    from tui.render.safe_text import clean
 
     return clean(text)
 
@@ -145,7 +145,7 @@ def _printer(store):
     (Session names and paths are untrusted: printed without their control characters.)"""
     import time
 
-    from tui.safe_text import clean
+    from tui.render.safe_text import clean
 
     def show(report) -> None:
         stamp = time.strftime("%H:%M:%S")

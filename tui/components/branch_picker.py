@@ -12,8 +12,8 @@ from textual.widgets.option_list import Option
 
 from core.seed.models import InternalSession
 
-from tui.formatting import CURRENT_STYLE, DIM, FAINT, LABEL_STYLE, short_id
-from tui.safe_text import safe_line
+from tui.render.formatting import CURRENT_STYLE, DIM, FAINT, LABEL_STYLE, short_id
+from tui.render.safe_text import safe_line
 from .backdrop import FrozenBackdrop
 from .branches_pane import BranchRow, branch_title
 from .focus import focus_now

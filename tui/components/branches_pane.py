@@ -18,10 +18,10 @@ from textual.binding import Binding
 from core.model import values
 from core.seed.models import Checkpoint, InternalSession
 
-from tui.formatting import (
+from tui.render.formatting import (
     CHECKPOINT_STYLE, CURRENT_STYLE, DIM, FAINT, LABEL_STYLE, branch_title, short_id, usage_amount,
     usage_style)
-from tui.safe_text import safe_line
+from tui.render.safe_text import safe_line
 from .row_list import RowList
 
 MAX_INDENT = 4

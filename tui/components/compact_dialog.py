@@ -22,8 +22,8 @@ from core.usage.tokens import fmt_usd
 
 from .action_dialog import ActionDialog
 from .branches_pane import branch_title
-from tui.formatting import DIM, FAINT, ROLE_STYLES, short_id, usage_amount, usage_style
-from tui.safe_text import clean, safe_line
+from tui.render.formatting import DIM, FAINT, ROLE_STYLES, short_id, usage_amount, usage_style
+from tui.render.safe_text import clean, safe_line
 from .safe_fields import SafeTextArea
 
 

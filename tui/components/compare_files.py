@@ -11,9 +11,9 @@ from textual.widgets import DataTable, Static
 
 from core.history.branch_compare import Comparison, FileTouch
 
-from tui.cut_text import cut_middle
-from tui.formatting import DIM, FAINT
-from tui.safe_text import safe_line
+from tui.render.cut_text import cut_middle
+from tui.render.formatting import DIM, FAINT
+from tui.render.safe_text import safe_line
 from .backdrop import FrozenBackdrop
 
 ADDED = "#87d787"

@@ -29,9 +29,9 @@ from core.seed.models import InternalSession
 from core.store import Store
 from core.usage.tokens import fmt_cost, fmt_tokens
 
-from tui.formatting import CURRENT_STYLE, DIM, FAINT, LABEL_STYLE, short_id
+from tui.render.formatting import CURRENT_STYLE, DIM, FAINT, LABEL_STYLE, short_id
 from tui.message_source import MessageSource
-from tui.safe_text import safe_line
+from tui.render.safe_text import safe_line
 from .branches_pane import branch_title
 from .key_footer import KeyFooter
 from .messages_pane import MessagesPane

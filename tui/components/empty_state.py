@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from tui.safe_text import safe_line
+from tui.render.safe_text import safe_line
 
 
 def empty_text(store_path: str) -> Text:

@@ -21,9 +21,9 @@ from core.model.entries import TOOL_CALL_BLOCKS, Entry, block_type, content_text
 from core.history.outcomes import NO_SUMMARY, SHELL_ROLE, SUMMARY_ROLES, marked, reply_outcome
 
 from tui.entry_tree import FILTERS, EntryTree, TreeRow
-from tui.formatting import (
+from tui.render.formatting import (
     CURRENT_STYLE, DIM, FAINT, LABEL_STYLE, ROLE_NAMES, ROLE_STYLES, clock_time)
-from tui.safe_text import safe_line
+from tui.render.safe_text import safe_line
 from .row_list import RowList
 
 HIT_STYLE = "bold #1c1c1c on #87d7ff"

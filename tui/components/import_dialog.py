@@ -14,7 +14,7 @@ from textual.widgets import Button, Input, Static
 from core.agents.registry import titles_text
 
 from .backdrop import FrozenBackdrop
-from tui.formatting import DIM, FAINT
+from tui.render.formatting import DIM, FAINT
 from .safe_fields import SafeInput
 from .focus import focus_now
 

@@ -20,7 +20,7 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
-from tui.formatting import DIM
+from tui.render.formatting import DIM
 
 if TYPE_CHECKING:   # (a source is made by the app when a branch is shown)
     from tui.message_source import Item, MessageSource
@@ -244,10 +244,10 @@ class MessagesPane(Widget, can_focus=True):
                self.show_thinking)
         cached = self._strips.get(key)
         if cached is None:
-            from tui.message_render import render_item  # not needed for the first frame
+            from tui.render.message_render import render_item  # not needed for the first frame
 
             if not self.show_thinking:
-                from tui.thinking import without_thinking
+                from tui.render.thinking import without_thinking
 
                 item = without_thinking(item)
                 if group is not None:     # a reply's thinking is often an entry of its own
@@ -516,7 +516,7 @@ class MessagesPane(Widget, can_focus=True):
 
     def action_whole(self) -> None:
         """The message under the cursor, every line of it, full screen."""
-        from tui.message_text import whole_message
+        from tui.render.message_text import whole_message
         from .whole_message import WholeMessageScreen
 
         if self.source is None or not self.count:
@@ -530,7 +530,7 @@ class MessagesPane(Widget, can_focus=True):
             return
         from core.history.outcomes import role_of
 
-        from tui.formatting import ROLE_NAMES
+        from tui.render.formatting import ROLE_NAMES
 
         entries = [item.entry for item in items]
         role = role_of(entries[0].message or {})

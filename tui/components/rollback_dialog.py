@@ -21,8 +21,8 @@ from core.history.summariser import builtin_summary, get_summariser
 
 from .action_dialog import ActionDialog
 from .branches_pane import branch_title
-from tui.formatting import CHECKPOINT_STYLE, DIM, FAINT, short_id
-from tui.safe_text import clean, safe_line
+from tui.render.formatting import CHECKPOINT_STYLE, DIM, FAINT, short_id
+from tui.render.safe_text import clean, safe_line
 from .safe_fields import SafeTextArea
 from .focus import focus_now
 

@@ -2,7 +2,7 @@
 
 Only the rows on screen are rendered (and cached as strips), so 10,000 sessions cost
 the same as ten. Subclasses say how many rows there are and render one row as a list of
-`rich.text.Text` lines (already made safe by `tui.safe_text`); the cursor is drawn here.
+`rich.text.Text` lines (already made safe by `tui.render.safe_text`); the cursor is drawn here.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from textual.widgets import Input, TextArea
 
-from tui.safe_text import clean
+from tui.render.safe_text import clean
 
 
 class SafeInput(Input):

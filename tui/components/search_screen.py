@@ -19,8 +19,8 @@ from core.store import SearchHit, SearchResults, SessionSummary, Store
 from core.store.live_search import LiveSearch
 
 from .backdrop import FrozenBackdrop
-from tui.formatting import DIM, FAINT, ROLE_STYLES, SOURCE_STYLES, age, clock_time, count
-from tui.safe_text import safe_line
+from tui.render.formatting import DIM, FAINT, ROLE_STYLES, SOURCE_STYLES, age, clock_time, count
+from tui.render.safe_text import safe_line
 from .row_list import RowList
 from .safe_fields import SafeInput
 from .focus import focus_now

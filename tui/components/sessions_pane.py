@@ -20,8 +20,9 @@ from textual.binding import Binding
 from core.history.lineage import FamilyRow, ancestors, family_rows
 from core.store import SessionSummary
 
-from tui.formatting import DIM, FAINT, SOURCE_STYLES, age, short_count, usage_amount, usage_style
-from tui.safe_text import safe_line
+from ..render.formatting import (
+    DIM, FAINT, SOURCE_STYLES, age, short_count, usage_amount, usage_style)
+from tui.render.safe_text import safe_line
 from .row_list import RowList
 
 CHILD_STYLE = "#af87d7"

@@ -10,9 +10,9 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from tui.cut_text import cut_middle
-from tui.formatting import count
-from tui.safe_text import safe_line
+from tui.render.cut_text import cut_middle
+from tui.render.formatting import count
+from tui.render.safe_text import safe_line
 
 LABEL_STYLE = "bold #1c1c1c on #5fafff"
 COUNT_STYLE = "#a0a8b0"
@@ -86,7 +86,7 @@ def _right(counts: str, view: str, extra: str, rule: str) -> Text:
 
 
 def middle_cut(text: Text, width: int) -> Text:
-    """`text` (a path) in at most `width` cells, cut in the middle (tui/cut_text.py)."""
+    """`text` (a path) in at most `width` cells, cut in the middle (tui/render/cut_text.py)."""
     return cut_middle(text, width, PATH_STYLE)
 
 

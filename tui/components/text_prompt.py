@@ -12,7 +12,7 @@ from textual.containers import Vertical
 from textual.widgets import Input, Static
 
 from .backdrop import FrozenBackdrop
-from tui.safe_text import clean
+from tui.render.safe_text import clean
 from .safe_fields import SafeInput
 from .focus import focus_now
 

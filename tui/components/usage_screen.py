@@ -25,8 +25,8 @@ from textual.widgets import Static
 from core.usage.tokens import Figure, fmt_cost, fmt_tokens, fmt_usd
 from core.usage.span import UsageSpan, bucket_starts, by_bucket, grain_for
 
-from tui.formatting import DIM, FAINT
-from tui.safe_text import safe_line
+from tui.render.formatting import DIM, FAINT
+from tui.render.safe_text import safe_line
 from .backdrop import FrozenBackdrop
 from .row_list import RowList
 

@@ -1,7 +1,7 @@
 """The whole of one message, full screen (`f` in the messages pane), or in $PAGER (`p` there).
 
 The pane shows a bounded preview of a long body; this shows every line of it. It is a
-Line-API view over the lines of `tui.message_text` (already made safe): only the rows on
+Line-API view over the lines of `tui.render.message_text` (already made safe): only the rows on
 screen are drawn, and wrapping a 10 MB tool output is arithmetic, not layout (a line is cut
 every `width` characters, or every `width // 2` when it holds double-width characters, so
 that a row never overflows).
@@ -30,9 +30,9 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
 
-from tui.formatting import FAINT
-from tui.message_text import Line, as_text
-from tui.safe_text import safe_line
+from tui.render.formatting import FAINT
+from tui.render.message_text import Line, as_text
+from tui.render.safe_text import safe_line
 from .focus import focus_now
 
 _WIDE = re.compile("[\u1100-\u115f\u231a-\u231b\u2329-\u232a\u23e9-\u23ec\u2600-\u27bf"

@@ -10,8 +10,8 @@ from typing import Any, Callable
 from core.model.errors import StoreBusy
 from core.store import reach
 
-from .store_health import StoreAnswered, StoreHealth, StoreSilent
-from .store_writes import WriteDone, WriteQueue
+from .health import StoreAnswered, StoreHealth, StoreSilent
+from .writes import WriteDone, WriteQueue
 
 STATUS_EVERY = 0.25   # seconds between status line updates while a write is under way
 

@@ -3,7 +3,7 @@
 The messages pane shows a bounded preview of each body ("… 4,468 more bytes"); `f` shows
 everything, here turned into lines of text with a style each (a role header, a diff's
 added and removed lines, a tool's output). Every line is made safe with
-`tui.safe_text.clean` (control characters become visible pictures), so the lines can go
+`tui.render.safe_text.clean` (control characters become visible pictures), so the lines can go
 to a pager as they are.
 """
 

@@ -4,7 +4,7 @@ One file, nothing fetched: the style is inline, there is no script (tool calls a
 fold with `<details>`), and a Content-Security-Policy forbids every load but inline style
 and `data:` images, so even a hostile message cannot make the page fetch anything.
 Every string from the store is made safe twice over: control characters become visible
-pictures (`tui.safe_text.clean`, as in the terminal), then HTML-escaped; message text is
+pictures (`tui.render.safe_text.clean`, as in the terminal), then HTML-escaped; message text is
 rendered as Markdown by markdown-it with raw HTML off and images off (an image would be a
 fetch), links kept as links the reader may follow.
 

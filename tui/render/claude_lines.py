@@ -9,7 +9,7 @@ JSON; here each gets a name ("system · turn duration") and one line of what it 
 ("worked for 1m 44s"). Anything not recognised falls back to its JSON, less the fields
 every line repeats (ids, parent, session, cwd, version...).
 
-Returns plain strings: the caller makes them safe (tui.safe_text) like any other text.
+Returns plain strings: the caller makes them safe (tui.render.safe_text) like any other text.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Turning one entry into the lines the messages pane draws.
 
-Everything untrusted goes through `tui.safe_text` first. Assistant text is rendered as
+Everything untrusted goes through `tui.render.safe_text` first. Assistant text is rendered as
 markdown (rich, with hyperlinks off, and every link or action stripped from the result),
 tool calls and tool results fold to one line until opened, and long bodies are cut to a
 few lines until opened (and to a bounded preview even then).
@@ -29,12 +29,13 @@ from core.history.outcomes import (
 from core.history.responses import result_call_id
 
 from .claude_lines import is_claude_line, name_of, says
-from .formatting import (DIM, ERROR_STYLE, FAINT, LABEL_STYLE, MARKER_STYLE, ROLE_NAMES,
-                         ROLE_STYLES, clock_time, short_id)
-from .message_source import Item
+from .formatting import (
+    DIM, ERROR_STYLE, FAINT, LABEL_STYLE, MARKER_STYLE, ROLE_NAMES, ROLE_STYLES, clock_time,
+    short_id)
+from ..message_source import Item
 from .safe_text import clean, safe_line, safe_text, strip_links
-from .tool_views import (WHOLE_HINT, ToolCall, call_body, call_line, json_text, markdown_parts,
-                         shell_run)
+from .tool_views import (
+    WHOLE_HINT, ToolCall, call_body, call_line, json_text, markdown_parts, shell_run)
 
 FOLDED_LINES = 14        # an unopened long body shows this many lines
 ARGS_PREVIEW = 160
@@ -64,7 +65,7 @@ def _render(console: Console, renderable: RenderableType, width: int) -> list[li
 
 
 def _summary(text: Any) -> RenderableType:
-    """A summary (markdown from a summariser), compact: see tui.summary_markdown."""
+    """A summary (markdown from a summariser), compact: see tui.render.summary_markdown."""
     from .summary_markdown import SummaryMarkdown
 
     if text is None or not str(text).strip():

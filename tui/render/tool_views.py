@@ -13,7 +13,7 @@ how they are found). By the tool's name and arguments:
   message, see message_source);
 * any other tool: its arguments as indented JSON (and a JSON result likewise).
 
-Everything untrusted goes through `tui.safe_text`: a diff or JSON full of escapes shows
+Everything untrusted goes through `tui.render.safe_text`: a diff or JSON full of escapes shows
 the escapes, never acts on them.
 """
 
