@@ -29,7 +29,9 @@ store needs.
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -151,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     projects = root / ".claude" / "projects"
     ccusage = find_tool(args.ccusage, "ccusage", ["/tmp/engine-npm/node_modules/.bin/ccusage"])
     work = Path(tempfile.mkdtemp(prefix="arbor-floor-"))
+    atexit.register(shutil.rmtree, work, True)   # (the stores made: GBs for 1 GB of logs)
     texts = work / "texts.db"
     made = Run([sys.executable, "-c", TEXTS, str(work / "store.db"), str(root), str(REPO),
                 str(texts)], env=python_env()).check("the search texts")

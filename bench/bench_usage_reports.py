@@ -14,7 +14,9 @@ of one run, in wall and in CPU time (user + system).
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -45,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="arbor-usage-reports-"))
+    atexit.register(shutil.rmtree, work, True)   # (the stores made: GBs for 1 GB of logs)
     bench_import.warm_up(cache, work)
     root, facts = tree(cache, args.mb)
     db = fresh_db(work, "usage.db")
