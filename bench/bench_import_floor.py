@@ -2,7 +2,7 @@
 ccusage, all measured in one run.
 
     .venv/bin/python bench/bench_import_floor.py [--mb 100] [--cache /tmp/arbor-bench-trees]
-        [--ccusage PATH] [--repeat 3] [--unsafe]
+        [--ccusage PATH] [--repeat 3] [--unsafe] [--also CHECKOUT]
 
 Issue 29 asks a cold import to take at most 4x what ccusage takes to read the same tree and
 at most 1.5x arbor's own SQLite floor, measured in the same run (the machine is shared: a
@@ -17,6 +17,9 @@ definition, committing as often. Whatever arbor does on top of these two, an imp
 at least their sum of CPU, and on one SQLite file they run one after the other (one writer):
 their sum is the floor the import is compared with.
 
+With --also, the arbor of another checkout (one from before a change) is measured too, in
+each round right after this one's, against the same floor.
+
 With --unsafe each SQLite part also runs with synchronous=OFF (a power cut can then corrupt
 the file) and with no journal at all (no reader may share the file, and a crash corrupts
 it): not settings a store may use; they show how much of the time is the durability the
@@ -26,7 +29,9 @@ store needs.
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -139,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--cache", default="/tmp/arbor-bench-trees")
     parser.add_argument("--ccusage")
+    parser.add_argument("--also", metavar="CHECKOUT",
+                        help="also the arbor of this checkout, in the same rounds")
     parser.add_argument("--unsafe", action="store_true",
                         help="also the SQLite parts with settings a store must not use")
     args = parser.parse_args(argv)
@@ -146,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     projects = root / ".claude" / "projects"
     ccusage = find_tool(args.ccusage, "ccusage", ["/tmp/engine-npm/node_modules/.bin/ccusage"])
     work = Path(tempfile.mkdtemp(prefix="arbor-floor-"))
+    atexit.register(shutil.rmtree, work, True)   # (the stores made: GBs for 1 GB of logs)
     texts = work / "texts.db"
     made = Run([sys.executable, "-c", TEXTS, str(work / "store.db"), str(root), str(REPO),
                 str(texts)], env=python_env()).check("the search texts")
@@ -154,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     from core.store.sqlite.search_index import CREATE
 
     runs: dict[str, list[Run]] = {"floor": [], "ccusage": [], "arbor": []}
+    if args.also:
+        runs["also"] = []
     runs.update({f"{key} {mode}": [] for key in ("insert", "index") for mode in SETTINGS})
     for _ in range(args.repeat):   # (each round runs everything: the load falls on all)
         runs["floor"].append(Run([sys.executable, "-c", FLOOR, str(projects)],
@@ -165,6 +175,14 @@ def main(argv: list[str] | None = None) -> int:
         argv, env = arbor("--discover", "--db", str(bench_import.fresh_db(work, "arbor.db")),
                           home=root)
         runs["arbor"].append(Run(argv, env=env).check("arbor import"))
+        if args.also:
+            here, bench_import.ARBOR = bench_import.ARBOR, Path(args.also).resolve()
+            try:
+                argv, env = arbor("--discover", "--db",
+                                  str(bench_import.fresh_db(work, "arbor.db")), home=root)
+                runs["also"].append(Run(argv, env=env).check(f"arbor import ({args.also})"))
+            finally:
+                bench_import.ARBOR = here
         for key, script, source in (("insert", INSERT, projects), ("index", INDEX, texts)):
             for mode, pragmas in SETTINGS.items():
                 if mode != ARBOR_SETTINGS and not args.unsafe:
@@ -176,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     base = statistics.median([r.wall for r in runs["ccusage"]]) if runs["ccusage"] else None
     base_cpu = statistics.median([r.cpu for r in runs["ccusage"]]) if runs["ccusage"] else None
     names = {"floor": "parse-only floor (orjson, 1 core)", "ccusage": "ccusage 20 --offline",
-             "arbor": "arbor import --discover (new store)"}
+             "arbor": "arbor import --discover (new store)",
+             "also": f"the same, the arbor of {args.also}"}
     for mode in SETTINGS:
         names[f"insert {mode}"] = f"SQLite: the lines into an indexed table, {mode}"
         names[f"index {mode}"] = f"SQLite FTS5: {chars / 1e6:.1f} M characters of text, {mode}"
@@ -211,6 +230,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\narbor's import against its SQLite floor, same run: {arbor_wall / floor_wall:.2f}x wall,"
           f" {arbor_cpu / floor_cpu:.2f}x CPU (issue 29's target: 1.5x); peak memory {peak:.0f} MB"
           " (target: under 300 MB)")
+    if args.also:
+        also_wall = statistics.median([r.wall for r in runs["also"]])
+        also_cpu = statistics.median([r.cpu for r in runs["also"]])
+        also_peak = max(max(r.rss, r.tree_rss) for r in runs["also"])
+        print(f"the arbor of {args.also}, same run: {also_wall / floor_wall:.2f}x wall,"
+              f" {also_cpu / floor_cpu:.2f}x CPU; peak memory {also_peak:.0f} MB")
     print(f"\n{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end; "
           f"ccusage: {ccusage or 'absent'}")
     return 0

@@ -21,11 +21,14 @@ REPO = Path(__file__).resolve().parent.parent
 # so OpenSSL) for the file's head and tail digests, base64 for lines that are not UTF-8,
 # the bulk writer's thread and queue for the ten rows, orjson (and with it dataclasses,
 # inspect and uuid: ~40 ms of start-up and exit) for a few kilobytes of JSON, threading for
-# the store's locks, copy for the session models' deep copies).
+# the store's locks, copy for the session models' deep copies; issue 29: tempfile, with
+# shutil and random, for the scratch folder of workers an import of nothing new has none of,
+# and pickle for the frames those workers are spoken to in).
 NOT_FOR_AN_APPEND = ("genai_prices", "pydantic", "importlib.metadata", "decimal", "secrets",
                      "core.seed.session_types", "core.history.replay", "core.store.sqlite_probe", "rich", "textual",
                      "typing", "hashlib", "base64", "queue", "core.store.sqlite.bulk",
-                     "orjson", "dataclasses", "inspect", "uuid", "threading", "copy")
+                     "orjson", "dataclasses", "inspect", "uuid", "threading", "copy",
+                     "tempfile", "shutil", "random", "pickle", "core.importing.workers.frames")
 
 LOADED_RUN = r"""
 import sys
