@@ -10,6 +10,9 @@ import pytest
 
 from tui import headless
 
+# How the suite runs in worker processes (pytest-xdist): tests/parallel.py.
+pytest_plugins = ["parallel"]
+
 # Textual: no animations, so pictures are stable.
 os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 
@@ -60,11 +63,33 @@ def build_hostile_store(path: Path) -> Path:
     return path
 
 
-@pytest.fixture
-def demo_db(tmp_path) -> Path:
+def copy_store(source: Path, target: Path) -> Path:
+    """A copy of a closed SQLite store, made by SQLite's backup (never by plain file I/O)."""
+    import sqlite3
+
+    reader = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+    writer = sqlite3.connect(target)
+    try:
+        reader.backup(writer)
+    finally:
+        writer.close()
+        reader.close()
+    return target
+
+
+@pytest.fixture(scope="session")
+def demo_template(tmp_path_factory) -> Path:
+    """The demo store, built once per test process (each xdist worker builds its own):
+    tests take copies of it (`demo_db`), never the template itself."""
     from core.demo import build_demo
 
-    return build_demo(tmp_path / "demo.db")
+    return build_demo(tmp_path_factory.mktemp("demo-template") / "demo.db")
+
+
+@pytest.fixture
+def demo_db(tmp_path, demo_template) -> Path:
+    """A demo store of the test's own (a copy of the session's: the demo is deterministic)."""
+    return copy_store(demo_template, tmp_path / "demo.db")
 
 
 @pytest.fixture
@@ -231,13 +256,12 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def demo_location(request, tmp_path):
+def demo_location(request, tmp_path, demo_template):
     """The demo store as a file, or copied into a PostgreSQL store with `arbor push`'s code."""
     from core import open_store
-    from core.demo import build_demo
     from core.export.push import push_sessions
 
-    path = build_demo(tmp_path / "demo.db")
+    path = copy_store(demo_template, tmp_path / "demo.db")
     if request.param == "sqlite":
         return path
     url = request.getfixturevalue("postgres_server").new_store_url("demo")
@@ -255,3 +279,4 @@ def fake_model():
 
     with FakeModelServer() as server:
         yield server
+

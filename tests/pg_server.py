@@ -45,9 +45,26 @@ def find_binaries() -> tuple[Path | None, str]:
 
 
 def _free_port() -> int:
-    """A TCP port of 127.0.0.1 nobody listens on now (the server takes it a moment later)."""
+    """A TCP port of 127.0.0.1 nobody listens on now (the server takes it a moment later),
+    below the kernel's range of ephemeral ports: the port of a server a test has crashed
+    stays free until `start_again()`, and no `bind(port 0)` nor outgoing connection of
+    another test (tests run in parallel processes) can be given it meanwhile."""
+    import random
     import socket
 
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    candidates = list(range(max(1024, low - 12_000), low))
+    random.SystemRandom().shuffle(candidates)    # (whatever a test seeded random with)
+    for port in candidates[:200]:
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]

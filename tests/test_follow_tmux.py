@@ -3,10 +3,7 @@ second or two, a torn line once it is whole, and the cursor and the view stay pu
 
 from __future__ import annotations
 
-import os
-import shlex
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -16,6 +13,7 @@ import pytest
 from agent_writers import agent_home
 from core import open_store
 from core.importing import import_paths
+from terminal import Terminal
 
 REPO = Path(__file__).resolve().parent.parent
 DEADLINE = 30.0          # generous for a loaded machine; bench/bench_follow.py measures the latency
@@ -24,38 +22,26 @@ pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is no
 
 
 class App:
-    """`arbor` in a detached tmux session of 120x40."""
+    """`arbor` in a detached tmux session of 120x40, on a tmux server of its own
+    (tests/terminal.py: never the user's server, nor another test's or worker's)."""
 
-    def __init__(self, name: str, db: Path, home: Path):
-        self.name = name
-        # (COLUMNS/LINES from the test process would override the terminal's size)
-        command = (f"env -u COLUMNS -u LINES HOME={shlex.quote(str(home))} TEXTUAL_ANIMATIONS=none "
-                   f"{shlex.quote(sys.executable)} -m tui --db {shlex.quote(str(db))}")
-        subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "40",
-                        "-c", str(REPO), command], check=True)
+    def __init__(self, db: Path, home: Path):
+        self.term = Terminal([sys.executable, "-m", "tui", "--db", str(db)], cwd=REPO,
+                             env={"HOME": str(home)}).start()
 
     def screen(self) -> str:
-        done = subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name],
-                              capture_output=True, text=True)
-        return done.stdout
+        return self.term.screen()
 
     def keys(self, *keys: str) -> None:
-        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
+        self.term.keys(*keys)
 
     def wait_for(self, text: str, deadline: float = DEADLINE) -> float:
         started = time.monotonic()
-        while text not in self.screen():
-            if time.monotonic() - started > deadline:
-                size = subprocess.run(["tmux", "display", "-p", "-t", self.name,
-                                       "#{window_width}x#{window_height}"],
-                                      capture_output=True, text=True).stdout.strip()
-                raise AssertionError(f"{text!r} not shown in {deadline} s ({size}):\n"
-                                     f"{self.screen()}")
-            time.sleep(0.05)
+        self.term.wait_for(text, timeout=deadline)
         return time.monotonic() - started
 
     def close(self) -> None:
-        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+        self.term.close()
 
 
 @pytest.mark.parametrize("agent", ["claude_code", "codex", "pi"])
@@ -68,7 +54,7 @@ def test_the_open_app_shows_what_an_agent_appends(tmp_path, agent):
     store = open_store(db)
     import_paths(store, [writer.path])
     store.close()
-    app = App(f"follow-test-{os.getpid()}-{agent}", db, home)
+    app = App(db, home)
     try:
         app.wait_for("an earlier reply")
         # the messages pane, the cursor one row up: neither it nor the view may move
