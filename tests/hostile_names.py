@@ -268,7 +268,8 @@ STEPS: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [
     ("archived sessions shown", ("A",), ("{SESS}", "{SES2}")),
     ("archived sessions hidden", ("A",), ("{SES2}",)),
     ("undo the archive", ("u",), ("Undid: archive {SESS}",)),
-    ("open in agent, no agent on PATH", ("tab", "o"), ("Open in agent", "was not started", "{CWD}")),
+    ("open in agent, no agent on PATH", ("tab", "o"), ("Open in agent", "was not started",
+                                                       "{CWD_IN_SHELL}")),
 ]
 # Textual's key names -> tmux's
 TMUX_KEYS = {"tab": "Tab", "escape": "Escape", "enter": "Enter", "down": "Down", "up": "Up",
@@ -282,6 +283,9 @@ def expected(texts: tuple[str, ...], name=hostile) -> list[str]:
     values |= {f"{tag}_END": f"{tag}\\u202c" if name is hostile else f"{tag} plain"
                for tag in TAGS.values()}
     values["ISSUE"] = "FAILED ␛[1;31mtest_x" if name is hostile else "FAILED test_x"
+    # (a folder in a shell command: quoted with its control characters as escapes,
+    # core/util/shell_words)
+    values["CWD_IN_SHELL"] = "CWD\\x1b[1;31m[/x]" if name is hostile else "CWD plain"
     # (its start, where a narrow column cuts it)
     values |= {f"{tag}_START": f"{tag}␛[1;3" if name is hostile else f"{tag} pl"
                for tag in TAGS.values()}

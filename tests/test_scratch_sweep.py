@@ -29,7 +29,7 @@ def killed_at(parent: Path, patch: str, then: str = "") -> list[Path]:
     script = textwrap.dedent(f"""
         import os, sys
         sys.path.insert(0, {str(ROOT)!r})
-        from core.importing import parallel
+        from core.importing.workers import parallel
         die = lambda *a, **k: os._exit(9)
         {patch}
         workers = parallel.Workers(0, [], {str(parent)!r})

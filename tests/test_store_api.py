@@ -18,6 +18,7 @@ OWN_SQLITE = {
     "core/demo.py": "the demo is a local file: built aside and copied in by SQLite's backup",
     "core/importing/detect.py": "asks SQLite whether a file to import is a database",
     "core/agents/langgraph/importer.py": "reads a LangGraph checkpoint database (not the store)",
+    "core/agents/opencode/importer.py": "reads opencode's own database, read-only (not the store)",
     "core/importing/driver.py": "reports a foreign database's error for one file",
     "tui/commands/shared.py": "explains an error while opening a store",
 }

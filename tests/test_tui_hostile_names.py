@@ -159,7 +159,8 @@ def test_the_hand_over_lines_show_names_literally(tmp_path, capsys):
     assert run_in_terminal(plan) == 0
     said = capsys.readouterr().err
     assert "\x1b" not in said and "\u202e" not in said and "\x07" not in said
-    assert "running cd '" in said and "w␛[2J␛]52;c;SEFDS0VE␇\\u202e" in said
+    # the command as a shell reads it back (core/util/shell_words: escapes, not the bytes)
+    assert "running cd $'" in said and "w\\x1b[2J\\x1b]52;c;SEFDS0VE\\x07\\xe2\\x80\\xae'" in said
     assert "Wrote ␛]8;;https://evil.example/osc8␛\\branch" in said
 
 

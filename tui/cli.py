@@ -20,7 +20,7 @@ Command = namedtuple("Command", "name module summary")
 
 
 COMMANDS: tuple[Command, ...] = (
-    Command("import", "import_logs", "read the logs agents write into the store (which agents: import --help)"),
+    Command("import", "import_logs", "read the logs agents write into the store"),
     Command("list", "list_sessions", "the sessions: uid, name, source, project, branches, messages, cost"),
     Command("export", "export_session", "write one session out as pi JSONL, Markdown, JSON or HTML"),
     Command("resume", "resume_branch", "carry on from a branch in the agent that wrote it"),
