@@ -84,3 +84,18 @@ TARGETS = {
 
 def writer(target: str) -> Target:
     return TARGETS[target]
+
+
+def offered(source: str) -> tuple[str, ...]:
+    """The agents a branch `source` wrote can be opened in (`O`): that agent first when
+    arbor can write it, then the others in their order."""
+    return tuple(sorted(WRITABLE, key=lambda target: target != source))
+
+
+def executable(target: str) -> str:
+    """The command that runs the agent (`codex`), to say whether it is installed here."""
+    import importlib
+
+    from core.agents.registry import get
+
+    return importlib.import_module(get(target).writer).EXECUTABLE
