@@ -201,9 +201,9 @@ def prepare_handoff(store, session, branch=None, *, target: str, at_seq: int | N
     """Write the branch as a new session of `target` and say how to run it (module doc).
     `link=False` leaves arbor's side (the import, the links, the log row) to
     `finish_handoff`, for a caller that does it later."""
-    if target not in targets.WRITABLE:
+    if target not in targets.writable():
         raise ResumeError(f"arbor cannot write sessions of {target!r}; it can hand a branch to "
-                          + ", ".join(agent_title(a) for a in targets.WRITABLE))
+                          + ", ".join(agent_title(a) for a in targets.writable()))
     env = os.environ if env is None else env
     now = now or utc_now()
     branch, head = _branch_and_head(store, session, branch, at_seq)
