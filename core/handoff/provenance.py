@@ -58,7 +58,7 @@ def record(store, session, branch, head_seq: int, plan, origin_: dict[str, Any],
                                    spawn_ref=f"entry:{origin_.get('entry')}")
         store.sessions.link_child(new.id, session.id, head_seq)
         operation = store.oplog.record(
-            "handoff", new.id, f"hand-off to {agent_title(plan.target)}",
+            "handoff", new.id, f"hand-off to {agent_title(plan.target)}{plan.by}",
             [[SESSION_ACTIVE, new.id, False, True]])
     return new.id, operation
 

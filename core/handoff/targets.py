@@ -152,6 +152,31 @@ def writer(target: str) -> Target:
     return _targets()[target]
 
 
+def names() -> dict[str, str]:
+    """What a person or an agent may call each target (`arbor resume --in`, the MCP
+    `hand_off` tool): its command's name (`claude`, `qwen`), its key, and its name spelled
+    with dashes or run together."""
+    found: dict[str, str] = {}
+    for target in writable():
+        title = registry.title(target).lower()
+        for name in (executable(target), target, target.replace("_", "-"),
+                     title.replace(" ", "-"), title.replace(" ", ""), title.replace(" ", "_")):
+            found.setdefault(name, target)
+    return found
+
+
+def named(name: str, asked: str = "it") -> str:
+    """The target `name` stands for; otherwise an ArborError saying what `asked` (the
+    option or argument) takes."""
+    from core.model.errors import ArborError
+
+    target = names().get(name.strip().lower())
+    if target is None:
+        raise ArborError(f"arbor cannot write sessions of {name!r}: {asked} takes "
+                         + ", ".join(executable(t) for t in writable()))
+    return target
+
+
 def offered(source: str) -> tuple[str, ...]:
     """The agents a branch `source` wrote can be opened in (`O`): that agent first when
     arbor can write it, then the others in their order."""

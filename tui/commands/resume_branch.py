@@ -77,30 +77,11 @@ def _entry_on(store, branch, ref: str):
     return found[0]
 
 
-def agent_names() -> dict[str, str]:
-    """What --in takes for each agent a branch can be handed to: its command's name
-    (`claude`, `qwen`), its key and its name spelled with dashes or run together."""
-    from core.agents.registry import get
-    from core.handoff import targets
-
-    names: dict[str, str] = {}
-    for target in targets.writable():
-        title = get(target).title.lower()
-        for name in (targets.executable(target), target, target.replace("_", "-"),
-                     title.replace(" ", "-"), title.replace(" ", ""), title.replace(" ", "_")):
-            names.setdefault(name, target)
-    return names
-
-
 def handoff_target(name: str, source: str) -> str | None:
     """The agent `--in` names (None: the session's own agent, an ordinary resume)."""
     from core.handoff import targets
-    from core.model.errors import ArborError
 
-    target = agent_names().get(name.strip().lower())
-    if target is None:
-        takes = ", ".join(targets.executable(t) for t in targets.writable())
-        raise ArborError(f"arbor cannot write sessions of {name!r}: --in takes {takes}")
+    target = targets.named(name, "--in")
     return None if target == source else target
 
 
