@@ -30,8 +30,10 @@ sys.path.insert(0, str(REPO / "tests"))
 # per copy. A header (the session's own line) is kept once, so the copies are one session.
 _ID_KEYS = frozenset({"id", "uuid", "parentUuid", "parentId", "requestId", "call_id",
                       "toolCallId", "tool_use_id", "targetId", "firstKeptEntryId",
-                      "$rewindTo", "leafUuid", "tool_call_id", "message_id"})
-_HEADER_TYPES = frozenset({"session", "session_meta", "session_start", "metadata"})
+                      "$rewindTo", "leafUuid", "tool_call_id", "message_id", "apiCallId",
+                      "usageId"})
+_HEADER_TYPES = frozenset({"session", "session_meta", "session_start", "metadata",
+                           "session.start"})
 
 
 def long_log(files: list[Path], mb: float, out: Path) -> Path:
@@ -103,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=float, default=8.0)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", nargs="*", default=None, metavar="SOURCE",
+                        help="measure only these agents (and Claude Code, the base)")
     args = parser.parse_args(argv)
 
     from core import open_store
@@ -116,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
         for agent in registry.agents():
             if agent.source not in FIXTURES or (agent.database is not None and
                                                 agent.source != "opencode"):
+                continue
+            if args.only and agent.source not in (*args.only, "claude_code"):
                 continue
             files = place(work / agent.source / "fixture", agent.source)
             if agent.source == "opencode":

@@ -237,7 +237,7 @@ def test_orjson_is_loaded_once_there_is_more_json_than_small_bytes(tmp_path):
 def test_strict_loads_reads_and_refuses_as_orjson_does():
     """For a caller to whom what orjson refuses is unreadable (the usage rows of stored
     entries): orjson's answer, its refusals as ValueError, integers beyond 64 bits as floats."""
-    from core.store.usage_rows import _decode
+    from core.store.usage.rows import _decode
 
     for text in (b'NaN', b'\xef\xbb\xbf{"bom": 1}', b'"\\ud800"', b'{"a"', b'1e400'):
         with pytest.raises(ValueError):

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from core.importing import parallel
-from core.importing.frames import read_frame
+from core.importing.workers import parallel
+from core.importing.workers.frames import read_frame
 
 MB = 1 << 20
 

@@ -103,3 +103,11 @@ def test_no_module_of_core_or_tui_is_in_a_circle_of_imports():
     assert len(modules) > 100
     edges = {name: _imported(name, path, modules) for name, path in modules.items()}
     assert _circles(edges) == []
+
+
+def test_no_folder_of_core_holds_more_than_a_dozen_modules():
+    crowded = {str(folder.relative_to(REPO)): count for folder in (REPO / "core").rglob("*")
+               if folder.is_dir() and folder.name != "__pycache__"
+               for count in [len([m for m in folder.glob("*.py") if m.name != "__init__.py"])]
+               if count > 12}
+    assert crowded == {}

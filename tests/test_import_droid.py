@@ -4,6 +4,7 @@ SOURCES.md there): forks, sub-agents, usage per session (core/agents/droid/impor
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -145,9 +146,108 @@ def test_o_carries_on_the_end_of_a_session_with_droid_fork(store, factory):
     session = store.sessions.get(store.sessions.by_uid(FIRST).id)
     plan = prepare_resume(store, session, env={"HOME": str(factory.parent), "PATH": ""})
     assert plan.argv == ["droid", "--fork", FIRST] and plan.cwd == "/tmp/arbor-lab/droid/project"
-    earlier = branch(store, FIRST)[2].seq
-    with pytest.raises(ResumeError, match="cannot write droid sessions"):
-        prepare_resume(store, session, at_seq=earlier, env={"HOME": str(factory.parent)})
+    assert plan.file is None
     child = store.sessions.get(store.sessions.by_uid(CHILD).id)
     with pytest.raises(ResumeError, match="sub-agent"):
         prepare_resume(store, child, env={"HOME": str(factory.parent)})
+
+
+@pytest.mark.parametrize("uid", [FIRST, FORK, PARENT])
+def test_an_earlier_point_is_written_as_droids_own_fork_writes_one(store, factory, tmp_path, uid):
+    """Up to the message before the last: a new session file in droid's folder for the
+    project, `session_start` naming the session it came from and the message it stops at,
+    then droid's own records of that path as droid wrote them (turn outcomes included)."""
+    from core.agents import prepare_resume
+
+    import_paths(store, [factory / "sessions"])
+    session = store.sessions.get(store.sessions.by_uid(uid).id)
+    messages = [e for e in branch(store, uid) if e.message]
+    out = tmp_path / "out"
+    plan = prepare_resume(store, session, at_seq=messages[-2].seq,
+                          env={"HOME": str(out), "PATH": ""})
+    assert plan.argv == ["droid", "--fork", plan.native_id]
+    assert plan.file == out / ".factory" / "sessions" / PROJECT / f"{plan.native_id}.jsonl"
+    written = [json.loads(line) for line in plan.file.read_text().splitlines()]
+    original = [json.loads(line) for line in (factory / "sessions" / PROJECT / f"{uid}.jsonl")
+                .read_text().splitlines()]
+    header = written[0]
+    assert header["type"] == "session_start" and header["id"] == plan.native_id
+    assert header["parent"] == uid and header["cwd"] == "/tmp/arbor-lab/droid/project"
+    assert header["forkedAtMessageId"] == written[-1]["id"]
+    assert header["title"].startswith(session.session_name) and header["isSessionTitleManuallySet"]
+    assert written[1:] == original[1:len(written)]
+    assert original[len(written)]["type"] == "message"      # (it stopped a message early)
+    # read back by arbor: the same branch, up to that message
+    again = open_store(tmp_path / "again.db")
+    try:
+        import_paths(again, [plan.file])
+        copy = again.sessions.by_uid(plan.native_id)
+        got = [(e.message["role"], content_text(e.message["content"])) for e in
+               again.paths.entries(again.branches.current(copy.id).head_seq) if e.message]
+        assert got == [(e.message["role"], content_text(e.message["content"]))
+                       for e in messages[:-1]]
+    finally:
+        again.close()
+
+
+def test_a_call_left_without_its_result_gets_droids_interrupted_answer(store, factory, tmp_path):
+    from core.agents import prepare_resume
+    from core.agents.droid.writer import INTERRUPTED
+
+    import_paths(store, [factory / "sessions"])
+    session = store.sessions.get(store.sessions.by_uid(FIRST).id)
+    call = next(e for e in branch(store, FIRST) if e.message and e.message["role"] == "assistant")
+    plan = prepare_resume(store, session, at_seq=call.seq, env={"HOME": str(tmp_path), "PATH": ""})
+    last = json.loads(plan.file.read_text().splitlines()[-1])
+    assert last["message"] == {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "call_fake001_0", "is_error": True,
+         "content": INTERRUPTED}]}
+
+
+@pytest.mark.skipif(not os.environ.get("ARBOR_AGENT_NODE_MODULES"), reason="droid not installed: "
+    "run tests/agent_lab/install_agents.sh DIR and set ARBOR_AGENT_NODE_MODULES=DIR/npm/node_modules")
+def test_droid_itself_carries_on_from_an_earlier_point_of_the_branch(store, tmp_path):
+    """droid runs a session and a fork of it (two turns); arbor writes the branch back up to
+    the first turn's answer; `droid exec --fork <the written id>` (what `o` runs, headless)
+    sends exactly that branch, then the new prompt."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "agent_lab"))
+    from core.agents import prepare_resume
+    from fake_model_server import FakeModelServer, Reply, ToolCall, last_says
+    from lab import new_lab, npm_bin
+    from make_droid import EXECUTE, MODEL, configure, droid_env
+
+    if npm_bin("droid") is None:
+        pytest.skip("droid not installed")
+    rules = [(last_says("and then?"), Reply("Resumed.")),
+             (last_says("now say bye"), Reply("Bye.")),
+             (last_says("list the files"), Reply("Listing.", [ToolCall("Execute", EXECUTE)])),
+             (last_says("Process exited"), Reply("There is one file: notes.txt."))]
+    with FakeModelServer(rules=rules, model="fake-model") as server:
+        lab = new_lab(tmp_path / "lab", server)
+        configure(lab)
+        (lab.project / "notes.txt").write_text("hello\n")
+        droid = [npm_bin("droid"), "exec", "-m", MODEL]
+        env = droid_env(lab)
+        assert lab.run(droid + ["list the files"], env=env).returncode == 0
+        first = next((lab.home / ".factory/sessions").rglob("*.jsonl")).stem
+        assert lab.run(droid + ["--fork", first, "now say bye"], env=env).returncode == 0
+        import_paths(store, [lab.home / ".factory" / "sessions"])
+        fork = next(s for s in store.sessions.list() if s.uid != first)
+        entries = branch(store, fork.uid)
+        answer = next(e for e in entries if e.message and
+                      content_text(e.message["content"]) == "There is one file: notes.txt.")
+        plan = prepare_resume(store, store.sessions.get(fork.id), at_seq=answer.seq, env=env)
+        assert plan.file is not None and plan.file.parent.parent == lab.home / ".factory/sessions"
+        asked = len(server.model_requests)
+        done = lab.run(droid + plan.argv[1:] + ["and then?"], env=env, cwd=Path(plan.cwd))
+        assert done.returncode == 0, done.stderr
+    assert "Resumed." in done.stdout
+    said = [(m["role"], m["text"].strip()) for m in server.model_requests[asked].conversation()
+            if m["role"] != "system"]
+    texts = " | ".join(text for _role, text in said)
+    assert "list the files" in texts and "There is one file: notes.txt." in texts
+    assert "notes.txt" in texts and "Process exited" in texts        # the call's result
+    assert "now say bye" not in texts and "Bye." not in texts
+    assert said[-1][0] == "user" and said[-1][1].endswith("and then?")

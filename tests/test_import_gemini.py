@@ -4,7 +4,9 @@ SOURCES.md there): what each kind of line becomes (core/agents/gemini/importer.p
 from __future__ import annotations
 
 import json
+import os
 import shutil
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -116,3 +118,168 @@ def test_a_record_written_in_two_steps_while_followed_is_one_turn(store, tree, t
         source.write_text("".join(lines[:cut]))
         import_paths(store, [source])
     assert [(e.id, e.type) for e in branch_entries(store, MAIN)] == expected
+
+
+# ------------------------------------------------------------- written back
+def test_an_earlier_point_is_written_as_gemini_cli_records_it(store, tree, tmp_path):
+    """Up to the first answer: a new session file in the project's folder (the one whose
+    `.project_root` names the project), each record as Gemini CLI wrote it last (the model
+    turn with its tool calls and their results), without the functionResponse user turn
+    Gemini CLI would send twice, then the title as `$set.summary`."""
+    from core.agents import prepare_resume
+
+    import_paths(store, [tree])
+    session = store.sessions.get(store.sessions.by_uid(MAIN).id)
+    answer = next(e for e in branch_entries(store, MAIN) if e.message and
+                  content_text(e.message["content"]) == "There is one file: notes.txt.")
+    home = tree.parent.parent
+    plan = prepare_resume(store, session, at_seq=answer.seq, env={"HOME": str(home), "PATH": ""})
+    assert plan.argv == ["gemini", "--resume", plan.native_id]
+    assert plan.file.parent == tree / "project" / "chats"
+    assert plan.file.name.startswith("session-") and plan.file.name.endswith(
+        f"-{plan.native_id[:8]}.jsonl")
+    written = [json.loads(line) for line in plan.file.read_text().splitlines()]
+    original = [json.loads(line) for line in
+                (tree / "project" / "chats" / "session-2026-12-06T22-20-f53b9475.jsonl")
+                .read_text().splitlines()]
+    header = written[0]
+    assert header["sessionId"] == plan.native_id and header["kind"] == "main"
+    assert header["projectHash"] == original[0]["projectHash"]
+    by_id = {}
+    for record in original:          # (the last write of each record, as Gemini CLI reads it)
+        if "id" in record and "type" in record:
+            by_id[record["id"]] = record
+    context = original[1]["$set"]["messages"][0]
+    assert written[1] == context
+    assert written[2:5] == [by_id["cbea42e0-530b-4624-8855-f087994e9fee"],
+                            by_id["72f922d8-0c30-4f8e-b99f-4d21d91f6f96"],
+                            by_id["1057eb43-c050-4604-9719-71c8c80e9687"]]
+    assert set(written[5]) == {"$set"} and written[5]["$set"]["lastUpdated"] == header["startTime"]
+    assert written[5]["$set"]["summary"].startswith("list the files · main, up to ")
+    assert len(written) == 6
+
+
+def test_a_compaction_is_written_as_gemini_cli_writes_one_after_compressing(store, tree, tmp_path):
+    """The whole branch, compression included: the records before it, then `$set.messages`
+    (Gemini CLI's first turn, its summary and acknowledgement, the records it kept), then
+    what came after; read back, the same branch with the compaction in its place."""
+    from core.agents.gemini import writer
+    from core.agents.native import BranchToWrite, Ids
+
+    import_paths(store, [tree])
+    session = store.sessions.get(store.sessions.by_uid(MAIN).id)
+    branch = store.branches.current(session.id)
+    job = BranchToWrite(store=store, session=session, branch=branch, head_seq=branch.head_seq,
+                        cwd=session.cwd, env={"HOME": str(tmp_path / "out")},
+                        now=datetime(2026, 12, 7, tzinfo=timezone.utc), ids=Ids())
+    target, new_id = writer.place(job)
+    writer.write(job, target, new_id)
+    written = [json.loads(line) for line in target.read_text().splitlines()]
+    [compacted] = [r["$set"]["messages"] for r in written if "messages" in r.get("$set", {})]
+    assert [m["content"][0]["text"][:18] for m in compacted[:3]] == [
+        "<session_context>\n", "<state_snapshot>Th", "Got it. Thanks for"]
+    assert [m["id"] for m in compacted[3:]] == ["640c6b56-cb7f-40ca-8b0a-829a9c661d75",
+                                               "e7bf4bb3-8a87-4379-847b-dfffe4780d7f"]
+    assert written[-2]["content"] == "notes.txt says: hello from the lab."
+    # a new project folder for the project (this home has none), marked as Gemini CLI marks one
+    assert (target.parent.parent / ".project_root").read_text() == session.cwd
+    assert target.parent.parent.name == "project"
+    again = open_store(tmp_path / "again.db")
+    try:
+        import_paths(again, [target])
+        copy = again.sessions.by_uid(new_id)
+        assert shape(again, copy.uid) == shape(store, MAIN)
+    finally:
+        again.close()
+
+
+def shape(store, uid: str) -> list[tuple]:
+    return [(e.message["role"], content_text(e.message["content"])) if e.message else (e.type,)
+            for e in branch_entries(store, uid) if e.message or e.type == COMPACTION]
+
+
+def test_the_project_folder_is_gemini_clis_own_and_no_file_of_it_is_changed(tmp_path):
+    from core.agents.gemini.writer import project_folder
+
+    home = tmp_path / "home"
+    gemini = home / ".gemini"
+    env = {"HOME": str(home)}
+    # nothing there yet: a folder named as Gemini CLI names one, to be marked
+    assert project_folder("/work/My Project.v2", env) == (gemini / "tmp" / "my-project-v2", True)
+    # the name is taken by another project (marked, or in projects.json): the next one
+    (gemini / "tmp" / "my-project-v2").mkdir(parents=True)
+    (gemini / "tmp" / "my-project-v2" / ".project_root").write_text("/elsewhere/my-project-v2")
+    (gemini / "projects.json").write_text(json.dumps({"projects": {"/x/My Project.v2": "my-project-v2-1"}}))
+    assert project_folder("/work/My Project.v2", env) == (gemini / "tmp" / "my-project-v2-2", True)
+    # a folder marked for the project (Gemini CLI adopts it too)
+    (gemini / "history" / "mine").mkdir(parents=True)
+    (gemini / "history" / "mine" / ".project_root").write_text("/work/My Project.v2")
+    assert project_folder("/work/My Project.v2", env) == (gemini / "tmp" / "mine", False)
+    # registered in projects.json: that one
+    registry = json.dumps({"projects": {"/work/My Project.v2": "registered"}})
+    (gemini / "projects.json").write_text(registry)
+    assert project_folder("/work/My Project.v2", env) == (gemini / "tmp" / "registered", False)
+    assert (gemini / "projects.json").read_text() == registry
+    # $GEMINI_CLI_HOME moves the home folder
+    moved = {"HOME": str(home), "GEMINI_CLI_HOME": str(tmp_path / "g")}
+    assert project_folder("/p/q", moved) == (tmp_path / "g" / ".gemini" / "tmp" / "q", True)
+
+
+@pytest.mark.skipif(not os.environ.get("ARBOR_AGENT_NODE_MODULES"), reason="@google/gemini-cli not "
+    "installed: run tests/agent_lab/install_agents.sh DIR and set "
+    "ARBOR_AGENT_NODE_MODULES=DIR/npm/node_modules")
+def test_gemini_cli_itself_resumes_an_earlier_point_of_the_branch(store, tmp_path):
+    """Gemini CLI runs a session of two turns; arbor writes it back up to the first answer
+    into a home where Gemini CLI never ran for the project (no projects.json entry, no
+    folder); `gemini --resume <id>` from the project adopts arbor's folder and sends exactly
+    that branch, then the new prompt."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "agent_lab"))
+    from core.agents import prepare_resume
+    from fake_model_server import FakeModelServer, Reply, ToolCall, last_says
+    from lab import new_lab, npm_bin
+    from make_gemini import MODEL, gemini_env, settings
+
+    if npm_bin("gemini") is None:
+        pytest.skip("@google/gemini-cli not installed")
+    rules = [(last_says("and then?"), Reply("Resumed.")),
+             (last_says("now say bye"), Reply("Bye.")),
+             (last_says("list the files"),
+              Reply("Listing.", [ToolCall("run_shell_command", {"command": "ls"})]))]
+    with FakeModelServer(rules=rules, default=Reply("There is one file: notes.txt."),
+                         model=MODEL) as server:
+        lab = new_lab(tmp_path / "lab", server)
+        settings(lab.home)
+        (lab.project / "notes.txt").write_text("hello\n")
+        base = [npm_bin("gemini"), "-m", MODEL, "--yolo"]
+        env = gemini_env(lab)
+        assert lab.run(base + ["-p", "list the files"], env=env).returncode == 0
+        assert lab.run(base + ["--resume", "latest", "-p", "now say bye"], env=env).returncode == 0
+        import_paths(store, [lab.home / ".gemini" / "tmp"])
+        [listed] = store.sessions.list()
+        entries = branch_entries(store, listed.uid)
+        answer = next(e for e in entries if e.message and
+                      content_text(e.message["content"]) == "There is one file: notes.txt.")
+        other = tmp_path / "other-home"
+        settings(other)
+        env_b = {**env, "HOME": str(other), "USERPROFILE": str(other)}
+        plan = prepare_resume(store, store.sessions.get(listed.id), at_seq=answer.seq, env=env_b)
+        assert plan.file.parent.parent == other / ".gemini" / "tmp" / "project"
+        assert not (other / ".gemini" / "projects.json").exists()
+        asked = len(server.model_requests)
+        done = lab.run(base + plan.argv[1:] + ["-p", "and then?"], env=env_b, cwd=Path(plan.cwd))
+        assert done.returncode == 0, done.stderr
+    assert "Resumed." in done.stdout
+    said = [(m["role"], m["text"].strip()) for m in server.model_requests[asked].conversation()
+            if m["role"] != "system"]
+    texts = " | ".join(text for _role, text in said)
+    assert "list the files" in texts and "There is one file: notes.txt." in texts
+    assert "now say bye" not in texts and "Bye." not in texts
+    assert said[-1][0] == "user" and said[-1][1].endswith("and then?")
+    # each result once (Gemini CLI's own files send it twice after a resume)
+    results = [m for m in server.model_requests[asked].conversation() if m["role"] == "tool"]
+    assert len(results) == 1
+    # Gemini CLI registered arbor's folder for the project itself
+    registry = json.loads((other / ".gemini" / "projects.json").read_text())
+    assert registry["projects"][str(lab.project)] == "project"

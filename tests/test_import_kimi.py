@@ -5,6 +5,7 @@ there): the wire log read into a branch, its compaction, its sub-agent, usage pe
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from datetime import datetime
 from pathlib import Path
@@ -138,3 +139,142 @@ def test_o_resumes_the_end_of_a_session_with_kimi_r(store, share):
     child = store.sessions.get(store.sessions.by_uid(CHILD).id)
     with pytest.raises(ResumeError, match="sub-agent"):
         prepare_resume(store, child, env={"HOME": str(share.parent)})
+
+
+def _records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_an_earlier_point_is_written_as_kimis_own_fork_writes_one(store, share, tmp_path):
+    """Up to the Agent call's result: a new session folder beside the others of the work
+    folder, its context the messages Kimi wrote for that path (with Kimi's system prompt),
+    its wire the events, its state the title; read back, the same branch."""
+    from core.agents import prepare_resume
+
+    import_paths(store, [share / "sessions"])
+    session = store.sessions.get(store.sessions.by_uid(PARENT).id)
+    result = next(e for e in branch(store, PARENT) if e.message and e.message["role"] == "toolResult")
+    plan = prepare_resume(store, session, at_seq=result.seq,
+                          env={"HOME": str(share.parent), "PATH": ""})
+    assert plan.argv == ["kimi", "-r", plan.native_id]
+    folder = share / "sessions" / FOLDER / plan.native_id
+    assert plan.file == folder / "wire.jsonl"
+    original = _records(share / "sessions" / FOLDER / PARENT / "context.jsonl")
+    written = _records(folder / "context.jsonl")
+    assert written[0] == original[0] and written[0]["role"] == "_system_prompt"
+
+    def said(records):
+        return [r for r in records if not r["role"].startswith("_")]
+
+    assert said(written) == said(original)[:3]
+    assert [r["id"] for r in written if r["role"] == "_checkpoint"] == [0, 1]
+    wire = _records(plan.file)
+    assert wire[0] == {"type": "metadata", "protocol_version": "1.10"}
+    assert [w["message"]["type"] for w in wire[1:]] == [
+        "TurnBegin", "StepBegin", "ContentPart", "ToolCall", "StatusUpdate", "ToolResult",
+        "TurnEnd"]
+    state = json.loads((folder / "state.json").read_text())
+    assert state["custom_title"].startswith(f"{session.session_name} · main, up to")
+    again = open_store(tmp_path / "again.db")
+    try:
+        import_paths(again, [plan.file])
+        copy = again.sessions.by_uid(plan.native_id)
+        assert copy.cwd == "/tmp/arbor-lab/kimi/project"
+        got = [(e.message["role"], content_text(e.message["content"])) for e in
+               again.paths.entries(again.branches.current(copy.id).head_seq) if e.message]
+        assert got == [(e.message["role"], content_text(e.message["content"]))
+                       for e in branch(store, PARENT) if e.message][:3]
+    finally:
+        again.close()
+
+
+def test_after_a_compaction_the_context_starts_from_its_summary(store, share, tmp_path):
+    """The branch of the compacted session up to the message after /compact: the context
+    Kimi is sent starts as Kimi's own after compacting (its summary, what it kept), the
+    wire holds the whole history."""
+    from core.agents.kimi import writer
+    from core.agents.native import BranchToWrite, Ids
+    from datetime import timezone
+
+    import_paths(store, [share / "sessions"])
+    session = store.sessions.get(store.sessions.by_uid(COMPACTED).id)
+    head = store.branches.current(session.id)
+    job = BranchToWrite(store=store, session=session, branch=head, head_seq=head.head_seq,
+                        cwd=session.cwd, env={"HOME": str(share.parent)},
+                        now=datetime(2026, 12, 7, tzinfo=timezone.utc), ids=Ids())
+    target, new_id = writer.place(job)
+    writer.write(job, target, new_id)
+    written = _records(target.parent / "context.jsonl")
+    original = _records(share / "sessions" / FOLDER / COMPACTED / "context.jsonl")
+    said = [r for r in written if not r["role"].startswith("_")]
+    assert said[0]["content"][0]["text"] == \
+        "<system>Previous context has been compacted. Here is the compaction output:</system>"
+    assert said == [r for r in original if not r["role"].startswith("_")][:len(said)]
+    assert len(said) >= 2
+    kinds = [w["message"]["type"] for w in _records(target)[1:]]
+    assert kinds.count("TurnBegin") == 3 and ["CompactionBegin", "CompactionEnd"] == \
+        [k for k in kinds if k.startswith("Compaction")]
+
+
+def test_a_work_folder_kimi_does_not_list_is_refused_and_kimi_json_left_alone(store, share):
+    from core.agents import ResumeError, prepare_resume
+
+    import_paths(store, [share / "sessions"])
+    (share / "kimi.json").write_text(json.dumps({"work_dirs": []}))
+    before = (share / "kimi.json").read_bytes()
+    session = store.sessions.get(store.sessions.by_uid(PARENT).id)
+    first = next(e for e in branch(store, PARENT) if e.message)
+    with pytest.raises(ResumeError, match="Kimi CLI has not run in /tmp/arbor-lab/kimi/project"):
+        prepare_resume(store, session, at_seq=first.seq, env={"HOME": str(share.parent)})
+    assert (share / "kimi.json").read_bytes() == before
+    assert sorted(p.name for p in (share / "sessions" / FOLDER).iterdir()) == sorted([COMPACTED, PARENT])
+
+
+@pytest.mark.skipif(not os.environ.get("ARBOR_AGENT_VENVS"), reason="kimi-cli not installed: run "
+    "tests/agent_lab/install_agents.sh DIR and set ARBOR_AGENT_VENVS=DIR/venvs")
+def test_kimi_itself_resumes_an_earlier_point_of_the_branch(store, tmp_path):
+    """Kimi runs a session of two turns; arbor writes it back up to the first answer;
+    `kimi -r <id>` sends exactly that branch, then the new prompt."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "agent_lab"))
+    from core.agents import prepare_resume
+    from fake_model_server import FakeModelServer, Reply, ToolCall, last_says
+    from lab import new_lab, venv_bin
+    from make_kimi import configure, kimi_env
+
+    if venv_bin("kimi", "kimi") is None:
+        pytest.skip("kimi-cli not installed")
+    rules = [(last_says("and then?"), Reply("Resumed.")),
+             (last_says("now say bye"), Reply("Bye.")),
+             (last_says("list the files"), Reply("Listing.", [ToolCall("Shell", {"command": "ls"})]))]
+    with FakeModelServer(rules=rules, default=Reply("There is one file: notes.txt."),
+                         model="fake-model") as server:
+        lab = new_lab(tmp_path / "lab", server)
+        configure(lab)
+        (lab.project / "notes.txt").write_text("hello\n")
+        kimi = [venv_bin("kimi", "kimi"), "--print", "-y"]
+        env = kimi_env(lab)
+        assert lab.run(kimi + ["-p", "list the files"], env=env).returncode == 0
+        assert lab.run(kimi + ["-C", "-p", "now say bye"], env=env).returncode == 0
+        import_paths(store, [lab.home / ".kimi" / "sessions"])
+        [listed] = store.sessions.list()
+        answer = next(e for e in branch(store, listed.uid) if e.message and
+                      content_text(e.message["content"]) == "There is one file: notes.txt.")
+        plan = prepare_resume(store, store.sessions.get(listed.id), at_seq=answer.seq, env=env)
+        asked = len(server.model_requests)
+        done = lab.run(kimi + plan.argv[1:] + ["-p", "and then?"], env=env, cwd=Path(plan.cwd))
+        assert done.returncode == 0, done.stderr
+    assert "Resumed." in done.stdout
+    said = [(m["role"], m["text"].strip()) for m in server.model_requests[asked].conversation()
+            if m["role"] != "system"]
+    texts = " | ".join(text for _role, text in said)
+    assert "list the files" in texts and "There is one file: notes.txt." in texts
+    assert "notes.txt" in texts
+    assert "now say bye" not in texts and "Bye." not in texts
+    assert said[-1][0] == "user" and said[-1][1].endswith("and then?")
+    # what Kimi added goes on in the session arbor wrote
+    import_paths(store, [lab.home / ".kimi" / "sessions"])
+    written = store.sessions.by_uid(plan.native_id)
+    assert [content_text(e.message["content"]) for e in branch(store, written.uid)
+            if e.message][-2:] == ["and then?", "Resumed."]

@@ -1,5 +1,5 @@
 """A big import's new Claude Code files are read by worker processes into scratch stores
-and moved into the store by SQL (core.importing.parallel, core.store.sqlite.merge): the
+and moved into the store by SQL (core.importing.workers.parallel, core.store.sqlite.merge): the
 store must come out exactly as a one-process import makes it, row for row, whatever goes
 wrong on the way (a worker that dies, a session the store has already, an interruption),
 and nothing may be left behind (no worker process, no scratch file)."""
@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from core import open_store
-from core.importing import discover, driver, import_paths, parallel
+from core.importing import discover, driver, import_paths
+from core.importing.workers import parallel
 from core.store.sqlite import merge as sqlite_merge
 
 from test_import_same_store import FIXTURES, dump, plain

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from core.importing import parallel, worker
+from core.importing.workers import parallel, worker
 from core.importing.driver import import_paths
-from core.importing.frames import write_frame
+from core.importing.workers.frames import write_frame
 from core.store.store import open_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))

@@ -1,4 +1,4 @@
-"""New responses are priced from the rates kept in the store (core/store/price_cards.py):
+"""New responses are priced from the rates kept in the store (core/store/usage/price_cards.py):
 the same floats as the price book gives, without loading the price table once a model's
 rates for that day are kept. Issue 11: appending 10 lines to a 30 MB session and importing
 took 9x a no-change import, most of it loading genai-prices (~0.3 s)."""
@@ -17,7 +17,7 @@ import pytest
 from core import open_store
 from core.usage import pricing
 from core.importing import import_paths
-from core.store.price_cards import StoredPrices
+from core.store.usage.price_cards import StoredPrices
 from tests import usage_files as uf
 
 genai_prices = pytest.importorskip("genai_prices")

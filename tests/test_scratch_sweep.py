@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from core.importing import parallel
+from core.importing.workers import parallel
 
 pytest.importorskip("fcntl")
 

@@ -152,7 +152,7 @@ def test_a_response_header_shows_its_cost_or_only_what_fits():
     from datetime import datetime, timezone
 
     from core.model.entries import Entry
-    from core.store.usage_queries import ResponseUsage
+    from core.store.usage.queries import ResponseUsage
     from tui.render.message_render import header
     from tui.message_source import Item
 

@@ -38,7 +38,7 @@ def _same(store) -> None:
 def _reports_agree(store) -> None:
     """Each grouping read from the buckets equals the same read from the responses."""
     sql = store._sql
-    from core.store import usage_queries
+    from core.store.usage import queries as usage_queries
 
     for by in ("session", "day", "week", "month", "model", "project"):
         fast = store.usage.report(by).as_json()
@@ -70,7 +70,7 @@ def test_the_buckets_follow_every_change_to_the_responses(tmp_path, monkeypatch,
     _same(store)
     _reports_agree(store)
     # read again from the entries
-    from core.store.usage_rows import rebuild_from_entries
+    from core.store.usage.rows import rebuild_from_entries
 
     with store.transaction() as conn:
         rebuild_from_entries(conn, store._sql, store._backend)

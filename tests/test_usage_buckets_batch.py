@@ -12,7 +12,7 @@ import pytest
 
 from core import open_store
 from core.importing import discover, import_paths
-from core.store import usage_rows
+from core.store.usage import rows as usage_rows
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import claude_tree  # noqa: E402

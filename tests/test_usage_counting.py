@@ -128,7 +128,7 @@ def test_a_second_import_and_a_rebuilt_store_count_the_same(claude_store, tmp_pa
     import_paths(store, [tmp_path / "projects"])
     assert store.usage.report("session").as_json() == before
     # a store made before this migration: its usage is read again from its entries
-    from core.store.usage_rows import rebuild_from_entries
+    from core.store.usage.rows import rebuild_from_entries
 
     with store.transaction() as conn:
         rebuild_from_entries(conn, store._sql, store._backend)

@@ -17,7 +17,7 @@ from core.store.records import SessionSummary, UnlinkedChild
 from core.usage.tokens import Figure, UsageRecord
 
 MODULES = ["core.model.entries", "core.seed.models", "core.usage.tokens", "core.history.lineage", "core.usage.pricing",
-           "core.importing.base", "core.importing.state", "core.store.store"]
+           "core.importing.base", "core.importing.state", "core.store.records", "core.store.search"]
 
 
 def _classes():

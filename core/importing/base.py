@@ -152,7 +152,7 @@ class ImportReport(Record):
     _fields = ("files", "seconds", "converted")
     files: list[FileResult]
     seconds: float
-    converted: int   # files read by worker processes (core.importing.parallel)
+    converted: int   # files read by worker processes (core.importing.workers.parallel)
 
     def __init__(self, files: list[FileResult] | None = None, seconds: float = 0.0,
                  converted: int = 0):

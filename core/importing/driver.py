@@ -62,7 +62,7 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
 
     keep_writer = getattr(store, "bulk_writes", None)
     workers = None
-    from .parallel import ParallelImport, scratch_parent, sweep_abandoned
+    from core.importing.workers.parallel import ParallelImport, scratch_parent, sweep_abandoned
 
     if new:
         workers = ParallelImport(store, planned, new, commit_every=COMMIT_EVERY)

@@ -68,7 +68,7 @@ def figure(f: Any) -> dict[str, Any]:
 
 
 def response(u: Any) -> dict[str, Any]:
-    """One response's usage (core.store.usage_queries.ResponseUsage)."""
+    """One response's usage (core.store.usage.queries.ResponseUsage)."""
     return {"model": text(u.model, 100), "input_tokens": u.input_tokens,
             "output_tokens": u.output_tokens, "cache_creation_tokens": u.cache_creation_tokens,
             "cache_read_tokens": u.cache_read_tokens, "total_tokens": u.total_tokens,

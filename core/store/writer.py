@@ -9,7 +9,7 @@ from core.model.entries import MESSAGE, Entry, role_of, search_text
 from core.model.errors import ArborError, NotFound
 from core.util.fastjson import dumps_utf8
 from core.usage.tokens import USAGE_TYPES
-from .usage_rows import UsageRows
+from core.store.usage.rows import UsageRows
 
 TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
 if TYPE_CHECKING:

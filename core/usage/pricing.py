@@ -363,7 +363,7 @@ class PriceBook:
                 ) -> tuple[PriceCard | None, str | None, str | None] | None:
         """`cost_at`'s card for a stamp, and the UTC days [first, until) on which every stamp
         gets that same card (None: no bound), so a store can keep it and price later
-        responses without this table (core/store/price_cards.py). None when the card can
+        responses without this table (core/store/usage/price_cards.py). None when the card can
         change within a day (a model priced by the time of day)."""
         when = parse_time(stamp)
         card = self.card(model, provider, when, fast)

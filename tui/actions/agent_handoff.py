@@ -21,7 +21,7 @@ from pathlib import Path
 from core.agents import ResumePlan, prepare_resume, run
 from core.model.errors import ArborError
 
-from ..render.safe_text import clean
+from tui.render.safe_text import clean
 
 
 @dataclass

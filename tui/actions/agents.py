@@ -9,7 +9,7 @@ from pathlib import Path
 
 from textual import work
 
-from ..render.safe_text import clean
+from tui.render.safe_text import clean
 
 
 class AgentActions:
@@ -85,7 +85,7 @@ class AgentActions:
         self._poll()
 
     def action_import_logs(self) -> None:
-        from ..components.import_dialog import ImportDialog
+        from tui.components.import_dialog import ImportDialog
 
         self.push_screen(ImportDialog(), self._import)
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from ..components.branches_pane import branch_title
-from ..render.formatting import FAINT, short_id
-from ..render.safe_text import safe_line
+from tui.components.branches_pane import branch_title
+from tui.render.formatting import FAINT, short_id
+from tui.render.safe_text import safe_line
 from .history import NAME_HINT
 
 
@@ -38,7 +38,7 @@ class AnnotationActions:
     def action_label(self) -> None:
         from core.actions import operations
 
-        from ..components.text_prompt import TextPrompt
+        from tui.components.text_prompt import TextPrompt
 
         self._catch_up()
         pane = self._focused_pane()
@@ -130,7 +130,7 @@ class AnnotationActions:
         """A named checkpoint on the highlighted message, or the highlighted branch's head."""
         from core.actions import operations
 
-        from ..components.text_prompt import TextPrompt
+        from tui.components.text_prompt import TextPrompt
 
         self._catch_up()
         pane = self._focused_pane()

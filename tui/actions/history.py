@@ -14,9 +14,9 @@ from rich.text import Text
 
 from core.seed.models import InternalSession
 
-from ..components.branches_pane import branch_title, suggest_branch_name
-from ..render.formatting import FAINT, short_id
-from ..render.safe_text import safe_line
+from tui.components.branches_pane import branch_title, suggest_branch_name
+from tui.render.formatting import FAINT, short_id
+from tui.render.safe_text import safe_line
 
 NAME_HINT = Text("enter accepts · edit the name first if you like · escape cancels", FAINT)
 
@@ -74,7 +74,7 @@ class HistoryActions:
     # ------------------------------------------------------------- naming a branch
     def _ask_branch_name(self, source: InternalSession, where: str,
                          done: Callable[[str | None], None], *, key: tuple) -> None:
-        from ..components.text_prompt import TextPrompt
+        from tui.components.text_prompt import TextPrompt
 
         if self.session_id == source.external_session_id and self._tree_branches:
             branches = self._tree_branches   # (the session's, as show_session read them)
@@ -95,7 +95,7 @@ class HistoryActions:
         """Hide the highlighted branch (confirmed), or show a hidden one again."""
         from core.actions import operations
 
-        from ..components.confirm_dialog import ConfirmDialog
+        from tui.components.confirm_dialog import ConfirmDialog
 
         self._catch_up()
         branch = self._target_branch()
@@ -137,7 +137,7 @@ class HistoryActions:
     def action_rename_branch(self) -> None:
         from core.actions import operations
 
-        from ..components.text_prompt import TextPrompt
+        from tui.components.text_prompt import TextPrompt
 
         self._catch_up()
         branch = self._target_branch()
@@ -231,7 +231,7 @@ class HistoryActions:
     def action_rollback(self) -> None:
         from core.actions import operations
 
-        from ..components.rollback_dialog import RollbackDialog, RollbackTarget, checkpoint_label
+        from tui.components.rollback_dialog import RollbackDialog, RollbackTarget, checkpoint_label
 
         self._catch_up()
         focused = self._focused_pane()
@@ -318,7 +318,7 @@ class HistoryActions:
     def action_compact(self) -> None:
         from core.actions import operations
 
-        from ..components.compact_dialog import CompactDialog
+        from tui.components.compact_dialog import CompactDialog
 
         self._catch_up()
         branch = self._target_branch() if self._focused_pane() is self.branches_pane else self.branch

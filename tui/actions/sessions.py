@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from ..render.safe_text import safe_line
+from tui.render.safe_text import safe_line
 
 
 class SessionActions:
     """Mixed into ArborApp (uses its store, panes, say/reload, _recorded/_write)."""
 
     def action_archive(self) -> None:
-        from ..components.confirm_dialog import ConfirmDialog
+        from tui.components.confirm_dialog import ConfirmDialog
 
         session = self.sessions_pane.highlighted
         if session is None:
@@ -55,7 +55,7 @@ class SessionActions:
         self.push_screen(ConfirmDialog(Text("Archive session", "bold"), question, yes="Archive"), done)
 
     def action_rename(self) -> None:
-        from ..components.text_prompt import TextPrompt
+        from tui.components.text_prompt import TextPrompt
 
         session = self.sessions_pane.highlighted
         if session is None:

@@ -9,10 +9,10 @@ from textual import work
 
 from core.seed.models import InternalSession
 
-from ..components.branches_pane import branch_title
-from ..entry_tree import FILTER_HELP, FILTERS, EntryTree, OutlineEntry
-from ..render.formatting import FAINT
-from ..render.safe_text import safe_line
+from tui.components.branches_pane import branch_title
+from tui.entry_tree import FILTER_HELP, FILTERS, EntryTree, OutlineEntry
+from tui.render.formatting import FAINT
+from tui.render.safe_text import safe_line
 
 FIND_LIMIT = 5000
 WORDED_LIMIT = 50_000
@@ -175,7 +175,7 @@ class TreeActions:
     # ---------------------------------------------------------------------- find
     def action_find_in_session(self) -> None:
         """ctrl+f: find text in the session's entries (and labels); n/N walk the hits."""
-        from ..components.text_prompt import TextPrompt
+        from tui.components.text_prompt import TextPrompt
 
         if self.session_id is None:
             return

@@ -6,7 +6,7 @@ The entry tree and its filters are in tree.py.
 
 from __future__ import annotations
 
-from ..components.pane_row import PaneRow
+from tui.components.pane_row import PaneRow
 
 
 class ViewActions:
@@ -14,8 +14,8 @@ class ViewActions:
 
     def action_compare(self) -> None:
         """d: the highlighted branch (or the one shown) against another of its session."""
-        from ..components.branch_picker import BranchPicker
-        from ..components.compare_screen import CompareScreen
+        from tui.components.branch_picker import BranchPicker
+        from tui.components.compare_screen import CompareScreen
 
         self._catch_up()
         branch = self._target_branch() if self._focused_pane() is self.branches_pane else self.branch
@@ -49,7 +49,7 @@ class ViewActions:
     def _show_compared(self, shown: tuple[int | None, int, int] | None) -> None:
         """enter on a message of a comparison: that message on its branch (one in a
         sub-agent shown inside a side: in its own session, as search would show it)."""
-        from ..components.search_screen import SearchResult
+        from tui.components.search_screen import SearchResult
 
         if shown is None:
             return
@@ -74,7 +74,7 @@ class ViewActions:
         self.set_focus(self.messages_pane)
 
     def action_search(self) -> None:
-        from ..components.search_screen import SearchScreen
+        from tui.components.search_screen import SearchScreen
 
         reader = self._reader()
         if reader is not None:
@@ -84,7 +84,7 @@ class ViewActions:
     def action_usage(self) -> None:
         from core.usage.tokens import local_zone
 
-        from ..components.usage_screen import UsageScreen
+        from tui.components.usage_screen import UsageScreen
 
         today = self.clock().astimezone(local_zone()).date()
         reader = self._reader()
@@ -132,7 +132,7 @@ class ViewActions:
         self.set_focus(self.messages_pane)
 
     def action_help(self) -> None:
-        from ..components.help_screen import HelpScreen
+        from tui.components.help_screen import HelpScreen
 
         self.push_screen(HelpScreen())
 

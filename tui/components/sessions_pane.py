@@ -20,7 +20,7 @@ from textual.binding import Binding
 from core.history.lineage import FamilyRow, ancestors, family_rows
 from core.store import SessionSummary
 
-from ..render.formatting import (
+from tui.render.formatting import (
     DIM, FAINT, SOURCE_STYLES, age, short_count, usage_amount, usage_style)
 from tui.render.safe_text import safe_line
 from .row_list import RowList

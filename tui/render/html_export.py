@@ -28,7 +28,7 @@ from core.model.entries import (
     content_text)
 from core.history.responses import groups
 
-from .claude_lines import is_claude_line, name_of
+from .agent_lines import is_bookkeeping_line, name_of
 from .formatting import ROLE_NAMES, branch_title
 from .message_text import message_parts
 from .safe_text import clean
@@ -301,7 +301,7 @@ def message(group: list[Entry], labels: dict[int, str], usage: dict[int, Any]) -
         role = "compaction"
     elif first.type == BRANCH_SUMMARY:
         role = "branch summary"
-    elif is_claude_line(first.type):
+    elif is_bookkeeping_line(first.type):
         role = name_of(first.type, first.data)
     css = role if role in ("user", "assistant", "toolResult") else "other"
     head = [f'<span class="role">{esc(ROLE_NAMES.get(role, role))}</span>']

@@ -28,11 +28,11 @@ from core.history.outcomes import (
     reply_outcome, role_of)
 from core.history.responses import result_call_id
 
-from .claude_lines import is_claude_line, name_of, says
+from .agent_lines import is_bookkeeping_line, name_of, says
 from .formatting import (
     DIM, ERROR_STYLE, FAINT, LABEL_STYLE, MARKER_STYLE, ROLE_NAMES, ROLE_STYLES, clock_time,
     short_id)
-from ..message_source import Item
+from tui.message_source import Item
 from .safe_text import clean, safe_line, safe_text, strip_links
 from .tool_views import (
     WHOLE_HINT, ToolCall, call_body, call_line, json_text, markdown_parts, shell_run)
@@ -353,7 +353,7 @@ def header(item: Item, label: str | None, now: datetime, width: int, entries: in
         if from_id:
             line.append("   of ", DIM)
             line.append_text(safe_line(short_id(str(from_id)), 12, style=DIM))
-    elif is_claude_line(entry.type):
+    elif is_bookkeeping_line(entry.type):
         room = width - len(clock_time(entry.timestamp, now)) - 14   # (the time and id fit)
         line.append_text(safe_line(name_of(entry.type, entry.data), max(12, min(40, room)),
                                    style=f"bold {DIM}"))
@@ -444,7 +444,7 @@ def body(item: Item, expanded: bool, width: int) -> Body:
     if not expanded and langgraph_checkpoint(entry.type, data) is not None:
         out.foldable = True   # a marker line; opened, its data
         return out
-    if is_claude_line(entry.type):   # what it says on one line; opened, the line as written
+    if is_bookkeeping_line(entry.type):   # what it says on one line; opened, the line as written
         said = says(entry.type, data)
         if said:
             out.add(safe_line(said, max(10, width), style=FAINT))

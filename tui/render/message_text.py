@@ -22,7 +22,7 @@ from core.history.outcomes import (
     CONTENT_ROLES, NO_SUMMARY, SHELL_ROLE, SUMMARY_ROLES, empty_words, extension_message, marked,
     reply_outcome, role_of)
 
-from .claude_lines import is_claude_line, name_of, says
+from .agent_lines import is_bookkeeping_line, name_of, says
 from .formatting import ROLE_NAMES
 from .safe_text import clean
 from .tool_views import GLYPHS, ToolCall, call_diff, shell_run, todo_items
@@ -100,7 +100,7 @@ def heading(entries: list[Entry]) -> str:
     if first.type == CUSTOM_MESSAGE:
         role = "custom"
     head = ROLE_NAMES.get(role, role) if role else (
-        name_of(first.type, first.data) if is_claude_line(first.type) else first.type)
+        name_of(first.type, first.data) if is_bookkeeping_line(first.type) else first.type)
     if isinstance(message.get("model"), str):
         head += f" · {message['model']}"
     head += f" · {_when(first)}"
@@ -135,7 +135,7 @@ def message_parts(entries: list[Entry]) -> Iterator[tuple[str, Any]]:
                     yield _summary_part(entry.data.get("summary"))
                 elif entry.type == CUSTOM_MESSAGE and extension_message(entry.data):
                     yield from _message_parts(extension_message(entry.data), results)
-                elif is_claude_line(entry.type):
+                elif is_bookkeeping_line(entry.type):
                     said = says(entry.type, entry.data)
                     if said:
                         yield "text", said

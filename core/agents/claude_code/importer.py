@@ -880,7 +880,7 @@ class _Import:
                 next_d.get("parentUuid") == d.get("uuid"):
             nm = next_d.get("message")
             summary = content_text(nm.get("content")) if isinstance(nm, dict) else None
-        # (the store reads each response's usage from the entry: core/store/usage_rows.py)
+        # (the store reads each response's usage from the entry: core/store/usage/rows.py)
         try:
             entry_type, payload, usage = self._convert(d, node, k, timestamp, counted, summary)
         except SHAPE_ERRORS as error:

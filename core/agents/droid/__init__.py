@@ -1,5 +1,6 @@
 """Factory droid: its session files (`~/.factory/sessions/<dashed cwd>/<uuid>.jsonl`, with
-`<uuid>.settings.json` beside each) read into the store (`importer`). Facts:
+`<uuid>.settings.json` beside each) read into the store (`importer`), and a branch written
+back as a new session droid forks (`writer`). Facts:
 docs/agents/droid.md."""
 
 from __future__ import annotations
@@ -33,10 +34,10 @@ AGENT = Agent(
     session_noun="droid session",
     logs_note="`~/.factory/sessions/<cwd with - for />/<uuid>.jsonl` (tokens in "
               "`<uuid>.settings.json`; forks and sub-agents are session files of their own)",
-    resume_note="at the end of a session droid wrote: `droid --fork <id>` from the project "
-                "folder (droid's `--resume` asks Factory's servers; `--fork` reads the local "
-                "file); arbor does not write droid sessions yet (elsewhere: export the branch "
-                "and give it as a prompt)",
+    resume_note="writes the branch as a new session file, as `droid --fork` writes one, and "
+                "runs `droid --fork <id>` from the project folder (droid's `--resume` asks "
+                "Factory's servers; `--fork` reads the local file); at the end of a session "
+                "droid wrote, nothing is written: droid forks its own",
     usage_rule="droid records tokens per session, not per response: `tokenUsage` of "
                "`<uuid>.settings.json` (the session's own requests; a fork's copies and a "
                "sub-agent's requests are not in it) is one record per session id, on its "

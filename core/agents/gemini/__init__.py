@@ -1,5 +1,6 @@
 """Gemini CLI: its session files (`~/.gemini/tmp/<project>/chats/*.jsonl`) read into the
-store (`importer`). Facts: docs/agents/gemini-cli.md."""
+store (`importer`), and a branch written back as a new session Gemini CLI resumes
+(`writer`). Facts: docs/agents/gemini-cli.md."""
 
 from __future__ import annotations
 
@@ -35,9 +36,10 @@ AGENT = Agent(
     session_noun="Gemini CLI session",
     logs_note="`~/.gemini/tmp/<project>/chats/session-*.jsonl` (sub-agents in "
               "`chats/<session id>/`)",
-    resume_note="at the end of a session Gemini CLI wrote: `gemini --resume <id>` from the "
-                "project folder; arbor does not write Gemini CLI sessions yet (elsewhere: "
-                "export the branch and give it as a prompt)",
+    resume_note="writes the branch as a new session file in Gemini CLI's folder for the "
+                "project (never changing `projects.json`) and runs `gemini --resume <id>` from "
+                "the project folder; at the end of a session Gemini CLI wrote, nothing is "
+                "written",
     usage_rule="`tokens` of each `gemini` record, counted once per record id (a record "
                "written again under its id is the same response); `cached` is cache "
                "read, `thoughts` output")

@@ -1,5 +1,6 @@
 """Kimi CLI: its sessions (`~/.kimi/sessions/<md5 of the work dir>/<uuid>/wire.jsonl`, the
-complete event log of a session) read into the store (`importer`). Facts:
+complete event log of a session) read into the store (`importer`), and a branch written back
+as a new session Kimi CLI resumes (`writer`). Facts:
 docs/agents/kimi-cli.md."""
 
 from __future__ import annotations
@@ -37,9 +38,10 @@ AGENT = Agent(
     session_noun="Kimi CLI session",
     logs_note="`~/.kimi/sessions/<md5 of the work dir>/<uuid>/wire.jsonl` (`$KIMI_SHARE_DIR`; "
               "sub-agents in `subagents/<agent id>/`)",
-    resume_note="at the end of a session Kimi CLI wrote: `kimi -r <id>` from the work "
-                "folder; arbor does not write Kimi CLI sessions yet (elsewhere: export the "
-                "branch and give it as a prompt)",
+    resume_note="writes the branch as a new session folder, as Kimi CLI's own fork makes "
+                "one, and runs `kimi -r <id>` from the work folder (one Kimi lists in "
+                "`kimi.json`: arbor does not change that file); at the end of a session Kimi "
+                "CLI wrote, nothing is written",
     usage_rule="`token_usage` of each `StatusUpdate` in `wire.jsonl`, once per `message_id` "
                "(a step's response); `input_other` is input, `input_cache_read` cache read, "
                "`input_cache_creation` cache write; a sub-agent's steps are counted from its "

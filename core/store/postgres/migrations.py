@@ -100,7 +100,7 @@ CREATE TABLE IF NOT EXISTS session_usage (
 
 def _v5(conn: Any, backend=None) -> None:
     conn.execute(_V5)
-    from core.store.usage_rows import rebuild_from_entries  # only needed when migrating
+    from core.store.usage.rows import rebuild_from_entries  # only needed when migrating
 
     rebuild_from_entries(conn, backend.sql, backend)
 
@@ -290,8 +290,14 @@ def _v11(conn: Any, backend=None) -> None:
     postgres_search.start_stemmed_index(conn)
 
 
+# SQLite's twin leaves rows written with `bucketed = 0` to one statement per batch; a
+# PostgreSQL import writes its usage rows by COPY with the trigger kept (every row 1), so
+# here the column is only made, that the two stores have the same columns.
+_V12 = "ALTER TABLE usage ADD COLUMN IF NOT EXISTS bucketed INTEGER NOT NULL DEFAULT 1"
+
+
 # (version, name, SQL or a function of the connection): the numbers and names of
-# migrations/sqlite.py. Append only; never edit a released migration.
+# sqlite/migrations.py. Append only; never edit a released migration.
 MIGRATIONS: list[tuple[int, str, str | Callable[[Any], None]]] = [
     (1, "initial schema", schema_v1.V1),
     (2, "contentless search index without positions (a third of the size and insert time)",
@@ -311,6 +317,7 @@ MIGRATIONS: list[tuple[int, str, str | Callable[[Any], None]]] = [
          " record's reader state", _V10),
     (11, "search stems English words, ranks its hits and finds quoted phrases (a big store's"
          " index is rebuilt in the background)", _v11),
+    (12, "an import sums its usage rows into the hourly buckets a batch at a time", _V12),
 ]
 
 CURRENT_VERSION = MIGRATIONS[-1][0]

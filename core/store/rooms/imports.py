@@ -82,7 +82,7 @@ class ImportsRoom(Room):
     @property
     def takes_scratch(self) -> bool:
         """Whether sessions imported into a scratch store (a worker's, in a big import:
-        core.importing.parallel) can be moved into this store (SQLite: yes)."""
+        core.importing.workers.parallel) can be moved into this store (SQLite: yes)."""
         return getattr(self._backend, "takes_scratch", False)
 
     def price_cards(self) -> list[tuple[str, str]]:

@@ -22,7 +22,7 @@ class UsageRoom(Room):
         counted in the session's totals like a response read from an entry. (An agent that
         appends its replies with `usage` in them need not call this: those are counted.)"""
         from core.usage.tokens import UsageRecord
-        from core.store.usage_rows import UsageRows
+        from core.store.usage.rows import UsageRows
 
         record = UsageRecord(model=model or "", provider=provider or "", protocol=protocol or "",
                              input_tokens=max(0, int(input_tokens)), output_tokens=max(0, int(output_tokens)),
@@ -38,7 +38,7 @@ class UsageRoom(Room):
                copies_under_original: bool = False) -> Any:
         """`arbor usage`: a `core.usage.tokens.Report` (rows per group, and totals); by session,
         `copies_under_original` folds each copy of a session into its original's row."""
-        from core.store import usage_queries
+        from core.store.usage import queries as usage_queries
 
         return usage_queries.report(self._store, by, since=since, until=until, source=source,
                                     zone_name=timezone, copies_under_original=copies_under_original)
@@ -46,13 +46,13 @@ class UsageRoom(Room):
     def by_session(self) -> dict[int, Any]:
         """Every session's usage figure (`core.usage.tokens.Figure`), its sub-agents' included, from
         the totals kept as entries are written: as cheap as listing the sessions."""
-        from core.store import usage_queries
+        from core.store.usage import queries as usage_queries
 
         return usage_queries.session_figures(self._store)
 
     def of_responses(self, seqs: list[int]) -> dict[int, Any]:
         """The usage of the responses these entries hold, by entry seq."""
-        from core.store import usage_queries
+        from core.store.usage import queries as usage_queries
 
         return usage_queries.responses(self._store, seqs)
 
@@ -60,7 +60,7 @@ class UsageRoom(Room):
                 before_seq: int | None = None) -> Any:
         """The usage on the path root -> head after the entry `after_seq` (a branch's own
         part, from its fork point) and before `before_seq`: a `core.usage.tokens.Figure`."""
-        from core.store import usage_queries
+        from core.store.usage import queries as usage_queries
 
         after = before = None
         if after_seq is not None:
@@ -76,27 +76,27 @@ class UsageRoom(Room):
     def of_range(self, head_seq: int | None, start: int, stop: int) -> Any:
         """The usage of the responses at depths [start, stop) of the path root -> head (a
         compaction's summarised part): a `core.usage.tokens.Figure`."""
-        from core.store import usage_queries
+        from core.store.usage import queries as usage_queries
 
         return usage_queries.path_figure(self._store, head_seq, after_depth=start - 1, before_depth=stop)
 
     def last_response_model(self, head_seq: int | None) -> tuple[str, str, str] | None:
         """(model, provider, timestamp) of the newest response on the path root -> head that
         names its model; None when there is none."""
-        from core.store import usage_queries
+        from core.store.usage import queries as usage_queries
 
         return usage_queries.last_model(self._store, head_seq)
 
     def by_day_and_model(self, since: Any, until: Any, *, timezone: str | None = None
                          ) -> dict[str, dict[str, Any]]:
         """{local day: {model: Figure}} (the usage screen's chart)."""
-        from core.store import usage_queries
+        from core.store.usage import queries as usage_queries
 
         return usage_queries.daily_by_model(self._store, since, until, timezone)
 
     def prices_stale(self) -> bool:
         """Whether some cost was computed with other prices than today's."""
-        from core.store.usage_rows import prices_stale
+        from core.store.usage.rows import prices_stale
 
         with self.reading() as conn:
             return prices_stale(conn, self._sql)
@@ -104,7 +104,7 @@ class UsageRoom(Room):
     def reprice(self) -> int:
         """Price again what was priced with other prices (an upgraded table, a changed
         ARBOR_PRICES); returns how many responses changed."""
-        from core.store.usage_rows import reprice
+        from core.store.usage.rows import reprice
 
         with self.transaction() as conn:
             return reprice(conn, self._sql)

@@ -1,6 +1,6 @@
 """Sessions written into a scratch store, moved into the store by SQL.
 
-A big import converts new log files in worker processes (core.importing.parallel): each
+A big import converts new log files in worker processes (core.importing.workers.parallel): each
 worker imports its files into a scratch store of its own, an ordinary arbor store on a
 temporary file with two differences (`make_scratch`): its search rows are kept in a plain
 table (the text each entry gives the full-text index), and it is tuned for one writer
@@ -250,7 +250,7 @@ def _copy(conn: sqlite3.Connection, table: str, where: str, args: dict[str, Any]
 
 
 # The sessions' totals, from the rows of one stretch of their entries (the same sums the
-# importer's writer keeps as it writes them: store/writer.py, store/usage_rows.py).
+# importer's writer keeps as it writes them: store/writer.py, store/usage/rows.py).
 _ADD_COUNTS = (
     "UPDATE main.external_sessions SET entry_count = entry_count + c.entries,"
     " message_count = message_count + c.messages,"
@@ -335,7 +335,7 @@ def merge_sessions(conn: sqlite3.Connection, first: int, last: int, *,
 
 
 def merge_price_cards(conn: sqlite3.Connection) -> None:
-    """Keep the rates the workers had to ask the price table for (core/store/price_cards.py):
+    """Keep the rates the workers had to ask the price table for (core/store/usage/price_cards.py):
     each card's days, the store's and the scratch store's together."""
     for key, value in conn.execute(f"SELECT key, value FROM {SCRATCH}.store_meta"
                                    " WHERE key LIKE ?", (_PRICE_CARDS,)).fetchall():

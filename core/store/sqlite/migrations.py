@@ -137,7 +137,7 @@ def _v5(conn: sqlite3.Connection, backend=None) -> None:
             conn.execute(f"ALTER TABLE usage ADD COLUMN {column} {declaration}")
     for statement in _statements(_V5):
         conn.execute(statement)
-    from core.store.usage_rows import rebuild_from_entries  # only needed when migrating
+    from core.store.usage.rows import rebuild_from_entries  # only needed when migrating
 
     rebuild_from_entries(conn, backend.sql, backend)
 

@@ -39,7 +39,7 @@ class SQLite:
     USAGE_OF_SESSION = (
         "SELECT provider, protocol, model, input_tokens, output_tokens, total_tokens,"
         " duration_ms, timestamp FROM usage WHERE external_session_id = ? ORDER BY seq")
-    # one row per response (core/store/usage_rows.py); the order of usage_rows._row
+    # one row per response (core/store/usage/rows.py); the order of usage_rows._row
     USAGE_INSERT_RESPONSE = (
         "INSERT INTO usage(external_session_id, provider, protocol, model, input_tokens,"
         " output_tokens, total_tokens, duration_ms, timestamp, entry_seq, chain, depth,"
@@ -218,7 +218,7 @@ class Postgres:
     USAGE_OF_SESSION = (
         "SELECT provider, protocol, model, input_tokens, output_tokens, total_tokens,"
         " duration_ms, timestamp FROM usage WHERE external_session_id = %s ORDER BY seq")
-    # one row per response (core/store/usage_rows.py); the order of usage_rows._row
+    # one row per response (core/store/usage/rows.py); the order of usage_rows._row
     USAGE_INSERT_RESPONSE = (
         "INSERT INTO usage(external_session_id, provider, protocol, model, input_tokens,"
         " output_tokens, total_tokens, duration_ms, timestamp, entry_seq, chain, depth,"

@@ -19,9 +19,9 @@ from core.handoff.deleted_logs import logs_gone
 from core.seed.models import InternalSession
 from core.store import SessionSummary
 
-from ...components.branches_pane import flatten, mark_continued, own_usage, visible_branches
-from ...components.empty_state import EmptyState, empty_text
-from ...render.formatting import FAINT
+from tui.components.branches_pane import flatten, mark_continued, own_usage, visible_branches
+from tui.components.empty_state import EmptyState, empty_text
+from tui.render.formatting import FAINT
 from . import search_indexing
 
 FIRST_PAGE = 100
@@ -201,7 +201,7 @@ class StoreLoading:
     def show_branch(self, branch: InternalSession, *, keep_seq: int | None = None,
                     keep_depth: int | None = None, at_end: bool = True,
                     keep_view: bool = False) -> None:
-        from ...message_source import MessageSource   # (not needed for the first frame)
+        from tui.message_source import MessageSource   # (not needed for the first frame)
 
         try:
             with self.store.reading():

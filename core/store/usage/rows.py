@@ -16,7 +16,7 @@ TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations us
 if TYPE_CHECKING:
     from typing import Any
     from .price_cards import StoredPrices
-    from .writer import EntryWriter
+    from core.store.writer import EntryWriter
 
 _CHUNK = 400
 

@@ -28,7 +28,7 @@ import os
 import time
 from pathlib import Path
 
-from .base import FileResult
+from core.importing.base import FileResult
 from .frames import read_frame, write_frame
 
 TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
@@ -277,9 +277,9 @@ class Workers:
         # The worker imports this very `core`, wherever it was imported from, before
         # anything of the current folder (which may have a `core` of its own); it runs in
         # the current folder, since the paths it is given are the user's as given.
-        root = str(Path(__file__).resolve().parent.parent.parent)
+        root = str(Path(__file__).resolve().parent.parent.parent.parent)   # the folder holding `core`
         start = (f"import sys; sys.path.insert(0, {root!r}); "
-                 "from core.importing.worker import main; sys.exit(main())")
+                 "from core.importing.workers.worker import main; sys.exit(main())")
         for number in range(count):
             log = open(os.path.join(self.folder, f"worker-{number}.log"), "wb")
             try:
@@ -369,7 +369,7 @@ class ParallelImport:
     """Which planned files the workers import, and their results in plan order."""
 
     def __init__(self, store, planned: list, new: set, *, commit_every: float):
-        from .detect import CLAUDE_CODE
+        from core.importing.detect import CLAUDE_CODE
 
         self.store = store
         self.planned = planned

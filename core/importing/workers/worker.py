@@ -35,7 +35,7 @@ def parent_watch(parent: int):
 
 def _serve(stdin, stdout, parent: int) -> None:
     from core.store.sqlite.merge import open_scratch
-    from .driver import import_file
+    from core.importing.driver import import_file
 
     orphaned = parent_watch(parent)
     settings = read_frame(stdin)
