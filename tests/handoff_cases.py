@@ -39,6 +39,18 @@ CLAUDE_BRANCH = {
         ("user", "Instead, run the test 50 times first."),
         ("assistant", "Running it.", [("bash", {"command": "pytest -x --count 50"})], ""),
     ],
+    "qwen": [   # Qwen Code's file tools take absolute paths: joined to the session's folder
+        ("user", "Find why the parser test fails — it's flaky on CI"),
+        ("assistant", "I'll read the test and the parser.",
+         [("read_file", {"file_path": "CWD/tests/test_parser.py"}),
+          ("read_file", {"file_path": "CWD/src/parser.py"})],
+         "Read the test first."),
+        ("toolResult", "toolu_01", "def test_parse(): assert parse(now()) == ..."),
+        ("toolResult", "toolu_02", "def parse(text): ..."),
+        ("assistant", "The test compares against `now()`: it races the clock.", [], ""),
+        ("user", "Instead, run the test 50 times first."),
+        ("assistant", "Running it.", [("run_shell_command", {"command": "pytest -x --count 50"})], ""),
+    ],
 }
 _SUMMARY = "The following is a summary of a branch that this conversation came back from:" \
            "\n\n<summary>\nStarted editing app.py.</summary>"
@@ -65,6 +77,17 @@ CODEX_BRANCH = {
         ("assistant", "Done: --dry-run prints the plan and exits.", [], ""),
     ],
 }
+CODEX_BRANCH["qwen"] = [
+    ("user", "Add a --dry-run flag to the deploy script"),
+    ("assistant", "", [("run_shell_command", {"command": "rg -n argparse deploy.py"})],
+     "Look at the argument parser.\nThen thread the flag through."),
+    ("toolResult", "call_1", "12: parser = ..."),
+    ("assistant", "The script parses its flags at line 12; I'll add --dry-run there.", [], ""),
+    ("user", "Also print what would be deployed."),
+    ("assistant", "", [("apply_patch", {"input": "*** Begin Patch"})], ""),   # not a whole patch: generic
+    ("toolResult", "call_2", "Success."),
+    ("assistant", "Done: --dry-run prints the plan and exits.", [], ""),
+]
 PI_BRANCH = {   # after pi's compaction: its summary, the kept part, then the rest
     "claude_code": [
         ("user", "SUMMARY:Renaming config; tests listed."),
@@ -88,14 +111,29 @@ PI_BRANCH = {   # after pi's compaction: its summary, the kept part, then the re
         ("user", "Now rename it."),
     ],
 }
+PI_BRANCH["qwen"] = [   # Qwen Code's compression: the summary, then the kept part
+    ("user", "SUMMARY:Renaming config; tests listed."),
+    ("user", "Rename the config module"),
+    ("assistant", "", [("run_shell_command", {"command": "rg -l config"})], "Find the imports."),
+    ("toolResult", "t1", "app.py\ncli.py"),
+    ("assistant", "Two files import it.", [], ""),
+    ("user", _SUMMARY),
+    ("user", "Wait, list the tests first."),
+    ("assistant", "tests/test_config.py", [], ""),
+    ("user", "Now rename it."),
+]
 EXPECTED = {"claude_code": CLAUDE_BRANCH, "codex": CODEX_BRANCH, "pi": PI_BRANCH}
 TITLES = {"claude_code": "Flaky parser test · Instead, run the test 50 times first.",
           "codex": "Add a --dry-run flag to the deploy script · main",
           "pi": "Rename the config module · Wait, list the tests first."}
 
 
-def expected(source: str, target: str) -> list[tuple]:
+def expected(source: str, target: str, cwd: str = "") -> list[tuple]:
     rows = EXPECTED[source][target]
+    if target == "qwen":
+        rows = [(r[0], r[1], [(name, {k: v.replace("CWD", cwd) for k, v in args.items()})
+                              for name, args in r[2]], r[3]) if r[0] == "assistant" else r
+                for r in rows]
     if target == "claude_code":
         # Claude Code has no place for another agent's unsigned thinking
         rows = [(r[0], r[1], r[2], "") if r[0] == "assistant" else r for r in rows]
@@ -137,6 +175,35 @@ def pi_seen(messages: list[dict]) -> list[tuple]:
         else:
             calls = [(b["name"], b["arguments"]) for b in content if b.get("type") == "toolCall"]
             out.append(("assistant", _texts(content, "text"), calls, _texts(content, "thinking")))
+    return out
+
+
+def _gemini_rows(role: str, parts: list[dict]) -> list[tuple]:
+    text = "".join(p["text"] for p in parts if "text" in p and not p.get("thought"))
+    if role == "model":
+        calls = [(p["functionCall"]["name"], p["functionCall"]["args"]) for p in parts
+                 if "functionCall" in p]
+        return [("assistant", text, calls, "".join(p["text"] for p in parts if p.get("thought")))]
+    results = [("toolResult", p["functionResponse"]["id"],
+                p["functionResponse"]["response"].get("output", ""))
+               for p in parts if "functionResponse" in p]
+    return results or [("user", text)]
+
+
+def qwen_seen(records: list[dict]) -> list[tuple]:
+    """Qwen Code's SessionService records (the path it resumes), reduced to the shape of
+    EXPECTED: Gemini parts as text, thinking (`thought` parts), calls and results. From a
+    compression on, what Qwen Code sends is its `compressedHistory` (the summary, the
+    model's acknowledgement, the kept part), then the records after it."""
+    out: list[tuple] = []
+    for record in records:
+        if record.get("subtype") == "chat_compression":
+            summary, _ack, *kept = record["systemPayload"]["compressedHistory"]
+            out = [("user", "SUMMARY:" + summary["parts"][0]["text"])]
+            for content in kept:
+                out.extend(_gemini_rows(content["role"], content["parts"]))
+        elif record["type"] in ("user", "assistant", "tool_result"):
+            out.extend(_gemini_rows(record["message"]["role"], record["message"]["parts"]))
     return out
 
 

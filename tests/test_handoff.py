@@ -102,6 +102,81 @@ def test_every_kind_has_a_row_in_the_docs():
                 assert name in doc
 
 
+def test_every_target_is_an_agent_with_a_writer_and_a_tools_row_and_a_column_in_the_docs():
+    from core.agents.registry import agents, title
+    from core.handoff import targets
+
+    writable = targets.writable()
+    assert writable[:4] == ("claude_code", "codex", "pi", "qwen")
+    doc = (Path(__file__).parent.parent / "docs" / "handoff.md").read_text()
+    for target in writable:
+        assert tools.has_row(target)
+        assert f"→ {title(target)} |" in doc
+    # an agent whose writer does not write sessions yet is no target, row or not
+    for agent in agents():
+        module = agent.writer_module()
+        if module is not None and getattr(module, "WRITES", True) is False:
+            assert agent.source not in writable
+    assert targets.offered("qwen")[0] == "qwen" and targets.offered("gemini")[0] == "claude_code"
+
+
+def test_a_tools_row_is_all_an_agent_with_a_writer_needs_to_be_a_target(monkeypatch):
+    """An agent's writer that writes sessions (place, write, command) plus its row in
+    tools.ROWS: a target, its calls under its own tools (as h-agents4's writers will be)."""
+    from types import SimpleNamespace
+
+    from core.agents import registry
+    from core.handoff import targets
+
+    module = SimpleNamespace(place=lambda job: (Path("/x/s.jsonl"), "s"),
+                             write=lambda job, file, new_id: None,
+                             command=lambda new_id: ["gemini", "--resume", new_id])
+    original = registry.Agent.writer_module
+    monkeypatch.setattr(registry.Agent, "writer_module",
+                        lambda self: module if self.source == "gemini" else original(self))
+    targets._targets.cache_clear()
+    try:
+        assert "gemini" not in targets.writable()          # no row yet
+        row = tools.Row(((tools.SHELL, tools.tool("run_shell_command", command="command")),))
+        monkeypatch.setitem(tools.ROWS, "gemini", row)
+        targets._targets.cache_clear()
+        assert "gemini" in targets.writable()
+        assert targets.executable("gemini") == "gemini"
+        assert tools.map_call("pi", "gemini", "bash", {"command": "ls"}).name == "run_shell_command"
+    finally:
+        targets._targets.cache_clear()
+
+
+@pytest.mark.parametrize("source,name,args,target,want_name,want_args", [
+    ("claude_code", "Bash", {"command": "ls", "timeout": 5000, "description": "list"}, "qwen",
+     "run_shell_command", {"command": "ls", "description": "list", "timeout": 5000}),
+    ("codex", "exec_command", {"cmd": "make", "workdir": "/srv"}, "qwen", "run_shell_command",
+     {"command": "make", "directory": "/srv"}),
+    ("qwen", "run_shell_command", {"command": "make", "directory": "/srv"}, "pi", "bash",
+     {"command": "cd /srv && make"}),
+    ("pi", "read", {"path": "a.py", "offset": 3, "limit": 5}, "qwen", "read_file",
+     {"file_path": "/w/a.py", "offset": 2, "limit": 5}),
+    ("qwen", "read_file", {"file_path": "/w/a.py", "offset": 0}, "claude_code", "Read",
+     {"file_path": "/w/a.py", "offset": 1}),
+    ("qwen", "write_file", {"file_path": "/w/n.txt", "content": "a\n"}, "codex", "apply_patch",
+     {"input": "*** Begin Patch\n*** Add File: /w/n.txt\n+a\n*** End Patch\n"}),
+    ("claude_code", "Edit", {"file_path": "/w/a", "old_string": "x", "new_string": "y",
+                             "replace_all": True}, "qwen", "edit",
+     {"file_path": "/w/a", "old_string": "x", "new_string": "y", "replace_all": True}),
+    ("qwen", "edit", {"file_path": "/w/a", "old_string": "x", "new_string": "y"}, "pi", "edit",
+     {"path": "/w/a", "edits": [{"oldText": "x", "newText": "y"}]}),
+    ("codex", "update_plan", {"plan": [{"step": "Test", "status": "pending"}]}, "qwen",
+     "todo_write", {"todos": [{"content": "Test", "status": "pending", "id": "1"}]}),
+    ("qwen", "todo_write", {"todos": [{"id": "a", "content": "Test", "status": "completed"}]},
+     "claude_code", "TodoWrite",
+     {"todos": [{"content": "Test", "status": "completed", "activeForm": "Test"}]}),
+    ("qwen", "web_fetch", {"url": "u"}, "claude_code", "web_fetch", {"url": "u"}),   # generic
+])
+def test_qwen_codes_tools_cross_both_ways(source, name, args, target, want_name, want_args):
+    mapped = tools.map_call(source, target, name, args, "/w")
+    assert (mapped.name, mapped.args) == (want_name, want_args)
+
+
 # ---------------------------------------------------------------- what crosses
 def test_claude_code_to_codex_leaves_out_signed_thinking_and_keeps_calls_paired(world):
     store, env, cwd, root = world
@@ -315,7 +390,7 @@ def test_arbor_resume_in_another_agent_prints_the_command(world):
     assert "from Codex: 6 messages" in done.stderr
     refused = _arbor("resume", session.uid[:8], "--in", "gemini", "--print", env=env,
                      db=root / "arbor.db")
-    assert refused.returncode == 1 and "--in takes claude, codex or pi" in refused.stderr
+    assert refused.returncode == 1 and "--in takes claude, codex, pi, qwen" in refused.stderr
 
 
 def test_arbor_resume_in_says_how_to_hand_off_a_branch_too_large(world):
@@ -368,3 +443,24 @@ def test_export_and_push_redact_what_they_write_and_never_the_store(world):
         assert SECRET in json.dumps([e.data for e in again.entries.of_session(mine.id)])
     finally:
         again.close()
+
+
+def test_a_branch_handed_to_qwen_code_uses_its_tools_and_its_compression_keeps_the_kept_part(world):
+    """pi → Qwen Code without the agent (its own reader: test_handoff_readers.py): the
+    compression Qwen Code sends from holds the summary AND the part pi's compaction kept
+    (Qwen Code sends nothing of the records before a compression)."""
+    store, env, cwd, root = world
+    session, _ = import_source(store, "pi", root, cwd)
+    plan = prepare_handoff(store, session, target="qwen", env=env, now=NOW, ids=fixed_ids(900))
+    records = lines(plan.file)
+    assert plan.argv == ["qwen", "--resume", plan.native_id]
+    [compression] = [r for r in records if r.get("subtype") == "chat_compression"]
+    history = compression["systemPayload"]["compressedHistory"]
+    assert history[0]["parts"][0]["text"] == "Renaming config; tests listed."
+    kept = [part.get("text") or part.get("functionCall", {}).get("name")
+            for content in history[2:] for part in content["parts"] if not part.get("thought")]
+    assert kept[:2] == ["Rename the config module", "run_shell_command"]
+    calls = [part["functionCall"]["name"] for r in records if r["type"] == "assistant"
+             for part in r["message"]["parts"] if "functionCall" in part]
+    assert calls == ["run_shell_command"]
+    assert "Qwen Code's own tools" in plan.notes[0]

@@ -1,5 +1,5 @@
-"""A branch handed to another agent resumes there (issue 31), for the six ordered pairs of
-Claude Code, Codex and pi, with the real agents against tests/fake_model_server.py:
+"""A branch handed to another agent resumes there (issue 31), for the ordered pairs of
+Claude Code, Codex, pi and Qwen Code, with the real agents against tests/fake_model_server.py:
 
 1. the source agent runs a first prompt headless ("list the files": the fake model calls
    the source's shell tool, the agent runs it, the model answers);
@@ -26,13 +26,25 @@ from fake_model_server import FakeModelServer, Reply, ToolCall, contains  # noqa
 from lab import new_lab, npm_bin  # noqa: E402
 from test_agent_lab import assert_resumed, claude_env, codex_env, dialogue, pi_env  # noqa: E402
 from handoff_cases import PAIRS  # noqa: E402
+from make_qwen import MODEL as QWEN_MODEL, qwen_env as _qwen_env, settings as qwen_settings  # noqa: E402
 
 BINARIES = {"claude_code": ("claude", "@anthropic-ai/claude-code"),
-            "codex": ("codex", "@openai/codex"), "pi": ("pi", "@mariozechner/pi-coding-agent")}
+            "codex": ("codex", "@openai/codex"), "pi": ("pi", "@mariozechner/pi-coding-agent"),
+            "qwen": ("qwen", "@qwen-code/qwen-code")}
 # each agent's shell tool as its model calls it, and as a hand-off must write it
 SHELL = {"claude_code": ("Bash", {"command": "ls"}), "codex": ("exec_command", {"cmd": "ls"}),
-         "pi": ("bash", {"command": "ls"})}
-ENV = {"claude_code": claude_env, "codex": codex_env, "pi": pi_env}
+         "pi": ("bash", {"command": "ls"}), "qwen": ("run_shell_command", {"command": "ls"})}
+
+
+def qwen_env(lab) -> dict:
+    qwen_settings(lab.home)
+    return _qwen_env(lab)
+
+
+ENV = {"claude_code": claude_env, "codex": codex_env, "pi": pi_env, "qwen": qwen_env}
+# every ordered pair with Qwen Code on one side (the six of the first three: PAIRS)
+QWEN_PAIRS = [(s, t) for s in ("claude_code", "codex", "pi", "qwen")
+              for t in ("claude_code", "codex", "pi", "qwen") if s != t and "qwen" in (s, t)]
 PROMPT, NEW_PROMPT = "list the files", "what did you find?"
 ANSWER = "There is one file: notes.txt."
 
@@ -46,13 +58,16 @@ def first_run(agent: str, lab) -> Path:
     elif agent == "codex":
         argv = [binary, "exec", "--skip-git-repo-check",
                 "--dangerously-bypass-approvals-and-sandbox", PROMPT]
+    elif agent == "qwen":
+        argv = [binary, "-m", QWEN_MODEL, "--yolo", "-p", PROMPT]
     else:
         argv = [binary, "--model", "fake/fake-model", "-p", PROMPT]
     done = lab.run(argv, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     folder = {"claude_code": lab.home / ".claude-config" / "projects",
               "codex": lab.home / ".codex" / "sessions",
-              "pi": lab.home / ".pi" / "agent" / "sessions"}[agent]
+              "pi": lab.home / ".pi" / "agent" / "sessions",
+              "qwen": lab.home / ".qwen" / "projects"}[agent]
     files = [p for p in folder.rglob("*.jsonl") if "subagents" not in p.parts]
     assert len(files) == 1, files
     return files[0]
@@ -65,6 +80,8 @@ def resume_argv(agent: str, plan) -> list[str]:
     if agent == "codex":
         return [binary, "exec", "--skip-git-repo-check",
                 "--dangerously-bypass-approvals-and-sandbox", "resume", plan.native_id, NEW_PROMPT]
+    if agent == "qwen":
+        return [binary, "-m", QWEN_MODEL, "--yolo", "--resume", plan.native_id, "-p", NEW_PROMPT]
     return [binary, "--model", "fake/fake-model", "--session", str(plan.file), "-p", NEW_PROMPT]
 
 
@@ -75,7 +92,8 @@ def without_agent_context(said: list[tuple]) -> list[tuple]:
             if not (entry[0] == "user" and entry[1].lstrip().startswith("<environment_context"))]
 
 
-@pytest.mark.parametrize("source,target", PAIRS, ids=[f"{s}-to-{t}" for s, t in PAIRS])
+@pytest.mark.parametrize("source,target", PAIRS + QWEN_PAIRS,
+                         ids=[f"{s}-to-{t}" for s, t in PAIRS + QWEN_PAIRS])
 def test_a_handed_off_branch_resumes_in_the_target(tmp_path, source, target):
     for agent in (source, target):
         if npm_bin(BINARIES[agent][0]) is None:
@@ -91,7 +109,8 @@ def test_a_handed_off_branch_resumes_in_the_target(tmp_path, source, target):
              (lambda r: any(m["role"] == "tool" and "notes.txt" in m["text"]
                             for m in r.conversation()), Reply(ANSWER)),
              (contains(PROMPT), Reply("Listing.", [ToolCall(name, args)]))]
-    with FakeModelServer(rules=rules) as server:
+    with FakeModelServer(rules=rules, model=QWEN_MODEL if "qwen" in (source, target)
+                         else "fake-model") as server:
         lab = new_lab(tmp_path / "lab", server)
         (lab.project / "notes.txt").write_text("hello\n")
         written = first_run(source, lab)

@@ -5,6 +5,8 @@ ordered pair of Claude Code, Codex and pi, the file arbor writes is read by
   builds its history with);
 * pi: SessionManager.open(file).buildSessionContext() (what `pi --session` uses);
 * Codex: `codex app-server` thread/read and thread/resume (what `codex resume` does);
+* Qwen Code: its SessionService.loadSession (what `qwen --resume <id>` loads) and the title
+  it lists the session under;
 
 and must hold exactly the branch: its messages in order, tool calls under the target's own
 tools (tests/handoff_cases.py spells each pair out), their results, the title, the working
@@ -22,13 +24,17 @@ from pathlib import Path
 import pytest
 
 from agent_logs import NOW, fixed_ids
-from handoff_cases import PAIRS, TITLES, claude_seen, expected, import_source, pi_seen
+from handoff_cases import (PAIRS, TITLES, claude_seen, expected, import_source, pi_seen,
+                           qwen_seen)
 from test_agent_readers import HERE, MODULES, needs, node
 from core import open_store
 from core.handoff import prepare_handoff
 
 PACKAGES = {"claude_code": "@anthropic-ai/claude-agent-sdk", "codex": "@openai/codex",
-            "pi": "@mariozechner/pi-coding-agent"}
+            "pi": "@mariozechner/pi-coding-agent", "qwen": "@qwen-code/qwen-code"}
+# the pairs with Qwen Code as the target (Qwen Code as the source: test_handoff_lab.py,
+# whose first run is a session the real Qwen Code wrote)
+TO_QWEN = [(source, "qwen") for source in ("claude_code", "codex", "pi")]
 
 
 def env_for(tmp_path: Path) -> dict[str, str]:
@@ -43,6 +49,11 @@ def read_back(target: str, plan, cwd: str, env: dict[str, str]) -> tuple[list[tu
         got = node("claude_read.mjs", plan.native_id, cwd, env=env)
         return claude_seen(got["messages"]), {"title": got["info"]["customTitle"],
                                               "cwd": got["info"]["cwd"]}
+    if target == "qwen":
+        got = node("qwen_read.mjs", plan.native_id, cwd, env=env)
+        return qwen_seen(got["records"]), {"title": got["title"]["title"],
+                                           "cwd": got["records"][0]["cwd"],
+                                           "forked": got["sessionId"] == plan.native_id}
     if target == "pi":
         got = node("pi_read.mjs", str(plan.file), env=env)
         return pi_seen(got["messages"]), {"title": got["name"], "cwd": got["header"]["cwd"],
@@ -83,7 +94,8 @@ def codex_view(rows: list[tuple]) -> list[tuple]:
     return out
 
 
-@pytest.mark.parametrize("source,target", PAIRS, ids=[f"{s}-to-{t}" for s, t in PAIRS])
+@pytest.mark.parametrize("source,target", PAIRS + TO_QWEN,
+                         ids=[f"{s}-to-{t}" for s, t in PAIRS + TO_QWEN])
 def test_the_targets_reader_loads_exactly_the_branch(tmp_path, source, target):
     if not (MODULES / PACKAGES[target]).is_dir() or needs(PACKAGES[target]).args[0]:
         pytest.skip(f"set ARBOR_AGENT_NODE_MODULES to a node_modules with {PACKAGES[target]}")
@@ -94,7 +106,7 @@ def test_the_targets_reader_loads_exactly_the_branch(tmp_path, source, target):
     session, _path = import_source(store, source, tmp_path, cwd)
     plan = prepare_handoff(store, session, target=target, env=env, now=NOW, ids=fixed_ids(500))
     seen, facts = read_back(target, plan, cwd, env)
-    rows = expected(source, target)
+    rows = expected(source, target, cwd)
     assert seen == (codex_view(rows) if target == "codex" else rows)
     assert facts["title"] == TITLES[source]
     assert facts["cwd"] == cwd

@@ -20,7 +20,7 @@ from core.mcp.server import build  # noqa: E402
 WEBAPP = "~/src/webapp"           # the demo's Claude Code sessions' folder, as recorded
 READ_TOOLS = {"search", "list_sessions", "get_session", "get_messages", "get_entry", "whoami",
               "usage"}
-WRITE_TOOLS = {"label", "checkpoint", "fork_here"}
+WRITE_TOOLS = {"label", "checkpoint", "fork_here", "hand_off"}
 
 
 @asynccontextmanager
@@ -374,6 +374,55 @@ async def test_fork_here_makes_a_current_branch_and_the_resume_command(demo_db, 
         assert store.branches.get(new.id).is_hidden
         assert "no branch" in await refused(client, "fork_here", session="1e7ea419",
                                             entry=at, branch=new.id + 1000)
+
+
+async def test_hand_off_writes_the_branch_for_another_agent_and_u_undoes_it(demo_db, tmp_path):
+    """hand_off is `arbor resume --in`: the branch as a new Codex rollout, nested under the
+    Claude Code session in arbor, logged as the agent's; the app's undo archives the copy."""
+    from core.actions import undo
+
+    home = tmp_path / "home"
+    (home / "src" / "webapp").mkdir(parents=True)
+    env = {"HOME": str(home), "CODEX_HOME": str(tmp_path / "codex"), "PATH": "/usr/bin:/bin"}
+    (tmp_path / "codex").mkdir()
+    async with connected(demo_db, allow_write=True, env=env) as client:
+        store = client.store
+        sid = _session_id(store, "1e7ea419")
+        window = await call(client, "get_messages", session="1e7ea419", start=0, count=4)
+        at = window["messages"][2]["entry"]
+        handed = await call(client, "hand_off", session="1e7ea419", agent="codex", entry=at,
+                            redact=True)
+        assert handed["agent"] == "Codex" and handed["entry"] == at
+        assert handed["command"] == (f"cd {home}/src/webapp && codex resume "
+                                     f"{handed['native_id']}")
+        assert (tmp_path / "codex" / "sessions").is_dir() and handed["file"].endswith(".jsonl")
+        assert handed["masked"] == 0 and handed["notes"][0].startswith("from Claude Code:")
+        new = store.sessions.by_uid(handed["new_session"])
+        assert new.id in [child.id for child in store.sessions.children(sid)]
+        assert new.metadata["handoff"]["agent"] == "claude_code"
+        [op] = store.oplog.recent(1)
+        assert (op.kind, op.description) == ("handoff", "hand-off to Codex (by an agent)")
+        assert undo.undo_last(store).done
+        assert not store.sessions.get(new.id).is_active
+        # what it takes, and what it refuses, in one sentence each
+        assert "agent takes claude, codex, pi, qwen" in await refused(
+            client, "hand_off", session="1e7ea419", agent="cursor")
+        other = store.entries.of_session(_session_id(store, "c5e818fa"), limit=1)[0].seq
+        assert "not in session" in await refused(
+            client, "hand_off", session="1e7ea419", agent="pi", entry=other)
+
+
+async def test_hand_off_offers_compaction_for_a_branch_too_large(demo_db, tmp_path):
+    home = tmp_path / "home"
+    (home / "src" / "shop").mkdir(parents=True)
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "ARBOR_HANDOFF_CONTEXT": "2000"}
+    async with connected(demo_db, allow_write=True, env=env) as client:
+        uid = next(s.uid for s in client.store.sessions.list()
+                   if s.name == "Migrate orders table to new schema")
+        said = await refused(client, "hand_off", session=uid, agent="pi")
+        assert "more than pi can load (about 2,000)" in said and "compact=true" in said
+        handed = await call(client, "hand_off", session=uid, agent="pi", compact=True)
+        assert handed["compacted"] and handed["tokens"] < 2000
 
 
 # ------------------------------------------------------------------ resource and prompt

@@ -27,7 +27,7 @@ EMPTY = "A session with an empty branch"
 
 # the keys of the help screen and the README's key table that act on what is highlighted
 # (moving keys, tab, q and ctrl+p are left out: they always act, or quit)
-KEYS = ["b", "r", "l", "m", "c", "enter", "a", "R", "u", "A", "y", "p", "o", "t", "f",
+KEYS = ["b", "r", "l", "m", "c", "enter", "a", "R", "u", "A", "y", "p", "o", "O", "t", "f",
         "space", "n", "N", "T", "v", "H", "d", "F", "ctrl+f", "slash", "dollar_sign",
         "question_mark"]
 

@@ -19,6 +19,8 @@ COMMANDS: list[tuple[str, str, str, str]] = [
     ("Make current", "enter", "make_current", "Make the highlighted branch current"),
     ("Open in agent", "o", "open_in_agent", "Carry on from the highlighted branch (or the branch up to the "
      "highlighted message) in the agent that wrote it"),
+    ("Open in another agent", "O", "open_in_other_agent", "Carry on from the highlighted branch (or "
+     "the branch up to the highlighted message) in another agent, picked from those arbor writes"),
     ("Archive session", "a", "archive", "Hide the highlighted session (nothing is deleted)"),
     ("Rename session", "R", "rename", "Rename the highlighted session"),
     ("Undo", "u", "undo", "Undo the last operation of this app (again: the one before it)"),

@@ -70,6 +70,7 @@ class HandoffPlan(ResumePlan):
     notes: list[str] = field(default_factory=list)
     pending: tuple | None = None           # arbor's side, not done yet (finish_handoff)
     title: str = ""                        # what the new session is called
+    by: str = ""                           # who asked, in the log's description ("by an agent")
 
 
 def finish_handoff(store, plan: HandoffPlan) -> None:
@@ -197,13 +198,14 @@ def prepare_handoff(store, session, branch=None, *, target: str, at_seq: int | N
                     ids: Ids | None = None, cwd_fallback: str | None = None,
                     dry_run: bool = False, redact: bool = False, compact: bool = False,
                     context_limit: int | None = None, summariser=None,
-                    link: bool = True) -> HandoffPlan:
+                    link: bool = True, by: str = "") -> HandoffPlan:
     """Write the branch as a new session of `target` and say how to run it (module doc).
     `link=False` leaves arbor's side (the import, the links, the log row) to
-    `finish_handoff`, for a caller that does it later."""
-    if target not in targets.WRITABLE:
+    `finish_handoff`, for a caller that does it later; `by` says who asked, in the log
+    ("an agent": "hand-off to Codex (by an agent)")."""
+    if target not in targets.writable():
         raise ResumeError(f"arbor cannot write sessions of {target!r}; it can hand a branch to "
-                          + ", ".join(agent_title(a) for a in targets.WRITABLE))
+                          + ", ".join(agent_title(a) for a in targets.writable()))
     env = os.environ if env is None else env
     now = now or utc_now()
     branch, head = _branch_and_head(store, session, branch, at_seq)
@@ -223,7 +225,8 @@ def prepare_handoff(store, session, branch=None, *, target: str, at_seq: int | N
         raise ResumeError(f"{branch.name or f'branch {branch.id}'} has nothing another agent "
                           "can read (no messages)")
     plan = HandoffPlan(agent=agent_title(target), argv=[], cwd=cwd, cwd_guessed=guessed,
-                       dry_run=dry_run, source=source, target=target, crossing=crossing)
+                       dry_run=dry_run, source=source, target=target, crossing=crossing,
+                       by=f" (by {by})" if by else "")
     limit = context_limit or targets.context_limit(target, env)
     tokens = context_tokens(entries)
     if tokens > limit:

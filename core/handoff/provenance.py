@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from core.agents import reuse
 from core.actions.undo import SESSION_ACTIVE
-from .translate import TITLES
+from core.agents.registry import title as agent_title
 
 KEY = "handoff"
 
@@ -58,7 +58,7 @@ def record(store, session, branch, head_seq: int, plan, origin_: dict[str, Any],
                                    spawn_ref=f"entry:{origin_.get('entry')}")
         store.sessions.link_child(new.id, session.id, head_seq)
         operation = store.oplog.record(
-            "handoff", new.id, f"hand-off to {TITLES.get(plan.target, plan.target)}",
+            "handoff", new.id, f"hand-off to {agent_title(plan.target)}{plan.by}",
             [[SESSION_ACTIVE, new.id, False, True]])
     return new.id, operation
 
@@ -109,6 +109,6 @@ def continued_in(store, session_id: int) -> dict[int, list[Continued]]:
         if not isinstance(found, dict) or not isinstance(found.get("branchId"), int):
             continue
         out.setdefault(found["branchId"], []).append(
-            Continued(found["branchId"], TITLES.get(found.get("target"), str(found.get("target"))),
+            Continued(found["branchId"], agent_title(str(found.get("target"))),
                       child.id))
     return out

@@ -17,6 +17,12 @@ agents' formats hold a call of any tool). `docs/handoff.md` has the same table i
 |       | new_string, replace_all}            |                                         | [{oldText, newText}]}       |
 | plan  | TodoWrite {todos: [{content,        | update_plan {plan: [{step, status}],    | (none: kept generic)        |
 |       | status, activeForm}]}               | explanation}                            |                             |
+
+Every other agent's tools are a `Row` of `ROWS` below: its tool for each kind, with its own
+name for each neutral argument, and how its numbers and paths differ (the first line of a
+read offset, the timeout's unit, absolute paths). Calls are read from and written to that
+spelling by the same two functions, so an agent whose writer can write a session becomes a
+hand-off target by adding its row here (core/handoff/targets.py) and in docs/handoff.md.
 """
 
 from __future__ import annotations
@@ -30,7 +36,59 @@ from core.agents.codex import writer as codex_writer
 
 SHELL, READ, WRITE, EDIT, PLAN = "shell", "read", "write", "edit", "plan"
 KINDS = (SHELL, READ, WRITE, EDIT, PLAN)
-AGENTS = ("claude_code", "codex", "pi")
+
+
+@dataclass(frozen=True)
+class Tool:
+    """An agent's tool for one kind: its name, and its own name for each neutral argument
+    (shell: command, description, timeout_ms, workdir; read: path, offset, limit; write:
+    path, content; edit: path, old, new, all; plan: items, and text, status, id of each
+    item, explanation)."""
+
+    name: str
+    args: tuple[tuple[str, str], ...] = ()
+
+    def own(self, neutral: str) -> str | None:
+        return next((own for key, own in self.args if key == neutral), None)
+
+
+def tool(name: str, **args: str) -> Tool:
+    return Tool(name, tuple(args.items()))
+
+
+@dataclass(frozen=True)
+class Row:
+    """One agent's tools for the shared kinds (a kind it has no tool for stays generic)."""
+
+    tools: tuple[tuple[str, Tool], ...]
+    offset_base: int = 1          # the number its read offset gives a file's first line
+    timeout_unit_ms: int = 1      # its timeout's unit, in milliseconds
+    absolute_paths: bool = False  # its file tools take absolute paths
+
+    def tool(self, kind: str) -> Tool | None:
+        return next((t for k, t in self.tools if k == kind), None)
+
+
+ROWS: dict[str, Row] = {
+    # Qwen Code 0.24.4 (packages/core/src/tools: shell.ts, read-file.ts, write-file.ts,
+    # edit.ts, todoWrite.ts): read_file's offset is 0-based, its paths absolute
+    "qwen": Row((
+        (SHELL, tool("run_shell_command", command="command", description="description",
+                     timeout_ms="timeout", workdir="directory")),
+        (READ, tool("read_file", path="file_path", offset="offset", limit="limit")),
+        (WRITE, tool("write_file", path="file_path", content="content")),
+        (EDIT, tool("edit", path="file_path", old="old_string", new="new_string",
+                    all="replace_all")),
+        (PLAN, tool("todo_write", items="todos", text="content", status="status", id="id")),
+    ), offset_base=0, absolute_paths=True),
+}
+CODED = ("claude_code", "codex", "pi")      # the agents whose calls are read and written in code
+AGENTS = (*CODED, *ROWS)
+
+
+def has_row(agent: str) -> bool:
+    """Whether the agent's tools are known here (a writer that writes makes it a target)."""
+    return agent in CODED or agent in ROWS
 
 # The target's own tool for each kind (None: it has none, the call stays generic).
 TOOL_NAMES: dict[str, dict[str, str | None]] = {
@@ -40,6 +98,10 @@ TOOL_NAMES: dict[str, dict[str, str | None]] = {
     EDIT: {"claude_code": "Edit", "codex": "apply_patch", "pi": "edit"},
     PLAN: {"claude_code": "TodoWrite", "codex": "update_plan", "pi": None},
 }
+for _agent, _row in ROWS.items():
+    for _kind in KINDS:
+        _found = _row.tool(_kind)
+        TOOL_NAMES[_kind][_agent] = _found.name if _found is not None else None
 # Codex's apply_patch is a free-form tool: its call is a `custom_tool_call` with the patch
 # as `input` (how Codex itself records it), not a function call with JSON arguments.
 CUSTOM_TOOLS = {"codex": codex_writer.CUSTOM_TOOLS}
@@ -73,6 +135,10 @@ def _argv_command(argv: Any) -> str | None:
             argv[1] in ("-lc", "-c"):
         return argv[2]
     return shlex.join(argv)
+
+
+def _whole(value: float) -> float | int:
+    return int(value) if float(value).is_integer() else value
 
 
 def _drop_none(args: dict[str, Any]) -> dict[str, Any]:
@@ -247,14 +313,64 @@ def _read_pi(name: str, args: dict[str, Any]) -> Call | None:
     return None
 
 
+def _read_row(row: Row, name: str, args: dict[str, Any]) -> Call | None:
+    """A call of an agent of ROWS, by its row."""
+    kind, found = next(((k, t) for k, t in row.tools if t.name == name), (None, None))
+    if found is None:
+        return None
+
+    def arg(neutral: str) -> Any:
+        own = found.own(neutral)
+        return args.get(own) if own is not None else None
+
+    if kind == SHELL:
+        if _text(arg("command")) is None:
+            return None
+        timeout = _number(arg("timeout_ms"))
+        return Call(SHELL, _drop_none({"command": arg("command"),
+                                       "timeout_ms": timeout * row.timeout_unit_ms if timeout else None,
+                                       "workdir": _text(arg("workdir")),
+                                       "description": _text(arg("description"))}))
+    if kind == PLAN:
+        items = arg("items")
+        if not isinstance(items, list):
+            return None
+        text, status = found.own("text") or "", found.own("status") or ""
+        return Call(PLAN, _drop_none({
+            "items": [{"text": str(i.get(text, "")), "status": str(i.get(status, "pending"))}
+                      for i in items if isinstance(i, dict)],
+            "explanation": _text(arg("explanation"))}))
+    path = _text(arg("path"))
+    if path is None:
+        return None
+    if kind == READ:
+        offset = _number(arg("offset"))
+        return Call(READ, _drop_none({"path": path,
+                                      "offset": offset + 1 - row.offset_base if offset is not None else None,
+                                      "limit": _number(arg("limit"))}))
+    if kind == WRITE and _text(arg("content")) is not None:
+        return Call(WRITE, {"path": path, "content": arg("content")})
+    if kind == EDIT and _text(arg("old")) is not None and _text(arg("new")) is not None:
+        return Call(EDIT, {"path": path, "edits": [{"old": arg("old"), "new": arg("new"),
+                                                    "all": bool(arg("all"))}]})
+    return None
+
+
 READERS: dict[str, Callable[[str, dict[str, Any]], Any]] = {
     "claude_code": _read_claude, "codex": _read_codex, "pi": _read_pi}
+
+
+def _reader(agent: str) -> Callable[[str, dict[str, Any]], Any] | None:
+    if agent in READERS:
+        return READERS[agent]
+    row = ROWS.get(agent)
+    return (lambda name, args: _read_row(row, name, args)) if row is not None else None
 
 
 def read_call(agent: str, name: str, args: Any) -> list[Call] | None:
     """A call of `agent`'s tool `name` in neutral form (several for a Codex patch that
     touches several files), or None when it has no shared kind."""
-    reader = READERS.get(agent)
+    reader = _reader(agent)
     if reader is None or not isinstance(args, dict):
         return None
     found = reader(name, args)
@@ -329,8 +445,74 @@ def _write_pi(call: Call, cwd: str) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
+def _write_row(row: Row, call: Call, cwd: str) -> tuple[str, dict[str, Any]] | None:
+    """A call as an agent of ROWS writes it, by its row (None: it has no such tool, or the
+    call does not fit it)."""
+    found = row.tool(call.kind)
+    if found is None:
+        return None
+    a = call.args
+    out: dict[str, Any] = {}
+
+    def put(neutral: str, value: Any) -> bool:
+        own = found.own(neutral)
+        if own is None:
+            return False
+        if value is not None:
+            out[own] = value
+        return True
+
+    if call.kind == SHELL:
+        command = a["command"]
+        workdir = a.get("workdir")
+        if workdir and workdir != cwd and found.own("workdir") is None:
+            command = f"cd {shlex.quote(workdir)} && {command}"
+        put("command", command)
+        put("workdir", workdir if workdir and workdir != cwd else None)
+        put("description", a.get("description"))
+        timeout = a.get("timeout_ms")
+        put("timeout_ms", _whole(timeout / row.timeout_unit_ms) if timeout else None)
+        return found.name, out
+    if call.kind == PLAN:
+        text, status, item_id = found.own("text"), found.own("status"), found.own("id")
+        items = []
+        for index, item in enumerate(a["items"], 1):
+            one = {text or "text": item["text"], status or "status": item["status"]}
+            if item_id:
+                one[item_id] = str(index)
+            items.append(one)
+        put("items", items)
+        put("explanation", a.get("explanation"))
+        return found.name, out
+    path = a["path"]
+    if row.absolute_paths and cwd and not path.startswith("/"):
+        path = f"{cwd.rstrip('/')}/{path}"
+    put("path", path)
+    if call.kind == READ:
+        offset = a.get("offset")
+        put("offset", offset - 1 + row.offset_base if offset is not None else None)
+        put("limit", a.get("limit"))
+    elif call.kind == WRITE:
+        put("content", a["content"])
+    elif call.kind == EDIT:
+        edits = a["edits"]
+        if len(edits) != 1 or (edits[0].get("all") and found.own("all") is None):
+            return None      # several edits, or "replace all" it cannot say: generic
+        put("old", edits[0]["old"])
+        put("new", edits[0]["new"])
+        put("all", True if edits[0].get("all") else None)
+    return found.name, out
+
+
 WRITERS: dict[str, Callable[[Call, str], tuple[str, dict[str, Any]] | None]] = {
     "claude_code": _write_claude, "codex": _write_codex, "pi": _write_pi}
+
+
+def _writer(agent: str) -> Callable[[Call, str], tuple[str, dict[str, Any]] | None] | None:
+    if agent in WRITERS:
+        return WRITERS[agent]
+    row = ROWS.get(agent)
+    return (lambda call, cwd: _write_row(row, call, cwd)) if row is not None else None
 
 
 @dataclass
@@ -349,7 +531,7 @@ def map_call(source: str, target: str, name: str, args: Any, cwd: str = "") -> M
     if source == target:
         return Mapped(name, args if isinstance(args, dict) else {"input": args})
     calls = read_call(source, name, args)
-    writer = WRITERS.get(target)
+    writer = _writer(target)
     if calls and writer is not None:
         if len(calls) > 1 and target == "codex" and all(c.kind in (WRITE, EDIT) for c in calls):
             return Mapped("apply_patch", {"input": make_patch(calls)}, calls[0].kind)

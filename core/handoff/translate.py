@@ -33,12 +33,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
+from core.agents.native import branch_summary_text
+from core.agents.registry import title as agent_title
 from core.model.entries import (
     BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, MESSAGE, Entry, content_text)
 from . import tools
 
-TITLES = {"claude_code": "Claude Code", "codex": "Codex", "pi": "pi", "arbor": "arbor",
-          "langgraph": "LangGraph"}
+# the writers that write a branch summary themselves (pi's own entry; a user message)
+_OWN_BRANCH_SUMMARIES = ("claude_code", "codex", "pi")
 _SAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
 ID_LIMIT = 64
 # What Codex sends as user messages that is its own context, not the user's words.
@@ -66,7 +68,7 @@ class Crossing:
         parts = [f"{c['messages']} messages"]
         if c["calls"]:
             mapped = c["calls_mapped"]
-            parts.append(f"{c['calls']} tool calls ({mapped} as {TITLES.get(self.target, self.target)}'s "
+            parts.append(f"{c['calls']} tool calls ({mapped} as {agent_title(self.target)}'s "
                          f"own tools, {c['calls'] - mapped} generic)")
         if c["compactions"]:
             parts.append(f"{c['compactions']} compactions")
@@ -76,7 +78,7 @@ class Crossing:
         if c["thinking_left_out"]:
             left.append(f"{c['thinking_left_out']} thinking blocks")
         if c["bookkeeping_left_out"]:
-            left.append(f"{c['bookkeeping_left_out']} of {TITLES.get(self.source, self.source)}'s "
+            left.append(f"{c['bookkeeping_left_out']} of {agent_title(self.source)}'s "
                         "own bookkeeping entries")
         if c["context_left_out"]:
             left.append(f"{c['context_left_out']} context messages")
@@ -135,7 +137,7 @@ class _Translator:
         source = block.get("source") if isinstance(block.get("source"), dict) else {}
         name = block.get("title") or block.get("filename") or block.get("file_id") or \
             source.get("media_type") or ""
-        return {"type": "text", "text": f"[{kind} attached in {TITLES.get(self.source, self.source)}"
+        return {"type": "text", "text": f"[{kind} attached in {agent_title(self.source)}"
                                         f"{': ' + str(name) if name else ''}]"}
 
     def _image(self, block: dict[str, Any]) -> dict[str, Any] | None:
@@ -191,7 +193,7 @@ class _Translator:
                 (self.source == "codex" and name in ("web_search", "tool_search")):
             # a hosted tool of the source's vendor: the target cannot run it; said in text
             self.crossing.add("server_calls")
-            return {"type": "text", "text": f"[{TITLES.get(self.source, self.source)} ran its "
+            return {"type": "text", "text": f"[{agent_title(self.source)} ran its "
                                             f"hosted tool {name}: {tools.arguments_text(block.get('arguments') or {})}]"}
         mapped = tools.map_call(self.source, self.target, name, block.get("arguments",
                                                                           block.get("input", {})),
@@ -329,8 +331,14 @@ class _Translator:
             yield self._compaction(entry)
         elif entry.type == BRANCH_SUMMARY:
             self.crossing.add("summaries")
-            yield self._entry(entry, {"summary": str(entry.data.get("summary", "")),
-                                      "fromId": entry.data.get("fromId")}, kind=BRANCH_SUMMARY)
+            summary = str(entry.data.get("summary", ""))
+            if self.target not in _OWN_BRANCH_SUMMARIES:
+                # a writer without a branch summary of its own: the words pi sends
+                yield self._entry(entry, {"message": {"role": "user",
+                                                      "content": branch_summary_text(summary)}})
+                return
+            yield self._entry(entry, {"summary": summary, "fromId": entry.data.get("fromId")},
+                              kind=BRANCH_SUMMARY)
         elif entry.type == CUSTOM_MESSAGE:
             content = entry.data.get("content", (entry.data.get("message") or {}).get("content"))
             self.crossing.add("messages")

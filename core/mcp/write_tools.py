@@ -1,8 +1,10 @@
-"""The write tools of `arbor mcp` (only with --allow-write): label, checkpoint, fork_here.
+"""The write tools of `arbor mcp` (only with --allow-write): label, checkpoint, fork_here,
+hand_off.
 
 Each runs the operation arbor's app runs for the same key (core/actions/operations.py) inside
 `core.actions.undo.recorded`, the log the app's `u` walks back: an agent's label, checkpoint
-or branch is undone in the app like one made there. Nothing is deleted by any of them."""
+or branch is undone in the app like one made there; a hand-off is `arbor resume --in` (and
+the app's `O`), logged by core/handoff the same way. Nothing is deleted by any of them."""
 
 from __future__ import annotations
 
@@ -100,6 +102,56 @@ def fork_at(store, session: str, entry: int, *, branch: int | str | None = None,
     return out
 
 
+def hand_off_branch(store, session: str, agent: str, *, branch: int | str | None = None,
+                    entry: int | None = None, redact: bool = False, compact: bool = False,
+                    env: Mapping[str, str] | None = None, cwd: str | None = None
+                    ) -> dict[str, Any]:
+    """The branch (up to its head, or up to an entry of it) written as a new session of
+    another agent, as `arbor resume --in` writes it; the command that runs it there."""
+    from core.handoff import BranchTooLarge, prepare_handoff, targets
+    from core.model.errors import ArborError
+
+    s = queries.resolve_session(store, session)
+    b = queries.resolve_branch(store, s, branch)
+    at = _entry_on(store, s, b, entry).seq if entry is not None else None
+    target = targets.named(agent, "agent")
+    try:
+        plan = prepare_handoff(store, store.sessions.get(s.id), b, target=target, at_seq=at,
+                               env=env, cwd_fallback=cwd, redact=redact, compact=compact,
+                               by="an agent")
+    except BranchTooLarge as error:
+        offer = error.compaction
+        if offer is None:
+            raise
+        raise ArborError(
+            f"the branch is about {error.tokens:,} tokens, more than "
+            f"{registry_title(target)} can load (about {error.limit:,}); with compact=true "
+            f"arbor summarises its oldest {offer.messages_summarised:,} messages in the new "
+            f"session only (about {offer.tokens_before:,} tokens to {offer.tokens_after:,}), "
+            "the branch in arbor stays as it is") from error
+    return {
+        "session": s.uid, "branch": b.id, "entry": at, "agent": plan.agent, "target": target,
+        "command": shapes.text(plan.shell_command(), 2000), "cwd": shapes.text(plan.cwd, 500),
+        "native_id": plan.native_id, "file": shapes.text(str(plan.file), 500) if plan.file else None,
+        "new_session": _uid_of(store, plan.imported_id), "reused": plan.reused,
+        "compacted": plan.compacted, "tokens": plan.tokens,
+        "masked": plan.redacted.count if plan.redacted is not None else None,
+        "summary": shapes.text(plan.summary, 500),
+        "notes": [shapes.text(note, 500) for note in plan.notes],
+        "undo": "u in arbor's app (the copy in arbor is archived; the agent's file stays)"}
+
+
+def registry_title(source: str) -> str:
+    from core.agents.registry import title
+
+    return title(source)
+
+
+def _uid_of(store, session_id: int | None) -> str | None:
+    found = store.sessions.get(session_id) if session_id is not None else None
+    return found.uid if found is not None else None
+
+
 def register(server, served) -> None:
     store = served.store
 
@@ -141,3 +193,24 @@ def register(server, served) -> None:
         return served.answer(lambda: fork_at(store, session, entry, branch=branch, name=name,
                                                      env=served.env))
 
+    @server.tool(annotations=WRITE)
+    def hand_off(
+        session: SessionRef,
+        agent: Annotated[str, Field(min_length=1, max_length=40, description=(
+            "the agent to hand the branch to, by its command: claude, codex, pi, qwen, …"))],
+        branch: BranchRef = None,
+        entry: Annotated[int | None, Field(ge=1, description=(
+            "hand off the branch up to this entry of it; default: its head"))] = None,
+        redact: Annotated[bool, Field(description=(
+            "mask API keys, tokens, private keys and passwords in what is written"))] = False,
+        compact: Annotated[bool, Field(description=(
+            "for a branch larger than the agent's context: its older part summarised in "
+            "the new session only"))] = False,
+    ) -> CallToolResult:
+        """Hand a branch to another agent (as arbor resume --in): written as a new native
+        session of that agent, tool calls under its own tools, nested under the original
+        in arbor; returns the shell command that runs it there (nothing is run). Undone
+        with u in arbor's app."""
+        return served.answer(lambda: hand_off_branch(
+            store, session, agent, branch=branch, entry=entry, redact=redact,
+            compact=compact, env=served.env, cwd=served.cwd))

@@ -88,7 +88,8 @@ def blocked(plan: ResumePlan) -> str | None:
 def run_in_terminal(plan: ResumePlan) -> int:
     """Run the agent in the terminal the app handed over (inside App.suspend)."""
     # (names and the folder are the data's: shown with their controls made visible)
-    print(f"\narbor: {clean(plan.summary)}.\narbor: running {clean(plan.shell_command())}\n",
+    notes = "".join(f"arbor: {clean(note)}\n" for note in getattr(plan, "notes", ()))
+    print(f"\narbor: {clean(plan.summary)}.\n{notes}arbor: running {clean(plan.shell_command())}\n",
           file=sys.stderr, flush=True)
     try:
         return run(plan)
@@ -176,7 +177,7 @@ def hand_over(app, handoff: Handoff) -> None:
         app.copy_to_clipboard(command)
         app.reload(session_id=handoff.show_id)
         app.say(f"{plan.summary}. {reason[0].upper()}{reason[1:]}, so {plan.agent} was not started. "
-                f"The command is on the clipboard:\n{command}",
+                f"The command is on the clipboard:\n{command}{_notes(plan)}",
                 title="Open in agent", severity="warning", timeout=30)
         return
 
@@ -187,11 +188,110 @@ def hand_over(app, handoff: Handoff) -> None:
             session_id, text = handoff.show_id, _failure(app.store, error)
         if code:
             text += f" ({plan.executable} exited with status {code}.)"
+        text += _notes(plan)
         app.call_from_thread(_show, app, session_id, text)
 
     app.run_worker(back, thread=True, group=GROUP)
 
 
+def _notes(plan) -> str:
+    """A hand-off's notes (what crossed, what was masked), a line each."""
+    return "".join(f"\n{note[0].upper()}{note[1:]}." for note in getattr(plan, "notes", ()) if note)
+
+
 def _show(app, session_id: int, text: str) -> None:
     app.reload(session_id=session_id)
     app.say(text, title="Open in agent", timeout=10)
+
+
+# ------------------------------------------------ O: open in another agent
+def installed(target: str) -> bool:
+    """Whether the agent's command is on PATH here (the picker says so when it is not)."""
+    import shutil
+
+    from core.handoff import targets
+
+    return shutil.which(targets.executable(target)) is not None
+
+
+def prepare_handoff_in(store_path, session_id: int, branch_id: int, at_seq: int | None,
+                       target: str, *, redact: bool, compact: bool) -> Handoff:
+    """Write the branch as a session of `target` (core.handoff, in a worker thread, on a
+    connection of its own: it imports the new file and links it in the store)."""
+    from core import open_store
+    from core.handoff import prepare_handoff
+
+    with open_store(store_path, create=False) as store:
+        session = store.sessions.get(session_id)
+        branch = store.branches.get(branch_id)
+        if session is None or branch is None:
+            raise ArborError("That session or branch is no longer in the store.")
+        plan = prepare_handoff(store, session, branch, target=target, at_seq=at_seq,
+                               redact=redact, compact=compact)
+        show_id = plan.imported_id if plan.imported_id is not None else \
+            _continued(store, plan, session_id)
+        return Handoff(session_id, plan, plan.file, show_id, _messages(store, show_id))
+
+
+def open_in_other_agent(app, session_id: int, branch_id: int, at_seq: int | None, target: str,
+                        *, redact: bool = False, compact: bool = False) -> None:
+    """O: the branch written as a session of the agent picked (the same path as `arbor
+    resume --in`), then run as `o` runs one. The agent that wrote it, picked without
+    masking, is `o` itself. A branch too large for the agent is offered compacted first."""
+    from core.agents.registry import title as agent_title
+    from core.handoff import BranchTooLarge
+
+    if any(worker.group == GROUP and not worker.is_finished for worker in app.workers):
+        app.say("Still opening the last one in its agent…", title="Open in agent")
+        return
+    session = app._session(session_id)
+    if session is not None and session.source == target and not redact:
+        open_in_agent(app, session_id, branch_id, at_seq)
+        return
+
+    def work() -> None:
+        try:
+            handoff = prepare_handoff_in(app.store.path, session_id, branch_id, at_seq, target,
+                                         redact=redact, compact=compact)
+        except BranchTooLarge as error:
+            if error.compaction is not None and not compact:
+                app.call_from_thread(offer_compaction, app, error, agent_title(target),
+                                     lambda: open_in_other_agent(app, session_id, branch_id,
+                                                                 at_seq, target, redact=redact,
+                                                                 compact=True))
+            else:
+                app.call_from_thread(app.say, str(error), title="Open in agent",
+                                     severity="error", timeout=15)
+            return
+        except (OSError, *app.store.errors) as error:
+            app.call_from_thread(app.say, _failure(app.store, error), title="Open in agent",
+                                 severity="error", timeout=10)
+            return
+        app.call_from_thread(hand_over, app, handoff)
+
+    app.run_worker(work, thread=True, group=GROUP)
+
+
+def offer_compaction(app, error, agent: str, accepted) -> None:
+    """The branch is larger than the agent can load: show the compaction arbor would make
+    (the preview `c` shows) and hand it off so when the user says yes."""
+    from rich.text import Text
+
+    from ..components.compact_dialog import plan_text
+    from ..components.confirm_dialog import ConfirmDialog
+    from ..render.formatting import DIM
+
+    plan = error.compaction
+    question = Text(end="")
+    question.append(f"The branch is about {error.tokens:,} tokens, more than {clean(agent)} "
+                    f"can load (about {error.limit:,}).", "bold")
+    question.append("\narbor can hand it off compacted: the older part summarised in the new "
+                    "session only; the branch in arbor stays as it is.\n\n", DIM)
+    question.append_text(plan_text(plan))
+    summary = (plan.summary or "").strip()
+    if summary:
+        question.append("\n\nSummary: ", DIM)
+        question.append(clean(" ".join(summary.split()))[:300], DIM)
+    dialog = ConfirmDialog(Text("Too large to hand off as it is", "bold"), question,
+                           yes="Hand off compacted", no="Cancel")
+    app.push_screen(dialog, lambda yes: accepted() if yes else None)

@@ -2,8 +2,7 @@
 [--print | --dry-run] [--db PATH]`.
 
 Writes the branch (the current one unless --branch; up to --entry when given) as a new
-native session of the agent that wrote the session (pi, Claude Code, Codex), or of another
-agent with --in (a hand-off, core/handoff: the new session nests under this one in arbor),
+native session of the agent that wrote the session, or of another agent with --in (a hand-off, core/handoff: the new session nests under this one in arbor),
 then runs the agent's resume command in this terminal from the session's recorded working
 directory. --redact masks secrets in what is written; --compact hands off a branch too
 large for the agent's context with its older part summarised.
@@ -42,9 +41,10 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="carry on from this entry of the branch (its id or a unique prefix) "
                         "instead of the branch's head")
     p.add_argument("--in", dest="agent", metavar="AGENT",
-                   help="hand the branch to another agent: claude (Claude Code), codex or pi; "
-                        "the branch is written as a new session of that agent, with its tool "
-                        "calls under the agent's own tools where it has them")
+                   help="hand the branch to another agent, named by its command (claude, codex, "
+                        "pi, qwen, …: the agents arbor writes sessions for); the branch is "
+                        "written as a new session of that agent, with its tool calls under the "
+                        "agent's own tools where it has them")
     p.add_argument("--redact", action="store_true",
                    help="mask API keys, tokens, private keys and passwords in what is written "
                         "(the store is not changed)")
@@ -77,17 +77,11 @@ def _entry_on(store, branch, ref: str):
     return found[0]
 
 
-AGENT_NAMES = {"claude": "claude_code", "claude-code": "claude_code", "claude_code": "claude_code",
-               "claudecode": "claude_code", "codex": "codex", "pi": "pi"}
-
-
 def handoff_target(name: str, source: str) -> str | None:
     """The agent `--in` names (None: the session's own agent, an ordinary resume)."""
-    from core.model.errors import ArborError
+    from core.handoff import targets
 
-    target = AGENT_NAMES.get(name.strip().lower())
-    if target is None:
-        raise ArborError(f"arbor cannot write sessions of {name!r}: --in takes claude, codex or pi")
+    target = targets.named(name, "--in")
     return None if target == source else target
 
 

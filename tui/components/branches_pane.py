@@ -166,8 +166,11 @@ class BranchesPane(RowList):
         Binding("r", "app.rollback", "Roll back", tooltip="Roll back to a checkpoint or entry"),
         Binding("l", "app.label", "Label", tooltip="Label the highlighted branch"),
         Binding("c", "app.compact", "Compact", tooltip="Compact the highlighted branch"),
-        Binding("o", "app.open_in_agent", "Open in agent",
-                tooltip="Carry on from this branch in the agent that wrote the session"),
+        Binding("o", "app.open_in_agent", "Open in agent", key_display="o/O",
+                tooltip="Carry on from this branch in the agent that wrote the session "
+                        "(O: in another agent, picked)"),
+        Binding("O", "app.open_in_other_agent", "Other agent", show=False,
+                tooltip="Carry on from this branch in another agent: pick which"),
         Binding("d", "app.compare", "Compare",
                 tooltip="Compare this branch with another of the session, side by side"),
         Binding("u", "app.undo", "Undo", tooltip="Undo the last operation of this app"),

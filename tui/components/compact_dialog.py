@@ -176,47 +176,9 @@ class CompactDialog(ActionDialog[CompactChoice | None]):
                 summary.focus()
 
     def _show_plan(self, plan: operations.CompactionPlan) -> None:
-        info = Text()
-        if not plan.summarised_count:
-            info.append("Nothing to compact: the whole branch fits in the kept budget.", "bold #d7af5f")
-        else:
-            info.append("Summarises ", DIM)
-            info.append(f"{plan.messages_summarised:,} messages", "bold")
-            info.append(f" ({plan.summarised_count:,} entries, ", DIM)
-            info.append(short_id(plan.first_summarised.id), DIM)
-            info.append(" … ", DIM)
-            info.append(short_id(plan.last_summarised.id), DIM)
-            if plan.kept_count:
-                info.append("); keeps ", DIM)
-                info.append(f"{plan.kept_count:,} {'entry' if plan.kept_count == 1 else 'entries'}",
-                            "bold")
-                if plan.first_kept is not None:
-                    info.append(f" from {short_id(plan.first_kept.id)}", DIM)
-            else:
-                info.append("); ", DIM)
-                info.append("keeps nothing verbatim", "bold #d7af5f")
-                info.append(f": no user or assistant message fits in the newest {plan.keep_recent_tokens:,} tokens", DIM)
-            info.append("\nTokens (estimate): ", DIM)
-            info.append(f"{plan.tokens_before:,}", "bold")
-            info.append(" → ", DIM)
-            if self.summarising:
-                info.append(f"{plan.kept_tokens:,} kept + the summary", "bold #87d787")
-            else:
-                info.append(f"{plan.tokens_after:,}", "bold #87d787")
-            if plan.previous is not None:
-                info.append(f"   (replaces compaction {short_id(plan.previous.id)})", FAINT)
-            if self.cost is not None and self.cost[0] is plan:
-                info.append_text(cost_lines(self.cost[1], plan, self.summarising))
-            first = plan.first_message or plan.first_summarised
-            last = plan.last_message or plan.last_summarised
-            for label, entry in (("first", first), ("last", last)):
-                message = entry.message or {}
-                role = str(message.get("role", entry.type))
-                info.append(f"\n  {label:<6}", FAINT)
-                info.append_text(safe_line(role, 12, style=ROLE_STYLES.get(role, "bold")))
-                info.append("  ")
-                info.append_text(safe_line(content_text(message.get("content")) or entry.type, 72, style=DIM))
-        self.query_one("#compact-plan", Static).update(info)
+        cost = self.cost[1] if self.cost is not None and self.cost[0] is plan else None
+        self.query_one("#compact-plan", Static).update(
+            plan_text(plan, summarising=self.summarising, cost=cost))
 
     def _show_summary(self, plan: operations.CompactionPlan, summary: str, failure: str | None) -> None:
         if plan is not self.plan:
@@ -286,3 +248,50 @@ def cost_lines(cost: CompactionCost, plan: operations.CompactionPlan, summarisin
     out.append(fmt_usd(saving.cached_usd), "#87d787")
     out.append(" at its cache-read price)", DIM)
     return out
+
+
+def plan_text(plan: operations.CompactionPlan, *, summarising: bool = False,
+              cost: CompactionCost | None = None) -> Text:
+    """What a compaction summarises and keeps, its tokens before and after, its cost and its
+    first and last messages: the preview `c` shows (and the hand-off's offer, `O`)."""
+    info = Text()
+    if not plan.summarised_count:
+        info.append("Nothing to compact: the whole branch fits in the kept budget.", "bold #d7af5f")
+    else:
+        info.append("Summarises ", DIM)
+        info.append(f"{plan.messages_summarised:,} messages", "bold")
+        info.append(f" ({plan.summarised_count:,} entries, ", DIM)
+        info.append(short_id(plan.first_summarised.id), DIM)
+        info.append(" … ", DIM)
+        info.append(short_id(plan.last_summarised.id), DIM)
+        if plan.kept_count:
+            info.append("); keeps ", DIM)
+            info.append(f"{plan.kept_count:,} {'entry' if plan.kept_count == 1 else 'entries'}",
+                        "bold")
+            if plan.first_kept is not None:
+                info.append(f" from {short_id(plan.first_kept.id)}", DIM)
+        else:
+            info.append("); ", DIM)
+            info.append("keeps nothing verbatim", "bold #d7af5f")
+            info.append(f": no user or assistant message fits in the newest {plan.keep_recent_tokens:,} tokens", DIM)
+        info.append("\nTokens (estimate): ", DIM)
+        info.append(f"{plan.tokens_before:,}", "bold")
+        info.append(" → ", DIM)
+        if summarising:
+            info.append(f"{plan.kept_tokens:,} kept + the summary", "bold #87d787")
+        else:
+            info.append(f"{plan.tokens_after:,}", "bold #87d787")
+        if plan.previous is not None:
+            info.append(f"   (replaces compaction {short_id(plan.previous.id)})", FAINT)
+        if cost is not None:
+            info.append_text(cost_lines(cost, plan, summarising))
+        first = plan.first_message or plan.first_summarised
+        last = plan.last_message or plan.last_summarised
+        for label, entry in (("first", first), ("last", last)):
+            message = entry.message or {}
+            role = str(message.get("role", entry.type))
+            info.append(f"\n  {label:<6}", FAINT)
+            info.append_text(safe_line(role, 12, style=ROLE_STYLES.get(role, "bold")))
+            info.append("  ")
+            info.append_text(safe_line(content_text(message.get("content")) or entry.type, 72, style=DIM))
+    return info

@@ -49,6 +49,10 @@ KEYS = [
         ("o", "open in agent: the highlighted branch, or the branch up to the highlighted "
               "message, as a new session of the agent that wrote it (pi, Claude Code, Codex), "
               "run here; arbor comes back when the agent exits"),
+        ("O", "open in another agent: pick one of the agents arbor writes sessions for (the "
+              "one that wrote the branch first); the branch, its tool calls under the agent's "
+              "own tools, as a new session of that agent, run here; r in the picker masks "
+              "secrets; a branch too large for the agent is offered compacted first"),
     ]),
     ("The entry tree", [
         ("t", "branches pane: show the session's entries as a tree (t again: the branches)"),

@@ -45,8 +45,11 @@ class MessagesPane(Widget, can_focus=True):
         Binding("l", "app.label", "Label", tooltip="Label the highlighted message"),
         Binding("c", "app.compact", "Compact", tooltip="Compact this branch"),
         Binding("v", "app.toggle_view", "Raw", tooltip="Toggle raw entries and replayed context"),
-        Binding("o", "app.open_in_agent", "Open in agent",
-                tooltip="Carry on from this message in the agent that wrote the session"),
+        Binding("o", "app.open_in_agent", "Open in agent", key_display="o/O",
+                tooltip="Carry on from this message in the agent that wrote the session "
+                        "(O: in another agent, picked)"),
+        Binding("O", "app.open_in_other_agent", "Other agent", show=False,
+                tooltip="Carry on from this message in another agent: pick which"),
         Binding("u", "app.undo", "Undo", tooltip="Undo the last operation of this app"),
         Binding("m", "app.checkpoint", "Checkpoint", show=False,
                 tooltip="A named checkpoint at the highlighted message"),

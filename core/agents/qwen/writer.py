@@ -122,17 +122,28 @@ def _record(entry, defaults: dict[str, Any], job: BranchToWrite) -> dict[str, An
         if extra.get("subtype") == "chat_compression":
             return {**base, "type": "system", **extra}
         summary = str(data.get("summary") or "")
+        # what Qwen Code sends from here on: the summary, and the part the compaction kept
+        kept = [content for kept_entry in job.kept_before(entry)
+                for content in _contents(kept_entry, defaults, job)]
         return {**base, "type": "system", "subtype": "chat_compression", "systemPayload": {
             "info": {"originalTokenCount": data.get("tokensBefore") or 0,
                      "triggerReason": "manual"},
             "compressedHistory": [{"role": "user", "parts": [{"text": summary}]},
-                                  {"role": "model", "parts": [{"text": _ACK}]}]}}
+                                  {"role": "model", "parts": [{"text": _ACK}]}, *kept]}}
     if extra.get("subtype") in _NOT_COPIED:
         return None
     if entry.type == MODEL_REQUEST or (entry.type.startswith(f"{FORMAT}:") and
                                        entry.type != f"{FORMAT}:line"):
         return {**base, "type": "system", **extra}    # (a raw record keeps its own type)
     return None
+
+
+def _contents(entry, defaults: dict[str, Any], job: BranchToWrite) -> list[dict[str, Any]]:
+    """An entry as the Gemini contents Qwen Code sends (a message's record, without the rest)."""
+    if entry.type != MESSAGE:
+        return []
+    record = _record(entry, defaults, job)
+    return [record["message"]] if record is not None and "message" in record else []
 
 
 def place(job: BranchToWrite) -> tuple[Path, str]:
