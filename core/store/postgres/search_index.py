@@ -24,13 +24,14 @@ if TYPE_CHECKING:
 
     from core.history.search_query import SearchQuery
 
-CONFIG = "arbor_english"
+# (the statements are PostgreSQL's in core/store/statements/search.py, which every SQLite
+# store reads too: that module must not load this one)
+from core.store.statements.search import POSTGRES_CONFIG as CONFIG  # noqa: E402
+from core.store.statements.search import POSTGRES_LEXEMES as LEXEMES  # noqa: E402
+from core.store.statements.search import Postgres as _Statements  # noqa: E402
+
 WORDS = "entries_search_words"
-# An entry's search text as the index holds it (`%s`: the text; `{text}` for many at once).
-LEXEMES = ("to_tsvector('" + CONFIG + "', regexp_replace(left({text}, 250000), '[[:punct:]]+',"
-           " ' ', 'g'))")
-SEARCH_INSERT = ("INSERT INTO entries_search(seq, words) VALUES (%s, "
-                 + LEXEMES.format(text="%s") + ")")
+SEARCH_INSERT = _Statements.SEARCH_INSERT
 _PUNCTUATION = re.compile(r"[\s!-/:-@\[-`{-~]+")
 
 _V11 = f"""

@@ -6,8 +6,13 @@ names (`?` and `%s` for parameters)."""
 from __future__ import annotations
 
 from core.store.sqlite import search_index as sqlite_search
-from core.store.postgres import search_index as postgres_search
 
+# PostgreSQL's search text: a text search configuration of the store's own
+# (core/store/postgres/search_index.py), and an entry's text as the index holds it (`%s`:
+# the text; `{text}` for many at once).
+POSTGRES_CONFIG = "arbor_english"
+POSTGRES_LEXEMES = ("to_tsvector('" + POSTGRES_CONFIG + "', regexp_replace(left({text}, 250000),"
+                    " '[[:punct:]]+', ' ', 'g'))")
 
 
 class SQLite:
@@ -21,9 +26,10 @@ class SQLite:
 
 
 class Postgres:
-    # An entry's search text as lexemes (postgres_search: the same for many rows at once
-    # in postgres_bulk.SEARCH_INSERT_MANY)
-    SEARCH_INSERT = postgres_search.SEARCH_INSERT
+    # An entry's search text as lexemes (the same for many rows at once in
+    # core/store/postgres/bulk.py's SEARCH_INSERT_MANY)
+    SEARCH_INSERT = ("INSERT INTO entries_search(seq, words) VALUES (%s, "
+                     + POSTGRES_LEXEMES.format(text="%s") + ")")
     SEARCH_SESSION_FACTS = SQLite.SEARCH_SESSION_FACTS
 
     @staticmethod
