@@ -292,6 +292,18 @@ def expected(texts: tuple[str, ...], name=hostile) -> list[str]:
     return [text.format(**values) for text in texts]
 
 
+def toasts(screen: str) -> str:
+    """The text of the notifications on `screen` (right of their "▌" edge), their lines
+    joined: a notification wraps where its width and the path in it say (a worker's longer
+    tmp path wraps it elsewhere), so a phrase in it may sit on two lines."""
+    import re
+
+    return " ".join(re.sub(r"[\s┃│╮╯─)]+$", "", line.rsplit("▌", 1)[1]).strip()
+                    for line in screen.splitlines() if "▌" in line)
+
+
 def on_screen(want: str, screen: str) -> bool:
-    """`want` is on the screen (or, written `!text`, is not)."""
-    return want[1:] not in screen if want.startswith("!") else want in screen
+    """`want` is on the screen, in a notification's words too (or, written `!text`, is not)."""
+    if want.startswith("!"):
+        return want[1:] not in screen and want[1:] not in toasts(screen)
+    return want in screen or want in toasts(screen)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from hostile_names import toasts
 from terminal import Terminal, tmux_or_skip
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -229,6 +230,7 @@ def test_the_demo_opens_and_o_answers_from_the_install(installed, tmp_path):
         term.wait_for(lambda s: "Fix flaky login test" in s.splitlines()[-3])
         term.keys("Tab")
         term.keys("o")
-        screen = term.wait_for(lambda s: "was not started" in s or "Traceback" in s, timeout=30)
+        screen = term.wait_for(lambda s: "was not started" in toasts(s) or "Traceback" in s,
+                               timeout=60)
         assert "Traceback" not in screen and term.exited() is None, term.history()
-        assert "new Claude Code session" in screen
+        assert "new Claude Code session" in toasts(screen)

@@ -55,7 +55,7 @@ def walk_in_tmux(path: Path, tmp_path: Path, name) -> tuple[bytes, list[str]]:
             wants = expected(shows, name)
             try:
                 term.wait_for(lambda screen: all(on_screen(want, screen) for want in wants),
-                              timeout=20)
+                              timeout=60)
             except AssertionError as error:
                 faults.append(f"{step}: {wants}: {error}")
                 break

@@ -38,7 +38,7 @@ class Picked:
 
 def option_text(choice: AgentChoice) -> Text:
     line = Text(end="")
-    line.append(f"{choice.title:<14}", f"bold {choice.colour}")
+    line.append_text(safe_line(f"{choice.title:<14}", style=f"bold {choice.colour}"))
     if choice.wrote_it:
         line.append(f"{'wrote it: carries it on':<26}", "")
     else:
