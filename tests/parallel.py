@@ -134,6 +134,13 @@ def pytest_collection_modifyitems(config, items):
 # snapshot tests of a module run in one worker): it tells the controller, which fails the
 # run as syrupy would, or, with --snapshot-update, deletes them as syrupy would.
 _unused_snapshots: list[str] = []
+# the test modules this process ran tests of (a worker collects every test, runs some):
+# only their snapshot folders (tests/__snapshots__/<module>/) are this worker's to judge
+_modules_run: set[str] = set()
+
+
+def pytest_runtest_setup(item):
+    _modules_run.add(Path(str(item.fspath)).stem)
 
 
 @pytest.hookimpl(trylast=True)    # after syrupy's own, which makes its report
@@ -144,13 +151,17 @@ def pytest_sessionfinish(session, exitstatus):
         report = getattr(syrupy, "report", None)
         if report is None or not report.num_unused:
             return
-        if syrupy.update_snapshots:
-            syrupy.remove_unused_snapshots(unused_snapshot_collections=report.unused,
-                                           used_snapshot_collections=report.used)
-            return
-        config.workeroutput["unused_snapshots"] = sorted(
+        unused = sorted(
             f"{os.path.relpath(collection.location, config.rootpath)}: {snapshot.name}"
-            for collection in report.unused for snapshot in collection)
+            for collection in report.unused for snapshot in collection
+            if Path(collection.location).parent.name in _modules_run)
+        if syrupy.update_snapshots:
+            # (deleting is left to a run in one process, `-n0 --snapshot-update`: a worker
+            # cannot tell another worker's snapshots from unused ones)
+            if unused:
+                config.workeroutput["unused_snapshots"] = unused
+            return
+        config.workeroutput["unused_snapshots"] = unused
     elif _unused_snapshots and not config.option.warn_unused_snapshots \
             and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
