@@ -2,9 +2,13 @@
 
 Three agent processes append through `core.SessionManager` every 50 ms while another
 process imports a large Claude Code file into the same store. Every append must succeed,
-and none may wait a second or more: the import commits in short transactions and a
-waiting writer gets in at the first gap. (The full-size measurement, 300k lines, is
-bench/bench_interleave.py.)"""
+and appends must keep landing all through the import: the import commits in short
+transactions and a waiting writer gets in at the first gap. An import that held the write
+lock for long would leave a quarter of its run with no append at all.
+
+How long an append waits is a figure, not a test (a loaded machine stretches it): the
+full-size measurement, 300k lines, with the under-a-second bound, is
+bench/bench_interleave.py."""
 
 from __future__ import annotations
 
@@ -27,7 +31,7 @@ from core.seed.manager import SessionManager
 session_dir, stop = sys.argv[1], sys.argv[2]
 manager = SessionManager.new("/home/dev/agent", session_dir)
 manager.init()
-waits, errors = [], []
+waits, landed, errors = [], [], []
 index = 0
 next_at = time.monotonic()
 while not os.path.exists(stop):
@@ -38,9 +42,11 @@ while not os.path.exists(stop):
     except Exception as error:
         errors.append(f"{type(error).__name__}: {error}")
     waits.append(time.monotonic() - started)
+    landed.append(time.monotonic())
     next_at += 0.05
     time.sleep(max(0.0, next_at - time.monotonic()))
-print(json.dumps({"waits": waits, "errors": errors, "session": manager.session_id}))
+print(json.dumps({"waits": waits, "landed": landed, "errors": errors,
+                  "session": manager.session_id}))
 """
 
 IMPORT = r"""
@@ -50,8 +56,9 @@ from core.importing import import_paths
 store = open_store(sys.argv[1])
 started = time.monotonic()
 report = import_paths(store, [sys.argv[2]])
-print(json.dumps({"seconds": time.monotonic() - started, "status": report.files[0].status,
-                  "entries": report.entries_added}))
+ended = time.monotonic()
+print(json.dumps({"started": started, "ended": ended, "seconds": ended - started,
+                  "status": report.files[0].status, "entries": report.entries_added}))
 """
 
 
@@ -90,7 +97,16 @@ def test_agents_append_while_a_big_file_is_imported(tmp_path):
     errors = [e for r in results for e in r["errors"]]
     assert errors == []
     assert len(waits) >= 3 * 20
-    assert max(waits) < 1.0, f"an append waited {max(waits):.2f} s"
+    # CLOCK_MONOTONIC is one clock for every process of the machine
+    start, span = imported["started"], imported["seconds"]
+    quarters = [0, 0, 0, 0]
+    for result in results:
+        for at in result["landed"]:
+            if start <= at < start + span:
+                quarters[int(4 * (at - start) / span)] += 1
+    assert all(count >= 3 for count in quarters), (
+        f"appends that landed in each quarter of the import: {quarters}")
+    assert max(waits) < span / 2, f"an append waited {max(waits):.2f} s of {span:.2f} s"
     with open_store(db) as store:
         assert store.integrity_check() == "ok"
         for result in results:
