@@ -206,3 +206,13 @@ def test_the_link_checker_sees_broken_links_and_headings(tmp_path):
     assert links(page) == ["there.md#a-code-heading-with-punctuation", "there.md#twice-1",
                            "missing.png", "https://example.com/x.md"]
     assert anchors(tmp_path / "there.md") == {"a-code-heading-with-punctuation", "twice", "twice-1"}
+
+
+def test_the_readme_opening_names_every_agent_arbor_reads():
+    from core.agents.registry import everyone
+
+    opening = README.read_text(encoding="utf-8").split("![", 1)[0]
+    flat = " ".join(opening.split())
+    missing = [agent.title for agent in everyone()
+               if agent.source != "arbor" and agent.title not in flat]
+    assert not missing, f"the README's first paragraph does not name {missing}"
