@@ -85,6 +85,21 @@ def fingerprint(path: Path) -> str:
         conn.close()
 
 
+def message_count(path: Path, session_id: str) -> int:
+    """How many messages of a session opencode's database holds (0 when it cannot say)."""
+    try:
+        conn = open_readonly(path)
+    except (sqlite3.Error, OSError):
+        return 0
+    try:
+        return conn.execute("SELECT COUNT(*) FROM message WHERE session_id = ?",
+                            (session_id,)).fetchone()[0]
+    except sqlite3.Error:
+        return 0
+    finally:
+        conn.close()
+
+
 def _time(ms: Any) -> str | None:
     return stored_time(ms) if isinstance(ms, (int, float)) and ms > 0 else None
 

@@ -441,9 +441,7 @@ def carried_on(env: Mapping[str, str], session_id: str, file: Path) -> bool:
     """Whether opencode's database holds more messages of the session than the file arbor
     wrote for it (opencode carried it on): then it is another conversation. Asked through
     SQLite, read-only; False when there is no database or no such session yet."""
-    import sqlite3
-
-    from .importer import open_readonly
+    from .importer import message_count
 
     database = env_dir(env, "OPENCODE_DB") or data_dir(env) / "opencode.db"
     if not database.is_file():
@@ -452,17 +450,7 @@ def carried_on(env: Mapping[str, str], session_id: str, file: Path) -> bool:
         written = len(json.loads(file.read_text(encoding="utf-8")).get("messages") or ())
     except (OSError, ValueError, AttributeError):
         return True
-    try:
-        conn = open_readonly(database)
-    except (sqlite3.Error, OSError):
-        return False
-    try:
-        count = conn.execute("SELECT COUNT(*) FROM message WHERE session_id = ?",
-                             (session_id,)).fetchone()[0]
-    except sqlite3.Error:
-        return False
-    finally:
-        conn.close()
+    count = message_count(database, session_id)
     return count > written
 
 
