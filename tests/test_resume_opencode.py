@@ -283,10 +283,18 @@ def test_opencode_itself_imports_and_carries_on_an_earlier_point_of_the_branch(t
             branch = said(store.paths.entries(answer.seq))
             assert got == branch and branch[-1][1] == "There is one file: notes.txt."
             assert document["info"]["directory"] == str(lab.project)
+            import_paths(store, [plan.file])        # (the app shows the new session at once)
             asked = len(server.model_requests)
             done = lab.run([opencode, "run", *plan.argv[1:], "and then?"], env=env,
                            cwd=Path(plan.cwd))
             assert done.returncode == 0, done.stderr
+            # what opencode added (in its database) goes on the same session in arbor
+            assert plan.continued_in == database
+            import_paths(store, [plan.continued_in])
+            copy = store.sessions.by_uid(plan.native_id)
+            assert said(path_of(store, copy)) == [*branch, ("user", '"and then?"', ()),
+                                                  ("assistant", "Resumed.", ())]
+            assert len(store.branches.of_session(copy.id)) == 1
     finally:
         store.close()
     assert "Resumed." in done.stdout

@@ -44,6 +44,8 @@ class ResumePlan:
     # commands run first, from `cwd`, each of which must succeed before the agent starts
     # (opencode's own import of the file written for it)
     before: list[list[str]] = field(default_factory=list)
+    # where the agent writes what it adds, when not in `file` (opencode: its database)
+    continued_in: Path | None = None
 
     @property
     def executable(self) -> str | None:

@@ -59,6 +59,11 @@ def sessions_folder(job: BranchToWrite) -> Path:
     return data_dir(job.env) / "arbor"
 
 
+def database(env: Mapping[str, str]) -> Path:
+    """opencode's database: `$OPENCODE_DB`, else `opencode.db` in its data folder."""
+    return env_dir(env, "OPENCODE_DB") or data_dir(env) / "opencode.db"
+
+
 def command(session_id: str) -> list[str]:
     return [EXECUTABLE, "--session", session_id]
 
@@ -443,14 +448,14 @@ def carried_on(env: Mapping[str, str], session_id: str, file: Path) -> bool:
     SQLite, read-only; False when there is no database or no such session yet."""
     from .importer import message_count
 
-    database = env_dir(env, "OPENCODE_DB") or data_dir(env) / "opencode.db"
-    if not database.is_file():
+    found = database(env)
+    if not found.is_file():
         return False
     try:
         written = len(json.loads(file.read_text(encoding="utf-8")).get("messages") or ())
     except (OSError, ValueError, AttributeError):
         return True
-    count = message_count(database, session_id)
+    count = message_count(found, session_id)
     return count > written
 
 
@@ -470,6 +475,7 @@ def prepare(plan, job: BranchToWrite, env: Mapping[str, str], new_session) -> No
         plan.summary = (f"The branch ends where opencode's session {session_id} ends: opencode "
                         "resumes it (nothing to write)")
         plan.argv = command(session_id)
+        plan.continued_in = database(env)
         return
     module = sys.modules[__name__]
     new_session(plan, job, sessions_folder(job), module,
@@ -486,4 +492,5 @@ def prepare(plan, job: BranchToWrite, env: Mapping[str, str], new_session) -> No
         plan.summary = (f"Wrote the branch as a new opencode session {plan.native_id} titled "
                         f"\"{job.title}\" ({plan.file})")
     plan.before = before(plan.file)
+    plan.continued_in = database(env)
     plan.argv = command(plan.native_id)
