@@ -26,6 +26,7 @@ from core.model.entries import COMPACTION, content_text
 HERE = Path(__file__).resolve().parent
 FIXTURE = HERE / "fixtures" / "agents" / "copilot" / "session-state"
 MAIN = "fd8ec7af-de2c-46f5-8d2f-101d6e2af536"
+HELPER = "aa98647b-0726-4980-8b87-ce54651693ff"      # a task call and its sub-agent
 
 
 @pytest.fixture
@@ -138,16 +139,41 @@ def test_copilots_compaction_is_written_as_copilot_wrote_it(store, state):
     assert "checkpointPath" not in done      # (that checkpoint is the original session's)
 
 
-def test_a_compaction_made_in_arbor_is_its_summary_then_what_it_kept(store, state):
-    session = main_session(store)
+def test_a_compaction_made_in_arbor_starts_before_what_it_keeps(store, state, tmp_path):
+    """Copilot goes on from an applied compaction's summary, then what was said after its
+    `compaction_start`: a compaction that keeps entries starts just before the first."""
+    session = store.sessions.get(store.sessions.by_uid(HELPER).id)
     branch = store.branches.current(session.id)
     operations.compact(store, branch.id, summary="All of it, briefly.", keep_recent_tokens=20)
     branch = store.branches.get(branch.id)
+    path = store.paths.entries(branch.head_seq)
+    assert path[-1].data["firstKeptEntryId"]
+    compaction = path[-1]
+    ids = [e.id for e in path]
+    kept = next(e for e in path[ids.index(compaction.data["firstKeptEntryId"]):] if e.message)
     plan = prepare_resume(store, session, branch, env=env_for(state))
     events = events_of(plan)
-    summary = next(e for e in reversed(events) if e["type"] == "user.message" and
-                   "All of it, briefly." in e["data"]["content"])
-    assert events.index(summary) > 1
+    done = events[-1]
+    assert done["type"] == "session.compaction_complete"
+    assert done["data"]["success"] is True and done["data"]["outcome"] == "applied"
+    assert done["data"]["summaryContent"] == "All of it, briefly."
+    start = next(e for e in events if e["type"] == "session.compaction_start" and
+                 e["data"]["compactionAttemptId"] == done["data"]["compactionAttemptId"])
+    after = events[events.index(start) + 1]
+    assert after["data"].get("content") == content_text(kept.message["content"])
+    # read back: the same compaction, keeping the same entries
+    again = open_store(tmp_path / "again.db")
+    try:
+        import_paths(again, [plan.file])
+        copy = again.sessions.by_uid(plan.native_id)
+        entries = path_of(again, copy)
+        last = entries[-1]
+        assert last.type == COMPACTION and last.data["summary"] == "All of it, briefly."
+        first = next(e for e in entries if e.id == last.data["firstKeptEntryId"])
+        assert content_text(first.message["content"]) == content_text(kept.message["content"])
+        assert said(entries) == said(store.paths.entries(branch.head_seq))
+    finally:
+        again.close()
 
 
 # ------------------------------------------------------------- the real Copilot CLI
@@ -249,3 +275,34 @@ def test_copilot_itself_resumes_after_its_compaction_from_a_written_session(stor
     assert [role for role, _text in sent] == ["user", "user"], sent
     assert "<summary>The user listed the files (notes.txt) and read notes.txt.</summary>" in sent[0][1]
     assert sent[1][1].endswith("and then?")
+
+
+@needs_copilot
+def test_copilot_itself_goes_on_from_a_compaction_made_in_arbor(store, tmp_path):
+    """A compaction made in arbor (keeping the newest entries) written as Copilot's own:
+    Copilot sends its summary, then exactly the entries it kept, then the new prompt."""
+    copilot = _copilot()
+    from fake_model_server import FakeModelServer, Reply
+    from lab import new_lab
+    from make_copilot import MODEL, copilot_env
+
+    session = store.sessions.get(store.sessions.by_uid(HELPER).id)
+    branch = store.branches.current(session.id)
+    operations.compact(store, branch.id, summary="All of it, briefly.", keep_recent_tokens=20)
+    branch = store.branches.get(branch.id)
+    path = store.paths.entries(branch.head_seq)
+    ids = [e.id for e in path]
+    kept = [e for e in path[ids.index(path[-1].data["firstKeptEntryId"]):-1] if e.message]
+    with FakeModelServer([Reply("Resumed.")], default=Reply("OK."), model=MODEL) as server:
+        lab = new_lab(tmp_path / "lab", server)
+        env = copilot_env(lab)
+        plan = prepare_resume(store, session, branch, env=env, cwd_fallback=str(lab.project))
+        done = lab.run([copilot, "--allow-all-tools", "--disable-client-telemetry",
+                        *plan.argv[1:], "-p", "and then?"], env=env, cwd=lab.project)
+        assert done.returncode == 0, done.stderr
+    sent = _sent(server.model_requests[0])
+    assert "All of it, briefly." in sent[0][1] and sent[0][0] == "user"
+    assert [text for _role, text in sent[1:-1]] == \
+        [content_text(e.message["content"]).strip() for e in kept]
+    assert sent[-1][1].endswith("and then?")
+    # (Copilot's own summary message also quotes the user's earlier prompts: its way)

@@ -19,9 +19,11 @@ event before it: `user.message` (for Copilot's own messages, what it sent the mo
 `toolRequests`), `tool.execution_start` and `tool.execution_complete` for each result (an
 error where it failed). Copilot's own `system.message` events on the path are kept; its
 usage records, turn markers, resumes and shutdowns are not (this session has made no
-request yet). A compaction Copilot ran is written as it wrote it
-(`session.compaction_start`, `session.compaction_complete` with the summary); one made in
-arbor (or by another agent) is its summary as a user message, then the messages it kept.
+request yet). A compaction is Copilot's: `session.compaction_start` and an applied
+`session.compaction_complete` with the summary (Copilot's own fields kept); Copilot then
+sends the summary and what was said after the compaction started, so a compaction that
+keeps entries (a background one of Copilot's, or one made in arbor) starts just before
+the first entry it keeps.
 A tool call left without a result gets a failed `tool.execution_complete` ("The tool call
 was interrupted"), so that the model is never sent a call without its result.
 `workspace.yaml` names the session after the branch (`BranchToWrite.title`).
@@ -39,8 +41,7 @@ from typing import Any, Iterator, Mapping
 
 from core.model.entries import COMPACTION, MESSAGE, Entry, content_text
 from core.agents.native import (
-    BranchToWrite, ResumeError, as_text, branch_summary_text, entry_stamp, env_dir, home,
-    stamp, write_new_file)
+    BranchToWrite, ResumeError, as_text, entry_stamp, env_dir, home, stamp, write_new_file)
 from . import LOG_NAME
 from .importer import EXTRA, FORMAT
 
@@ -73,6 +74,7 @@ class _Events:
         self.own = job.session.source == FORMAT
         self.parent: str | None = None
         self.open_calls: dict[str, str] = {}      # call id -> tool name, until its result
+        self.attempts: dict[str, str] = {}        # compaction entry id -> its attempt id
         self.model = ""
 
     def event(self, kind: str, data: dict[str, Any], when: str) -> dict[str, Any]:
@@ -112,15 +114,28 @@ class _Events:
 
     def all(self) -> Iterator[dict[str, Any]]:
         yield self.start()
-        for entry in self.job.path():
+        path = list(self.job.path())
+        # a compaction that keeps entries starts where the first of them is (Copilot goes
+        # on from the summary, then what was said after the compaction started)
+        starts: dict[str, Entry] = {}
+        at = {entry.id: n for n, entry in enumerate(path)}
+        for n, entry in enumerate(path):
+            kept = entry.data.get("firstKeptEntryId") if entry.type == COMPACTION else None
+            if isinstance(kept, str) and at.get(kept, n) < n:
+                starts[kept] = entry
+        for entry in path:
             when = entry_stamp(entry.timestamp, self.job.now)
+            if entry.id in starts:
+                yield from self.interrupted(when)
+                yield self.compaction_start(starts[entry.id], when)
             if entry.type == COMPACTION:
                 yield from self.interrupted(when)
-                yield from self.compaction(entry, when)
+                if entry.id not in self.attempts:
+                    yield self.compaction_start(entry, when)
+                yield self.compaction_complete(entry, when)
                 continue
-            if entry.type == f"{FORMAT}:system.message" or (
-                    self.own and entry.type.startswith(f"{FORMAT}:") and
-                    entry.type[len(FORMAT) + 1:] in _KEPT_RAW):
+            if self.own and entry.type.startswith(f"{FORMAT}:") and \
+                    entry.type[len(FORMAT) + 1:] in _KEPT_RAW:
                 kept = entry.data.get(EXTRA) if isinstance(entry.data.get(EXTRA), dict) else {}
                 data = kept.get("data")
                 if isinstance(data, dict):
@@ -215,36 +230,28 @@ class _Events:
             yield self.event("tool.execution_complete", {
                 "toolCallId": call, "success": False, "error": {"message": INTERRUPTED}}, when)
 
-    def compaction(self, entry: Entry, when: str) -> Iterator[dict[str, Any]]:
+    def _compaction_data(self, entry: Entry) -> dict[str, Any]:
         kept = entry.data.get(EXTRA) if self.own else None
-        summary = str(entry.data.get("summary") or "")
-        if isinstance(kept, dict) and kept.get("success") is True and \
-                entry.data.get("firstKeptEntryId") is None:
-            data = {k: v for k, v in kept.items() if k not in ("start", "modelEvents",
-                                                               "checkpointPath",
-                                                               "checkpointNumber")}
-            start = kept.get("start") if isinstance(kept.get("start"), dict) else {}
-            yield self.event("session.compaction_start", dict(start), when)
-            yield self.event("session.compaction_complete", {**data, "summaryContent": summary},
-                             when)
-            return
-        # a compaction made in arbor: its summary as a user message, then what it kept
-        yield self.event("user.message", {"content": branch_summary_text(summary),
-                                          "messageId": self.job.ids.uuid4()}, when)
-        for old in self.job.kept_before(entry):
-            message = old.message if old.type == MESSAGE else None
-            if not message:
-                continue
-            at = entry_stamp(old.timestamp, self.job.now)
-            role = message.get("role")
-            if role == "assistant":
-                yield from self.interrupted(at)
-                yield self.assistant(old, message, at)
-            elif role == "toolResult":
-                yield from self.result(old, message, at)
-            else:
-                yield from self.interrupted(at)
-                yield self.user(old, message, at)
+        return kept if isinstance(kept, dict) and kept.get("success") is True else {}
+
+    def compaction_start(self, entry: Entry, when: str) -> dict[str, Any]:
+        kept = self._compaction_data(entry)
+        start = kept.get("start") if isinstance(kept.get("start"), dict) else {}
+        attempt = kept.get("compactionAttemptId") if isinstance(
+            kept.get("compactionAttemptId"), str) else self.job.ids.uuid4()
+        self.attempts[entry.id] = attempt
+        return self.event("session.compaction_start",
+                          {**start, "compactionAttemptId": attempt}, when)
+
+    def compaction_complete(self, entry: Entry, when: str) -> dict[str, Any]:
+        """Copilot's applied compaction: from here on it sends the summary, then what was
+        said after the compaction started (`compaction_start`)."""
+        kept = self._compaction_data(entry)
+        data = {k: v for k, v in kept.items() if k not in (
+            "start", "modelEvents", "checkpointPath", "checkpointNumber")}
+        data.update(success=True, outcome="applied", compactionAttemptId=self.attempts[entry.id],
+                    summaryContent=str(entry.data.get("summary") or ""))
+        return self.event("session.compaction_complete", data, when)
 
 
 def workspace_yaml(job: BranchToWrite, session_id: str) -> str:
