@@ -27,6 +27,10 @@ messages, in id order (ids sort by creation), are one chain of entries:
   older session's is a `fork` under the last message they share.
 * Usage keys are the message's creation time, the step's place and its tokens: a fork's
   copies count in each session and once in any total.
+
+A session file of `opencode export` (`{"info": session, "messages": [{"info": message,
+"parts": [part]}]}`, told by its `.json` name; arbor's writer writes the same on one line)
+is read as the same rows, one session.
 """
 
 from __future__ import annotations
