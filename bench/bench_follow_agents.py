@@ -18,7 +18,6 @@ with a whole import of the file.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import sqlite3
 import statistics
@@ -36,7 +35,7 @@ from core import open_store  # noqa: E402
 from core.agents import registry  # noqa: E402
 from core.importing import import_paths  # noqa: E402
 from core.importing.follow import Follower  # noqa: E402
-from test_agent_conformance import FIXTURES, entry_count, logs, place  # noqa: E402
+from test_agent_conformance import entry_count, logs, place  # noqa: E402
 
 # a database's rows written in order: the table, its order, and the rows that go with each
 DB_FEEDS = {

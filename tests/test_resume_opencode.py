@@ -19,7 +19,6 @@ import pytest
 from core import open_store
 from core.actions import operations
 from core.agents import prepare_resume, run
-from core.agents.native import Ids
 from core.agents.opencode.writer import ABORTED
 from core.importing import import_paths
 from core.model.entries import content_text

@@ -29,11 +29,10 @@ resumes its own session (`opencode --session <id>`).
 from __future__ import annotations
 
 import json
-import os
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 from core.model.entries import COMPACTION, MESSAGE, Entry, content_text
 from core.usage.tokens import MODEL_REQUEST
