@@ -240,15 +240,19 @@ def test_discover_finds_copilots_folder_and_copilot_home(tmp_path):
     assert moved / "session-state" in [p for p in discover(home, {"COPILOT_HOME": str(moved)})]
 
 
-def test_o_resumes_the_end_of_copilots_own_session_and_says_why_not_elsewhere(store, state):
+def test_o_resumes_the_end_of_copilots_own_session_and_writes_an_earlier_point(store, state):
     import_paths(store, [state])
     session = store.sessions.get(store.sessions.by_uid(MAIN).id)
     plan = prepare_resume(store, session, env={"HOME": str(state.parent.parent), "PATH": ""})
     assert plan.argv == ["copilot", f"--resume={MAIN}"] and plan.file is None
     assert plan.cwd == "/tmp/arbor-lab/copilot/project"
     earlier = next(e.seq for e in branch_entries(store, MAIN) if e.message)
-    with pytest.raises(ResumeError, match="cannot write Copilot CLI sessions yet.*export"):
-        prepare_resume(store, session, at_seq=earlier, env={"HOME": str(state.parent.parent)})
+    plan = prepare_resume(store, session, at_seq=earlier, env={"HOME": str(state.parent.parent)})
+    assert plan.file == state / plan.native_id / "events.jsonl"
+    assert plan.argv == ["copilot", f"--resume={plan.native_id}"]
+    with pytest.raises(ResumeError, match="sub-agent"):
+        child = store.sessions.children(store.sessions.by_uid(HELPER).id)[0]
+        prepare_resume(store, store.sessions.get(child.id), env={"HOME": str(state.parent.parent)})
 
 
 @pytest.mark.skipif(not os.environ.get("ARBOR_AGENT_NODE_MODULES"), reason="@github/copilot not "

@@ -168,3 +168,23 @@ def test_the_database_is_followed_while_opencode_writes_to_it(store, database):
         ("user", "Continue if you have next steps, or stop and ask for clarification if "
                  "you are unsure how to proceed."),
         ("assistant", "notes.txt says: hello from the lab.")]
+
+
+def test_opencodes_own_export_files_import_as_the_sessions_of_its_database(store, database, tmp_path):
+    """`opencode export <id>` (printed over many lines) is read as that session: the same
+    messages, tool calls and results as the database gives, and usage counted once."""
+    import_paths(store, [database])
+    exports = sorted((FIXTURE.parent / "export").glob("*.json"))
+    other = open_store(tmp_path / "exports.db")
+    try:
+        report = import_paths(other, exports)
+        assert [f.format for f in report.files] == ["opencode"] * 4, report.summary()
+        for path in exports:
+            uid = path.stem
+            assert said(branch_entries(other, uid)) == said(branch_entries(store, uid)), uid
+        assert other.sessions.get(other.sessions.by_uid(CHILD).id).kind == "subagent"
+        assert import_paths(other, exports).entries_added == 0
+        assert store.usage.report(by="model").totals.responses == \
+            other.usage.report(by="model").totals.responses
+    finally:
+        other.close()

@@ -16,7 +16,7 @@ import signal
 import subprocess
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from types import ModuleType
@@ -41,6 +41,11 @@ class ResumePlan:
     cwd_guessed: bool = False      # no working directory was recorded; this is the current one
     reused: bool = False           # `file` is the one arbor wrote for the branch before
     dry_run: bool = False          # nothing was written or changed: `file` is where it would go
+    # commands run first, from `cwd`, each of which must succeed before the agent starts
+    # (opencode's own import of the file written for it)
+    before: list[list[str]] = field(default_factory=list)
+    # where the agent writes what it adds, when not in `file` (opencode: its database)
+    continued_in: Path | None = None
 
     @property
     def executable(self) -> str | None:
@@ -51,7 +56,7 @@ class ResumePlan:
         (core/util/shell_words: it is printed, copied and pasted)."""
         from core.util import shell_words
 
-        command = shell_words.join(self.argv)
+        command = " && ".join(shell_words.join(argv) for argv in (*self.before, self.argv))
         return f"cd {shell_words.quote(self.cwd)} && {command}" if self.cwd else command
 
     def executable_path(self, env: Mapping[str, str] | None = None) -> str | None:
@@ -170,7 +175,10 @@ def run(plan: ResumePlan, env: Mapping[str, str] | None = None) -> int:
     child_env = dict(os.environ if env is None else env)
     child_env["PWD"] = plan.cwd
     with _keyboard_signals_left_to_the_agent():
-        completed = subprocess.run(plan.argv, cwd=plan.cwd, env=child_env)
+        for argv in (*plan.before, plan.argv):
+            completed = subprocess.run(argv, cwd=plan.cwd, env=child_env)
+            if completed.returncode != 0:
+                break
     code = completed.returncode
     return 128 - code if code < 0 else code
 

@@ -8,7 +8,8 @@ writes sessions (a module with `place(job)`, `write(job, file, new_id)` and
 `command(new_id)`, and not `WRITES = False`) and whose tools have a row in tools.py. A
 writer may also give `sessions_folder(job)` (where its sessions go: part of what makes a
 written session the same one again; default: the agent's log folder) and `run_cwd(job)`
-(where its command runs; default: the session's folder); `adds_nothing(line)` says which of
+(where its command runs; default: the session's folder) and `before(file)` (commands run
+first, as opencode's import of the file); `adds_nothing(line)` says which of
 its appended lines leave a conversation where it was. Claude Code, Codex and pi, whose
 writers were there first, are called through their own small functions below.
 """
@@ -117,10 +118,17 @@ def _from_writer(agent, module) -> Target:
     """A target of an agent whose writer follows the module doc's names."""
     folder = getattr(module, "sessions_folder", None)
     executable = getattr(module, "EXECUTABLE", None) or module.command("")[0]
+    first = getattr(module, "before", None)
+
+    def command(plan) -> list[str]:
+        if callable(first) and plan.file is not None:
+            plan.before = first(plan.file)      # (opencode's import of the file, first)
+        return module.command(plan.native_id)
+
     return Target(
         agent.session_noun, module.place,
         lambda job, file, new_id, _parent: module.write(job, file, new_id),
-        lambda plan: module.command(plan.native_id),
+        command,
         folder if callable(folder) else (lambda job: _log_folder(agent, job.env)),
         getattr(module, "run_cwd", None) or (lambda job: job.cwd),
         getattr(module, "adds_nothing", None) or (lambda line: False),

@@ -98,12 +98,40 @@ def _detect_log(path: Path) -> str:
                 return found
             if probed >= _PROBE_LINES or read > _PROBE_BYTES:
                 break
+    whole = _detect_document(path)
+    if whole:
+        return whole
     hint = _detect_by_name(path)
     if hint:
         return hint
     if probed == 0:
         raise NotALog("empty file")
     raise NotALog(NOT_A_LOG)
+
+
+_DOCUMENT_BYTES = 64 * 1024 * 1024
+
+
+def _detect_document(path: Path) -> str | None:
+    """A `.json` file printed over many lines (opencode's `opencode export`): the format
+    of the JSON object it holds, read whole (up to 64 MB)."""
+    if path.suffix.lower() != ".json":
+        return None
+    from core.store.held_files import HeldFile, open_unless_held
+    from core.util.fastjson import loads
+
+    try:
+        with open_unless_held(path) as handle:
+            data = handle.read(_DOCUMENT_BYTES + 1)
+    except (HeldFile, OSError):
+        return None
+    if len(data) > _DOCUMENT_BYTES:
+        return None
+    try:
+        document = loads(data)
+    except ValueError:
+        return None
+    return _detect_json(document) if isinstance(document, dict) else None
 
 
 def _detect_json(first: dict) -> str | None:

@@ -121,10 +121,13 @@ def write_session(store, result: FileResult, ticker: ProgressTicker, nodes: Node
         result.sessions.append(target.finish(name=name))
         return
 
+    named = [bool(store.branches.heads(target.id))]     # (asked once: see pi's importer)
+
     def name_for(leaf: int, fork: int | None, path: list[int]) -> str:
+        first = not named[0]
+        named[0] = True
         if fork is None:
-            return "main" if not store.branches.of_session(target.id) else \
-                (first_text_title(store, path, 40) or "root")
+            return "main" if first else (first_text_title(store, path, 40) or "root")
         return first_text_title(store, path, 40) or "branch"
 
     newest = nodes.index.get(nodes.newest) if nodes.newest is not None else None

@@ -52,6 +52,9 @@ def prepare(store, session_id: int, branch_id: int, at_seq: int | None) -> Hando
     watched = plan.file
     if watched is not None:
         _import(store.path, watched)
+        watched = plan.continued_in or watched     # (opencode adds to its database)
+    elif plan.continued_in is not None:
+        watched = plan.continued_in
     elif plan.argv:
         # the agent resumes a file of its own (Codex's rollout, the session arbor wrote
         # before): that is the file that grows

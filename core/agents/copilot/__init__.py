@@ -37,9 +37,9 @@ AGENT = Agent(
     session_noun="Copilot CLI session",
     logs_note="`~/.copilot/session-state/<uuid>/events.jsonl` (`$COPILOT_HOME`; sub-agents "
               "inline, in their parent's events)",
-    resume_note="at the end of a session Copilot CLI wrote: `copilot --resume=<id>` from the "
-                "project folder; arbor does not write Copilot CLI sessions yet (elsewhere: "
-                "export the branch and give it as a prompt)",
+    resume_note="`copilot --resume=<id>` from the project folder, of the branch written as a "
+                "new session (`session-state/<uuid>/events.jsonl`), or of Copilot's own "
+                "session where the branch ends where it ends",
     usage_rule="`session.usage_record` events, one per model request, on the "
                "`assistant.message` with the same `apiCallId` and keyed by it; `inputTokens` "
                "includes `cacheReadTokens` (cache read) and `cacheWriteTokens` (cache write), "

@@ -27,6 +27,10 @@ messages, in id order (ids sort by creation), are one chain of entries:
   older session's is a `fork` under the last message they share.
 * Usage keys are the message's creation time, the step's place and its tokens: a fork's
   copies count in each session and once in any total.
+
+A session file of `opencode export` (`{"info": session, "messages": [{"info": message,
+"parts": [part]}]}`, told by its `.json` name; arbor's writer writes the same on one line)
+is read as the same rows, one session.
 """
 
 from __future__ import annotations
@@ -67,7 +71,10 @@ def open_readonly(path: Path) -> sqlite3.Connection:
 
 
 def fingerprint(path: Path) -> str:
-    """What changes when opencode writes: rows and their newest update, per table."""
+    """What changes when opencode writes: rows and their newest update, per table (an
+    export file changes with its size and time, which the driver compares)."""
+    if is_export(path):
+        return "export"
     try:
         conn = open_readonly(path)
     except (sqlite3.Error, OSError):
@@ -78,6 +85,21 @@ def fingerprint(path: Path) -> str:
         return json.dumps(rows)
     except sqlite3.Error:
         return ""
+    finally:
+        conn.close()
+
+
+def message_count(path: Path, session_id: str) -> int:
+    """How many messages of a session opencode's database holds (0 when it cannot say)."""
+    try:
+        conn = open_readonly(path)
+    except (sqlite3.Error, OSError):
+        return 0
+    try:
+        return conn.execute("SELECT COUNT(*) FROM message WHERE session_id = ?",
+                            (session_id,)).fetchone()[0]
+    except sqlite3.Error:
+        return 0
     finally:
         conn.close()
 
@@ -289,7 +311,16 @@ def _usage(finish: dict[str, Any]) -> dict[str, Any]:
     return usage
 
 
+def is_export(path: Path) -> bool:
+    """A session as `opencode export` writes it (and arbor's writer, on one line), rather
+    than the database: told by its name."""
+    return path.suffix.lower() == ".json"
+
+
 def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -> None:
+    if is_export(path):
+        _import_export(store, path, result, ticker)
+        return
     try:
         conn = open_readonly(path)
     except (sqlite3.Error, OSError) as error:
@@ -344,6 +375,57 @@ def _import(store, conn: sqlite3.Connection, path: Path, result: FileResult,
         return
     for session in read:
         _write(store, path, result, ticker, session, read)
+
+
+def _import_export(store, path: Path, result: FileResult, ticker: ProgressTicker) -> None:
+    """One session from an export file: `{"info": session, "messages": [{"info": message,
+    "parts": [part]}]}`, read as the same rows the database holds."""
+    from core.store.held_files import open_unless_held
+
+    try:
+        with open_unless_held(path) as handle:
+            document = json.loads(handle.read())
+    except ValueError as error:
+        result.status, result.error = "failed", f"not an opencode export: {error}"
+        return
+    info = document.get("info") if isinstance(document, dict) else None
+    messages = document.get("messages") if isinstance(document, dict) else None
+    if not isinstance(info, dict) or not isinstance(info.get("id"), str) or \
+            not isinstance(messages, list):
+        result.status, result.error = "not-a-log", "a JSON file that is not an opencode export"
+        return
+    times = info.get("time") if isinstance(info.get("time"), dict) else {}
+    tokens = info.get("tokens") if isinstance(info.get("tokens"), dict) else {}
+    cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+    row = {"id": info["id"], "project_id": info.get("projectID"),
+           "parent_id": info.get("parentID"), "slug": info.get("slug"),
+           "directory": info.get("directory"), "title": info.get("title"),
+           "version": info.get("version"), "cost": info.get("cost"),
+           "tokens_input": tokens.get("input"), "tokens_output": tokens.get("output"),
+           "tokens_reasoning": tokens.get("reasoning"), "tokens_cache_read": cache.get("read"),
+           "tokens_cache_write": cache.get("write"), "agent": info.get("agent"),
+           "model": info.get("model"), "time_created": times.get("created"),
+           "time_updated": times.get("updated")}
+    session = _Session(row, result)
+    ticker.total = len(messages) or 1
+    for n, item in enumerate(messages, 1):
+        message = item.get("info") if isinstance(item, dict) else None
+        if not isinstance(message, dict) or not isinstance(message.get("id"), str):
+            result.skip(None, f"message {n}: not an opencode message (left out)")
+            continue
+        parts = []
+        for part in item.get("parts") or ():
+            if isinstance(part, dict) and isinstance(part.get("id"), str):
+                parts.append((part["id"], {k: v for k, v in part.items()
+                                           if k not in ("sessionID", "messageID")}))
+            else:
+                result.skip(None, f"message {message['id']}: a part that is not an opencode "
+                                  "part (left out)")
+        if not session.message(message["id"], message, parts):
+            break
+        result.lines += 1
+        ticker(n)
+    _write(store, path, result, ticker, session, [session])
 
 
 def _fork_of(session: _Session, earlier: list[_Session]) -> tuple[str, str] | None:

@@ -197,10 +197,16 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
         store.annotations.add_label(target.id, label if isinstance(label, str) else None,
                         target_seq=target_seq, entry_seq=seq, created_at=timestamp)
 
+    # whether the session has a branch yet: asked once, then known (each new branch is
+    # named here just before it is made; asking the store for every root of a file of many
+    # roots read all its branches each time)
+    named = [bool(store.branches.heads(target.id))]
+
     def name_for(leaf: int, fork: int | None, path_: list[int]) -> str:
+        first = not named[0]
+        named[0] = True
         if fork is None:
-            return "main" if not store.branches.of_session(target.id) else \
-                (first_text_title(store, path_, 40) or "root")
+            return "main" if first else (first_text_title(store, path_, 40) or "root")
         return first_text_title(store, path_, 40) or "branch"
 
     target.flush()
