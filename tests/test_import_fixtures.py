@@ -327,6 +327,29 @@ def test_langgraph_a_run_started_at_an_old_checkpoint_has_no_marker_while_it_sta
         whole.close()
 
 
+def test_langgraph_a_thread_followed_from_its_first_checkpoint_is_named_after_its_first_message(
+        store, tmp_path):
+    """Read when its one checkpoint has no message yet, a thread is "thread t1"; once its
+    first message is written it is named after it, as a whole import names it, unless
+    someone renamed it meanwhile."""
+    from test_agent_conformance import DatabaseFeed
+
+    feed = DatabaseFeed(LG / "langgraph_checkpoints.sqlite", "langgraph")
+    db = tmp_path / "lg.sqlite"
+    feed.write_prefix(db, 1)
+    t1 = session_of(store, one(import_paths(store, [db])))
+    assert store.sessions.name(t1.id) == "thread t1"
+    feed.append(db, 2)
+    one(import_paths(store, [db]))
+    assert store.sessions.name(t1.id) == "hello"
+    store.sessions.rename(t1.id, "mine")
+    for k in range(3, len(feed.pieces) + 1):
+        feed.append(db, k)
+    import_paths(store, [db])
+    assert store.sessions.name(t1.id) == "mine"
+    t2 = store.sessions.by_uid(t1.uid.replace("langgraph:t1", "langgraph:t2"))
+    assert t2.session_name == "second thread"
+
 def test_langgraph_a_stray_marker_from_an_earlier_follow_stays_a_readable_branch(store, tmp_path):
     """A store that followed this database with arbor before the fix holds a marker for
     the input checkpoint (made here as that arbor made it: the checkpoint is read as an
