@@ -22,7 +22,8 @@ after the other, holding only what crosses (see docs/handoff.md for the table in
   a branch summary as a branch summary;
 * left out: the source's own bookkeeping (model and thinking-level changes, labels, titles,
   Codex's turn contexts and token counts, Claude Code's meta lines, the environment context
-  Codex sends as user messages, slash-command echoes), server-side tool calls as a line of
+  Codex sends as user messages, the context droid and Gemini CLI send before a prompt,
+  slash-command echoes), server-side tool calls as a line of
   text (the target cannot run another vendor's hosted tool).
 
 What crossed, what was summarised and what was left out is counted in a `Crossing`.
@@ -303,6 +304,9 @@ class _Translator:
             return True
         if message.get("kind") == "compaction_summary":
             return True
+        own = entry.data.get(self.source)
+        if isinstance(own, dict) and own.get("context") is True:
+            return True     # what the agent sends of its own (droid's reminders, Gemini's setup)
         text = content_text(message.get("content")).lstrip()
         if self.source == "codex" and text.startswith(_CODEX_CONTEXT):
             return True

@@ -71,7 +71,9 @@ def _seconds(entry: Entry, job: BranchToWrite) -> float:
 
 
 def _parts(blocks: Any) -> list[dict[str, Any]]:
-    """arbor's blocks as Kimi's content parts (text, think)."""
+    """arbor's blocks as Kimi's content parts (text, think); a string is one text part."""
+    if isinstance(blocks, str):
+        return [{"type": "text", "text": blocks}] if blocks else []
     out = []
     for block in blocks if isinstance(blocks, list) else ():
         if not isinstance(block, dict):
