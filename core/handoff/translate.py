@@ -48,6 +48,7 @@ _SAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
 # the targets that send a conversation as Anthropic messages: call ids as Anthropic takes
 # them, and no thinking (Anthropic refuses thinking without its signature)
 _ANTHROPIC = ("claude_code", "droid")
+_TEXT_ONLY = ("kimi",)      # its writer writes text and thinking parts: an image is named
 ID_LIMIT = 64
 # What Codex sends as user messages that is its own context, not the user's words.
 _CODEX_CONTEXT = ("<environment_context", "<user_instructions", "<permissions", "# AGENTS.md",
@@ -147,6 +148,8 @@ class _Translator:
                                         f"{': ' + str(name) if name else ''}]"}
 
     def _image(self, block: dict[str, Any]) -> dict[str, Any] | None:
+        if self.target in _TEXT_ONLY:
+            return self._attachment(block)
         if block.get("data") or block.get("url"):
             self.crossing.add("images")
             out = {"type": "image"}
