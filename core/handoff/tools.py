@@ -49,8 +49,11 @@ class Tool:
     name: str
     args: tuple[tuple[str, str], ...] = ()
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_own", dict(self.args))     # (looked up per call)
+
     def own(self, neutral: str) -> str | None:
-        return next((own for key, own in self.args if key == neutral), None)
+        return self._own.get(neutral)
 
 
 def tool(name: str, **args: str) -> Tool:
@@ -73,8 +76,16 @@ class Row:
     def neutral_status(self, own: str) -> str:
         return next((key for key, found in self.statuses if found == own), own)
 
+    def __post_init__(self) -> None:     # (looked up per call)
+        object.__setattr__(self, "_by_kind", dict(self.tools))
+        object.__setattr__(self, "_by_name", {t.name: (k, t) for k, t in self.tools})
+
     def tool(self, kind: str) -> Tool | None:
-        return next((t for k, t in self.tools if k == kind), None)
+        return self._by_kind.get(kind)
+
+    def named(self, name: str) -> tuple[str | None, Tool | None]:
+        """The kind and tool of the agent's tool called `name` ((None, None): none)."""
+        return self._by_name.get(name, (None, None))
 
 
 ROWS: dict[str, Row] = {
@@ -356,7 +367,7 @@ def _read_pi(name: str, args: dict[str, Any]) -> Call | None:
 
 def _read_row(row: Row, name: str, args: dict[str, Any]) -> Call | None:
     """A call of an agent of ROWS, by its row."""
-    kind, found = next(((k, t) for k, t in row.tools if t.name == name), (None, None))
+    kind, found = row.named(name)
     if found is None:
         return None
 
