@@ -151,11 +151,13 @@ def resume_argv(agent: str, plan) -> list[str]:
 
 def without_agent_context(said: list[tuple]) -> list[tuple]:
     """The dialogue less what an agent adds of its own to a turn: Codex's environment
-    context and droid's reminders (its skills, its tools), each sent as a user message before
-    a new prompt (docs/agents/headless-resume.md)."""
+    context and droid's reminders (its skills, its tools), each sent as a user message of
+    its own before a new prompt (docs/agents/headless-resume.md). (Claude Code and Qwen Code
+    put their reminders in the prompt's own message: kept.)"""
     return [entry for entry in said
             if not (entry[0] == "user" and
-                    entry[1].lstrip().startswith(("<environment_context", "<system-reminder>")))]
+                    entry[1].lstrip().startswith(("<environment_context", "<system-reminder>"))
+                    and PROMPT not in entry[1] and NEW_PROMPT not in entry[1])]
 
 
 def target_call(source: str, target: str) -> tuple[str, dict]:
