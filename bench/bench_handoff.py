@@ -4,15 +4,19 @@
 
 Generates a Claude Code transcript of --messages messages (prompts; replies with thinking,
 text and tool calls of Bash, Read, Edit, TodoWrite; their results with ~600 bytes of
-output), imports it, and hands its branch to Codex and to pi; the Codex copy and the pi copy
-(imported by the hand-off) are then handed to the two other agents: the six ordered pairs.
+output), imports it, and hands its branch to every other agent arbor writes (Codex, pi,
+Gemini CLI, Qwen Code, droid, Kimi CLI); each copy (imported by the hand-off) is then handed
+back to Claude Code, and the Codex and pi copies to each other. `--pairs codex:pi,...`
+runs only those pairs (a target's copy must come before it is a source).
 Each hand-off is timed in two parts, as `arbor resume --in` does them: the hand-off proper
 (reading the branch, translating it, writing the agent's file: after it the agent can be
 started) and arbor's side (importing the file into the store, the provenance links, the log
 row), and whole. Twice per pair:
 the whole branch (the context limit raised), and with the default limit, where the branch
-(~1.5M tokens) is handed off compacted by arbor's summariser. Best of --repeat (each repeat
-writes a new session: another `now`).
+(~565k tokens) is handed off compacted by arbor's summariser ("fits": the target's context
+holds it, as Gemini CLI's 1M does, and nothing is compacted). Best of --repeat (each repeat
+writes a new session: another `now`), and the slowest of them; "cpu s" is the processor
+time the best one took (what the machine's load does not change).
 """
 
 from __future__ import annotations
@@ -79,6 +83,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--pairs", default="", help="source:target,... (default: all)")
     args = parser.parse_args()
 
     from core import open_store
@@ -93,6 +98,10 @@ def main() -> int:
         env = {"HOME": str(root / "home"), "CLAUDE_CONFIG_DIR": str(root / "claude"),
                "CODEX_HOME": str(root / "codex"), "PI_CODING_AGENT_DIR": str(root / "pi")}
         (root / "codex").mkdir()
+        kimi = root / "home" / ".kimi"      # the work folder as Kimi CLI lists one it ran in
+        kimi.mkdir(parents=True)
+        (kimi / "kimi.json").write_text(json.dumps({"work_dirs": [
+            {"path": str(cwd), "kaos": "local", "last_session_id": None}]}))
         source = root / f"{SESSION}.jsonl"
         generate(source, args.messages, str(cwd))
         store = open_store(root / "bench.db")
@@ -101,8 +110,11 @@ def main() -> int:
         print(f"imported {args.messages:,} messages in {time.perf_counter() - started:.2f} s",
               flush=True)
         sessions = {"claude_code": store.sessions.by_uid(SESSION)}
-        pairs = [("claude_code", "codex"), ("claude_code", "pi"), ("codex", "claude_code"),
-                 ("codex", "pi"), ("pi", "claude_code"), ("pi", "codex")]
+        others = ("codex", "pi", "gemini", "qwen", "droid", "kimi")
+        pairs = [("claude_code", target) for target in others] + \
+            [(source, "claude_code") for source in others] + [("codex", "pi"), ("pi", "codex")]
+        if args.pairs:
+            pairs = [tuple(pair.split(":", 1)) for pair in args.pairs.split(",")]
         tick = 0
         for source_agent, target in pairs:
             session = sessions[source_agent]
@@ -110,29 +122,39 @@ def main() -> int:
             length = store.paths.length(branch.head_seq)
             for mode, limit, compact in (("whole", 10**9, False), ("compacted", None, True)):
                 best = None
+                worst = 0.0
                 for _ in range(args.repeat):
                     tick += 1
                     now = START + timedelta(days=1, seconds=tick)
-                    begun = time.perf_counter()
+                    begun, cpu = time.perf_counter(), time.process_time()
                     plan = prepare_handoff(store, session, branch, target=target, env=env, now=now,
                                            context_limit=limit, compact=compact, link=False)
                     wrote = time.perf_counter()
                     finish_handoff(store, plan)
                     done = time.perf_counter()
-                    took = (wrote - begun, done - wrote, done - begun)
+                    took = (wrote - begun, done - wrote, done - begun, time.process_time() - cpu)
                     best = took if best is None or took[2] < best[2] else best
+                    worst = max(worst, took[2])
                     assert not plan.reused and plan.imported_id is not None
                     if mode == "whole" and target not in sessions:
                         sessions[target] = store.sessions.get(plan.imported_id)
-                    size = plan.file.stat().st_size
-                    plan.file.unlink()      # the next repeat writes anew (not reused)
-                rows.append((source_agent, target, mode, length, best, size, plan.tokens))
+                    size = sum(f.stat().st_size for f in plan.file.parent.iterdir()) \
+                        if target == "kimi" else plan.file.stat().st_size
+                    if target == "kimi":      # (a folder per session)
+                        import shutil
+
+                        shutil.rmtree(plan.file.parent)
+                    else:
+                        plan.file.unlink()      # the next repeat writes anew (not reused)
+                shown = mode if mode == "whole" or plan.compacted else "fits"
+                rows.append((source_agent, target, shown, length, best, worst, size, plan.tokens))
         store.close()
     print(f"{'from':>12} {'to':>12} {'branch':>10} {'entries':>8} {'written s':>9} "
-          f"{'import s':>8} {'total s':>7} {'MB':>5} {'tokens loaded':>13}")
-    for source_agent, target, mode, length, best, size, tokens in rows:
+          f"{'import s':>8} {'total s':>7} {'slowest':>7} {'cpu s':>5} {'MB':>5} {'tokens loaded':>13}")
+    for source_agent, target, mode, length, best, worst, size, tokens in rows:
         print(f"{source_agent:>12} {target:>12} {mode:>10} {length:>8,} {best[0]:>9.2f} "
-              f"{best[1]:>8.2f} {best[2]:>7.2f} {size / 1e6:>5.1f} {tokens:>13,}")
+              f"{best[1]:>8.2f} {best[2]:>7.2f} {worst:>7.2f} {best[3]:>5.2f} {size / 1e6:>5.1f} "
+              f"{tokens:>13,}")
     return 0
 
 

@@ -7,6 +7,7 @@ the code under test."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from agent_logs import claude_session, codex_session, pi_session
@@ -122,6 +123,80 @@ PI_BRANCH["qwen"] = [   # Qwen Code's compression: the summary, then the kept pa
     ("assistant", "tests/test_config.py", [], ""),
     ("user", "Now rename it."),
 ]
+# Gemini CLI, droid and Kimi CLI: their own tools; a call left without a result at the end
+# gets the agent's own "interrupted"/"cancelled" result; droid gets no thinking
+_GEMINI_CANCELLED = ("toolResult", "toolu_04", "[Operation Cancelled] Reason: the session was "
+                     "carried on from before this result")
+CLAUDE_BRANCH["gemini"] = [
+    ("user", "Find why the parser test fails — it's flaky on CI"),
+    ("assistant", "I'll read the test and the parser.",
+     [("read_file", {"file_path": "tests/test_parser.py"}),
+      ("read_file", {"file_path": "src/parser.py"})], "Read the test first."),
+    ("toolResult", "toolu_01", "def test_parse(): assert parse(now()) == ..."),
+    ("toolResult", "toolu_02", "def parse(text): ..."),
+    ("assistant", "The test compares against `now()`: it races the clock.", [], ""),
+    ("user", "Instead, run the test 50 times first."),
+    ("assistant", "Running it.", [("run_shell_command", {"command": "pytest -x --count 50"})], ""),
+    _GEMINI_CANCELLED,
+]
+CLAUDE_BRANCH["kimi"] = [
+    ("user", "Find why the parser test fails — it's flaky on CI"),
+    ("assistant", "I'll read the test and the parser.",
+     [("ReadFile", {"path": "tests/test_parser.py"}), ("ReadFile", {"path": "src/parser.py"})],
+     "Read the test first."),
+    ("toolResult", "toolu_01", "def test_parse(): assert parse(now()) == ..."),
+    ("toolResult", "toolu_02", "def parse(text): ..."),
+    ("assistant", "The test compares against `now()`: it races the clock.", [], ""),
+    ("user", "Instead, run the test 50 times first."),
+    ("assistant", "Running it.", [("Shell", {"command": "pytest -x --count 50"})], ""),
+    ("toolResult", "toolu_04", "<system>ERROR: Tool execution was interrupted before it "
+                               "returned a result.</system>"),
+]
+CLAUDE_BRANCH["droid"] = [   # droid's Read takes absolute paths
+    ("user", "Find why the parser test fails — it's flaky on CI"),
+    ("assistant", "I'll read the test and the parser.",
+     [("Read", {"file_path": "CWD/tests/test_parser.py"}),
+      ("Read", {"file_path": "CWD/src/parser.py"})], ""),
+    ("toolResult", "toolu_01", "def test_parse(): assert parse(now()) == ..."),
+    ("toolResult", "toolu_02", "def parse(text): ..."),
+    ("assistant", "The test compares against `now()`: it races the clock.", [], ""),
+    ("user", "Instead, run the test 50 times first."),
+    ("assistant", "Running it.", [("Execute", {"command": "pytest -x --count 50"})], ""),
+    ("toolResult", "toolu_04", "Tool execution was interrupted"),
+]
+for _target, _shell in (("gemini", ("run_shell_command", "command")), ("kimi", ("Shell", "command")),
+                        ("droid", ("Execute", "command"))):
+    CODEX_BRANCH[_target] = [
+        ("user", "Add a --dry-run flag to the deploy script"),
+        ("assistant", "", [(_shell[0], {_shell[1]: "rg -n argparse deploy.py"})],
+         "" if _target == "droid" else "Look at the argument parser.\nThen thread the flag through."),
+        ("toolResult", "call_1", "12: parser = ..."),
+        ("assistant", "The script parses its flags at line 12; I'll add --dry-run there.", [], ""),
+        ("user", "Also print what would be deployed."),
+        ("assistant", "", [("apply_patch", {"input": "*** Begin Patch"})], ""),   # generic
+        ("toolResult", "call_2", "Success."),
+        ("assistant", "Done: --dry-run prints the plan and exits.", [], ""),
+    ]
+    PI_BRANCH[_target] = [
+        # each agent's compaction: Gemini CLI's summary and its acknowledgement; Kimi's
+        # summary under its own heading; droid's summary as a user message
+        *{"gemini": [("user", "Renaming config; tests listed."),
+                     ("assistant", "Got it. Thanks for the additional context!", [], "")],
+          "kimi": [("user", "<system>Previous context has been compacted. Here is the "
+                            "compaction output:</system>\nRenaming config; tests listed.")],
+          # (droid's writer words a compaction as pi words a branch summary)
+          "droid": [("user", _SUMMARY.replace("Started editing app.py.",
+                                              "Renaming config; tests listed."))]}[_target],
+        ("user", "Rename the config module"),
+        ("assistant", "", [(_shell[0], {_shell[1]: "rg -l config"})],
+         "" if _target == "droid" else "Find the imports."),
+        ("toolResult", "t1", "app.py\ncli.py"),
+        ("assistant", "Two files import it.", [], ""),
+        ("user", _SUMMARY),
+        ("user", "Wait, list the tests first."),
+        ("assistant", "tests/test_config.py", [], ""),
+        ("user", "Now rename it."),
+    ]
 EXPECTED = {"claude_code": CLAUDE_BRANCH, "codex": CODEX_BRANCH, "pi": PI_BRANCH}
 TITLES = {"claude_code": "Flaky parser test · Instead, run the test 50 times first.",
           "codex": "Add a --dry-run flag to the deploy script · main",
@@ -130,7 +205,7 @@ TITLES = {"claude_code": "Flaky parser test · Instead, run the test 50 times fi
 
 def expected(source: str, target: str, cwd: str = "") -> list[tuple]:
     rows = EXPECTED[source][target]
-    if target == "qwen":
+    if target in ("qwen", "droid"):
         rows = [(r[0], r[1], [(name, {k: v.replace("CWD", cwd) for k, v in args.items()})
                               for name, args in r[2]], r[3]) if r[0] == "assistant" else r
                 for r in rows]
@@ -231,4 +306,162 @@ def claude_seen(messages: list[dict]) -> list[tuple]:
             continue
         calls = [(b["name"], b["input"]) for b in content if b.get("type") == "tool_use"]
         out.append(("assistant", _texts(content, "text"), calls, _texts(content, "thinking")))
+    return out
+
+
+# ------------------------------------------------- sessions the other agents wrote
+# The first exchange of a session each agent itself wrote against the fake model server
+# (tests/fixtures/agents/<agent>, tests/agent_lab/make_<agent>.py): "list the files", the
+# agent's shell call, its result, "There is one file: notes.txt." The branch is handed off
+# from that answer on (`at_seq`), in the test's folder (the fixture's folder replaced).
+AGENT_FIXTURES = Path(__file__).parent / "fixtures" / "agents"
+AGENT_SOURCES = {
+    "qwen": ("qwen/projects/-tmp-arbor-lab-qwen-project/chats/"
+             "2232232f-aea5-4eb0-a50a-7578af0ff974.jsonl", "/tmp/arbor-lab/qwen/project"),
+    "gemini": ("gemini/gemini-tmp/project/chats/session-2026-12-06T22-20-f53b9475.jsonl",
+               "/tmp/arbor-lab/gemini/project"),
+    "droid": ("droid/sessions/-tmp-arbor-lab-droid-project/"
+              "5b1718eb-1a16-4a18-b5c5-37b5aab05f60.jsonl", "/tmp/arbor-lab/droid/project"),
+    "kimi": ("kimi/kimi-home/sessions/73d625a8b0923cd1f9484f6e13217a66/"
+             "b09f2d5c-bcc6-4424-b8b2-5b94e9b17630/wire.jsonl", "/tmp/arbor-lab/kimi/project"),
+}
+# the branch's title, up to the entry handed off (droid's session ends there)
+AGENT_TITLES = {"qwen": "list the files · main, up to 1f957d79",
+                "gemini": "list the files · main, up to 1057eb43",
+                "droid": "list the files · main", "kimi": "list the files · main, up to L9"}
+# what each agent's shell returned for `ls`, as it recorded it
+AGENT_RESULTS = {
+    "qwen": "Command: ls\nDirectory: (root)\nOutput: notes.txt\nError: (none)\nExit Code: 0\n"
+            "Signal: (none)\nProcess Group PGID: (none)",
+    "gemini": "<untrusted_context>\nOutput: notes.txt\nProcess Group PGID: 12407\n"
+              "</untrusted_context>",
+    "droid": "notes.txt\n\n\n[Process exited with code 0]",
+    "kimi": "notes.txt\n",
+}
+AGENT_CALL_IDS = {"qwen": "call_fake001_0", "gemini": "run_shell_command__gemini_call001_0",
+                  "droid": "call_fake001_0", "kimi": "call_fake001_0"}
+# the source's `ls` call as each target must write it (by hand, from each agent's tools)
+_DESCRIBED = {   # Qwen Code's and Gemini CLI's calls carry a description
+    "claude_code": ("Bash", {"command": "ls", "description": "list files"}),
+    "codex": ("exec_command", {"cmd": "ls"}),
+    "pi": ("bash", {"command": "ls"}),
+    "qwen": ("run_shell_command", {"command": "ls", "description": "list files"}),
+    "gemini": ("run_shell_command", {"command": "ls", "description": "list files"}),
+    "droid": ("Execute", {"command": "ls", "summary": "list files"}),
+    "kimi": ("Shell", {"command": "ls"}),
+}
+AGENT_CALLS = {
+    "qwen": _DESCRIBED, "gemini": _DESCRIBED,
+    "droid": {   # droid's summary of the command is the others' description
+        "claude_code": ("Bash", {"command": "ls", "description": "List the project files"}),
+        "codex": ("exec_command", {"cmd": "ls"}), "pi": ("bash", {"command": "ls"}),
+        "qwen": ("run_shell_command", {"command": "ls", "description": "List the project files"}),
+        "gemini": ("run_shell_command", {"command": "ls", "description": "List the project files"}),
+        "kimi": ("Shell", {"command": "ls"})},
+    "kimi": {"claude_code": ("Bash", {"command": "ls"}), "codex": ("exec_command", {"cmd": "ls"}),
+             "pi": ("bash", {"command": "ls"}), "qwen": ("run_shell_command", {"command": "ls"}),
+             "gemini": ("run_shell_command", {"command": "ls"}),
+             "droid": ("Execute", {"command": "ls"})},
+}
+
+
+def agent_expected(source: str, target: str) -> list[tuple]:
+    """The first exchange of `source`'s own session as `target`'s reader must load it."""
+    name, args = AGENT_CALLS[source][target]
+    return [("user", "list the files"),
+            ("assistant", "I will list the files.", [(name, args)], ""),
+            ("toolResult", AGENT_CALL_IDS[source], AGENT_RESULTS[source]),
+            ("assistant", "There is one file: notes.txt.", [], "")]
+
+
+def import_agent_source(store, source: str, root: Path, cwd: str):
+    """(the session, the seq of its first answer) of `source`'s own session, imported from a
+    copy whose folder is `cwd`."""
+    import hashlib
+    import json
+    import shutil
+
+    relative, folder = AGENT_SOURCES[source]
+    original = AGENT_FIXTURES / relative
+    escaped = json.dumps(cwd)[1:-1]
+    if source == "kimi":
+        share = root / "source-kimi" / ".kimi"
+        session_dir = share / "sessions" / hashlib.md5(cwd.encode()).hexdigest() / original.parent.name
+        shutil.copytree(original.parent, session_dir)
+        (share / "kimi.json").write_text(json.dumps({"work_dirs": [
+            {"path": cwd, "kaos": "local", "last_session_id": None}]}))
+        path = session_dir / "wire.jsonl"
+    else:
+        if source == "gemini":
+            project = root / "source-gemini" / ".gemini" / "tmp" / "project"
+            (project / "chats").mkdir(parents=True)
+            (project / ".project_root").write_text(cwd)
+            path = project / "chats" / original.name
+        elif source == "droid":
+            path = root / "source-droid" / cwd.replace("/", "-") / original.name
+        else:
+            path = root / "source-qwen" / re.sub(r"[^a-zA-Z0-9]", "-", cwd) / "chats" / original.name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(original.read_text("utf-8").replace(folder, escaped), "utf-8")
+    import_paths(store, [path])
+    session = store.sessions.get(next(s.id for s in store.sessions.list()
+                                      if s.source == source and s.kind != "subagent"))
+    branch = store.branches.current(session.id)
+    answer = next(e for e in store.paths.entries(branch.head_seq)
+                  if e.message and e.message.get("role") == "assistant" and
+                  "There is one file" in str(e.message.get("content")))
+    return session, answer.seq
+
+
+def gemini_seen(history: list[dict]) -> list[tuple]:
+    """Gemini CLI's client history (convertSessionToClientHistory), reduced to the shape
+    of EXPECTED (a result's error, as for a cancelled call, as its text)."""
+    out: list[tuple] = []
+    for content in history:
+        parts = content["parts"]
+        for part in parts:
+            response = part.get("functionResponse", {}).get("response")
+            if isinstance(response, dict) and "output" not in response and "error" in response:
+                response["output"] = response["error"]
+        out.extend(_gemini_rows(content["role"], parts))
+    return out
+
+
+def kimi_seen(history: list[dict]) -> list[tuple]:
+    """Kimi CLI's restored context (OpenAI-style messages with `think` parts), reduced to
+    the shape of EXPECTED."""
+    import json
+
+    def texts(content, kind: str) -> str:
+        if isinstance(content, str):
+            return content if kind == "text" else ""
+        return "\n".join(p.get(kind, "") for p in content or () if p.get("type") == kind)
+
+    out: list[tuple] = []
+    for m in history:
+        if m["role"] == "tool":
+            out.append(("toolResult", m["tool_call_id"], texts(m["content"], "text")))
+        elif m["role"] == "user":
+            out.append(("user", texts(m["content"], "text")))
+        elif m["role"] == "assistant":
+            calls = [(c["function"]["name"], json.loads(c["function"]["arguments"]))
+                     for c in m.get("tool_calls") or ()]
+            out.append(("assistant", texts(m["content"], "text"), calls,
+                        texts(m["content"], "think")))
+    return out
+
+
+def droid_view(rows: list[tuple]) -> list[tuple]:
+    """What `droid search` shows of EXPECTED: each message's text by role, each call's
+    tool, each result's text (not thinking: droid gets none)."""
+    out = []
+    for row in rows:
+        if row[0] == "toolResult":
+            out.append(("tool_result", row[1], row[2]))
+        elif row[0] == "user":
+            out.append(("message_text", "user", row[1]))
+        else:
+            if row[1]:
+                out.append(("message_text", "assistant", row[1]))
+            out.extend(("tool_use", name, "") for name, _args in row[2])
     return out

@@ -107,7 +107,7 @@ def test_every_target_is_an_agent_with_a_writer_and_a_tools_row_and_a_column_in_
     from core.handoff import targets
 
     writable = targets.writable()
-    assert writable[:4] == ("claude_code", "codex", "pi", "qwen")
+    assert writable[:7] == ("claude_code", "codex", "pi", "gemini", "qwen", "droid", "kimi")
     doc = (Path(__file__).parent.parent / "docs" / "handoff.md").read_text()
     for target in writable:
         assert tools.has_row(target)
@@ -117,12 +117,14 @@ def test_every_target_is_an_agent_with_a_writer_and_a_tools_row_and_a_column_in_
         module = agent.writer_module()
         if module is not None and getattr(module, "WRITES", True) is False:
             assert agent.source not in writable
-    assert targets.offered("qwen")[0] == "qwen" and targets.offered("gemini")[0] == "claude_code"
+    assert targets.offered("qwen")[0] == "qwen" and targets.offered("kimi")[0] == "kimi"
+    assert targets.offered("aider")[0] == "claude_code"
 
 
 def test_a_tools_row_is_all_an_agent_with_a_writer_needs_to_be_a_target(monkeypatch):
     """An agent's writer that writes sessions (place, write, command) plus its row in
-    tools.ROWS: a target, its calls under its own tools (as h-agents4's writers will be)."""
+    tools.ROWS: a target, its calls under its own tools (as Gemini CLI's, droid's and Kimi
+    CLI's became; here Aider, with a writer that writes sessions in place of its own)."""
     from types import SimpleNamespace
 
     from core.agents import registry
@@ -130,19 +132,19 @@ def test_a_tools_row_is_all_an_agent_with_a_writer_needs_to_be_a_target(monkeypa
 
     module = SimpleNamespace(place=lambda job: (Path("/x/s.jsonl"), "s"),
                              write=lambda job, file, new_id: None,
-                             command=lambda new_id: ["gemini", "--resume", new_id])
+                             command=lambda new_id: ["aider", "--resume", new_id])
     original = registry.Agent.writer_module
     monkeypatch.setattr(registry.Agent, "writer_module",
-                        lambda self: module if self.source == "gemini" else original(self))
+                        lambda self: module if self.source == "aider" else original(self))
     targets._targets.cache_clear()
     try:
-        assert "gemini" not in targets.writable()          # no row yet
-        row = tools.Row(((tools.SHELL, tools.tool("run_shell_command", command="command")),))
-        monkeypatch.setitem(tools.ROWS, "gemini", row)
+        assert "aider" not in targets.writable()          # no row yet
+        row = tools.Row(((tools.SHELL, tools.tool("run", command="cmd")),))
+        monkeypatch.setitem(tools.ROWS, "aider", row)
         targets._targets.cache_clear()
-        assert "gemini" in targets.writable()
-        assert targets.executable("gemini") == "gemini"
-        assert tools.map_call("pi", "gemini", "bash", {"command": "ls"}).name == "run_shell_command"
+        assert "aider" in targets.writable()
+        assert targets.executable("aider") == "aider"
+        assert tools.map_call("pi", "aider", "bash", {"command": "ls"}).name == "run"
     finally:
         targets._targets.cache_clear()
 
@@ -175,6 +177,77 @@ def test_a_tools_row_is_all_an_agent_with_a_writer_needs_to_be_a_target(monkeypa
 def test_qwen_codes_tools_cross_both_ways(source, name, args, target, want_name, want_args):
     mapped = tools.map_call(source, target, name, args, "/w")
     assert (mapped.name, mapped.args) == (want_name, want_args)
+
+
+@pytest.mark.parametrize("source,name,args,target,want_name,want_args", [
+    # Gemini CLI: a read is a range of lines; replace's "all"; write_todos' description
+    ("claude_code", "Read", {"file_path": "a.py", "offset": 10, "limit": 5}, "gemini",
+     "read_file", {"file_path": "a.py", "start_line": 10, "end_line": 14}),
+    ("gemini", "read_file", {"file_path": "a.py", "start_line": 3, "end_line": 4}, "pi", "read",
+     {"path": "a.py", "offset": 3, "limit": 2}),
+    ("codex", "exec_command", {"cmd": "make", "workdir": "/srv"}, "gemini", "run_shell_command",
+     {"command": "make", "dir_path": "/srv"}),
+    ("gemini", "replace", {"file_path": "a", "old_string": "x", "new_string": "y",
+                           "instruction": "rename", "allow_multiple": True}, "claude_code", "Edit",
+     {"file_path": "a", "old_string": "x", "new_string": "y", "replace_all": True}),
+    ("codex", "update_plan", {"plan": [{"step": "Test", "status": "completed"}]}, "gemini",
+     "write_todos", {"todos": [{"description": "Test", "status": "completed"}]}),
+    # droid: seconds, absolute paths, its own argument names
+    ("claude_code", "Bash", {"command": "ls", "timeout": 5000, "description": "List the files"},
+     "droid", "Execute", {"command": "ls", "summary": "List the files", "timeout": 5}),
+    ("droid", "Execute", {"command": "ls", "summary": "List them", "timeout": 5, "riskLevel": "low",
+                          "riskLevelReason": "reads"}, "pi", "bash", {"command": "ls", "timeout": 5}),
+    ("pi", "read", {"path": "a.py", "offset": 3}, "droid", "Read",
+     {"file_path": "/w/a.py", "offset": 3}),
+    ("pi", "write", {"path": "n.txt", "content": "a"}, "droid", "Create",
+     {"file_path": "/w/n.txt", "content": "a"}),
+    ("droid", "Edit", {"file_path": "/w/a", "old_str": "x", "new_str": "y", "change_all": True},
+     "claude_code", "Edit",
+     {"file_path": "/w/a", "old_string": "x", "new_string": "y", "replace_all": True}),
+    ("claude_code", "TodoWrite", {"todos": [{"content": "Test", "status": "pending",
+                                             "activeForm": "Testing"}]}, "droid", "TodoWrite",
+     {"todos": [{"content": "Test", "status": "pending", "id": "1"}]}),
+    # Kimi CLI: seconds, its edit nested (one or several), "done"
+    ("claude_code", "Bash", {"command": "ls", "timeout": 5000}, "kimi", "Shell",
+     {"command": "ls", "timeout": 5}),
+    ("codex", "exec_command", {"cmd": "make", "workdir": "/srv"}, "kimi", "Shell",
+     {"command": "cd /srv && make"}),
+    ("kimi", "ReadFile", {"path": "a.py", "line_offset": 2, "n_lines": 3}, "claude_code", "Read",
+     {"file_path": "a.py", "offset": 2, "limit": 3}),
+    ("claude_code", "Edit", {"file_path": "a", "old_string": "x", "new_string": "y"}, "kimi",
+     "StrReplaceFile", {"path": "a", "edit": {"old": "x", "new": "y"}}),
+    ("pi", "edit", {"path": "a", "edits": [{"oldText": "x", "newText": "y"},
+                                           {"oldText": "p", "newText": "q"}]}, "kimi",
+     "StrReplaceFile", {"path": "a", "edit": [{"old": "x", "new": "y"}, {"old": "p", "new": "q"}]}),
+    ("kimi", "StrReplaceFile", {"path": "a", "edit": [{"old": "x", "new": "y"},
+                                                      {"old": "p", "new": "q"}]}, "pi", "edit",
+     {"path": "a", "edits": [{"oldText": "x", "newText": "y"}, {"oldText": "p", "newText": "q"}]}),
+    ("kimi", "StrReplaceFile", {"path": "a", "edit": {"old": "x", "new": "y", "replace_all": True}},
+     "qwen", "edit", {"file_path": "/w/a", "old_string": "x", "new_string": "y",
+                      "replace_all": True}),
+    ("claude_code", "TodoWrite", {"todos": [{"content": "Test", "status": "completed",
+                                             "activeForm": "Testing"}]}, "kimi", "SetTodoList",
+     {"todos": [{"title": "Test", "status": "done"}]}),
+    ("kimi", "SetTodoList", {"todos": [{"title": "Test", "status": "done"}]}, "codex",
+     "update_plan", {"plan": [{"step": "Test", "status": "completed"}]}),
+    ("kimi", "FetchURL", {"url": "u"}, "gemini", "FetchURL", {"url": "u"}),   # generic
+])
+def test_gemini_droid_and_kimi_tools_cross_both_ways(source, name, args, target, want_name,
+                                                       want_args):
+    mapped = tools.map_call(source, target, name, args, "/w")
+    assert (mapped.name, mapped.args) == (want_name, want_args)
+
+
+def test_a_branch_handed_to_kimi_in_a_folder_it_never_ran_in_is_refused_and_nothing_written(world):
+    from core.agents.native import ResumeError
+
+    store, env, cwd, root = world
+    session, _ = import_source(store, "claude_code", root, cwd)
+    count = len(store.sessions.list())
+    with pytest.raises(ResumeError, match="Kimi CLI has not run in"):
+        prepare_handoff(store, session, target="kimi", env=env, now=NOW, ids=fixed_ids(900))
+    assert not (root / "home" / ".kimi" / "sessions").exists()
+    assert len(store.sessions.list()) == count
 
 
 # ---------------------------------------------------------------- what crosses
@@ -388,9 +461,10 @@ def test_arbor_resume_in_another_agent_prints_the_command(world):
     assert done.stdout.startswith(f"cd {cwd} && claude --resume ")
     assert "Wrote the branch as a new Claude Code session" in done.stderr
     assert "from Codex: 6 messages" in done.stderr
-    refused = _arbor("resume", session.uid[:8], "--in", "gemini", "--print", env=env,
+    refused = _arbor("resume", session.uid[:8], "--in", "aider", "--print", env=env,
                      db=root / "arbor.db")
-    assert refused.returncode == 1 and "--in takes claude, codex, pi, qwen" in refused.stderr
+    assert refused.returncode == 1 and \
+        "--in takes claude, codex, pi, gemini, qwen, droid, kimi" in refused.stderr
 
 
 def test_arbor_resume_in_says_how_to_hand_off_a_branch_too_large(world):

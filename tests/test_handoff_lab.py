@@ -1,5 +1,6 @@
 """A branch handed to another agent resumes there (issue 31), for the ordered pairs of
-Claude Code, Codex, pi and Qwen Code, with the real agents against tests/fake_model_server.py:
+Claude Code, Codex, pi and Qwen Code, and Gemini CLI, droid and Kimi CLI to and from them,
+with the real agents against tests/fake_model_server.py:
 
 1. the source agent runs a first prompt headless ("list the files": the fake model calls
    the source's shell tool, the agent runs it, the model answers);
@@ -8,12 +9,16 @@ Claude Code, Codex, pi and Qwen Code, with the real agents against tests/fake_mo
    it sends holds the branch in order: the prompt, the tool call under the TARGET's own
    shell tool with the target's arguments, its result, the answer, then the new prompt.
 
-Opt-in, as tests/test_agent_lab.py: ARBOR_AGENT_NODE_MODULES from
-tests/agent_lab/install_agents.sh; each agent runs in a temp HOME on 127.0.0.1 only.
+Opt-in, as tests/test_agent_lab.py: ARBOR_AGENT_NODE_MODULES (and ARBOR_AGENT_VENVS for
+Kimi CLI) from tests/agent_lab/install_agents.sh; each agent runs in a temp HOME on
+127.0.0.1 only. droid goes on with `droid exec --fork <id>` (its `-s` asks Factory's
+servers for the session); Kimi CLI finds sessions only in the work folders its kimi.json
+lists, so a hand-off to it starts from a folder it knows (as after running `kimi` there once).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -23,17 +28,26 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "agent_lab"))
 
 from fake_model_server import FakeModelServer, Reply, ToolCall, contains  # noqa: E402
-from lab import new_lab, npm_bin  # noqa: E402
+from lab import new_lab, npm_bin, venv_bin  # noqa: E402
 from test_agent_lab import assert_resumed, claude_env, codex_env, dialogue, pi_env  # noqa: E402
 from handoff_cases import PAIRS  # noqa: E402
 from make_qwen import MODEL as QWEN_MODEL, qwen_env as _qwen_env, settings as qwen_settings  # noqa: E402
+from make_gemini import MODEL as GEMINI_MODEL, gemini_env as _gemini_env, settings as gemini_settings  # noqa: E402
+from make_droid import EXECUTE, MODEL as DROID_MODEL, configure as droid_configure, droid_env as _droid_env  # noqa: E402
+from make_kimi import configure as kimi_configure, kimi_env as _kimi_env  # noqa: E402
 
 BINARIES = {"claude_code": ("claude", "@anthropic-ai/claude-code"),
             "codex": ("codex", "@openai/codex"), "pi": ("pi", "@mariozechner/pi-coding-agent"),
-            "qwen": ("qwen", "@qwen-code/qwen-code")}
+            "qwen": ("qwen", "@qwen-code/qwen-code"), "gemini": ("gemini", "@google/gemini-cli"),
+            "droid": ("droid", "droid"), "kimi": ("kimi", "kimi-cli")}
 # each agent's shell tool as its model calls it, and as a hand-off must write it
 SHELL = {"claude_code": ("Bash", {"command": "ls"}), "codex": ("exec_command", {"cmd": "ls"}),
-         "pi": ("bash", {"command": "ls"}), "qwen": ("run_shell_command", {"command": "ls"})}
+         "pi": ("bash", {"command": "ls"}), "qwen": ("run_shell_command", {"command": "ls"}),
+         "gemini": ("run_shell_command", {"command": "ls"}), "droid": ("Execute", EXECUTE),
+         "kimi": ("Shell", {"command": "ls"})}
+# droid's Execute carries a summary of the command: the description of the targets' own
+# shell where they have one
+DESCRIBED = {"claude_code": "description", "qwen": "description", "gemini": "description"}
 
 
 def qwen_env(lab) -> dict:
@@ -41,17 +55,51 @@ def qwen_env(lab) -> dict:
     return _qwen_env(lab)
 
 
-ENV = {"claude_code": claude_env, "codex": codex_env, "pi": pi_env, "qwen": qwen_env}
+def gemini_env(lab) -> dict:
+    gemini_settings(lab.home)
+    return _gemini_env(lab)
+
+
+def droid_env(lab) -> dict:
+    droid_configure(lab)
+    return _droid_env(lab)
+
+
+def kimi_env(lab) -> dict:
+    kimi_configure(lab)
+    return _kimi_env(lab)
+
+
+def kimi_knows(lab) -> None:
+    """kimi.json naming the project, as Kimi CLI writes it when it first runs there."""
+    known = lab.home / ".kimi" / "kimi.json"
+    if not known.exists():
+        known.parent.mkdir(parents=True, exist_ok=True)
+        known.write_text(json.dumps({"work_dirs": [{"path": str(lab.project), "kaos": "local",
+                                                    "last_session_id": None}]}))
+
+
+def npm_or_venv(agent: str):
+    return venv_bin("kimi", "kimi") if agent == "kimi" else npm_bin(BINARIES[agent][0])
+
+
+ENV = {"claude_code": claude_env, "codex": codex_env, "pi": pi_env, "qwen": qwen_env,
+       "gemini": gemini_env, "droid": droid_env, "kimi": kimi_env}
+FIRST = ("claude_code", "codex", "pi")
+NEW = ("gemini", "droid", "kimi")
 # every ordered pair with Qwen Code on one side (the six of the first three: PAIRS)
 QWEN_PAIRS = [(s, t) for s in ("claude_code", "codex", "pi", "qwen")
               for t in ("claude_code", "codex", "pi", "qwen") if s != t and "qwen" in (s, t)]
+# Gemini CLI, droid and Kimi CLI: each from the first three and Qwen Code, and each into
+# the first three
+NEW_PAIRS = [(s, t) for t in NEW for s in (*FIRST, "qwen")] + [(s, t) for s in NEW for t in FIRST]
 PROMPT, NEW_PROMPT = "list the files", "what did you find?"
 ANSWER = "There is one file: notes.txt."
 
 
 def first_run(agent: str, lab) -> Path:
     """Run the agent's first prompt; returns the session file it wrote."""
-    binary = str(npm_bin(BINARIES[agent][0]))
+    binary = str(npm_or_venv(agent))
     env = ENV[agent](lab)
     if agent == "claude_code":
         argv = [binary, "-p", PROMPT, "--allowedTools", "Bash"]
@@ -60,6 +108,12 @@ def first_run(agent: str, lab) -> Path:
                 "--dangerously-bypass-approvals-and-sandbox", PROMPT]
     elif agent == "qwen":
         argv = [binary, "-m", QWEN_MODEL, "--yolo", "-p", PROMPT]
+    elif agent == "gemini":
+        argv = [binary, "-m", GEMINI_MODEL, "--yolo", "-p", PROMPT]
+    elif agent == "droid":
+        argv = [binary, "exec", "-m", DROID_MODEL, PROMPT]
+    elif agent == "kimi":
+        argv = [binary, "--print", "-y", "-p", PROMPT]
     else:
         argv = [binary, "--model", "fake/fake-model", "-p", PROMPT]
     done = lab.run(argv, env=env)
@@ -67,14 +121,18 @@ def first_run(agent: str, lab) -> Path:
     folder = {"claude_code": lab.home / ".claude-config" / "projects",
               "codex": lab.home / ".codex" / "sessions",
               "pi": lab.home / ".pi" / "agent" / "sessions",
-              "qwen": lab.home / ".qwen" / "projects"}[agent]
-    files = [p for p in folder.rglob("*.jsonl") if "subagents" not in p.parts]
+              "qwen": lab.home / ".qwen" / "projects",
+              "gemini": lab.home / ".gemini" / "tmp",
+              "droid": lab.home / ".factory" / "sessions",
+              "kimi": lab.home / ".kimi" / "sessions"}[agent]
+    files = [p for p in folder.rglob("*.jsonl") if "subagents" not in p.parts and
+             (agent != "kimi" or p.name == "wire.jsonl")]
     assert len(files) == 1, files
     return files[0]
 
 
 def resume_argv(agent: str, plan) -> list[str]:
-    binary = str(npm_bin(BINARIES[agent][0]))
+    binary = str(npm_or_venv(agent))
     if agent == "claude_code":
         return [binary, "-p", NEW_PROMPT, "--resume", plan.native_id, "--allowedTools", "Bash"]
     if agent == "codex":
@@ -82,23 +140,46 @@ def resume_argv(agent: str, plan) -> list[str]:
                 "--dangerously-bypass-approvals-and-sandbox", "resume", plan.native_id, NEW_PROMPT]
     if agent == "qwen":
         return [binary, "-m", QWEN_MODEL, "--yolo", "--resume", plan.native_id, "-p", NEW_PROMPT]
+    if agent == "gemini":
+        return [binary, "-m", GEMINI_MODEL, "--yolo", "--resume", plan.native_id, "-p", NEW_PROMPT]
+    if agent == "droid":
+        return [binary, "exec", "-m", DROID_MODEL, "--fork", plan.native_id, NEW_PROMPT]
+    if agent == "kimi":
+        return [binary, "--print", "-y", "-r", plan.native_id, "-p", NEW_PROMPT]
     return [binary, "--model", "fake/fake-model", "--session", str(plan.file), "-p", NEW_PROMPT]
 
 
 def without_agent_context(said: list[tuple]) -> list[tuple]:
     """The dialogue less what an agent adds of its own to a turn: Codex's environment
-    context, sent as a user message before a new prompt (docs/agents/headless-resume.md)."""
+    context and droid's reminders (its skills, its tools), each sent as a user message of
+    its own before a new prompt (docs/agents/headless-resume.md). (Claude Code and Qwen Code
+    put their reminders in the prompt's own message: kept.)"""
     return [entry for entry in said
-            if not (entry[0] == "user" and entry[1].lstrip().startswith("<environment_context"))]
+            if not (entry[0] == "user" and
+                    entry[1].lstrip().startswith(("<environment_context", "<system-reminder>"))
+                    and PROMPT not in entry[1] and NEW_PROMPT not in entry[1])]
 
 
-@pytest.mark.parametrize("source,target", PAIRS + QWEN_PAIRS,
-                         ids=[f"{s}-to-{t}" for s, t in PAIRS + QWEN_PAIRS])
+def target_call(source: str, target: str) -> tuple[str, dict]:
+    """The source's `ls` call as the target's shell must hold it."""
+    name, args = SHELL[target]
+    if target == "droid":
+        return name, {"command": "ls"}
+    if source == "droid" and target in DESCRIBED:
+        return name, {**args, DESCRIBED[target]: EXECUTE["summary"]}
+    return name, args
+
+
+ALL_PAIRS = PAIRS + QWEN_PAIRS + NEW_PAIRS
+
+
+@pytest.mark.parametrize("source,target", ALL_PAIRS, ids=[f"{s}-to-{t}" for s, t in ALL_PAIRS])
 def test_a_handed_off_branch_resumes_in_the_target(tmp_path, source, target):
     for agent in (source, target):
-        if npm_bin(BINARIES[agent][0]) is None:
+        if npm_or_venv(agent) is None:
             pytest.skip(f"{BINARIES[agent][1]} not installed: run tests/agent_lab/install_agents.sh "
-                        "DIR and set ARBOR_AGENT_NODE_MODULES=DIR/npm/node_modules")
+                        "DIR and set ARBOR_AGENT_NODE_MODULES=DIR/npm/node_modules "
+                        "(ARBOR_AGENT_VENVS=DIR/venvs for Kimi CLI)")
     from core import open_store
     from core.handoff import prepare_handoff
     from core.importing import import_paths
@@ -114,6 +195,8 @@ def test_a_handed_off_branch_resumes_in_the_target(tmp_path, source, target):
         lab = new_lab(tmp_path / "lab", server)
         (lab.project / "notes.txt").write_text("hello\n")
         written = first_run(source, lab)
+        if target == "kimi":
+            kimi_knows(lab)
         store = open_store(tmp_path / "arbor.db")
         import_paths(store, [written])
         session = store.sessions.get(next(s.id for s in store.sessions.list() if s.source == source))
@@ -126,7 +209,7 @@ def test_a_handed_off_branch_resumes_in_the_target(tmp_path, source, target):
     resumed = [r for r in server.model_requests[asked:] if r.tool_names]
     first = resumed[0]
     assert SHELL[target][0] in first.tool_names
-    target_name, target_args = SHELL[target]
+    target_name, target_args = target_call(source, target)
     assert_resumed(without_agent_context(dialogue(first)), prompt=PROMPT,
                    call=(target_name, tuple(sorted(target_args.items()))),
                    result="notes.txt", answer=ANSWER, new_prompt=NEW_PROMPT)

@@ -7,39 +7,130 @@ ordered pair of Claude Code, Codex and pi, the file arbor writes is read by
 * Codex: `codex app-server` thread/read and thread/resume (what `codex resume` does);
 * Qwen Code: its SessionService.loadSession (what `qwen --resume <id>` loads) and the title
   it lists the session under;
+* Gemini CLI: its SessionSelector.resolveSession (what `gemini --resume <id>` finds in the
+  project's folder) and convertSessionToClientHistory (the history it sends the model);
+* Kimi CLI: its Session.find and Context.restore (what `kimi -r <id>` loads), in its venv;
+* droid: `droid search --json`, droid's own reader of its local session files (the session's
+  title, every message by role, each call's tool, each result; droid is one compiled binary
+  with no module to import, and what `droid --fork` sends is checked by the headless resume);
 
 and must hold exactly the branch: its messages in order, tool calls under the target's own
 tools (tests/handoff_cases.py spells each pair out), their results, the title, the working
-folder and where it came from. Opt-in: ARBOR_AGENT_NODE_MODULES names a node_modules with
-@anthropic-ai/claude-agent-sdk, @openai/codex and @mariozechner/pi-coding-agent
-(tests/agent_lab/install_agents.sh); without it each test is skipped.
+folder and where it came from. The same for a session Qwen Code, Gemini CLI, droid or Kimi
+CLI wrote itself (tests/fixtures/agents): its first exchange, handed to the others.
+Opt-in: ARBOR_AGENT_NODE_MODULES names a node_modules with @anthropic-ai/claude-agent-sdk,
+@openai/codex, @mariozechner/pi-coding-agent, @qwen-code/qwen-code, @google/gemini-cli and
+droid, and ARBOR_AGENT_VENVS the venvs with kimi-cli (tests/agent_lab/install_agents.sh);
+without them each test is skipped.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from agent_logs import NOW, fixed_ids
-from handoff_cases import (PAIRS, TITLES, claude_seen, expected, import_source, pi_seen,
-                           qwen_seen)
+from handoff_cases import (AGENT_TITLES, PAIRS, TITLES, agent_expected, claude_seen, droid_view,
+                           expected, gemini_seen, import_agent_source, import_source, kimi_seen,
+                           pi_seen, qwen_seen)
 from test_agent_readers import HERE, MODULES, needs, node
 from core import open_store
 from core.handoff import prepare_handoff
 
 PACKAGES = {"claude_code": "@anthropic-ai/claude-agent-sdk", "codex": "@openai/codex",
-            "pi": "@mariozechner/pi-coding-agent", "qwen": "@qwen-code/qwen-code"}
-# the pairs with Qwen Code as the target (Qwen Code as the source: test_handoff_lab.py,
-# whose first run is a session the real Qwen Code wrote)
-TO_QWEN = [(source, "qwen") for source in ("claude_code", "codex", "pi")]
+            "pi": "@mariozechner/pi-coding-agent", "qwen": "@qwen-code/qwen-code",
+            "gemini": "@google/gemini-cli", "droid": "droid"}
+VENVS = Path(os.environ.get("ARBOR_AGENT_VENVS", "/nonexistent"))
+KIMI_PYTHON = VENVS / "kimi" / "bin" / "python"
+FIRST = ("claude_code", "codex", "pi")
+NEW = ("gemini", "droid", "kimi")
+# the pairs with Qwen Code as the target; into Gemini CLI, droid and Kimi CLI from the first
+# three and Qwen Code; out of each agent's own session into the first three (and Qwen Code's
+# into the new ones)
+TO_QWEN = [(source, "qwen") for source in FIRST]
+TO_NEW = [(source, target) for source in FIRST for target in NEW]
+FROM_AGENTS = [(source, target) for source in ("qwen", *NEW) for target in FIRST] + \
+    [("qwen", target) for target in NEW]
 
 
 def env_for(tmp_path: Path) -> dict[str, str]:
     return {"HOME": str(tmp_path / "home"), "CLAUDE_CONFIG_DIR": str(tmp_path / "claude"),
             "CODEX_HOME": str(tmp_path / "codex"), "PI_CODING_AGENT_DIR": str(tmp_path / "pi")}
+
+
+def skip_unless_installed(*agents: str) -> None:
+    for agent in agents:
+        if agent == "kimi":
+            if not KIMI_PYTHON.is_file():
+                pytest.skip("set ARBOR_AGENT_VENVS to the venvs with kimi-cli")
+        elif not (MODULES / PACKAGES[agent]).is_dir() or needs(PACKAGES[agent]).args[0]:
+            pytest.skip(f"set ARBOR_AGENT_NODE_MODULES to a node_modules with {PACKAGES[agent]}")
+
+
+def kimi_knows(cwd: str, env: dict[str, str]) -> None:
+    """Kimi CLI's list of the work folders it ran in, naming this one (as `kimi` run there
+    once writes it): Kimi finds sessions only there."""
+    share = Path(env["HOME"]) / ".kimi"
+    share.mkdir(parents=True, exist_ok=True)
+    (share / "kimi.json").write_text(json.dumps({"work_dirs": [
+        {"path": cwd, "kaos": "local", "last_session_id": None}]}))
+
+
+def droid_search(cwd: str, env: dict[str, str]) -> dict:
+    """What `droid search --json` finds in droid's local sessions, for every vowel (a query
+    matches by substring: together they match every text of the branch), one session."""
+    sys.path.insert(0, str(Path(__file__).parent / "agent_lab"))
+    from fake_model_server import FakeModelServer
+    from lab import new_lab, npm_bin
+
+    hits: dict[str, dict] = {}
+    found = {}
+    with FakeModelServer([], model="fake-model") as server:   # (any request: 127.0.0.1)
+        lab = new_lab(Path(env["HOME"]).parent / "droid-lab", server)
+        child = {**lab.env(FACTORY_AIRGAP_ENABLED="1"), "HOME": env["HOME"]}
+        for query in "aeiou":
+            done = subprocess.run([str(npm_bin("droid")), "search", "--json", "--limit-hits",
+                                   "500", "--context-chars", "5000", query], cwd=cwd,
+                                  capture_output=True, text=True, env=child, timeout=120)
+            assert done.returncode == 0, done.stderr
+            [session] = json.loads(done.stdout)["sessions"]
+            found = session
+            for hit in session["hits"]:
+                hits[hit["docId"]] = hit
+    return {"title": found["title"], "sessionId": found["sessionId"], "hits": hits}
+
+
+def droid_matches(seen: list[tuple], rows: list[tuple]) -> bool:
+    """droid's search shows a long text cut, ending with "…": the text must begin so."""
+    def same(got, want) -> bool:
+        if got[:2] != want[:2]:
+            return False
+        return got[2] == want[2] or (got[2].endswith("…") and want[2].startswith(got[2][:-1]))
+
+    return len(seen) == len(rows) and all(same(g, w) for g, w in zip(seen, rows))
+
+
+def droid_seen(hits: dict[str, dict]) -> list[tuple]:
+    """droid's hits in the order of the session's messages (their ids: handed off with ids in
+    order), reduced to droid_view's shape: a call's tool by its name, without arguments."""
+    out = []
+    for doc_id in sorted(hits, key=lambda d: (d.split(":")[2], d.split(":")[1] != "message_text",
+                                               d.split(":")[3])):
+        hit = hits[doc_id]
+        kind = hit["kind"]
+        text = "".join(hit["snippets"]).replace("<mark>", "").replace("</mark>", "")
+        if kind == "message_text":
+            out.append(("message_text", hit["messageRole"], text))
+        elif kind == "tool_use":
+            out.append(("tool_use", hit["toolName"], ""))
+        elif kind == "tool_result":
+            out.append(("tool_result", doc_id.split(":")[3], text))
+    return out
 
 
 def read_back(target: str, plan, cwd: str, env: dict[str, str]) -> tuple[list[tuple], dict]:
@@ -58,6 +149,25 @@ def read_back(target: str, plan, cwd: str, env: dict[str, str]) -> tuple[list[tu
         got = node("pi_read.mjs", str(plan.file), env=env)
         return pi_seen(got["messages"]), {"title": got["name"], "cwd": got["header"]["cwd"],
                                           "origin": got["header"].get("handoff")}
+    if target == "gemini":
+        got = node("gemini_read.mjs", plan.native_id, cwd, env=env)
+        header = json.loads(Path(got["path"]).read_text().splitlines()[0])
+        return gemini_seen(got["history"]), {"title": got["summary"], "cwd": cwd,
+                                             "origin": header.get("handoff")}
+    if target == "kimi":
+        done = subprocess.run([str(KIMI_PYTHON), str(HERE / "kimi_read.py"), plan.native_id, cwd],
+                              capture_output=True, text=True, env={**os.environ, **env},
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+        got = json.loads(done.stdout)
+        return kimi_seen(got["history"]), {"title": got["title"], "cwd": cwd,
+                                           "origin": got["metadata"].get("handoff")}
+    if target == "droid":
+        got = droid_search(cwd, env)
+        assert got["sessionId"] == plan.native_id
+        header = json.loads(plan.file.read_text().splitlines()[0])
+        return droid_seen(got["hits"]), {"title": got["title"], "cwd": header["cwd"],
+                                         "origin": header.get("handoff")}
     sys.path.insert(0, str(HERE))
     from codex_read import read_thread
 
@@ -114,6 +224,57 @@ def test_the_targets_reader_loads_exactly_the_branch(tmp_path, source, target):
         assert facts["origin"]["agent"] == source and facts["origin"]["session"] == session.uid
     if target == "codex":
         assert facts["forked"] == session.uid
+
+
+def view(target: str, rows: list[tuple]) -> list[tuple]:
+    """EXPECTED as the target's reader shows it."""
+    if target == "codex":
+        return codex_view(rows)
+    if target == "droid":
+        return droid_view(rows)
+    return rows
+
+
+@pytest.mark.parametrize("source,target", TO_NEW, ids=[f"{s}-to-{t}" for s, t in TO_NEW])
+def test_gemini_droid_and_kimi_load_exactly_the_branch_handed_to_them(tmp_path, source, target):
+    skip_unless_installed(target)
+    cwd = str(tmp_path / "work dir ✓")
+    Path(cwd).mkdir()
+    env = env_for(tmp_path)
+    if target == "kimi":
+        kimi_knows(cwd, env)
+    store = open_store(tmp_path / "arbor.db")
+    session, _path = import_source(store, source, tmp_path, cwd)
+    plan = prepare_handoff(store, session, target=target, env=env, now=NOW, ids=fixed_ids(500))
+    seen, facts = read_back(target, plan, cwd, env)
+    rows = view(target, expected(source, target, cwd))
+    assert droid_matches(seen, rows) if target == "droid" else seen == rows, (seen, rows)
+    assert facts["title"] == TITLES[source]
+    assert facts["cwd"] == cwd
+    # where it came from, in the file's own first record (the agents ignore it)
+    assert facts["origin"]["agent"] == source and facts["origin"]["via"] == "arbor"
+
+
+@pytest.mark.parametrize("source,target", FROM_AGENTS,
+                         ids=[f"{s}-to-{t}" for s, t in FROM_AGENTS])
+def test_a_session_the_agent_wrote_itself_loads_in_the_target(tmp_path, source, target):
+    """Qwen Code's, Gemini CLI's, droid's and Kimi CLI's own files (not arbor's) as the
+    source: their first exchange, handed to another agent, is what its reader loads."""
+    skip_unless_installed(target)
+    cwd = str(tmp_path / "work dir ✓")
+    Path(cwd).mkdir()
+    env = env_for(tmp_path)
+    if target == "kimi":
+        kimi_knows(cwd, env)
+    store = open_store(tmp_path / "arbor.db")
+    session, answer = import_agent_source(store, source, tmp_path, cwd)
+    plan = prepare_handoff(store, session, target=target, at_seq=answer, env=env, now=NOW,
+                           ids=fixed_ids(500))
+    seen, facts = read_back(target, plan, cwd, env)
+    rows = view(target, agent_expected(source, target))
+    assert droid_matches(seen, rows) if target == "droid" else seen == rows, (seen, rows)
+    assert facts["title"] == AGENT_TITLES[source]
+    assert facts["cwd"] == cwd
 
 
 @pytest.mark.parametrize("agent", ["claude_code", "codex", "pi"])

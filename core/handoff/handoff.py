@@ -259,6 +259,7 @@ def prepare_handoff(store, session, branch=None, *, target: str, at_seq: int | N
     job._meta = targets.metadata_for(target, session, origin)
     job.redactor = plan.redacted
     written = targets.writer(target)
+    written.ready(job)
     plan.cwd = written.run_cwd(job)
     plan.title = job.title
     key = _fingerprint(job, target, written.folder(job), redact, plan.compacted)

@@ -41,15 +41,19 @@ KINDS = (SHELL, READ, WRITE, EDIT, PLAN)
 @dataclass(frozen=True)
 class Tool:
     """An agent's tool for one kind: its name, and its own name for each neutral argument
-    (shell: command, description, timeout_ms, workdir; read: path, offset, limit; write:
-    path, content; edit: path, old, new, all; plan: items, and text, status, id of each
-    item, explanation)."""
+    (shell: command, description, timeout_ms, workdir; read: path, offset, limit, and end,
+    the last line read, for a tool that takes a range; write: path, content; edit: path,
+    old, new, all, and edits, the object (or list) holding old/new/all for a tool that nests
+    them; plan: items, and text, status, id of each item, explanation)."""
 
     name: str
     args: tuple[tuple[str, str], ...] = ()
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_own", dict(self.args))     # (looked up per call)
+
     def own(self, neutral: str) -> str | None:
-        return next((own for key, own in self.args if key == neutral), None)
+        return self._own.get(neutral)
 
 
 def tool(name: str, **args: str) -> Tool:
@@ -64,9 +68,24 @@ class Row:
     offset_base: int = 1          # the number its read offset gives a file's first line
     timeout_unit_ms: int = 1      # its timeout's unit, in milliseconds
     absolute_paths: bool = False  # its file tools take absolute paths
+    statuses: tuple[tuple[str, str], ...] = ()   # a plan item's status: (neutral, its own)
+
+    def status(self, neutral: str) -> str:
+        return next((own for key, own in self.statuses if key == neutral), neutral)
+
+    def neutral_status(self, own: str) -> str:
+        return next((key for key, found in self.statuses if found == own), own)
+
+    def __post_init__(self) -> None:     # (looked up per call)
+        object.__setattr__(self, "_by_kind", dict(self.tools))
+        object.__setattr__(self, "_by_name", {t.name: (k, t) for k, t in self.tools})
 
     def tool(self, kind: str) -> Tool | None:
-        return next((t for k, t in self.tools if k == kind), None)
+        return self._by_kind.get(kind)
+
+    def named(self, name: str) -> tuple[str | None, Tool | None]:
+        """The kind and tool of the agent's tool called `name` ((None, None): none)."""
+        return self._by_name.get(name, (None, None))
 
 
 ROWS: dict[str, Row] = {
@@ -81,6 +100,39 @@ ROWS: dict[str, Row] = {
                     all="replace_all")),
         (PLAN, tool("todo_write", items="todos", text="content", status="status", id="id")),
     ), offset_base=0, absolute_paths=True),
+    # Gemini CLI 0.61.0 (the tool declarations it sends: packages/core/src/tools): read_file
+    # reads a range of lines (start_line, end_line, from 1); replace's `instruction` (a
+    # sentence for its fixer model) has no counterpart and is left out of a call written
+    "gemini": Row((
+        (SHELL, tool("run_shell_command", command="command", description="description",
+                     workdir="dir_path")),
+        (READ, tool("read_file", path="file_path", offset="start_line", end="end_line")),
+        (WRITE, tool("write_file", path="file_path", content="content")),
+        (EDIT, tool("replace", path="file_path", old="old_string", new="new_string",
+                    all="allow_multiple")),
+        (PLAN, tool("write_todos", items="todos", text="description", status="status")),
+    )),
+    # Factory droid 0.215.0 (the tools `droid exec --auto high` declares; TodoWrite's items
+    # from its schema): Execute's timeout in seconds, Read's path absolute; a summary of the
+    # command is its description
+    "droid": Row((
+        (SHELL, tool("Execute", command="command", description="summary", timeout_ms="timeout")),
+        (READ, tool("Read", path="file_path", offset="offset", limit="limit")),
+        (WRITE, tool("Create", path="file_path", content="content")),
+        (EDIT, tool("Edit", path="file_path", old="old_str", new="new_str", all="change_all")),
+        (PLAN, tool("TodoWrite", items="todos", text="content", status="status", id="id")),
+    ), timeout_unit_ms=1000, absolute_paths=True),
+    # Kimi CLI 1.50.0 (kimi_cli/tools: shell, file/read.py, write.py, replace.py, todo):
+    # Shell's timeout in seconds; StrReplaceFile's old/new inside `edit` (one, or a list);
+    # a finished to-do is "done"
+    "kimi": Row((
+        (SHELL, tool("Shell", command="command", timeout_ms="timeout")),
+        (READ, tool("ReadFile", path="path", offset="line_offset", limit="n_lines")),
+        (WRITE, tool("WriteFile", path="path", content="content")),
+        (EDIT, tool("StrReplaceFile", path="path", edits="edit", old="old", new="new",
+                    all="replace_all")),
+        (PLAN, tool("SetTodoList", items="todos", text="title", status="status")),
+    ), timeout_unit_ms=1000, statuses=(("completed", "done"),)),
 }
 CODED = ("claude_code", "codex", "pi")      # the agents whose calls are read and written in code
 AGENTS = (*CODED, *ROWS)
@@ -315,7 +367,7 @@ def _read_pi(name: str, args: dict[str, Any]) -> Call | None:
 
 def _read_row(row: Row, name: str, args: dict[str, Any]) -> Call | None:
     """A call of an agent of ROWS, by its row."""
-    kind, found = next(((k, t) for k, t in row.tools if t.name == name), (None, None))
+    kind, found = row.named(name)
     if found is None:
         return None
 
@@ -337,22 +389,30 @@ def _read_row(row: Row, name: str, args: dict[str, Any]) -> Call | None:
             return None
         text, status = found.own("text") or "", found.own("status") or ""
         return Call(PLAN, _drop_none({
-            "items": [{"text": str(i.get(text, "")), "status": str(i.get(status, "pending"))}
+            "items": [{"text": str(i.get(text, "")),
+                       "status": row.neutral_status(str(i.get(status, "pending")))}
                       for i in items if isinstance(i, dict)],
             "explanation": _text(arg("explanation"))}))
     path = _text(arg("path"))
     if path is None:
         return None
     if kind == READ:
-        offset = _number(arg("offset"))
+        offset, limit, end = _number(arg("offset")), _number(arg("limit")), _number(arg("end"))
+        if limit is None and end is not None:
+            limit = end - (offset if offset is not None else row.offset_base) + 1
         return Call(READ, _drop_none({"path": path,
                                       "offset": offset + 1 - row.offset_base if offset is not None else None,
-                                      "limit": _number(arg("limit"))}))
+                                      "limit": limit}))
     if kind == WRITE and _text(arg("content")) is not None:
         return Call(WRITE, {"path": path, "content": arg("content")})
-    if kind == EDIT and _text(arg("old")) is not None and _text(arg("new")) is not None:
-        return Call(EDIT, {"path": path, "edits": [{"old": arg("old"), "new": arg("new"),
-                                                    "all": bool(arg("all"))}]})
+    if kind == EDIT:
+        nested = arg("edits")
+        raw = nested if isinstance(nested, list) else [nested if isinstance(nested, dict) else args]
+        own = {key: found.own(key) or key for key in ("old", "new", "all")}
+        edits = [{"old": e.get(own["old"]), "new": e.get(own["new"]), "all": bool(e.get(own["all"]))}
+                 for e in raw if isinstance(e, dict)]
+        if edits and all(_text(e["old"]) is not None and _text(e["new"]) is not None for e in edits):
+            return Call(EDIT, {"path": path, "edits": edits})
     return None
 
 
@@ -477,7 +537,7 @@ def _write_row(row: Row, call: Call, cwd: str) -> tuple[str, dict[str, Any]] | N
         text, status, item_id = found.own("text"), found.own("status"), found.own("id")
         items = []
         for index, item in enumerate(a["items"], 1):
-            one = {text or "text": item["text"], status or "status": item["status"]}
+            one = {text or "text": item["text"], status or "status": row.status(item["status"])}
             if item_id:
                 one[item_id] = str(index)
             items.append(one)
@@ -489,18 +549,27 @@ def _write_row(row: Row, call: Call, cwd: str) -> tuple[str, dict[str, Any]] | N
         path = f"{cwd.rstrip('/')}/{path}"
     put("path", path)
     if call.kind == READ:
-        offset = a.get("offset")
+        offset, limit = a.get("offset"), a.get("limit")
+        if found.own("end") is not None and limit is not None:
+            offset = offset if offset is not None else 1      # a range: from line 1
+            put("end", _whole(offset + limit - 1))
         put("offset", offset - 1 + row.offset_base if offset is not None else None)
-        put("limit", a.get("limit"))
+        put("limit", limit)
     elif call.kind == WRITE:
         put("content", a["content"])
     elif call.kind == EDIT:
         edits = a["edits"]
-        if len(edits) != 1 or (edits[0].get("all") and found.own("all") is None):
+        nested = found.own("edits")
+        if (len(edits) != 1 and nested is None) or \
+                (any(e.get("all") for e in edits) and found.own("all") is None):
             return None      # several edits, or "replace all" it cannot say: generic
-        put("old", edits[0]["old"])
-        put("new", edits[0]["new"])
-        put("all", True if edits[0].get("all") else None)
+        own = {key: found.own(key) for key in ("old", "new", "all")}
+        items = [{own["old"]: e["old"], own["new"]: e["new"],
+                  **({own["all"]: True} if e.get("all") else {})} for e in edits]
+        if nested is not None:
+            out[nested] = items[0] if len(items) == 1 else items
+        else:
+            out.update(items[0])
     return found.name, out
 
 

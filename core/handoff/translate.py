@@ -11,16 +11,19 @@ after the other, holding only what crosses (see docs/handoff.md for the table in
 * tool calls under the target's own tool where there is one (tools.py), else generic, each
   followed by its result (a Claude Code message holding several results is split into one
   result message each); call ids made safe for the target's API;
-* thinking: kept for pi (which sends another model's thinking as text), shown but not sent
-  for Codex (a reasoning item without Codex's encrypted content would be refused), left out
-  for Claude Code (the API refuses thinking without Anthropic's signature); signatures and
-  encrypted reasoning never cross;
+* thinking: kept for pi (which sends another model's thinking as text) and for the agents
+  on Gemini-shaped or OpenAI-shaped records (Qwen Code, Gemini CLI, Kimi CLI: a thought
+  part, a think part), shown but not sent for Codex (a reasoning item without Codex's
+  encrypted content would be refused), left out for Claude Code and droid, whose records
+  are Anthropic messages (the API refuses thinking without Anthropic's signature);
+  signatures and encrypted reasoning never cross;
 * images as images; other attachments (documents, files) as a line naming them;
 * compactions as compactions (each writer writes its own kind), the kept part re-pointed;
   a branch summary as a branch summary;
 * left out: the source's own bookkeeping (model and thinking-level changes, labels, titles,
   Codex's turn contexts and token counts, Claude Code's meta lines, the environment context
-  Codex sends as user messages, slash-command echoes), server-side tool calls as a line of
+  Codex sends as user messages, the context droid and Gemini CLI send before a prompt,
+  slash-command echoes), server-side tool calls as a line of
   text (the target cannot run another vendor's hosted tool).
 
 What crossed, what was summarised and what was left out is counted in a `Crossing`.
@@ -42,6 +45,10 @@ from . import tools
 # the writers that write a branch summary themselves (pi's own entry; a user message)
 _OWN_BRANCH_SUMMARIES = ("claude_code", "codex", "pi")
 _SAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
+# the targets that send a conversation as Anthropic messages: call ids as Anthropic takes
+# them, and no thinking (Anthropic refuses thinking without its signature)
+_ANTHROPIC = ("claude_code", "droid")
+_TEXT_ONLY = ("kimi",)      # its writer writes text and thinking parts: an image is named
 ID_LIMIT = 64
 # What Codex sends as user messages that is its own context, not the user's words.
 _CODEX_CONTEXT = ("<environment_context", "<user_instructions", "<permissions", "# AGENTS.md",
@@ -91,7 +98,7 @@ class Crossing:
 def safe_call_id(call_id: Any, target: str) -> str:
     """A call id the target's API takes: Anthropic's ids are [A-Za-z0-9_-], at most 64."""
     text = str(call_id or "call")
-    if target == "claude_code":
+    if target in _ANTHROPIC:
         text = _SAFE_ID.sub("_", text)
     return text[:ID_LIMIT]
 
@@ -141,6 +148,8 @@ class _Translator:
                                         f"{': ' + str(name) if name else ''}]"}
 
     def _image(self, block: dict[str, Any]) -> dict[str, Any] | None:
+        if self.target in _TEXT_ONLY:
+            return self._attachment(block)
         if block.get("data") or block.get("url"):
             self.crossing.add("images")
             out = {"type": "image"}
@@ -178,7 +187,7 @@ class _Translator:
             if block.get("redacted") or block.get("thinkingSignature"):
                 self.crossing.add("thinking_left_out")
             return None
-        if self.target == "claude_code":
+        if self.target in _ANTHROPIC:
             self.crossing.add("thinking_left_out")
             return None
         self.crossing.add("thinking")
@@ -298,6 +307,9 @@ class _Translator:
             return True
         if message.get("kind") == "compaction_summary":
             return True
+        own = entry.data.get(self.source)
+        if isinstance(own, dict) and own.get("context") is True:
+            return True     # what the agent sends of its own (droid's reminders, Gemini's setup)
         text = content_text(message.get("content")).lstrip()
         if self.source == "codex" and text.startswith(_CODEX_CONTEXT):
             return True

@@ -42,7 +42,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "instead of the branch's head")
     p.add_argument("--in", dest="agent", metavar="AGENT",
                    help="hand the branch to another agent, named by its command (claude, codex, "
-                        "pi, qwen, …: the agents arbor writes sessions for); the branch is "
+                        "pi, gemini, qwen, droid, kimi: the agents arbor writes sessions for); "
+                        "the branch is "
                         "written as a new session of that agent, with its tool calls under the "
                         "agent's own tools where it has them")
     p.add_argument("--redact", action="store_true",

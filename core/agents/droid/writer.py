@@ -260,6 +260,8 @@ def records(job: BranchToWrite, session_id: str) -> Iterator[dict[str, Any]]:
     if isinstance(header.get("hostId"), str):
         start["hostId"] = header["hostId"]
     start["isSessionTitleManuallySet"] = True
+    if job.provenance:      # a branch handed over from another agent: where it came from
+        start["handoff"] = job.provenance
     body = _Records(job)
     lines = list(body.all())
     source = job.metadata.get("sessionId") if job.session.source == FORMAT else None

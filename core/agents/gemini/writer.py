@@ -299,10 +299,13 @@ def _tokens(usage: dict[str, Any]) -> dict[str, int]:
 
 def records(job: BranchToWrite, session_id: str) -> Iterator[dict[str, Any]]:
     moment = stamp(job.now)
-    yield {"sessionId": session_id,
-           "projectHash": hashlib.sha256(os.path.normpath(os.path.abspath(job.cwd))
-                                         .encode("utf-8")).hexdigest(),
-           "startTime": moment, "lastUpdated": moment, "kind": "main"}
+    header = {"sessionId": session_id,
+              "projectHash": hashlib.sha256(os.path.normpath(os.path.abspath(job.cwd))
+                                            .encode("utf-8")).hexdigest(),
+              "startTime": moment, "lastUpdated": moment, "kind": "main"}
+    if job.provenance:      # a branch handed over from another agent: where it came from
+        header["handoff"] = job.provenance
+    yield header
     body = _Records(job)
     run: list[Entry] = []
     for entry in job.path():

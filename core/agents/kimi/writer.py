@@ -71,7 +71,9 @@ def _seconds(entry: Entry, job: BranchToWrite) -> float:
 
 
 def _parts(blocks: Any) -> list[dict[str, Any]]:
-    """arbor's blocks as Kimi's content parts (text, think)."""
+    """arbor's blocks as Kimi's content parts (text, think); a string is one text part."""
+    if isinstance(blocks, str):
+        return [{"type": "text", "text": blocks}] if blocks else []
     out = []
     for block in blocks if isinstance(blocks, list) else ():
         if not isinstance(block, dict):
@@ -117,6 +119,8 @@ class _Session:
         self.job = job
         self.own = job.session.source == FORMAT
         self.wire: list[dict[str, Any]] = [{"type": "metadata", "protocol_version": PROTOCOL}]
+        if job.provenance:      # a branch handed over from another agent: where it came from
+            self.wire[0]["handoff"] = job.provenance
         self.context: list[dict[str, Any]] = []
         self.checkpoint = 0
         self.in_turn = False
@@ -284,6 +288,16 @@ class _Session:
             self.open_calls, self.slash = calls, slash
 
 
+def ready(job: BranchToWrite, cwd: str | None = None) -> None:
+    """Refuses (ResumeError) a work folder Kimi CLI would not find the session in."""
+    cwd = job.cwd if cwd is None else cwd
+    if not known_work_dir(cwd, job.env):
+        raise ResumeError(
+            f"Kimi CLI has not run in {cwd} yet, and it finds sessions only in the folders "
+            f"it lists in {share_dir(job.env) / 'kimi.json'} (which arbor does not change): run "
+            "kimi there once, then try again (or export the branch and give it as a prompt)")
+
+
 def place(job: BranchToWrite) -> tuple[Path, str]:
     session_id = job.ids.uuid4()
     return sessions_dir(job.cwd, job.env) / session_id / "wire.jsonl", session_id
@@ -337,11 +351,7 @@ def prepare(plan, job: BranchToWrite, env: Mapping[str, str], new_session) -> No
                         "nothing to write")
         plan.argv = command(session_id)
         return
-    if not known_work_dir(plan.cwd, env):
-        raise ResumeError(
-            f"Kimi CLI has not run in {plan.cwd} yet, and it finds sessions only in the folders "
-            f"it lists in {share_dir(env) / 'kimi.json'} (which arbor does not change): run kimi "
-            "there once, then press o again (or export the branch and give it as a prompt)")
+    ready(job, plan.cwd)
     new_session(plan, job, sessions_dir(plan.cwd, env), sys.modules[__name__],
                 lambda target, new_id: write(job, target, new_id))
     plan.argv = command(plan.native_id)
