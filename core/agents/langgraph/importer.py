@@ -8,7 +8,8 @@ each sub-graph namespace of a thread) becomes one external session:
   entries below the parent's last message. A fork (a checkpoint with several children,
   made by invoking at an old checkpoint or by `update_state`) thus becomes a fork of the
   entry tree, and each leaf checkpoint a branch. A leaf checkpoint that adds no message
-  of its own gets a `custom` entry (`langgraph:checkpoint`) so it is still a branch.
+  of its own gets a `custom` entry (`langgraph:checkpoint`) so it is still a branch;
+  not a run's input checkpoint, a leaf only until the run's next checkpoint.
 * Every checkpoint becomes an arbor checkpoint (a tag) on the entry its messages end at,
   with the checkpoint's other channel values as its `session_state` (the leaf's state is
   also its branch's state) and the checkpoint's metadata.
