@@ -11,7 +11,8 @@ from pathlib import Path
 
 from core.model.errors import ArborError, StoreUnreachable
 from core.store.held_files import HeldFile, check_path, open_unless_held
-from .base import FileResult, ImportReport, ProgressTicker, SessionResult, file_size
+from .base import (FileResult, ImportReport, ImportStopped, ProgressTicker, SessionResult,
+                   file_size)
 from .files import path_key
 from .detect import CLAUDE_CODE, CODEX, LANGGRAPH, PI, NotALog, detect_format
 from .files import expand_paths
@@ -22,17 +23,27 @@ from .unchanged import DATABASES, FORMATS, Look, is_unchanged, sessions_of, stam
 
 TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
 if TYPE_CHECKING:
+    import threading
     from typing import Iterable
 
     from .base import ProgressCallback
+    from .run_progress import RunProgress
 
 # An import holds the store's write lock for about this long at a time (seconds).
 COMMIT_EVERY = 0.1
+# A first import (`newest_first`) reads its newest HEAD_FILES files here before any worker
+# starts; one of them bigger than HEAD_SLICE bytes only that far at first, then SLICE bytes
+# between two of the files after it (see `import_paths`).
+HEAD_FILES = 20
+HEAD_SLICE = 4 << 20
+SLICE = 16 << 20
 
 
 def import_paths(store, paths: Iterable[str | os.PathLike], *,
                  progress: ProgressCallback | None = None,
-                 describe_unchanged: bool = True, scanned: Look | None = None) -> ImportReport:
+                 describe_unchanged: bool = True, scanned: Look | None = None,
+                 newest_first: bool = False, stop: threading.Event | None = None,
+                 run: RunProgress | None = None) -> ImportReport:
     """Import files and folders (recursively); see the module doc.
 
     Files whose record says they are unchanged (same size, mtime and inode: one `stat`
@@ -40,6 +51,15 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
     sessions in the report (one more query; `arbor import -q` does without). `scanned`:
     what `unchanged.look` saw of the same `paths` just before (the files and, when it
     read them, the records' stamps), used instead of walking and asking again.
+
+    `newest_first` (a first import, which shows rows as they land): the files by mtime,
+    newest first; the newest HEAD_FILES are read here, in short commits, before worker
+    processes start on the rest, and one of them bigger than HEAD_SLICE (the session an
+    agent is writing now, often the longest) is read that far first, then on in SLICE
+    steps between the files after it. `stop` (an Event): once set, the file being read
+    stops at its last commit, and no other is begun; the report's `stopped` counts the
+    files left (the next import goes on from there). `run`: kept up to date with the
+    files and bytes done of all (run_progress.py).
 
     A store whose server stops answering stops the import at once: StoreUnreachable is
     raised, with the report of what was done before as its `report` (what a file had
@@ -49,71 +69,175 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
     new: set[Path] = set()
     try:
         planned = plan_paths(store, paths, report, describe_unchanged=describe_unchanged,
-                             scanned=scanned, new=new)
+                             scanned=scanned, new=new, newest_first=newest_first)
     except StoreUnreachable as error:
         error.report = report
         raise
     imported = False
+    to_read = [i for i, (_path, fmt, problem) in enumerate(planned)
+               if fmt is not None and problem is None]
+    sizes = {i: file_size(planned[i][0]) for i in to_read} if run is not None or newest_first \
+        else {}
+    if run is not None:
+        run.plan(sizes)
+    head = to_read[:HEAD_FILES] if newest_first else []
+    head_end = head[-1] + 1 if head else 0
+    new.difference_update(planned[i][0] for i in head)   # (read here, not by workers)
+    finished: set[int] = set()
+    parts: dict[int, FileResult] = {}     # files read in slices: their results so far
+    reached: dict[int, int] = {}          # ... and how far (bytes)
+    deferred: list[int] = []              # ... those not read to the end yet
 
-    def here(index: int) -> FileResult:
+    def stopping() -> bool:
+        return stop is not None and stop.is_set()
+
+    def watch(index: int, limit: int | None) -> ProgressCallback | None:
+        if progress is None and run is None and stop is None and limit is None:
+            return None
+
+        def tick(update) -> None:
+            if progress is not None:
+                progress(update)
+            if run is not None:
+                run(update)
+            if update.done > reached.get(index, 0):
+                reached[index] = update.done
+            if update.done < update.total and (
+                    stopping() or (limit is not None and update.done >= limit)):
+                raise ImportStopped
+        return tick
+
+    def here(index: int, limit: int | None = None) -> FileResult:
         path, fmt, _problem = planned[index]
-        return import_file(store, path, fmt, progress=progress, index=index,
-                           count=len(planned))
+        try:
+            return import_file(store, path, fmt, progress=watch(index, limit), index=index,
+                               count=len(planned))
+        except ImportStopped:   # (before it began: nothing of it was read)
+            return FileResult(str(path), format=fmt, status="stopped")
+
+    def read(index: int, limit: int | None = None) -> bool:
+        """Read planned file `index` (up to `limit` bytes); whether it was read to its end.
+        Its result goes into the report once it is (or once the import stops)."""
+        result = here(index, limit)
+        parts[index] = _joined(parts.get(index), result)
+        if result.status == "stopped":
+            return False
+        finished.add(index)
+        if run is not None:
+            run.file_done(index)
+        return True
+
+    def step_deferred(limit: int | None) -> None:
+        index = deferred[0]
+        if read(index, None if limit is None else reached.get(index, 0) + limit):
+            deferred.pop(0)
 
     keep_writer = getattr(store, "bulk_writes", None)
     workers = None
     from core.importing.workers.parallel import ParallelImport, scratch_parent, sweep_abandoned
 
     if new:
-        workers = ParallelImport(store, planned, new, commit_every=COMMIT_EVERY)
+        workers = ParallelImport(store, planned, new, commit_every=COMMIT_EVERY, stop=stop)
     elif planned:
         # a killed import's scratch folder goes even when this import has nothing new
         sweep_abandoned(scratch_parent(getattr(store, "path", None)))
     failing = True
     try:
         with keep_writer() if keep_writer is not None else contextlib.nullcontext():
-            if workers is not None and not workers.start():
+            # (after the head: the newest files are not read while workers start)
+            if workers is not None and not head and not workers.start():
                 workers = None
             for index, (path, fmt, problem) in enumerate(planned):
+                if stopping():
+                    break
+                if index == head_end and head:
+                    if workers is not None and not workers.start():
+                        workers = None
                 if isinstance(problem, FileResult):
                     report.files.append(problem)
                 elif fmt is None:
                     report.files.append(FileResult(str(path), status=problem[0], error=problem[1]))
                 elif workers is not None and workers.owns(index):
-                    result = workers.result(index, here)
+                    try:
+                        result = workers.result(index, here)
+                    except ImportStopped:
+                        break
                     if progress is not None and workers.moved_in(index):
                         size = file_size(path)
                         ticker = ProgressTicker(progress, str(path), index, len(planned), size)
                         ticker.phase = "read apart, moved in"
                         ticker(size, force=True)
+                    if result.status == "stopped":
+                        parts[index] = result
+                        break
+                    finished.add(index)
+                    if run is not None:
+                        run.file_done(index)
                     report.files.append(result)
                     imported = True
-                else:
-                    report.files.append(here(index))
+                elif index < head_end and sizes.get(index, 0) > HEAD_SLICE:
                     imported = True
+                    if not read(index, HEAD_SLICE) and not stopping():
+                        deferred.append(index)
+                else:
+                    imported = True
+                    read(index)
+                if deferred and index >= head_end and not stopping():
+                    step_deferred(SLICE)
+            while deferred and not stopping():
+                step_deferred(None)
+            report.files.extend(parts.values())
         failing = False
     except StoreUnreachable as error:
+        report.files.extend(parts.values())
         report.seconds = time.monotonic() - started
         error.report = report
         raise
     finally:
         if workers is not None:
             report.converted = workers.converted
-            workers.close(stop=failing)
+            workers.close(stop=failing or stopping())
+    report.stopped = sum(1 for i in to_read if i not in finished)
     if imported:
         link_lineage(store)
     report.seconds = time.monotonic() - started
     return report
 
 
+def _joined(before: FileResult | None, after: FileResult) -> FileResult:
+    """One file's result from the results of the slices it was read in (`after` read on
+    from where `before` stopped)."""
+    if before is None:
+        return after
+    after.first_line = before.first_line
+    after.skipped = before.skipped + after.skipped
+    after.duplicates += before.duplicates
+    if after.status == "stopped" and not after.sessions:
+        after.sessions = before.sessions
+        after.lines = max(after.lines, before.lines)
+        return after
+    earlier = {session.uid: session for session in before.sessions}
+    for session in after.sessions:
+        old = earlier.pop(session.uid, None)
+        if old is not None:
+            session.created = session.created or old.created
+            session.entries_added += old.entries_added
+            session.messages_added += old.messages_added
+            session.branches_added += old.branches_added
+    after.sessions = list(earlier.values()) + after.sessions
+    return after
+
+
 def plan_paths(store, paths: Iterable[str | os.PathLike], report: ImportReport, *,
                describe_unchanged: bool = True, scanned: Look | None = None,
-               new: set[Path] | None = None) -> list[tuple[Path, str | None, object]]:
+               new: set[Path] | None = None,
+               newest_first: bool = False) -> list[tuple[Path, str | None, object]]:
     """What an import of `paths` will do with each file: (path, format, problem), where
     problem is a FileResult for a file found unchanged (not opened), (status, reason) for
     one that cannot be imported, None for one to import. Files left alone by their stat
     get their line in `report` here. `scanned`: see `import_paths`. `new`: gets the paths
-    of the files to import that have no import record at all."""
+    of the files to import that have no import record at all. `newest_first`: in the
+    order of their mtimes, newest first (else as found)."""
     if scanned is None:
         found = expand_paths(paths, report)
         stamps = store.imports.stamps() if found else {}
@@ -123,6 +247,8 @@ def plan_paths(store, paths: Iterable[str | os.PathLike], report: ImportReport, 
             report.files.append(FileResult(name, status=status, error=reason))
         stamps = scanned.stamps if scanned.stamps is not None else \
             store.imports.stamps() if found else {}
+    if newest_first:
+        found = sorted(found, key=lambda item: item.st.st_mtime_ns, reverse=True)
     planned: list[tuple[Path, str | None, object]] = []
     unchanged: list[tuple[FileResult, str]] = []
     for item in found:
@@ -285,6 +411,11 @@ def import_file(store, path: Path, fmt: str | None = None, *,
         result.sessions.clear()
     except StoreUnreachable:
         raise   # (not this file's fault: the import stops, see import_paths)
+    except ImportStopped:
+        # rolled back to its last commit, whose record says where the next read goes on
+        result.status = "stopped"
+        result.error = "stopped part-way: the next import goes on from its last save"
+        return result
     except ArborError as error:
         result.status, result.error = "failed", str(error)
         result.sessions.clear()
