@@ -24,7 +24,7 @@ from .unchanged import DATABASES, FORMATS, Look, is_unchanged, sessions_of, stam
 TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
 if TYPE_CHECKING:
     import threading
-    from typing import Iterable
+    from typing import Callable, Iterable
 
     from .base import ProgressCallback
     from .run_progress import RunProgress
@@ -91,8 +91,8 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
     def stopping() -> bool:
         return stop is not None and stop.is_set()
 
-    def watch(index: int, limit: int | None) -> ProgressCallback | None:
-        if progress is None and run is None and stop is None and limit is None:
+    def watch(index: int) -> ProgressCallback | None:
+        if progress is None and run is None and stop is None:
             return None
 
         def tick(update) -> None:
@@ -102,16 +102,17 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
                 run(update)
             if update.done > reached.get(index, 0):
                 reached[index] = update.done
-            if update.done < update.total and (
-                    stopping() or (limit is not None and update.done >= limit)):
-                raise ImportStopped
         return tick
 
     def here(index: int, limit: int | None = None) -> FileResult:
         path, fmt, _problem = planned[index]
+        enough = None
+        if stop is not None or limit is not None:
+            def enough(offset: int) -> bool:
+                return stopping() or (limit is not None and offset >= limit)
         try:
-            return import_file(store, path, fmt, progress=watch(index, limit), index=index,
-                               count=len(planned))
+            return import_file(store, path, fmt, progress=watch(index), index=index,
+                               count=len(planned), enough=enough)
         except ImportStopped:   # (before it began: nothing of it was read)
             return FileResult(str(path), format=fmt, status="stopped")
 
@@ -310,14 +311,20 @@ def _describe_unchanged(store, unchanged: list[tuple[FileResult, list[str]]]) ->
 
 def import_file(store, path: Path, fmt: str | None = None, *,
                 progress: ProgressCallback | None = None, index: int = 0,
-                count: int = 1, budget: float | None = None) -> FileResult:
+                count: int = 1, budget: float | None = None,
+                enough: Callable[[int], bool] | None = None) -> FileResult:
     """Import one file, or the part of it that is new since the last import.
 
     Goes on from the file's record (see state.py): a file that grew is read from where
     the last import stopped, an interrupted import goes on where it was cut off, and a
     torn last line is left until it is whole. Commits about every `budget` seconds so
     that other writers (agents, the app) get the store in between. Live follow calls
-    this on every change of a file."""
+    this on every change of a file.
+
+    `enough(offset)`: asked as the read goes (with its progress, about every 0.1 s); once
+    True the file is read no further: rolled back to its last commit, whose record says
+    where the next import goes on (so that a file read in parts ends up as one read
+    whole), and its result's status is "stopped"."""
     path = Path(path)
     result = FileResult(str(path), format=fmt)
     if fmt is None:
@@ -332,9 +339,11 @@ def import_file(store, path: Path, fmt: str | None = None, *,
         result.format = fmt
     size = file_size(path)
     ticker = ProgressTicker(progress, str(path), index, count, size)
+    module = _module(fmt)
+    if enough is not None:
+        ticker.callback = _stopping_at(ticker.callback, enough)
     ticker(0, force=True)
     key = f"{fmt}:{path_key(path)}"
-    module = _module(fmt)
     try:
         if fmt in DATABASES:
             check_path(path)
@@ -431,6 +440,16 @@ def import_file(store, path: Path, fmt: str | None = None, *,
         result.sessions.clear()
     ticker(size, force=True)
     return result
+
+
+def _stopping_at(callback, enough: Callable[[int], bool]):
+    """A progress callback that stops a read (ImportStopped) once `enough` says so."""
+    def tick(update) -> None:
+        if callback is not None:
+            callback(update)
+        if update.done < update.total and enough(update.done):
+            raise ImportStopped
+    return tick
 
 
 @contextlib.contextmanager

@@ -5,7 +5,8 @@ agents keep in their usual folders by itself (newest first, shown as they land),
 file; a stopped one (a key, Ctrl-C, the app closed) is "started", and the next goes on
 where it stopped (each file's import record says how far it got). A store without the
 row has had no first import when it has no import record either; one that imported
-anything before is never given one (it only follows what agents write).
+anything before is never given one (it only follows what agents write), nor is the demo
+store (core/demo.py: its sessions are made up, and stay the only ones).
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from __future__ import annotations
 FIRST_IMPORT = "first_import"
 STARTED = "started"
 DONE = "done"
+DEMO_MARK = "demo"   # core.demo.DEMO_MARK (not imported for it: ~65 ms)
 
 
 def pending(store) -> bool:
     """Whether this store is to have its first import (never begun, or not finished)."""
     value = store.get_meta(FIRST_IMPORT)
-    if value == DONE:
+    if value == DONE or store.get_meta(DEMO_MARK) is not None:
         return False
     if value == STARTED:
         return True
