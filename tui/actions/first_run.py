@@ -142,6 +142,16 @@ class FirstRunActions:
     def importing_first(self) -> bool:
         return self.first_import is not None and self.first_import.running
 
+    def first_import_left(self, session_id: int) -> bool:
+        """Whether the first import (running, or stopped) has not read all of this
+        session's log: it has entries and no branch yet (a session's branches are made
+        when its log is read to the end)."""
+        first = self.first_import
+        if first is None or not first.started.is_set():
+            return False
+        session = self._session(session_id)
+        return session is not None and session.message_count > 0
+
     def first_run_status(self) -> list[str] | None:
         first = self.first_import
         if first is None or not first.running:

@@ -177,8 +177,10 @@ class StoreLoading:
         branch = pane.highlighted
         if branch is None:
             self.branch = None
-            empty = "This session has no branches." if not self.importing_first() else \
-                "Still importing this session: its branches show once its whole log is read."
+            empty = "This session has no branches." if not self.first_import_left(session_id) \
+                else "Its log is not all read yet: its branches show once it is" + (
+                    "." if self.importing_first() else
+                    " (the import was stopped; arbor reads on the next time it starts).")
             self.messages_pane.set_source(None, empty_text=Text(empty, FAINT))
             self._update_messages_title()
             return
