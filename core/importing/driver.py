@@ -58,10 +58,10 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
     one of them bigger than HEAD_SLICE (the session an agent is writing now, often the
     longest) is read that far first, then on in SLICE steps, one after each file read
     here or batch moved in after the head (while the workers read the batches).
-    `stop` (an Event): once set, the file being read is rolled back to its last commit
-    (its record says where the next import goes on) and no other is begun; the report's
-    `stopped` counts the files left. `run`: kept up to date with the files and bytes done
-    of all (run_progress.py).
+    `stop` (a threading.Event, or anything with its `is_set()`): once set, the file
+    being read stops at its next commit (its record says where the next import goes on)
+    and no other is begun; the report's `stopped` counts the files left. `run`: kept up
+    to date with the files and bytes done of all (run_progress.py).
 
     A store whose server stops answering stops the import at once: StoreUnreachable is
     raised, with the report of what was done before as its `report` (what a file had

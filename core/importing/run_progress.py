@@ -5,7 +5,7 @@ the app's status line and `arbor import`'s progress line read it."""
 
 from __future__ import annotations
 
-import threading
+import _thread   # (not threading: an import of a few lines does not load it)
 import time
 
 TYPE_CHECKING = False
@@ -28,7 +28,7 @@ class RunProgress:
         self.listener = listener
         self.interval = interval
         self.clock = clock
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
         self._sizes: dict[int, int] = {}
         self._done: set[int] = set()
         self._partial: dict[int, int] = {}

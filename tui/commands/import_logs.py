@@ -174,13 +174,13 @@ def _run(store, paths, *, show_progress: bool, describe_unchanged: bool, scanned
             if not run.files_total:
                 return
             shown.append(_ProgressLine())
-        shown[0].update(run, stop.event.is_set())
+        shown[0].update(run, stop.is_set())
 
     run = RunProgress(update if show_progress else None)
     with stop:
         try:
             return import_paths(store, paths, describe_unchanged=describe_unchanged,
-                                scanned=scanned, newest_first=newest_first, stop=stop.event,
+                                scanned=scanned, newest_first=newest_first, stop=stop,
                                 run=run)
         finally:
             if shown:
@@ -188,22 +188,24 @@ def _run(store, paths, *, show_progress: bool, describe_unchanged: bool, scanned
 
 
 class _StopOnInterrupt:
-    """The first Ctrl-C (SIGINT) sets `event`, which stops the import at the file's last
-    commit with a report of what it did; a second one raises KeyboardInterrupt as usual
-    (which stops at once: a write transaction rolls back to its last commit too). Outside
-    the main thread signals stay as they are."""
+    """The import's stop (`is_set()`, as a threading.Event's, which an import of a few
+    lines is not to load): the first Ctrl-C (SIGINT) sets it, which stops the import at
+    the file's next commit with a report of what it did; a second one raises
+    KeyboardInterrupt as usual (which stops at once: a write transaction rolls back to its
+    last commit too). Outside the main thread signals stay as they are."""
 
     def __init__(self):
-        import threading
-
-        self.event = threading.Event()
+        self.stopped = False
         self.previous = None
+
+    def is_set(self) -> bool:
+        return self.stopped
 
     def __enter__(self):
         import signal
 
         def first(_signum, _frame):
-            self.event.set()
+            self.stopped = True
             signal.signal(signal.SIGINT, signal.default_int_handler)
 
         try:
