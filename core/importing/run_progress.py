@@ -38,10 +38,11 @@ class RunProgress:
 
     # ---------------------------------------------------------------- the driver's side
     def plan(self, sizes: dict[int, int]) -> None:
-        """The files to read (planned index -> size)."""
+        """The files to read (planned index -> size); again once more is known of them."""
         with self._lock:
             self._sizes = dict(sizes)
-            self._started = self.clock()
+            if self._started is None:
+                self._started = self.clock()
         self._tell(force=True)
 
     def __call__(self, progress: Progress) -> None:
