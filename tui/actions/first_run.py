@@ -121,13 +121,25 @@ class FirstRunActions:
 
     first_import: FirstRun | None = None
     _first_run_keys_shown = False
+    _first_frame_done = False
+    _follow_after_start = False
 
     def _begin_first_run(self) -> None:
-        """Once the first screen is drawn: the first import if the store is to have one
-        (decided in the thread), then following."""
+        """At mount, while the first frame is drawn (its thread mostly waits for the disk
+        and SQLite then): the first import if the store is to have one (decided in the
+        thread); following once it ends and the first frame is drawn."""
         options = self.follow if isinstance(self.follow, dict) else {}
         self.first_import = FirstRun(self.store, self.post_message, home=options.get("home"))
         self.first_import.start()
+
+    def _first_frame_drawn(self) -> None:
+        """(from _load_the_rest) Rows are looked for now, and following begins if the
+        first import ended before."""
+        self._first_frame_done = True
+        if self.first_import is None:
+            return
+        if self.first_import.ended.is_set() and self._follow_after_start:
+            self._start_following()
         self._look_for_first_rows()
 
     def _look_for_first_rows(self) -> None:
@@ -187,7 +199,10 @@ class FirstRunActions:
                          markup=False)
         if first is not None and first.started.is_set():
             self._poll()
-        self._start_following()
+        if self._first_frame_done:
+            self._start_following()
+        else:
+            self._follow_after_start = True   # (not before the first frame)
         self._update_status()
 
     def action_stop_import(self) -> None:
