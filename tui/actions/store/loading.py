@@ -178,9 +178,8 @@ class StoreLoading:
         if branch is None:
             self.branch = None
             empty = "This session has no branches." if not self.first_import_left(session_id) \
-                else "Its log is not all read yet: its branches show once it is" + (
-                    "." if self.importing_first() else
-                    " (the import was stopped; arbor reads on the next time it starts).")
+                else "Still importing: branches show once all is read." \
+                if self.importing_first() else "Import stopped part-way: the next start reads on."
             self.messages_pane.set_source(None, empty_text=Text(empty, FAINT))
             self._update_messages_title()
             return
