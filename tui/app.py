@@ -180,8 +180,6 @@ class ArborApp(StoreLoading, HistoryActions, AnnotationActions, SessionActions, 
         self._starting = True
         self._show_first_page()
         self._update_status()
-        if self.follow:
-            self._begin_first_run()   # (a thread: see first_run.py)
         self.call_after_refresh(self._show_first_session)
 
     def on_unmount(self) -> None:

@@ -78,7 +78,6 @@ class FirstRun:
         self.places = discover(self.home)
         if not self.places:
             return None
-        _load_for_the_first_commit()
         self.started.set()
         first_run.begin(writing)
         report = import_paths(writing, self.places, newest_first=True, stop=self.stop_event,
@@ -96,15 +95,6 @@ class FirstRun:
     @property
     def running(self) -> bool:
         return self.started.is_set() and not self.ended.is_set()
-
-
-def _load_for_the_first_commit() -> None:
-    """What the import's first commit loads (the importers, the price table: ~0.4 s), loaded
-    now, while the first frame is drawn, rather than after it, before the first rows."""
-    import core.agents.claude_code.importer  # noqa: F401
-    from genai_prices.data_snapshot import get_snapshot
-
-    get_snapshot()
 
 
 def progress_forms(run, stopping: bool) -> list[str]:
@@ -131,25 +121,14 @@ class FirstRunActions:
 
     first_import: FirstRun | None = None
     _first_run_keys_shown = False
-    _first_frame_done = False
-    _follow_after_start = False
 
     def _begin_first_run(self) -> None:
-        """At mount, while the first frame is drawn (its thread mostly waits for the disk
-        and SQLite then): the first import if the store is to have one (decided in the
-        thread); following once it ends and the first frame is drawn."""
+        """Once the first screen is drawn (nothing of the importers is loaded before it):
+        the first import if the store is to have one (decided in the thread), then
+        following."""
         options = self.follow if isinstance(self.follow, dict) else {}
         self.first_import = FirstRun(self.store, self.post_message, home=options.get("home"))
         self.first_import.start()
-
-    def _first_frame_drawn(self) -> None:
-        """(from _load_the_rest) Rows are looked for now, and following begins if the
-        first import ended before."""
-        self._first_frame_done = True
-        if self.first_import is None:
-            return
-        if self.first_import.ended.is_set() and self._follow_after_start:
-            self._start_following()
         self._look_for_first_rows()
 
     def _look_for_first_rows(self) -> None:
@@ -209,10 +188,7 @@ class FirstRunActions:
                          markup=False)
         if first is not None and first.started.is_set():
             self._poll()
-        if self._first_frame_done:
-            self._start_following()
-        else:
-            self._follow_after_start = True   # (not before the first frame)
+        self._start_following()
         self._update_status()
 
     def action_stop_import(self) -> None:

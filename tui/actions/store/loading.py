@@ -53,8 +53,8 @@ class StoreLoading:
         search_indexing.start(self)   # (after an upgrade: the index's backlog, in a thread)
         if self.poll_interval:
             self.set_interval(self.poll_interval, self._poll)
-        if self.follow:   # (after the store's first import, when it has one: on_mount)
-            self._first_frame_drawn()
+        if self.follow:   # (after the store's first import, when it is to have one)
+            self._begin_first_run()
 
     @work(thread=True, exclusive=True, group="sessions")
     def load_sessions(self, keep_id: int | None = None, live: bool = False,
