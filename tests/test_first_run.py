@@ -81,6 +81,20 @@ def test_a_store_is_to_have_its_first_import_until_one_finishes(tmp_path, home):
         assert not first_run.pending(store)           # the demo store never
 
 
+def test_the_record_on_either_store(store_location, home):
+    """SQLite and PostgreSQL keep it alike (store_meta; the import records' one query)."""
+    with open_store(store_location) as store:
+        assert first_run.pending(store)
+        first_run.begin(store)
+        assert store.get_meta(first_run.FIRST_IMPORT) == first_run.STARTED
+        import_paths(store, [logs(home)[0]])
+        assert first_run.pending(store)               # begun: goes on, records or not
+        first_run.finish(store)
+        assert not first_run.pending(store)
+        store.set_meta(first_run.FIRST_IMPORT, "")    # (no record of it: the imports say)
+        assert store.imports.any_record() and not first_run.pending(store)
+
+
 # ------------------------------------------------------------------ the driver
 def test_newest_first_reads_the_files_by_mtime_newest_first(tmp_path, home):
     files = logs(home)
