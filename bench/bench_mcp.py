@@ -124,9 +124,13 @@ def _cpu_ms(pid: int) -> float | None:
 def _spawn(argv: list[str], env: dict, steps: list[tuple[str, str]]) -> list[tuple[float, float | None]]:
     """Start a server, send each step's message and wait for its answer: per step, the wall
     time since the spawn and the server's CPU time so far."""
+    import tempfile
+
     started = time.perf_counter()
+    # (in a folder of no checkout: `python -c` puts its folder before PYTHONPATH)
     process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True, env=env)
+                               stderr=subprocess.DEVNULL, text=True, env=env,
+                               cwd=tempfile.gettempdir())
     marks = []
     for message, _ in steps:
         process.stdin.write(message)
