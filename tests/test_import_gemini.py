@@ -283,3 +283,39 @@ def test_gemini_cli_itself_resumes_an_earlier_point_of_the_branch(store, tmp_pat
     # Gemini CLI registered arbor's folder for the project itself
     registry = json.loads((other / ".gemini" / "projects.json").read_text())
     assert registry["projects"][str(lab.project)] == "project"
+
+
+# ---------------------------------------------------------------- /chat save, /chat resume
+# tests/fixtures/agents/gemini/tree: Gemini CLI's own TUI driven in tmux (SOURCES.md there):
+# "say one", `/chat save first`, "say two", `/chat resume first`, "say three".
+TREE = FIXTURE.parent / "tree" / "gemini-tmp"
+SAVED = "f55c4fad-821c-4432-a6bb-5731ac15d400"
+
+
+def test_chat_save_tags_the_message_it_saved_at_and_resume_branches_from_it(tmp_path, store):
+    target = tmp_path / "home" / ".gemini" / "tmp"
+    shutil.copytree(TREE, target)
+    import_paths(store, [target])
+    session = store.sessions.by_uid(SAVED)
+    branches = store.branches.of_session(session.id)
+    assert len(branches) == 2              # nothing lost: "say two" stays as its own branch
+
+    def said(branch):
+        return [content_text(e.message["content"]) for e in store.paths.entries(branch.head_seq)
+                if e.message and not content_text(e.message["content"]).startswith("<session")]
+
+    current = store.branches.current(session.id)
+    assert said(current) == ["say one", "One.", "say three", "Three."]
+    other = next(b for b in branches if b.id != current.id)
+    assert said(other) == ["say one", "One.", "say two", "Two."]
+    # the tag names the message the history ended on when it was saved
+    labels = store.annotations.entry_labels(session.id)
+    assert list(labels.values()) == ["first"]
+    tagged = next(e for e in store.paths.entries(current.head_seq) if e.seq in labels)
+    assert content_text(tagged.message["content"]) == "One."
+    # the replayed history adds no entry; a second import adds nothing and no second label
+    before = len(store.paths.entries(current.head_seq))
+    import_paths(store, [target])
+    assert len(store.branches.of_session(session.id)) == 2
+    assert len(store.paths.entries(store.branches.current(session.id).head_seq)) == before
+    assert len(store.annotations.label_log(session.id)) == 1

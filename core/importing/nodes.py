@@ -11,6 +11,8 @@ sub-agents, gives every leaf a branch and makes the newest one current.
 
 from __future__ import annotations
 
+from core.model.entries import LABEL
+
 from .base import Clockwork
 from .session import SessionTarget, first_text_title
 from .tree import processing_order, sync_branches
@@ -102,14 +104,17 @@ def write_session(store, result: FileResult, ticker: ProgressTicker, nodes: Node
         result.skip(nodes.lines[i] or None,
                     f"parent cycle: entry {nodes.ids[i]} was made a root (kept, not dropped)")
     seq_of: list[int] = [0] * count
+    labels: list[int] = []
     ticker.phase = "writing"
     for n, i in enumerate(order):
         if n % 2048 == 0:
             ticker(n)
         p = parents[i]
-        seq, _written = target.add(nodes.ids[i], seq_of[p] if p is not None else None,
-                                   nodes.types[i], nodes.data[i], times[i])
+        seq, written = target.add(nodes.ids[i], seq_of[p] if p is not None else None,
+                                  nodes.types[i], nodes.data[i], times[i])
         seq_of[i] = seq
+        if written and nodes.types[i] == LABEL:
+            labels.append(i)
     spawned = {entry_id for _key, entry_id in nodes.spawns}
     if spawned:
         for key, entry_id in nodes.spawns:
@@ -117,6 +122,16 @@ def write_session(store, result: FileResult, ticker: ProgressTicker, nodes: Node
             if i is not None:
                 target.spawn(key, seq_of[i])
     target.flush()
+    for i in labels:    # (a label entry names its target by node id: `targetId`)
+        j = nodes.index.get(nodes.data[i].get("targetId"))
+        if j is None:
+            result.skip(nodes.lines[i] or None, f"label entry {nodes.ids[i]} targets no entry "
+                        "of this session (entry kept, label not applied)")
+            continue
+        label = nodes.data[i].get("label")
+        store.annotations.add_label(target.id, label if isinstance(label, str) else None,
+                                    target_seq=seq_of[j], entry_seq=seq_of[i],
+                                    created_at=times[i])
     if not count:
         result.sessions.append(target.finish(name=name))
         return

@@ -19,6 +19,13 @@ entry):
   the kept tail under new ids: a `compaction` entry (the summary; the first kept entry
   found by its content), and the new ids are read as the entries they copy.
 * `$rewindTo` moves the head back before that message: what follows is a new branch.
+* `/chat save TAG` writes an `info` record ("Conversation checkpoint saved with tag:
+  TAG.") and `checkpoint-TAG.json` beside `chats/`: the record becomes a `label` entry
+  tagging the message the history ended on (the checkpoint). `/chat resume TAG` (and any
+  reload of a saved history) appends the saved history again as new records, starting
+  with Gemini CLI's `<session_context>` turn, then a `$set.messages` of them: those
+  records are matched, from the root, onto the entries they repeat, so what follows
+  branches from the checkpoint and what was said after it stays as its own branch.
 * Other record types (info, error) and lines of an unknown shape are kept raw
   (`gemini:<type>`), in their place.
 * A sub-agent's session (`chats/<parent session id>/<id>.jsonl`, `kind: subagent`) is a
@@ -26,15 +33,16 @@ entry):
 * The project folder is the one `.project_root` beside `chats/` names (or the header's
   `directories`).
 
-Not read: `/chat save` checkpoints (`checkpoint-<tag>.json`, raw API history without ids;
-interactive only, so no real file could be made here) and `logs.json`.
+Not read: `checkpoint-<tag>.json` itself (the same history without ids, not tied to a
+session, overwritten by the next save of that tag) and `logs.json`.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from core.model.entries import COMPACTION, MESSAGE
+from core.model.entries import COMPACTION, LABEL, MESSAGE
 from core.importing.base import (
     SHAPE_ERRORS, FileResult, ProgressTicker, epoch_ms, file_mtime, object_lines, odd_shape,
     short_hash, title_from_text)
@@ -51,6 +59,7 @@ RESUMABLE = False
 CONTEXT_PREFIX = "<session_context>"
 _RECORD_KEYS = ("id", "timestamp", "type", "content", "thoughts", "toolCalls")
 _CALL_KEYS = ("id", "name", "args", "result")
+_SAVED = re.compile(r"^Conversation checkpoint saved with tag: (.+?)\.?$", re.S)
 
 
 class _Read:
@@ -71,6 +80,7 @@ class _Read:
         self.first_prompt = ""
         self.model = ""
         self.last_prompt_tokens = 0
+        self.replaying = False                 # a saved history is being loaded again
 
     # ------------------------------------------------------------------ lines
     def take(self, d: dict[str, Any], line: int) -> None:
@@ -114,13 +124,85 @@ class _Read:
             self.again(d, line)
             return
         kind = d["type"]
+        if kind in ("user", "gemini") and self.replay(d):
+            return
+        self.replaying = False
         if kind == "user":
             self.user(d, line)
         elif kind == "gemini":
             self.gemini(d, line)
+        elif kind == "info" and isinstance(d.get("content"), str) and \
+                _SAVED.match(d["content"].strip()) and self.head is not None:
+            self.saved(d, _SAVED.match(d["content"].strip()).group(1), line)
         else:
             self.raw(d, line, kind)
             self.first_of[rid] = self.last_of[rid] = self.head
+
+    def saved(self, d: dict[str, Any], tag: str, line: int) -> None:
+        """`/chat save TAG`: a label entry tagging the message the history ended on."""
+        data = {"targetId": self.head, "label": tag, "gemini": dict(d)}
+        self.head = self.nodes.add(d["id"], self.head, LABEL, data, d.get("timestamp"), line)
+        self.first_of[d["id"]] = self.last_of[d["id"]] = self.head
+
+    # ----------------------------------------------------- a saved history again
+    def replay(self, d: dict[str, Any]) -> bool:
+        """Whether the record repeats an entry of a history loaded again (`/chat resume`):
+        then its id names that entry and the head moves there (see the module doc)."""
+        rid, content = d["id"], d.get("content")
+        if responses_of(content) or calls_of(content) or self.head is None:
+            return False
+        if d["type"] == "user":
+            texts = [p["text"].strip() for p in content if isinstance(p, dict) and
+                     isinstance(p.get("text"), str)] if isinstance(content, list) else \
+                [content.strip()] if isinstance(content, str) else []
+            if texts and texts[0].startswith(CONTEXT_PREFIX):
+                position = self._context_root()
+                texts = texts[1:]
+            elif self.replaying:
+                position = self.head
+            else:
+                return False
+            first = position
+            for text in texts:
+                position = self._child(position, "user", text)
+                if position is None:
+                    return False
+        elif self.replaying:
+            first = position = self._child(self.head, "assistant", text_of(content).strip())
+        else:
+            return False
+        if position is None:
+            return False
+        self.replaying = True
+        self.first_of[rid], self.last_of[rid] = first, position
+        self.head = position
+        return True
+
+    def _context_root(self) -> str | None:
+        for i, parent in enumerate(self.nodes.parents):
+            if parent is None and (self.nodes.data[i].get("gemini") or {}).get("context"):
+                return self.nodes.ids[i]
+        return None
+
+    def _child(self, parent: str | None, role: str, text: str) -> str | None:
+        """The message below `parent` (through label and kept-raw entries) that says
+        `text` as `role`, or None."""
+        if parent is None:
+            return None
+        below = [parent]
+        while below:
+            node = below.pop(0)
+            for i, p in enumerate(self.nodes.parents):
+                if p != node:
+                    continue
+                if self.nodes.types[i] != MESSAGE:
+                    below.append(self.nodes.ids[i])
+                    continue
+                message = self.nodes.data[i].get("message") or {}
+                if message.get("role") == role and \
+                        text_of(message.get("content")).strip() == text:
+                    return self.nodes.ids[i]
+        return None
 
     def user(self, d: dict[str, Any], line: int) -> None:
         rid = d["id"]
@@ -250,6 +332,7 @@ class _Read:
     def set_messages(self, records: Any, line: int) -> None:
         if not isinstance(records, list):
             raise TypeError("$set.messages is not a list")
+        self.replaying = False
         records = [r for r in records if isinstance(r, dict)]
         if self.head is None:
             for record in records:     # a new session's first history
