@@ -296,3 +296,49 @@ def test_copilot_itself_carries_on_from_what_arbor_imported(store, tmp_path):
     entries = store.paths.entries(store.branches.current(session.id).head_seq)
     assert said(entries)[-2:] == [("user", "and then?"), ("assistant", "Resumed.")]
     assert len(store.branches.of_session(session.id)) == 1
+
+
+# ------------------------------------------------------------------ /rewind and /fork
+# tests/fixtures/agents/copilot/tree: Copilot CLI's own TUI driven in tmux (SOURCES.md there):
+# "say one", "say two", `/rewind` to turn 2, "say three", `/fork`, "say four" (in the fork).
+TREE = FIXTURE / "tree"
+ORIGINAL = "acf590f5-226e-40ab-af74-de8c5101123d"
+FORKED = "423180a0-3b55-4986-ba30-2073b7db4017"
+
+
+def _said(store, head_seq):
+    return [content_text(e.message["content"]) for e in store.paths.entries(head_seq)
+            if e.message and e.message.get("role") in ("user", "assistant")
+            and content_text(e.message["content"]).strip()]
+
+
+def test_a_rewind_is_a_branch_from_where_it_went_back_and_the_undone_turn_stays(tmp_path, store):
+    # arbor read the session before the rewind (as its live follow does), then Copilot
+    # rewrote events.jsonl without turn 2: turn 2 stays, as its own branch
+    target = tmp_path / "home" / ".copilot" / "session-state"
+    shutil.copytree(TREE / "before-rewind" / "session-state", target)
+    import_paths(store, [target])
+    shutil.rmtree(target)
+    shutil.copytree(TREE / "session-state", target)
+    import_paths(store, [target / ORIGINAL / "events.jsonl"])
+    session = store.sessions.by_uid(ORIGINAL)
+    branches = store.branches.of_session(session.id)
+    current = store.branches.current(session.id)
+    assert _said(store, current.head_seq) == ["say one", "One.", "say three", "Three."]
+    assert sorted(_said(store, b.head_seq)[-2:] for b in branches if b.id != current.id) == \
+        [["say two", "Two."]]
+    assert store.sessions.metadata(session.id)["rewinds"] == [
+        "f393b305-1837-49f0-b67e-398a5fb658fb"]
+
+
+def test_a_fork_is_a_session_nested_under_its_original(tmp_path, store):
+    target = tmp_path / "home" / ".copilot" / "session-state"
+    shutil.copytree(TREE / "session-state", target)
+    import_paths(store, [target])
+    original = store.sessions.by_uid(ORIGINAL)
+    [fork] = store.sessions.children(original.id)
+    assert fork.kind == "fork" and fork.id == store.sessions.by_uid(FORKED).id
+    # under the last entry it shares with its original ("Three."), going on from there
+    assert content_text(store.entries.get(fork.spawn_seq).message["content"]) == "Three."
+    assert _said(store, store.branches.current(fork.id).head_seq) == [
+        "say one", "One.", "say three", "Three.", "say four", "Four."]

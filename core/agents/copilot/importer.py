@@ -26,6 +26,15 @@ appends to it): one event a line, `{type, data, id, timestamp, parentId}`, each 
   (`system.message`, `session.resume`, `session.shutdown`, model changes, unknown types)
   is kept as it was, in its place (`copilot:<type>`).
 
+`/fork` writes a new session folder whose events.jsonl copies the original's events (same
+ids), then a `session.info` (infoType fork, "Forked from "…" (<original id>) as …"): the
+session is a `fork` nested under the original, at the last entry they share. `/rewind`
+rewrites events.jsonl without the turns it undid and appends a `session.info` (infoType
+rewind) whose `parentId` is where it went back to: what follows is a branch from there,
+and the undone turns, read before (by the live follow or an earlier import), stay in the
+store as their own branch (a file only read after the rewind no longer holds them; only
+`~/.copilot/session-store.db`'s `turns` keeps their text, which is not read).
+
 The tree follows `parentId` (an event naming an earlier one is a branch from there); an
 event whose parent is not known (Copilot's compaction calls name ids it never wrote) or
 belongs to another session of the file (a sub-agent's last event before the parent's next
@@ -36,6 +45,7 @@ names yet (the response still being written) waits for the next read.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from core.model.entries import COMPACTION, MESSAGE
@@ -58,6 +68,7 @@ _STRUCTURE = frozenset({"assistant.turn_start", "assistant.turn_end"})
 # events of a sub-agent being set up, before its own events name its call
 _SETUP = frozenset({"subagent.selected", "subagent.configured"})
 _WORKSPACE_LIMIT = 1 << 20
+_FORKED_FROM = re.compile(r'^Forked from .*?\(([0-9A-Fa-f-]{36})\)')
 
 
 def usage_of(usage: dict[str, Any]) -> dict[str, int]:
@@ -109,6 +120,8 @@ class _Read:
         self.compactions: dict[str, tuple[str | None, int, dict[str, Any]]] = {}
         self.model_events: list[dict[str, Any]] = []
         self.start: dict[str, Any] = {}
+        self.forked_from: str | None = None    # `/fork`: the original session's id
+        self.rewinds: list[str] = []           # `/rewind`: the event each went back to
         self.cwd = ""
         self.model = ""
         self.unclaimed = 0
@@ -225,7 +238,19 @@ class _Read:
             entry = parent
         else:
             entry = self.raw(session, d, parent, line)
+            if kind == "session.info" and owner is None:
+                self.info(data, pid)
         self.at[eid] = entry
+
+    def info(self, data: dict[str, Any], pid: Any) -> None:
+        """A fork's first own event names the original; a rewind's names where it went."""
+        said = data.get("message") if isinstance(data.get("message"), str) else ""
+        if data.get("infoType") == "fork":
+            forked = _FORKED_FROM.match(said)
+            if forked and self.forked_from is None:
+                self.forked_from = forked.group(1)
+        elif data.get("infoType") == "rewind" and isinstance(pid, str):
+            self.rewinds.append(pid)
 
     def raw(self, session: _Session, d: dict[str, Any], parent: str | None, line: int) -> str:
         """An event kept as it was, in its place on the branch."""
@@ -462,8 +487,15 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
     named = space.get("name") if isinstance(space.get("name"), str) else ""
     name = title_from_text(named or read.main.first_prompt) or folder.name
     mtime = file_mtime(path)
+    if read.rewinds:
+        metadata["rewinds"] = read.rewinds
+    forked = read.forked_from if read.forked_from and read.forked_from != uid else None
+    if forked:
+        metadata["forkedFrom"] = forked
     write_session(store, result, ticker, read.main.nodes, uid=uid, name=name, source=FORMAT,
-                  cwd=cwd, metadata=metadata, fallback=mtime)
+                  cwd=cwd, metadata=metadata, fallback=mtime,
+                  kind="fork" if forked else "session", parent_session=forked,
+                  spawn_ref="shared" if forked else None)
     for call, sub in read.subs.items():
         if not sub.nodes:
             continue      # (started, nothing written yet: read next time)
