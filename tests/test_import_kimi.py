@@ -278,3 +278,40 @@ def test_kimi_itself_resumes_an_earlier_point_of_the_branch(store, tmp_path):
     written = store.sessions.by_uid(plan.native_id)
     assert [content_text(e.message["content"]) for e in branch(store, written.uid)
             if e.message][-2:] == ["and then?", "Resumed."]
+
+
+# ------------------------------------------------------------------ /undo and /fork
+# tests/fixtures/agents/kimi/tree: Kimi CLI's own shell driven in tmux (SOURCES.md there):
+# "say one", "say two", `/undo` of turn [1], "say three", `/fork`, "say four".
+TREE = FIXTURE.parent / "tree" / "kimi-home"
+ORIGINAL = "fe0f5202-f623-4f1d-977e-aec6cd78ea3e"
+UNDONE = "dff8bbf2-60d6-4b6f-9f32-9554285694b6"
+FORKED = "ee536cb3-9188-4cc6-94fa-115b2d7911a8"
+
+
+def _said(store, uid):
+    return [content_text(e.message["content"]) for e in branch(store, uid)
+            if e.message and content_text(e.message["content"]).strip()]
+
+
+def test_undo_branches_from_the_turn_it_went_back_to_and_a_fork_nests_under_it(tmp_path, store):
+    target = tmp_path / "home" / ".kimi"
+    shutil.copytree(TREE, target)
+    import_paths(store, [target / "sessions"])
+    original, undone, forked = (store.sessions.by_uid(u) for u in (ORIGINAL, UNDONE, FORKED))
+    # nothing lost: the undone turn stays in the original
+    assert _said(store, ORIGINAL) == ["say one", "One.", "say two", "Two."]
+    # the undo goes on from "One." (where it went back to), nested there
+    [child] = store.sessions.children(original.id)
+    assert child.id == undone.id and child.kind == "fork"
+    assert content_text(store.entries.get(child.spawn_seq).message["content"]) == "One."
+    assert _said(store, UNDONE) == ["say one", "One.", "say three", "Three."]
+    assert store.sessions.metadata(undone.id)["forkedFrom"]["command"] == "undo"
+    # the fork is under the undo's session (not the original), at its last entry
+    [grandchild] = store.sessions.children(undone.id)
+    assert grandchild.id == forked.id and grandchild.kind == "fork"
+    assert content_text(store.entries.get(grandchild.spawn_seq).message["content"]) == "Three."
+    assert _said(store, FORKED)[-2:] == ["say four", "Four."]
+    # usage: each response once, though the copies repeat them
+    totals = store.usage.report(by="model").totals
+    assert totals.input_tokens == 120 + 140 + 160 + 180

@@ -23,6 +23,14 @@ named by the line it starts on (`L<n>`). What arbor makes of the events:
   message: `StepInterrupted`, `StepRetry` and those not known are kept in the session's
   metadata (`events`), the rest are structure.
 
+`/fork` and `/undo` (shell commands) write a new session whose wire is a copy of the
+current one's lines (all of them; for `/undo`, those before the undone turn), titled
+"Fork: <title>" / "Undo: <title>" in its `state.json`, and name the original nowhere. Such
+a session is a `fork` nested under the session of the same work folder it shares the most
+leading lines with (not one titled as its own fork or undo), at the last entry they share:
+an undo reads as a branch from the turn it went back to, and the undone turns stay in the
+original.
+
 The work folder is the one `~/.kimi/kimi.json` lists whose md5 is the session's folder
 name. The wire names no model: the model is `default_model` of `~/.kimi/config.toml`
 where it has one (what `kimi` uses without `-m`), marked as such in the metadata.
@@ -365,8 +373,56 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
         metadata["events"] = read.events
     if read.compactions:
         metadata["compactions"] = read.compactions
+    copied = None if subagent else copied_from(path, state)
+    spawn_ref = f"key:{folder.name}" if subagent else None
+    parent = session_folder.name if subagent else None
+    if copied is not None:
+        parent, shared = copied
+        metadata["forkedFrom"] = {"session": parent, "lines": shared,
+                                  "command": "undo" if name.startswith("Undo:") else "fork"}
+        at = [read.nodes.ids[i] for i, line in enumerate(read.nodes.lines) if line <= shared]
+        spawn_ref = f"entry:{at[-1]}" if at else None
     write_session(store, result, ticker, read.nodes, uid=uid, name=name, source=FORMAT, cwd=cwd,
-                  metadata=metadata, kind="subagent" if subagent else "session",
-                  parent_session=session_folder.name if subagent else None,
-                  spawn_ref=f"key:{folder.name}" if subagent else None,
-                  fallback=file_mtime(path))
+                  metadata=metadata,
+                  kind="subagent" if subagent else "fork" if copied else "session",
+                  parent_session=parent, spawn_ref=spawn_ref, fallback=file_mtime(path))
+
+
+_COPIES = ("Fork: ", "Undo: ")
+_COPY_LIMIT = 64 << 20
+
+
+def copied_from(path: Path, state: dict[str, Any]) -> tuple[str, int] | None:
+    """The session `/fork` or `/undo` copied this one from and how many leading lines of
+    its wire they share (more than the metadata line), or None (see the module doc)."""
+    title = state.get("custom_title")
+    if not isinstance(title, str) or not title.startswith(_COPIES):
+        return None
+    try:
+        if path.stat().st_size > _COPY_LIMIT:
+            return None
+        ours = [line.strip() for line in path.read_bytes().splitlines() if line.strip()]
+    except OSError:
+        return None
+    own_copies = {prefix + title for prefix in _COPIES}
+    best: tuple[str, int] | None = None
+    for folder in sorted(path.parent.parent.iterdir()):
+        wire = folder / "wire.jsonl"
+        if folder == path.parent or not wire.is_file():
+            continue
+        if _small_json(folder / "state.json").get("custom_title") in own_copies:
+            continue        # (a copy of this session, not its original)
+        shared = 0
+        try:
+            with open(wire, "rb") as handle:
+                for line in handle:
+                    if not line.strip():
+                        continue
+                    if shared >= len(ours) or line.strip() != ours[shared]:
+                        break
+                    shared += 1
+        except OSError:
+            continue
+        if shared > 1 and (best is None or shared > best[1]):
+            best = (folder.name, shared)
+    return best
