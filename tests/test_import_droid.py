@@ -13,7 +13,7 @@ import pytest
 from core import open_store
 from core.importing import import_paths
 from core.importing.detect import detect_format
-from core.model.entries import content_text
+from core.model.entries import COMPACTION, content_text
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "agents" / "droid" / "sessions"
 FIRST = "5b1718eb-1a16-4a18-b5c5-37b5aab05f60"      # list the files
@@ -251,3 +251,29 @@ def test_droid_itself_carries_on_from_an_earlier_point_of_the_branch(store, tmp_
     assert "notes.txt" in texts and "Process exited" in texts        # the call's result
     assert "now say bye" not in texts and "Bye." not in texts
     assert said[-1][0] == "user" and said[-1][1].endswith("and then?")
+
+
+# ------------------------------------------------------------------ /compress
+# tests/fixtures/agents/droid/tree: droid's own TUI driven in tmux (SOURCES.md there):
+# "say one", "say two", `/compress`, "say three" (in the session the compression started).
+COMPRESSED = "05cb1202-4442-4dd1-8a0e-024fbb057cc1"
+GOES_ON = "2e6c00f3-5578-4086-b130-13fe88b881f3"
+
+
+def test_a_compression_is_a_compaction_entry_in_the_session_it_goes_on_in(tmp_path, store):
+    target = tmp_path / "home" / ".factory" / "sessions"
+    shutil.copytree(FIXTURE.parent / "tree" / "sessions", target)
+    import_paths(store, [target])
+    old, new = store.sessions.by_uid(COMPRESSED), store.sessions.by_uid(GOES_ON)
+    entries = branch(store, GOES_ON)
+    assert entries[0].type == COMPACTION
+    assert entries[0].data["summary"] == \
+        "Summary: the user asked for one and two; the model said One. and Two."
+    assert entries[0].data["droid"]["removedCount"] == 5
+    texts = [content_text(e.message["content"]) for e in entries[1:]
+             if e.message and not (e.data.get("droid") or {}).get("context")]
+    assert texts[-2:] == ["say three", "Three."]
+    # nested under the compressed session, at its last message ("Two.")
+    [child] = store.sessions.children(old.id)
+    assert child.id == new.id
+    assert content_text(store.entries.get(child.spawn_seq).message["content"]) == "Two."

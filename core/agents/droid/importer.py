@@ -13,6 +13,12 @@ Facts: docs/agents/droid.md. A file is appended to and holds:
 * `agent_turn_outcome` and records of other types: kept in the session's metadata
   (`records`), not on the branch (they have no place in the `parentId` chain).
 
+`/compress` (the TUI's compaction) asks the model for a summary and goes on in a new
+session whose `session_start` names the old one as `parent` (no `forkedAtMessageId`) and
+whose first record is `compaction_state` (`summaryText`, `removedCount`): that record is
+a `compaction` entry at the root of the new session, the messages after it below it, and
+the session is nested under its parent at the parent's last message.
+
 A fork is a session of its own (`fork` under its parent, at `forkedAtMessageId`) holding
 copies of its parent's records with the same ids; a sub-agent (`Task`) is a `subagent`
 session under the call that started it. droid keeps no tokens per message: the totals of
@@ -26,7 +32,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core.model.entries import MESSAGE
+from core.model.entries import COMPACTION, MESSAGE
 from core.importing.base import (
     SHAPE_ERRORS, FileResult, ProgressTicker, epoch_ms, file_mtime, object_lines, odd_shape,
     short_hash, timestamp_of, title_from_text)
@@ -68,6 +74,27 @@ def convert_block(block: Any) -> dict[str, Any]:
     return dict(block)
 
 
+def last_message_id(path: Path) -> str | None:
+    """The id of the last `message` record of a session file (where a compaction of it
+    went on from), or None."""
+    last = None
+    try:
+        with open(path, "rb") as handle:
+            for line in handle:
+                if b'"type":"message"' not in line and b'"type": "message"' not in line:
+                    continue
+                try:
+                    d = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(d, dict) and d.get("type") == "message" and \
+                        isinstance(d.get("id"), str):
+                    last = d["id"]
+    except OSError:
+        return None
+    return last
+
+
 def result_content(content: Any) -> list[dict[str, Any]]:
     if content is None:
         return []
@@ -89,11 +116,19 @@ class _Read:
         self.first_prompt = ""
         self.model = ""
         self.last_answer: str | None = None
+        self.compaction: str | None = None     # the `compaction_state` entry the file starts with
 
     def take(self, d: dict[str, Any], line: int) -> None:
         kind = d.get("type")
         if kind == "message":
             self.message(d, line)
+        elif kind == "compaction_state" and not self.nodes and isinstance(d.get("id"), str) \
+                and isinstance(d.get("summaryText"), str):
+            data = {"summary": d["summaryText"], "firstKeptEntryId": None, "tokensBefore": 0,
+                    "droid": {k: v for k, v in d.items()
+                              if k not in ("type", "id", "timestamp", "summaryText")}}
+            self.compaction = self.nodes.add(d["id"], None, COMPACTION, data,
+                                             d.get("timestamp"), line)
         elif kind == "session_start" and not self.header:
             self.header = d
         else:
@@ -104,7 +139,8 @@ class _Read:
         if not isinstance(rid, str) or not rid or not isinstance(inner, dict):
             raise TypeError("a message record without an id or a message")
         parent = d.get("parentId")
-        parent = self.last_of.get(parent, parent) if isinstance(parent, str) else None
+        parent = self.last_of.get(parent, parent) if isinstance(parent, str) and parent \
+            else self.compaction
         stamp = d.get("timestamp")
         ms = epoch_ms(timestamp_of(stamp))
         extra = {k: v for k, v in d.items() if k not in _MESSAGE_KEYS}
@@ -277,6 +313,9 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
     elif isinstance(header.get("parent"), str) and header["parent"]:
         kind, parent = "fork", header["parent"]
         at = header.get("forkedAtMessageId")
+        if read.compaction is not None and not (isinstance(at, str) and at):
+            at = last_message_id(path.with_name(f"{parent}.jsonl"))
+            metadata["compactedFrom"] = parent
         spawn = f"entry:{at}" if isinstance(at, str) and at else "shared"
     write_session(store, result, ticker, read.nodes, uid=uid, name=name, source=FORMAT,
                   cwd=cwd, metadata=metadata, kind=kind, parent_session=parent,
