@@ -12,7 +12,7 @@ import pytest
 
 from core import open_store
 from core.importing import import_paths
-from core.model.entries import content_text
+from core.model.entries import COMPACTION, content_text
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "agents" / "aider" / "aider.chat.history.md"
 
@@ -148,3 +148,46 @@ def test_o_restores_the_projects_history_at_its_end(store, history):
     assert plan.cwd == str(history.parent.resolve())
     with pytest.raises(ResumeError, match="one chat history per project"):
         prepare_resume(store, full, at_seq=entries[2].seq, env={"HOME": str(history.parent)})
+
+
+# ------------------------------------------------------------------ the weak model's summary
+def test_a_summary_logged_by_llm_history_file_is_a_compaction_before_its_message(tmp_path, store):
+    # run 2 of the fixture (--restore-chat-history --max-chat-history-tokens 20): the weak
+    # model's summary replaced the history in the request of "what did you change?", which
+    # --llm-history-file .aider.llm.history logged
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(FIXTURE, project / ".aider.chat.history.md")
+    shutil.copy(FIXTURE.with_name("aider.llm.history"), project / ".aider.llm.history")
+    import_paths(store, [project / ".aider.chat.history.md"])
+    entries = entries_of(store)[1]
+    [at] = [i for i, e in enumerate(entries) if e.type == COMPACTION]
+    assert entries[at].data["summary"] == (
+        "I spoke to you previously about a number of things.\n"
+        "I asked you to add a line to notes.txt and you added it.")
+    assert content_text(entries[at + 1].message["content"]) == "what did you change?"
+    # read again: nothing added
+    before = len(entries)
+    import_paths(store, [project / ".aider.chat.history.md"])
+    assert len(entries_of(store)[1]) == before
+
+
+def test_without_the_llm_history_file_there_is_no_summary_to_read(store, history):
+    import_paths(store, [history])
+    assert not [e for e in entries_of(store)[1] if e.type == COMPACTION]
+
+
+def test_summaries_aider_dropped_in_a_session_make_no_compaction(tmp_path, store):
+    # tests/fixtures/agents/aider/tree: Aider's prompt driven in tmux; three summary requests
+    # were made after edits, each dropped by Aider (the requests went on whole)
+    tree = FIXTURE.parent / "tree"
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(tree / "aider.chat.history.md", project / ".aider.chat.history.md")
+    shutil.copy(tree / "aider.llm.history", project / ".aider.llm.history")
+    import_paths(store, [project / ".aider.chat.history.md"])
+    entries = entries_of(store)[1]
+    assert not [e for e in entries if e.type == COMPACTION]
+    assert [content_text(e.message["content"]) for e in entries
+            if e.message and e.message["role"] == "user"] == ["say one", "say two", "say three",
+                                                             "/exit"]

@@ -20,9 +20,17 @@ has the run's time. What arbor makes of it, one linear session per file:
 * other `> ` lines: one `aider:output` entry each (a line is whole once written, so a
   history being written is never read half).
 
-Not in the file, so not read: the weak model's summaries of a long history (kept in
-memory only) and its commit messages (in git), the exact messages sent (only with
-`--llm-history-file`).
+* the weak model's summary of a long history is not in this file: Aider sends it in
+  place of the history ("I spoke to you previously about a number of things. …"), and a
+  run started with `--llm-history-file FILE` (its command line is in the run's header)
+  logs each request there. A request that carries a summary is matched, in order, to the
+  `#### ` message it sends: a `compaction` entry (the summary) goes before that message.
+  (Aider 0.86 only keeps a summary made as a run starts with `--restore-chat-history`:
+  one made after an edit is dropped, as the edit's "I committed …" pair changes the history
+  it summarised, so the next request is sent whole.)
+
+Not in the file, so not read: summaries of a run without `--llm-history-file`, and the
+weak model's commit messages (in git).
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ import re
 from datetime import datetime
 from pathlib import Path
 
-from core.model.entries import MESSAGE
+from core.model.entries import COMPACTION, MESSAGE
 from core.importing.base import FileResult, ProgressTicker, file_mtime, short_hash, title_from_text
 from core.importing.nodes import Nodes, write_session
 
@@ -48,6 +56,9 @@ _COST = re.compile(r"Cost: \$([\d.]+) message, \$([\d.]+) session\.")
 _MODEL = re.compile(r"^(?:Main model|Model): (\S+) with (\S+) edit format")
 _EDIT_RESULT = re.compile(r"^(Applied edit to|Did not apply edit to|Failed to apply edit to) (.+?)\s*$")
 _SEARCH = re.compile(r"^<{5,9} SEARCH\s*$")
+SUMMARY_PREFIX = "I spoke to you previously about a number of things."
+_LLM_FILE = re.compile(r"(?:^|\s)--llm-history-file(?:=|\s+)(\S+)")
+_LLM_LIMIT = 64 << 20
 _DIVIDER = re.compile(r"^={5,9}\s*$")
 _REPLACE = re.compile(r"^>{5,9} REPLACE\s*$")
 
@@ -101,6 +112,9 @@ class _Read:
         self.runs = 0
         self.answer: str | None = None     # the last answer's entry (for its usage)
         self.open_edits: dict[str, list[str]] = {}   # path -> its calls without a result
+        self.folder: Path | None = None
+        self.requests: list[tuple[str, str]] = []    # this run's (last user text, summary)
+        self.llm_file = ""
 
     def line(self, text: str, number: int) -> None:
         if text.startswith(RUN):
@@ -150,6 +164,7 @@ class _Read:
                     "editFormat": self.edit_format}
             self.head = self.nodes.add(self._id(block), self.head, "aider:run", data, stamp,
                                        self.start)
+            self.requests_of(block)
             return
         text = "\n".join(block).strip("\n")
         if not text.strip():
@@ -158,6 +173,12 @@ class _Read:
             if not self.first_prompt and not text.startswith("/"):
                 self.first_prompt = text
             message = {"role": "user", "content": [{"type": "text", "text": text}]}
+            summary = self.summary_before(text)
+            if summary is not None:
+                data = {"summary": summary, "firstKeptEntryId": None, "tokensBefore": 0,
+                        "aider": {"llmHistoryFile": self.llm_file}}
+                self.head = self.nodes.add(f"{self._id(block)}:summary", self.head, COMPACTION,
+                                           data, stamp, self.start)
             self.head = self.nodes.add(self._id(block), self.head, MESSAGE,
                                        {"message": _timed(message, stamp)}, stamp, self.start)
             return
@@ -199,8 +220,69 @@ class _Read:
         self.head = self.nodes.add(f"L{number}-{short_hash(said, 8)}", self.head,
                                    "aider:output", {"text": said}, stamp, number)
 
+    def requests_of(self, header: list[str]) -> None:
+        """This run's requests, from the `--llm-history-file` its command line names."""
+        self.requests, self.llm_file = [], ""
+        named = next((m.group(1) for m in map(_LLM_FILE.search, header) if m), None)
+        if named is None or self.folder is None:
+            return
+        path = Path(named).expanduser()
+        path = path if path.is_absolute() else self.folder / path
+        self.llm_file = str(path)
+        self.requests = llm_requests(path, self.time)
+
+    def summary_before(self, text: str) -> str | None:
+        """The summary sent in place of the history with this message, if any (the
+        requests are taken in order; those of no `#### ` message, a reflection, are
+        passed over)."""
+        for n, (sent, summary) in enumerate(self.requests):
+            if sent.startswith(text):
+                del self.requests[:n + 1]
+                return summary or None
+        return None
+
     def _id(self, block: list[str]) -> str:
         return f"L{self.start}-{short_hash(chr(10).join(block), 8)}"
+
+
+def llm_requests(path: Path, since: datetime | None) -> list[tuple[str, str]]:
+    """The requests of an `--llm-history-file` made at or after `since` (a run's start), as
+    (the last user message, the summary it carries or ""): see the module doc."""
+    try:
+        if not path.is_file() or path.stat().st_size > _LLM_LIMIT:
+            return []
+        lines = path.read_text("utf-8", "replace").split("\n")
+    except OSError:
+        return []
+    out: list[tuple[str, str]] = []
+    messages: list[list[str]] | None = None
+    role = ""
+    for line in lines + ["LLM RESPONSE"]:
+        if line.startswith(("TO LLM ", "LLM RESPONSE")):
+            if messages is not None:
+                texts = [("\n".join(m[1:])) for m in messages if m and m[0] == "USER"]
+                summary = next((t for t in texts if t.startswith(SUMMARY_PREFIX)), "")
+                if texts:
+                    out.append((texts[-1], summary))
+            messages = None
+            if line.startswith("TO LLM "):
+                when = _local(line[len("TO LLM "):].strip().replace("T", " "))
+                if since is None or when is None or when >= since:
+                    messages, role = [], ""
+            continue
+        if messages is None:
+            continue
+        if line == "-------":
+            role = ""
+            continue
+        said_role, _, said = line.partition(" ")
+        if not said_role.isupper():
+            continue
+        if said_role != role:
+            messages.append([said_role])
+            role = said_role
+        messages[-1].append(said)
+    return out
 
 
 def _timed(message: dict[str, Any], stamp: str | None) -> dict[str, Any]:
@@ -227,6 +309,7 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
     project = path.resolve().parent
     uid = f"{FORMAT}-{short_hash(str(project))}"
     read = _Read(uid)
+    read.folder = project
     with open(path, "rb") as handle:
         data = handle.read()
     text = data.decode("utf-8", "replace")
