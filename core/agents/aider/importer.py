@@ -175,7 +175,8 @@ class _Read:
             message = {"role": "user", "content": [{"type": "text", "text": text}]}
             summary = self.summary_before(text)
             if summary is not None:
-                data = {"summary": summary, "firstKeptEntryId": None, "tokensBefore": 0,
+                # (no `tokensBefore`: the summary's request is not logged)
+                data = {"summary": summary, "firstKeptEntryId": None,
                         "aider": {"llmHistoryFile": self.llm_file}}
                 self.head = self.nodes.add(f"{self._id(block)}:summary", self.head, COMPACTION,
                                            data, stamp, self.start)

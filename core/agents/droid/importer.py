@@ -124,7 +124,8 @@ class _Read:
             self.message(d, line)
         elif kind == "compaction_state" and not self.nodes and isinstance(d.get("id"), str) \
                 and isinstance(d.get("summaryText"), str):
-            data = {"summary": d["summaryText"], "firstKeptEntryId": None, "tokensBefore": 0,
+            # (no `tokensBefore`: droid records no size of what it summarised)
+            data = {"summary": d["summaryText"], "firstKeptEntryId": None,
                     "droid": {k: v for k, v in d.items()
                               if k not in ("type", "id", "timestamp", "summaryText")}}
             self.compaction = self.nodes.add(d["id"], None, COMPACTION, data,
