@@ -100,6 +100,8 @@ class _Events:
         if self.model:
             data["selectedModel"] = self.model
         data["context"] = {"cwd": self.job.cwd}
+        if self.job.provenance:      # a branch handed over from another agent: where it came from
+            data["handoff"] = self.job.provenance
         return self.event("session.start", data, stamp(self.job.now))
 
     def _model(self, header: dict[str, Any]) -> str:
