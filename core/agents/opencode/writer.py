@@ -36,7 +36,8 @@ from typing import Any, Mapping
 
 from core.model.entries import COMPACTION, MESSAGE, Entry, content_text
 from core.usage.tokens import MODEL_REQUEST
-from core.agents.native import BranchToWrite, ResumeError, as_text, env_dir, home, write_new_file
+from core.agents.native import (
+    BranchToWrite, ResumeError, as_text, env_dir, home, own_end, write_new_file)
 from .importer import EXTRA, FORMAT
 
 EXECUTABLE = "opencode"
@@ -508,11 +509,8 @@ def prepare(plan, job: BranchToWrite, env: Mapping[str, str], new_session) -> No
     if session.kind == "subagent":
         raise ResumeError("an opencode sub-agent's session is carried on from its parent "
                           "session: open it and press o there")
-    _low, high, _count = job.store.entries.span(session.id)
     own_file = str(meta.get("path") or "").endswith(".db")
-    # (an entry made in arbor at the end, a compaction say, is not in opencode's session)
-    own_head = job.head().id.startswith(("msg_", "prt_"))
-    if session.source == FORMAT and session_id and own_file and own_head and job.head_seq == high:
+    if own_file and own_end(job, FORMAT, lambda entry_id: entry_id.startswith(("msg_", "prt_"))):
         plan.native_id = session_id
         plan.summary = (f"The branch ends where opencode's session {session_id} ends: opencode "
                         "resumes it (nothing to write)")
