@@ -465,3 +465,116 @@ def droid_view(rows: list[tuple]) -> list[tuple]:
                 out.append(("message_text", "assistant", row[1]))
             out.extend(("tool_use", name, "") for name, _args in row[2])
     return out
+
+
+# ------------------------------------------------ opencode and Copilot CLI as targets
+# Their own tools (by hand, from the tools each declares to its model): opencode's read and
+# bash, Copilot's view and bash; their file tools take absolute paths; a call left without
+# a result at the end gets the agent's own failed result. Thinking crosses (a reasoning
+# part; Copilot's reasoningText).
+_OPENCODE_ABORTED = "Tool execution aborted"
+_COPILOT_INTERRUPTED = "The tool call was interrupted before it finished."
+for _target, _read, _shell, _cut in (
+        ("opencode", ("read", "filePath"), "bash", _OPENCODE_ABORTED),
+        ("copilot", ("view", "path"), "bash", _COPILOT_INTERRUPTED)):
+    CLAUDE_BRANCH[_target] = [
+        ("user", "Find why the parser test fails — it's flaky on CI"),
+        ("assistant", "I'll read the test and the parser.",
+         [(_read[0], {_read[1]: "CWD/tests/test_parser.py"}),
+          (_read[0], {_read[1]: "CWD/src/parser.py"})], "Read the test first."),
+        ("toolResult", "toolu_01", "def test_parse(): assert parse(now()) == ..."),
+        ("toolResult", "toolu_02", "def parse(text): ..."),
+        ("assistant", "The test compares against `now()`: it races the clock.", [], ""),
+        ("user", "Instead, run the test 50 times first."),
+        ("assistant", "Running it.", [(_shell, {"command": "pytest -x --count 50"})], ""),
+        ("toolResult", "toolu_04", _cut),
+    ]
+    CODEX_BRANCH[_target] = [
+        ("user", "Add a --dry-run flag to the deploy script"),
+        ("assistant", "", [(_shell, {"command": "rg -n argparse deploy.py"})],
+         "Look at the argument parser.\nThen thread the flag through."),
+        ("toolResult", "call_1", "12: parser = ..."),
+        ("assistant", "The script parses its flags at line 12; I'll add --dry-run there.", [], ""),
+        ("user", "Also print what would be deployed."),
+        ("assistant", "", [("apply_patch", {"input": "*** Begin Patch"})], ""),   # generic
+        ("toolResult", "call_2", "Success."),
+        ("assistant", "Done: --dry-run prints the plan and exits.", [], ""),
+    ]
+    PI_BRANCH[_target] = [   # each one's compaction: the summary, then the kept part
+        ("user", "SUMMARY:Renaming config; tests listed."),
+        ("user", "Rename the config module"),
+        ("assistant", "", [(_shell, {"command": "rg -l config"})], "Find the imports."),
+        ("toolResult", "t1", "app.py\ncli.py"),
+        ("assistant", "Two files import it.", [], ""),
+        ("user", _SUMMARY),
+        ("user", "Wait, list the tests first."),
+        ("assistant", "tests/test_config.py", [], ""),
+        ("user", "Now rename it."),
+    ]
+
+
+def with_cwd(rows: list[tuple], cwd: str) -> list[tuple]:
+    return [(r[0], r[1], [(name, {k: v.replace("CWD", cwd) if isinstance(v, str) else v
+                                  for k, v in args.items()}) for name, args in r[2]], r[3])
+            if r[0] == "assistant" else r for r in rows]
+
+
+def opencode_seen(document: dict) -> list[tuple]:
+    """`opencode export` of a session, reduced to the shape of EXPECTED: each message's text,
+    reasoning and tool parts (a tool part's result after its message, its error where it
+    failed). From a compaction's summary on, what opencode sends: the summary, the messages
+    from the compaction's `tail_start_id`, then what follows."""
+    out: list[tuple] = []
+    by_id: dict[str, list[tuple]] = {}
+    order: list[str] = []
+    tail: str | None = None
+    for message in document["messages"]:
+        info, parts = message["info"], message["parts"]
+        rows: list[tuple] = []
+        if info["role"] == "user":
+            compaction = next((p for p in parts if p["type"] == "compaction"), None)
+            if compaction is not None:
+                tail = compaction.get("tail_start_id")
+                continue
+            rows.append(("user", "".join(p["text"] for p in parts if p["type"] == "text")))
+        elif info.get("summary"):
+            text = "".join(p["text"] for p in parts if p["type"] == "text")
+            kept = order[order.index(tail):] if tail in order else []
+            out = [("user", f"SUMMARY:{text}")] + [row for mid in kept for row in by_id[mid]]
+            order, by_id = [], {}
+            continue
+        else:
+            tools = [p for p in parts if p["type"] == "tool"]
+            rows.append(("assistant", "".join(p["text"] for p in parts if p["type"] == "text"),
+                         [(p["tool"], p["state"]["input"]) for p in tools],
+                         "".join(p["text"] for p in parts if p["type"] == "reasoning")))
+            rows += [("toolResult", p["callID"], p["state"].get("output", p["state"].get("error")))
+                     for p in tools]
+        by_id[info["id"]] = rows
+        order.append(info["id"])
+        out += rows
+    return out
+
+
+def copilot_seen(events: list[dict]) -> list[tuple]:
+    """The events Copilot CLI loaded (its SDK's getEvents), reduced to the shape of EXPECTED.
+    From an applied compaction on, what Copilot sends: the summary, what was said after the
+    compaction started, then what follows."""
+    out: list[tuple] = []
+    started = 0
+    for event in events:
+        kind, data = event["type"], event["data"]
+        if kind == "session.compaction_start":
+            started = len(out)
+        elif kind == "session.compaction_complete" and data.get("success"):
+            out = [("user", f"SUMMARY:{data['summaryContent']}")] + out[started:]
+        elif kind == "user.message":
+            out.append(("user", data["content"]))
+        elif kind == "assistant.message":
+            out.append(("assistant", data["content"],
+                        [(r["name"], r["arguments"]) for r in data.get("toolRequests") or ()],
+                        data.get("reasoningText", "")))
+        elif kind == "tool.execution_complete":
+            text = data["result"]["content"] if data.get("success") else data["error"]["message"]
+            out.append(("toolResult", data["toolCallId"], text))
+    return out

@@ -18,6 +18,7 @@ writers were there first, are called through their own small functions below.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -25,6 +26,8 @@ from typing import Any, Callable, Mapping
 
 from core.agents import registry
 from . import tools
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 # The context each agent's default model loads (tokens), less what the agent's own system
 # prompt, tool definitions and the reply take. Claude Code: 200k (Sonnet/Opus without the
@@ -101,7 +104,11 @@ def _first_three() -> dict[str, Target]:
             claude_code.EXECUTABLE),
         "codex": Target(
             "Codex rollout", codex.place,
-            lambda job, file, new_id, parent: codex.write(job, file, new_id, parent),
+            # (its forked_from_id is a thread id, a uuid: another agent's id that is not
+            # one, opencode's `ses_…`, would make Codex refuse the rollout; the `handoff`
+            # object names it all the same)
+            lambda job, file, new_id, parent: codex.write(
+                job, file, new_id, parent if _UUID.fullmatch(parent or "") else None),
             lambda plan: codex.command(plan.native_id),
             lambda job: codex.codex_home(job.env), lambda job: job.cwd, codex.adds_nothing,
             codex.EXECUTABLE),
