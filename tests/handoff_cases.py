@@ -327,6 +327,8 @@ AGENT_SOURCES = {
 }
 # the branch's title, up to the entry handed off (droid's session ends there)
 AGENT_TITLES = {"qwen": "list the files · main, up to 1f957d79",
+                "opencode": "Files in the project · main, up to msg_24d7",
+                "copilot": "list the files · main, up to 0f17cf2b",
                 "gemini": "list the files · main, up to 1057eb43",
                 "droid": "list the files · main", "kimi": "list the files · main, up to L9"}
 # what each agent's shell returned for `ls`, as it recorded it
@@ -337,9 +339,16 @@ AGENT_RESULTS = {
               "</untrusted_context>",
     "droid": "notes.txt\n\n\n[Process exited with code 0]",
     "kimi": "notes.txt\n",
+    "opencode": "notes.txt\nopencode.json\n",
+    "copilot": "notes.txt\n<shellId: 0 completed with exit code 0>",
 }
+# the sessions of opencode's database and Copilot's folder handed off (their first ones)
+AGENT_UIDS = {"opencode": "ses_db28d291affeBWJ51SDDts5ac9",
+              "copilot": "fd8ec7af-de2c-46f5-8d2f-101d6e2af536"}
+AGENT_PROMPTS = {"opencode": '"list the files"'}     # (`opencode run` quoted it)
 AGENT_CALL_IDS = {"qwen": "call_fake001_0", "gemini": "run_shell_command__gemini_call001_0",
-                  "droid": "call_fake001_0", "kimi": "call_fake001_0"}
+                  "droid": "call_fake001_0", "kimi": "call_fake001_0",
+                  "opencode": "call_fake002_0", "copilot": "call_fake001_0"}
 # the source's `ls` call as each target must write it (by hand, from each agent's tools)
 _DESCRIBED = {   # Qwen Code's and Gemini CLI's calls carry a description
     "claude_code": ("Bash", {"command": "ls", "description": "list files"}),
@@ -349,6 +358,8 @@ _DESCRIBED = {   # Qwen Code's and Gemini CLI's calls carry a description
     "gemini": ("run_shell_command", {"command": "ls", "description": "list files"}),
     "droid": ("Execute", {"command": "ls", "summary": "list files"}),
     "kimi": ("Shell", {"command": "ls"}),
+    "opencode": ("bash", {"command": "ls"}),      # (its bash has no description)
+    "copilot": ("bash", {"command": "ls", "description": "list files"}),
 }
 AGENT_CALLS = {
     "qwen": _DESCRIBED, "gemini": _DESCRIBED,
@@ -362,13 +373,18 @@ AGENT_CALLS = {
              "pi": ("bash", {"command": "ls"}), "qwen": ("run_shell_command", {"command": "ls"}),
              "gemini": ("run_shell_command", {"command": "ls"}),
              "droid": ("Execute", {"command": "ls"})},
+    # opencode's bash declares no description (the fake model sent one): it does not cross
+    "opencode": {"claude_code": ("Bash", {"command": "ls"}), "codex": ("exec_command", {"cmd": "ls"}),
+                 "pi": ("bash", {"command": "ls"})},
+    "copilot": {"claude_code": ("Bash", {"command": "ls", "description": "list files"}),
+                "codex": ("exec_command", {"cmd": "ls"}), "pi": ("bash", {"command": "ls"})},
 }
 
 
 def agent_expected(source: str, target: str) -> list[tuple]:
     """The first exchange of `source`'s own session as `target`'s reader must load it."""
     name, args = AGENT_CALLS[source][target]
-    return [("user", "list the files"),
+    return [("user", AGENT_PROMPTS.get(source, "list the files")),
             ("assistant", "I will list the files.", [(name, args)], ""),
             ("toolResult", AGENT_CALL_IDS[source], AGENT_RESULTS[source]),
             ("assistant", "There is one file: notes.txt.", [], "")]
@@ -381,6 +397,8 @@ def import_agent_source(store, source: str, root: Path, cwd: str):
     import json
     import shutil
 
+    if source in AGENT_UIDS:
+        return _import_writer_source(store, source, root, cwd)
     relative, folder = AGENT_SOURCES[source]
     original = AGENT_FIXTURES / relative
     escaped = json.dumps(cwd)[1:-1]
@@ -406,6 +424,39 @@ def import_agent_source(store, source: str, root: Path, cwd: str):
     import_paths(store, [path])
     session = store.sessions.get(next(s.id for s in store.sessions.list()
                                       if s.source == source and s.kind != "subagent"))
+    branch = store.branches.current(session.id)
+    answer = next(e for e in store.paths.entries(branch.head_seq)
+                  if e.message and e.message.get("role") == "assistant" and
+                  "There is one file" in str(e.message.get("content")))
+    return session, answer.seq
+
+
+def _import_writer_source(store, source: str, root: Path, cwd: str):
+    """opencode's database (its session's folder set to `cwd`) or Copilot's session folder
+    (the folder replaced in its events), imported: (the session, the seq of its first
+    answer)."""
+    import json
+    import shutil
+    import sqlite3
+
+    if source == "opencode":
+        path = root / "source-opencode" / "opencode.db"
+        path.parent.mkdir(parents=True)
+        with sqlite3.connect(f"file:{AGENT_FIXTURES / 'opencode' / 'opencode.db'}?mode=ro",
+                             uri=True) as original:
+            original.execute("VACUUM INTO ?", (str(path),))
+        with sqlite3.connect(path) as copy:
+            copy.execute("UPDATE session SET directory = ?", (cwd,))
+        copy.close()
+    else:
+        path = root / "source-copilot" / "session-state"
+        shutil.copytree(AGENT_FIXTURES / "copilot" / "session-state", path)
+        escaped = json.dumps(cwd)[1:-1]
+        for events in path.rglob("events.jsonl"):
+            events.write_text(events.read_text("utf-8").replace(
+                "/tmp/arbor-lab/copilot/project", escaped), "utf-8")
+    import_paths(store, [path])
+    session = store.sessions.get(store.sessions.by_uid(AGENT_UIDS[source]).id)
     branch = store.branches.current(session.id)
     answer = next(e for e in store.paths.entries(branch.head_seq)
                   if e.message and e.message.get("role") == "assistant" and

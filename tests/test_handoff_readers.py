@@ -274,6 +274,31 @@ TO_WRITERS = [(source, target) for source in (*FIRST, "qwen") for target in WRIT
               if source != "qwen"]
 
 
+# Qwen Code's own session into opencode and Copilot; theirs into the first three
+FROM_WRITERS = [("qwen", target) for target in WRITERS] + \
+    [(source, target) for source in WRITERS for target in FIRST]
+
+
+@pytest.mark.parametrize("source,target", FROM_WRITERS,
+                         ids=[f"{s}-to-{t}" for s, t in FROM_WRITERS])
+def test_sessions_opencode_copilot_or_qwen_wrote_themselves_load_across(tmp_path, source, target):
+    """The first exchange of a session the agent wrote itself (tests/fixtures/agents), handed
+    off: what the target's own reader loads."""
+    skip_unless_installed(target)
+    cwd = str(tmp_path / "work dir ✓")
+    Path(cwd).mkdir()
+    env = env_for(tmp_path)
+    store = open_store(tmp_path / "arbor.db")
+    session, answer = import_agent_source(store, source, tmp_path, cwd)
+    plan = prepare_handoff(store, session, target=target, at_seq=answer, env=env, now=NOW,
+                           ids=fixed_ids(500))
+    seen, facts = read_back(target, plan, cwd, env)
+    rows = view(target, agent_expected(source, target))
+    assert seen == rows, (seen, rows)
+    assert facts["title"] == AGENT_TITLES[source]
+    assert facts["cwd"] == cwd
+
+
 @pytest.mark.parametrize("source,target", TO_WRITERS, ids=[f"{s}-to-{t}" for s, t in TO_WRITERS])
 def test_opencode_and_copilot_load_exactly_the_branch_handed_to_them(tmp_path, source, target):
     """opencode: its own `opencode import` of the file, then its own `opencode export`;
