@@ -107,7 +107,8 @@ def test_every_target_is_an_agent_with_a_writer_and_a_tools_row_and_a_column_in_
     from core.handoff import targets
 
     writable = targets.writable()
-    assert writable[:7] == ("claude_code", "codex", "pi", "gemini", "qwen", "droid", "kimi")
+    assert writable == ("claude_code", "codex", "pi", "gemini", "qwen", "copilot", "opencode", "droid",
+                        "kimi")
     doc = (Path(__file__).parent.parent / "docs" / "handoff.md").read_text()
     for target in writable:
         assert tools.has_row(target)
@@ -464,7 +465,7 @@ def test_arbor_resume_in_another_agent_prints_the_command(world):
     refused = _arbor("resume", session.uid[:8], "--in", "aider", "--print", env=env,
                      db=root / "arbor.db")
     assert refused.returncode == 1 and \
-        "--in takes claude, codex, pi, gemini, qwen, droid, kimi" in refused.stderr
+        "--in takes claude, codex, pi, gemini, qwen, copilot, opencode, droid, kimi" in refused.stderr
 
 
 def test_arbor_resume_in_says_how_to_hand_off_a_branch_too_large(world):
