@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import sqlite3
 import statistics
 import sys
 import tempfile
@@ -35,13 +34,8 @@ from core import open_store  # noqa: E402
 from core.agents import registry  # noqa: E402
 from core.importing import import_paths  # noqa: E402
 from core.importing.follow import Follower  # noqa: E402
-from test_agent_conformance import entry_count, logs, place  # noqa: E402
+from test_agent_conformance import DatabaseFeed, entry_count, logs, place  # noqa: E402
 
-# a database's rows written in order: the table, its order, and the rows that go with each
-DB_FEEDS = {
-    "opencode": ("message", "rowid", [("part", "message_id", "id")]),
-    "langgraph": ("checkpoints", "rowid", [("writes", "checkpoint_id", "checkpoint_id")]),
-}
 DEADLINE = 20.0
 
 
@@ -59,49 +53,6 @@ class JsonlFeed:
         with open(target, "ab") as out:
             out.write(self.pieces[k - 1])
             out.flush()
-
-
-class DatabaseFeed:
-    """The main table's rows (and theirs in the other tables), inserted one by one."""
-
-    def __init__(self, path: Path, source: str):
-        self.path = path
-        self.table, self.order, self.deps = DB_FEEDS[source]
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
-            self.columns = {t: [r[1] for r in db.execute(f"PRAGMA table_info({t})")]
-                            for t in [self.table, *[d[0] for d in self.deps]]}
-            self.pieces = []
-            for row in db.execute(f"SELECT * FROM {self.table} ORDER BY {self.order}"):
-                rows = {self.table: [row]}
-                record = dict(zip(self.columns[self.table], row))
-                for table, column, key in self.deps:
-                    rows[table] = db.execute(f"SELECT * FROM {table} WHERE {column} = ?",
-                                             (record[key],)).fetchall()
-                self.pieces.append(rows)
-
-    def write_prefix(self, target: Path, k: int) -> None:
-        if target.exists():
-            target.unlink()
-        with sqlite3.connect(f"file:{self.path}?mode=ro", uri=True) as db:
-            db.execute("VACUUM INTO ?", (str(target),))
-        with sqlite3.connect(target) as db:
-            for rows in self.pieces[k:]:
-                for table, found in rows.items():
-                    for row in found:
-                        record = dict(zip(self.columns[table], row))
-                        keys = [c for c in self.columns[table] if c in ("id", "thread_id",
-                                                                          "checkpoint_id",
-                                                                          "task_id", "idx",
-                                                                          "checkpoint_ns")]
-                        db.execute(f"DELETE FROM {table} WHERE " +
-                                   " AND ".join(f"{c} IS ?" for c in keys),
-                                   [record[c] for c in keys])
-
-    def append(self, target: Path, k: int) -> None:
-        with sqlite3.connect(target) as db:
-            for table, found in self.pieces[k - 1].items():
-                marks = ", ".join("?" for _ in self.columns[table])
-                db.executemany(f"INSERT INTO {table} VALUES ({marks})", found)
 
 
 def lay_out(source: str, work: Path):

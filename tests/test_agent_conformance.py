@@ -10,8 +10,9 @@ For each agent, from files the agent itself wrote (FIXTURES below):
 * usage: each response counted once, as the agent recorded it;
 * round trip (agents with a writer): the current branch written as a native session and
   imported again is the same branch (roles, text, tool calls);
-* live follow: a file the agent is writing (its first half, then the rest) is followed
-  into the store, the same as importing it whole;
+* live follow: a file the agent is writing (its first half, then the rest; a database
+  one row at a time, each imported before the next) is followed into the store, which
+  ends the same as importing the finished file whole: the same entries in the same tree;
 * odd lines: a line that is not JSON and one of an unexpected shape get a clear report
   with their line numbers, and nothing of the rest is lost.
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -121,6 +123,77 @@ def usage_of(store) -> tuple:
 
 def entry_count(store) -> int:
     return sum(store.sessions.sizes(s.id)[0] for s in store.sessions.list(include_archived=True))
+
+
+def shape(store) -> dict[str, tuple]:
+    """Each session (by uid): its name, its entries as (id, parent's id, type, custom
+    type), and its checkpoints as (the entry each tags, its checkpoint id): what a follow
+    must end with, the same as a whole import of the finished file."""
+    out = {}
+    for session in store.sessions.list(include_archived=True):
+        entries = store.entries.of_session(session.id)
+        ids = {e.seq: e.id for e in entries}
+        tree = sorted((e.id, ids.get(e.parent_seq), e.type, str(e.data.get("customType") or ""))
+                      for e in entries)
+        tags = sorted((ids.get(c.entry_seq), str(c.metadata.get("checkpoint_id") or c.checkpoint_name))
+                      for c in store.annotations.checkpoints_of_session(session.id))
+        out[session.uid] = (session.name, tree, tags)
+    return out
+
+
+# An agent's database written as the agent writes it: its main table's rows in order, each
+# with the rows that go with it in other tables, in one transaction (used by the live-follow
+# test below and by bench/bench_follow_agents.py).
+DB_FEEDS = {
+    "opencode": ("message", "rowid", [("part", "message_id", "id")]),
+    "langgraph": ("checkpoints", "rowid", [("writes", "checkpoint_id", "checkpoint_id")]),
+}
+
+
+class DatabaseFeed:
+    """The main table's rows (and theirs in the other tables), inserted one by one."""
+
+    KEYS = ("id", "thread_id", "checkpoint_id", "task_id", "idx", "checkpoint_ns")
+
+    def __init__(self, path: Path, source: str):
+        self.path = path
+        self.table, self.order, self.deps = DB_FEEDS[source]
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            self.columns = {t: [r[1] for r in db.execute(f"PRAGMA table_info({t})")]
+                            for t in [self.table, *[d[0] for d in self.deps]]}
+            self.pieces = []
+            for row in db.execute(f"SELECT * FROM {self.table} ORDER BY {self.order}"):
+                rows = {self.table: [row]}
+                record = dict(zip(self.columns[self.table], row))
+                for table, column, key in self.deps:
+                    rows[table] = db.execute(f"SELECT * FROM {table} WHERE {column} = ?",
+                                             (record[key],)).fetchall()
+                self.pieces.append(rows)
+
+    def write_prefix(self, target: Path, k: int) -> None:
+        """`target`: the database with its first `k` pieces (a new file)."""
+        if target.exists():
+            target.unlink()
+        with sqlite3.connect(f"file:{self.path}?mode=ro", uri=True) as db:
+            db.execute("VACUUM INTO ?", (str(target),))
+        with sqlite3.connect(target) as db:
+            for rows in self.pieces[k:]:
+                for table, found in rows.items():
+                    for row in found:
+                        record = dict(zip(self.columns[table], row))
+                        keys = [c for c in self.columns[table] if c in self.KEYS]
+                        db.execute(f"DELETE FROM {table} WHERE " +
+                                   " AND ".join(f"{c} IS ?" for c in keys),
+                                   [record[c] for c in keys])
+        db.close()
+
+    def append(self, target: Path, k: int) -> None:
+        """Piece `k` (counted from 1) inserted into `target`, in one transaction."""
+        with sqlite3.connect(target) as db:
+            for table, found in self.pieces[k - 1].items():
+                marks = ", ".join("?" for _ in self.columns[table])
+                db.executemany(f"INSERT INTO {table} VALUES ({marks})", found)
+        db.close()
 
 
 @pytest.fixture
@@ -300,6 +373,55 @@ def test_a_file_being_written_is_followed_live(store, home, tmp_path, source):
         stop.set()
         thread.join(10)
     assert every_text(store) == expected
+    whole = open_store(tmp_path / "whole-followed.db")
+    try:
+        import_paths(whole, [home])     # the finished files, where they were followed
+        assert shape(store) == shape(whole)
+    finally:
+        whole.close()
+
+
+def _imported_as_it_is(store, path: Path, fingerprint) -> bool:
+    """The store's import record of the database `path` holds the state it has now."""
+    head = fingerprint(path)
+    return any(json.loads(state).get("head") == head for state in store.imports.records().values())
+
+
+@pytest.mark.parametrize("source", [a.source for a in registry.agents() if a.database is not None])
+def test_a_database_being_written_is_followed_live(store, home, tmp_path, source):
+    """Row by row, each row followed before the next is written: a follow that saw the
+    database at every step in between ends with the store a whole import of the finished
+    database makes (a LangGraph fork's first checkpoint, a leaf until the next one, left
+    a `checkpoint:` marker a whole import does not make)."""
+    staged = tmp_path / "staged"
+    files = place(staged, source)
+    main = next(f for f in files if f.suffix in (".db", ".sqlite"))
+    feed = DatabaseFeed(main, source)
+    fingerprint = registry.get(source).importer_module().fingerprint
+    for other in files:
+        if other != main:
+            (home / other.relative_to(staged)).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(other, home / other.relative_to(staged))
+    live = home / main.relative_to(staged)
+    live.parent.mkdir(parents=True, exist_ok=True)
+    feed.write_prefix(live, 1)
+    import_paths(store, [home])
+    follower, stop, thread = _follow(store, home)
+    try:
+        _wait(lambda: follower.stats.mode in ("notify", "polling", "idle"))
+        for k in range(2, len(feed.pieces) + 1):
+            feed.append(live, k)
+            _wait(lambda: _imported_as_it_is(store, live, fingerprint))
+    finally:
+        stop.set()
+        thread.join(10)
+    assert len(feed.pieces) > 2
+    whole = open_store(tmp_path / "whole.db")
+    try:
+        import_paths(whole, [home])     # the finished database, where it was followed
+        assert shape(store) == shape(whole)
+    finally:
+        whole.close()
 
 
 @pytest.mark.parametrize("source", [a.source for a in registry.agents() if a.database is None])

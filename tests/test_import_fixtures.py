@@ -293,6 +293,115 @@ def test_langgraph_sqlite_saver(store, tmp_path):
     assert t2.message_count == 2 and len(branches(store, t2.id)) == 1
 
 
+FORK_INPUT = "1f1ebc80-d743-6b22-8002-7b66904084cd"   # the input checkpoint of "alt question A"
+
+
+def _tag_of(store, ext_id, checkpoint_id):
+    return next(c for c in store.annotations.checkpoints_of_session(ext_id)
+                if c.metadata["checkpoint_id"] == checkpoint_id)
+
+
+def test_langgraph_a_run_started_at_an_old_checkpoint_has_no_marker_while_it_starts(store, tmp_path):
+    """The input checkpoint of the run invoked at the checkpoint after turn 1 is a leaf
+    until the run's next checkpoint: it gets no `checkpoint:` marker (a follow that saw it
+    then would keep one a whole import of the finished database does not make); its tag
+    sits on ai-h1, where its messages end. Grown to the end, the store is the one a whole
+    import makes."""
+    from test_agent_conformance import DatabaseFeed, shape
+
+    feed = DatabaseFeed(LG / "langgraph_checkpoints.sqlite", "langgraph")
+    db = tmp_path / "lg.sqlite"
+    feed.write_prefix(db, 10)                  # its 10th checkpoint is that input checkpoint
+    t1 = session_of(store, one(import_paths(store, [db])))
+    assert count_type(store, t1.id, "custom") == 0
+    assert store.entries.get(_tag_of(store, t1.id, FORK_INPUT).entry_seq).id == "ai-h1"
+    assert [b.head_id for b in branches(store, t1.id)] == ["ai-h3"]
+    for k in range(11, len(feed.pieces) + 1):
+        feed.append(db, k)
+        one(import_paths(store, [db]))
+    whole = open_store(tmp_path / "whole.db")
+    try:
+        import_paths(whole, [db])
+        assert shape(store) == shape(whole)
+    finally:
+        whole.close()
+
+
+def test_langgraph_a_thread_followed_from_its_first_checkpoint_is_named_after_its_first_message(
+        store, tmp_path):
+    """Read when its one checkpoint has no message yet, a thread is "thread t1"; once its
+    first message is written it is named after it, as a whole import names it, unless
+    someone renamed it meanwhile."""
+    from test_agent_conformance import DatabaseFeed
+
+    feed = DatabaseFeed(LG / "langgraph_checkpoints.sqlite", "langgraph")
+    db = tmp_path / "lg.sqlite"
+    feed.write_prefix(db, 1)
+    t1 = session_of(store, one(import_paths(store, [db])))
+    assert store.sessions.name(t1.id) == "thread t1"
+    feed.append(db, 2)
+    one(import_paths(store, [db]))
+    assert store.sessions.name(t1.id) == "hello"
+    store.sessions.rename(t1.id, "mine")
+    for k in range(3, len(feed.pieces) + 1):
+        feed.append(db, k)
+    import_paths(store, [db])
+    assert store.sessions.name(t1.id) == "mine"
+    t2 = store.sessions.by_uid(t1.uid.replace("langgraph:t1", "langgraph:t2"))
+    assert t2.session_name == "second thread"
+
+def test_langgraph_a_stray_marker_from_an_earlier_follow_stays_a_readable_branch(store, tmp_path):
+    """A store that followed this database with arbor before the fix holds a marker for
+    the input checkpoint (made here as that arbor made it: the checkpoint is read as an
+    `update` one while it is a leaf). Nothing is deleted: the fixed import goes on beside
+    it, adds everything else a whole import adds, and the marker stays a branch of its own
+    from ai-h1 whose last row is that checkpoint ("step 2 (input)")."""
+    import sqlite3
+
+    from test_agent_conformance import DatabaseFeed, shape
+
+    feed = DatabaseFeed(LG / "langgraph_checkpoints.sqlite", "langgraph")
+    db = tmp_path / "lg.sqlite"
+    feed.write_prefix(db, 10)
+
+    def source_of_fork_input(source):
+        with sqlite3.connect(db) as conn:
+            conn.execute("UPDATE checkpoints SET metadata = ? WHERE checkpoint_id = ?",
+                         (f'{{"source": "{source}", "step": 2, "parents": {{}}}}'.encode(),
+                          FORK_INPUT))
+        conn.close()
+
+    source_of_fork_input("update")
+    t1 = session_of(store, one(import_paths(store, [db])))
+    marker = f"checkpoint:{FORK_INPUT}"
+    assert store.entries.find(t1.id, marker) is not None
+    source_of_fork_input("input")
+    for k in range(11, len(feed.pieces) + 1):
+        feed.append(db, k)
+        result = one(import_paths(store, [db]))
+        assert result.skipped == []
+    os.utime(db, (1_900_000_000, 1_900_000_000))     # read again, not skipped as unchanged
+    again = one(import_paths(store, [db]))
+    assert again.entries_added == 0 and again.branches_added == 0
+    whole = open_store(tmp_path / "whole.db")
+    try:
+        import_paths(whole, [db])
+        followed, expected = shape(store), shape(whole)
+    finally:
+        whole.close()
+    uid = next(u for u in expected if u.startswith("langgraph:t1"))
+    name, tree, tags = followed[uid]
+    assert (name, [e for e in tree if e[0] != marker]) == expected[uid][:2]
+    assert (marker, "ai-h1", "custom", "langgraph:checkpoint") in tree
+    assert [t for t in tags if t[0] != marker] == [t for t in expected[uid][2] if t[1] != FORK_INPUT]
+    assert (marker, FORK_INPUT) in tags
+    heads = sorted(b.head_id for b in branches(store, t1.id))
+    assert heads == sorted(["ai-h3", "ai-hA", "ai-hB", marker])
+    stray = next(b for b in branches(store, t1.id) if b.head_id == marker)
+    assert path_ids(store, stray) == ["thread", "h1", "ai-h1", marker]
+    assert current(store, t1.id).head_id == "ai-hB"
+
+
 # ---------------------------------------------------------------------- everything
 def totals(store):
     return query(store, 

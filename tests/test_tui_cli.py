@@ -123,7 +123,8 @@ def test_ctrl_c_during_an_import_is_one_sentence_and_exit_130(tmp_path, monkeypa
     code = cli.main(["import", str(log), "--db", str(tmp_path / "s.db"), "--quiet"])
     err = capsys.readouterr().err
     assert code == 130
-    assert "arbor import: interrupted; what it had read up to its last save is kept; the next import goes on from there." in err
+    assert ("arbor import: interrupted; what it had read up to its last save is kept; run it "
+            "again to go on from there.") in err
     assert "Traceback" not in err
 
 

@@ -28,6 +28,7 @@ from core.store import SessionSummary, Store
 from .actions import key_answers
 from .actions.agents import AgentActions
 from .actions.annotations import AnnotationActions
+from .actions.first_run import FirstRunActions
 from .actions.history import HistoryActions
 from .actions.key_answers import KeyAnswers
 from .actions.screenshot import ScreenshotActions
@@ -66,7 +67,7 @@ def _home_short(path: Path) -> str:
 
 
 class ArborApp(StoreLoading, HistoryActions, AnnotationActions, SessionActions, AgentActions,
-               ViewActions, TreeActions, KeyAnswers, ActionTargets, ScreenshotActions, StoreCalls,
+               FirstRunActions, ViewActions, TreeActions, KeyAnswers, ActionTargets, ScreenshotActions, StoreCalls,
                KeysInOrder[int]):
     CSS_PATH = "app.tcss"
     TITLE = "arbor"
@@ -101,6 +102,8 @@ class ArborApp(StoreLoading, HistoryActions, AnnotationActions, SessionActions, 
         Binding("H", "toggle_thinking", "Hide/show thinking", show=False, id="toggle-thinking"),
         Binding("ctrl+f", "find_in_session", "Find in session", show=False, id="find-in-session"),
         Binding("z", "toggle_zoom", "Zoom", show=False, id="zoom"),
+        # (in the footer only while the first import runs: check_action)
+        Binding("x", "stop_import", "Stop import", id="stop-import"),
         *key_answers.BINDINGS,   # keys of other panes: act here too, or say why not
     ]
 
@@ -180,6 +183,7 @@ class ArborApp(StoreLoading, HistoryActions, AnnotationActions, SessionActions, 
         self.call_after_refresh(self._show_first_session)
 
     def on_unmount(self) -> None:
+        self._stop_first_run()   # (at the file's last commit: the next start goes on)
         if self.live_follow is not None:
             self.live_follow.stop()
         self._store_calls_unmounted()
@@ -214,7 +218,8 @@ class ArborApp(StoreLoading, HistoryActions, AnnotationActions, SessionActions, 
                           else "following")
         extra = " · ".join(e for e in extras if e)
         status.update(status_text(self.store_label, families, messages, view, width, extra,
-                                  partial=self._partial, alert=self.store_alert()))
+                                  partial=self._partial, alert=self.store_alert(),
+                                  progress=self.first_run_status()))
 
     def on_resize(self, event: events.Resize) -> None:
         # the event's size: this handler runs before App's own, which updates self.size
@@ -375,4 +380,6 @@ class ArborApp(StoreLoading, HistoryActions, AnnotationActions, SessionActions, 
             return self.query_one(PaneRow).zoom_in_footer()
         if action == "toggle_zoom":
             return self.query_one(PaneRow).can_zoom()
+        if action == "stop_import":
+            return self.importing_first()
         return True

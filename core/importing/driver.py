@@ -11,7 +11,8 @@ from pathlib import Path
 
 from core.model.errors import ArborError, StoreUnreachable
 from core.store.held_files import HeldFile, check_path, open_unless_held
-from .base import FileResult, ImportReport, ProgressTicker, SessionResult, file_size
+from .base import (FileResult, ImportReport, ImportStopped, ProgressTicker, SessionResult,
+                   file_size)
 from .files import path_key
 from .detect import CLAUDE_CODE, CODEX, LANGGRAPH, PI, NotALog, detect_format
 from .files import expand_paths
@@ -22,17 +23,27 @@ from .unchanged import DATABASES, FORMATS, Look, is_unchanged, sessions_of, stam
 
 TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
 if TYPE_CHECKING:
-    from typing import Iterable
+    import threading
+    from typing import Callable, Iterable
 
     from .base import ProgressCallback
+    from .run_progress import RunProgress
 
 # An import holds the store's write lock for about this long at a time (seconds).
 COMMIT_EVERY = 0.1
+# A first import (`newest_first`) reads its newest HEAD_FILES files here before any worker
+# starts; one of them bigger than HEAD_SLICE bytes only that far at first, then SLICE bytes
+# between two of the files after it (see `import_paths`).
+HEAD_FILES = 20
+HEAD_SLICE = 4 << 20
+SLICE = 16 << 20
 
 
 def import_paths(store, paths: Iterable[str | os.PathLike], *,
                  progress: ProgressCallback | None = None,
-                 describe_unchanged: bool = True, scanned: Look | None = None) -> ImportReport:
+                 describe_unchanged: bool = True, scanned: Look | None = None,
+                 newest_first: bool = False, stop: threading.Event | None = None,
+                 run: RunProgress | None = None) -> ImportReport:
     """Import files and folders (recursively); see the module doc.
 
     Files whose record says they are unchanged (same size, mtime and inode: one `stat`
@@ -41,69 +52,244 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
     what `unchanged.look` saw of the same `paths` just before (the files and, when it
     read them, the records' stamps), used instead of walking and asking again.
 
+    `newest_first` (a first import, which shows rows as they land): the files by mtime,
+    newest first. The newest HEAD_FILES are looked at (their format) and read here, in
+    short commits, before the others are looked at and worker processes start on them;
+    one of them bigger than HEAD_SLICE (the session an agent is writing now, often the
+    longest) is read that far first, then on in SLICE steps, one after each file read
+    here or batch moved in after the head (while the workers read the batches).
+    `stop` (a threading.Event, or anything with its `is_set()`): once set, the file
+    being read stops at its next commit (its record says where the next import goes on)
+    and no other is begun; the report's `stopped` counts the files left. `run`: kept up
+    to date with the files and bytes done of all (run_progress.py).
+
     A store whose server stops answering stops the import at once: StoreUnreachable is
     raised, with the report of what was done before as its `report` (what a file had
     read up to its last commit is kept; the next import goes on from there)."""
     started = time.monotonic()
     report = ImportReport()
     new: set[Path] = set()
+    rest: list = []          # files of a newest-first import not looked at yet
     try:
-        planned = plan_paths(store, paths, report, describe_unchanged=describe_unchanged,
-                             scanned=scanned, new=new)
+        if newest_first:
+            found, stamps = _found(store, paths, report, scanned)
+            found = sorted(found, key=lambda item: item.st.st_mtime_ns, reverse=True)
+            planned = plan_found(store, found[:HEAD_FILES], stamps, describe_unchanged, new)
+            rest = found[HEAD_FILES:]
+            if rest and any(fmt == CODEX for _path, fmt, _problem in planned):
+                # (a Codex fork is read after its parent: `_codex_parents_first`, over all)
+                planned = plan_found(store, found, stamps, describe_unchanged, new)
+                rest = []
+        else:
+            planned = plan_paths(store, paths, report, describe_unchanged=describe_unchanged,
+                                 scanned=scanned, new=new)
     except StoreUnreachable as error:
         error.report = report
         raise
     imported = False
+    sizes = {i: file_size(path) for i, (path, fmt, problem) in enumerate(planned)
+             if fmt is not None and problem is None}
+    head = sorted(sizes)[:HEAD_FILES] if newest_first else []
+    head_end = len(planned) if rest else head[-1] + 1 if head else 0
+    if rest:   # (what is left, as stat saw it: for the totals, until it is looked at)
+        for offset, item in enumerate(rest):
+            known = stamp_of(stamps, item.key)
+            if known is None or not is_unchanged(known[0], known[1], item.st):
+                sizes[head_end + offset] = item.st.st_size
+    if run is not None:
+        run.plan(sizes)
+    finished: set[int] = set()
+    parts: dict[int, FileResult] = {}     # files read part-way: their results so far
+    bases: dict[int, dict[str, tuple[int, int, int]]] = {}   # ... and their sessions before
+    reached: dict[int, int] = {}          # ... and how far (bytes)
+    deferred: list[int] = []              # ... those not read to the end yet
 
-    def here(index: int) -> FileResult:
+    def stopping() -> bool:
+        return stop is not None and stop.is_set()
+
+    def watch(index: int) -> ProgressCallback | None:
+        if progress is None and run is None:
+            return None
+
+        def tick(update) -> None:
+            if progress is not None:
+                progress(update)
+            if run is not None:
+                run(update)
+            if update.done > reached.get(index, 0):
+                reached[index] = update.done
+        return tick
+
+    def here(index: int, limit: int | None = None) -> FileResult:
         path, fmt, _problem = planned[index]
-        return import_file(store, path, fmt, progress=progress, index=index,
-                           count=len(planned))
+        enough = None
+        if stop is not None or limit is not None:
+            def enough(offset: int | None) -> bool:
+                return stopping() or (limit is not None and offset is not None
+                                       and offset >= limit)
+        try:
+            return import_file(store, path, fmt, progress=watch(index), index=index,
+                               count=len(planned), enough=enough)
+        except ImportStopped:   # (before it began: nothing of it was read)
+            return FileResult(str(path), format=fmt, status="stopped")
+
+    def read(index: int, limit: int | None = None) -> bool:
+        """Read planned file `index` (up to `limit` bytes); whether it was read to its end.
+        Its result goes into the report once it is (or once the import stops)."""
+        if limit is not None and index not in parts:
+            bases[index] = _sizes_before(store, *planned[index][:2])
+        result = here(index, limit)
+        parts[index] = _joined(parts.get(index), result, store, bases.get(index))
+        if result.status == "stopped":
+            return False
+        report.files.append(parts.pop(index))
+        finished.add(index)
+        if run is not None:
+            run.file_done(index)
+        return True
+
+    def step_deferred(limit: int | None) -> None:
+        index = deferred[0]
+        if read(index, None if limit is None else reached.get(index, 0) + limit):
+            deferred.pop(0)
+
+    def look_at_the_rest() -> None:
+        """The files after the head: their formats, and the workers for the new ones."""
+        nonlocal rest, workers
+        if rest:
+            planned.extend(plan_found(store, rest, stamps, describe_unchanged, new))
+            rest = []
+            for i in [i for i in sizes if i >= head_end]:
+                del sizes[i]
+            sizes.update({i: file_size(path) for i, (path, fmt, problem)
+                          in enumerate(planned) if i >= head_end and fmt is not None
+                          and problem is None})
+            if run is not None:
+                run.plan(sizes)
+        new.difference_update(planned[i][0] for i in head)   # (read here, not by workers)
+        workers = _workers(store, planned, new, stop)
 
     keep_writer = getattr(store, "bulk_writes", None)
     workers = None
-    from core.importing.workers.parallel import ParallelImport, scratch_parent, sweep_abandoned
-
-    if new:
-        workers = ParallelImport(store, planned, new, commit_every=COMMIT_EVERY)
-    elif planned:
-        # a killed import's scratch folder goes even when this import has nothing new
-        sweep_abandoned(scratch_parent(getattr(store, "path", None)))
     failing = True
     try:
         with keep_writer() if keep_writer is not None else contextlib.nullcontext():
-            if workers is not None and not workers.start():
-                workers = None
-            for index, (path, fmt, problem) in enumerate(planned):
+            if not newest_first:
+                workers = _workers(store, planned, new, stop)
+            index = 0
+            while True:
+                if stopping():
+                    break
+                if newest_first and index == head_end and workers is None:
+                    # (after the head: the newest files are not read while workers start)
+                    look_at_the_rest()
+                if index >= len(planned):
+                    break
+                path, fmt, problem = planned[index]
                 if isinstance(problem, FileResult):
                     report.files.append(problem)
                 elif fmt is None:
                     report.files.append(FileResult(str(path), status=problem[0], error=problem[1]))
                 elif workers is not None and workers.owns(index):
-                    result = workers.result(index, here)
+                    try:
+                        result = workers.result(index, here)
+                    except ImportStopped:
+                        break
                     if progress is not None and workers.moved_in(index):
                         size = file_size(path)
                         ticker = ProgressTicker(progress, str(path), index, len(planned), size)
                         ticker.phase = "read apart, moved in"
                         ticker(size, force=True)
+                    if result.status == "stopped":
+                        parts[index] = result
+                        break
+                    finished.add(index)
+                    if run is not None:
+                        run.file_done(index)
                     report.files.append(result)
                     imported = True
-                else:
-                    report.files.append(here(index))
+                elif index < head_end and sizes.get(index, 0) > HEAD_SLICE:
                     imported = True
+                    if not read(index, HEAD_SLICE) and not stopping():
+                        deferred.append(index)
+                else:
+                    imported = True
+                    read(index)
+                if deferred and index >= head_end and not stopping() and not (
+                        workers is not None and workers.owns(index)
+                        and index not in workers.first_of):
+                    step_deferred(SLICE)   # (after a file read here, or a batch moved in)
+                index += 1
+            while deferred and not stopping():
+                step_deferred(None)
+            report.files.extend(parts.values())   # (those stopped part-way)
         failing = False
     except StoreUnreachable as error:
+        report.files.extend(parts.values())
         report.seconds = time.monotonic() - started
         error.report = report
         raise
     finally:
         if workers is not None:
             report.converted = workers.converted
-            workers.close(stop=failing)
+            workers.close(stop=failing or stopping())
+    report.stopped = sum(1 for i in sizes if i not in finished)
     if imported:
         link_lineage(store)
     report.seconds = time.monotonic() - started
     return report
+
+
+def _workers(store, planned: list, new: set[Path], stop):
+    """Worker processes for the new files of `planned`, started (None: not worth it)."""
+    from core.importing.workers.parallel import ParallelImport, scratch_parent, sweep_abandoned
+
+    if new:
+        workers = ParallelImport(store, planned, new, commit_every=COMMIT_EVERY, stop=stop)
+        return workers if workers.start() else None
+    if planned:
+        # a killed import's scratch folder goes even when this import has nothing new
+        sweep_abandoned(scratch_parent(getattr(store, "path", None)))
+    return None
+
+
+def _joined(before: FileResult | None, after: FileResult, store,
+            base: dict[str, tuple[int, int, int]] | None) -> FileResult:
+    """One file's result from those of the reads it was read in (`after` read on from where
+    `before` stopped). A stopped read's result counts nothing (its sessions are counted at
+    their end), so what the file added is told from the store: its sessions' sizes now,
+    less `base`, their sizes before its first read (`_sizes_before`)."""
+    if before is None:
+        return after
+    after.first_line = before.first_line
+    after.skipped = before.skipped + after.skipped
+    after.duplicates += before.duplicates
+    if after.status == "stopped" or base is None:
+        return after
+    for session in after.sessions:
+        entries, messages, branches = _sizes_of(store, session.uid)
+        was = base.get(session.uid, (0, 0, 0))
+        session.created = session.uid not in base
+        session.entries_added = entries - was[0]
+        session.messages_added = messages - was[1]
+        session.branches_added = branches - was[2]
+    return after
+
+
+def _sizes_before(store, path: Path, fmt: str) -> dict[str, tuple[int, int, int]]:
+    """uid -> (entries, messages, branches) of the sessions a file's record names."""
+    row = store.imports.source(f"{fmt}:{path_key(path)}")
+    uids = row[4].get("sessions") if row is not None else None
+    return {uid: _sizes_of(store, uid) for uid in uids if isinstance(uid, str)} \
+        if isinstance(uids, list) else {}
+
+
+def _sizes_of(store, uid: str) -> tuple[int, int, int]:
+    session = store.sessions.by_uid(uid)
+    if session is None:
+        return 0, 0, 0
+    entries, branches = store.sessions.sizes(session.id)
+    return entries, session.message_count, branches
 
 
 def plan_paths(store, paths: Iterable[str | os.PathLike], report: ImportReport, *,
@@ -114,6 +300,14 @@ def plan_paths(store, paths: Iterable[str | os.PathLike], report: ImportReport, 
     one that cannot be imported, None for one to import. Files left alone by their stat
     get their line in `report` here. `scanned`: see `import_paths`. `new`: gets the paths
     of the files to import that have no import record at all."""
+    found, stamps = _found(store, paths, report, scanned)
+    return plan_found(store, found, stamps, describe_unchanged, new)
+
+
+def _found(store, paths: Iterable[str | os.PathLike], report: ImportReport,
+           scanned: Look | None) -> tuple[list, dict]:
+    """The files under `paths` (as `files.expand_paths` finds them, or `scanned`) and the
+    store's records' stamps."""
     if scanned is None:
         found = expand_paths(paths, report)
         stamps = store.imports.stamps() if found else {}
@@ -123,6 +317,12 @@ def plan_paths(store, paths: Iterable[str | os.PathLike], report: ImportReport, 
             report.files.append(FileResult(name, status=status, error=reason))
         stamps = scanned.stamps if scanned.stamps is not None else \
             store.imports.stamps() if found else {}
+    return found, stamps
+
+
+def plan_found(store, found: list, stamps: dict, describe_unchanged: bool = True,
+               new: set[Path] | None = None) -> list[tuple[Path, str | None, object]]:
+    """`plan_paths` of files found (files.Found), in their order."""
     planned: list[tuple[Path, str | None, object]] = []
     unchanged: list[tuple[FileResult, str]] = []
     for item in found:
@@ -184,14 +384,21 @@ def _describe_unchanged(store, unchanged: list[tuple[FileResult, list[str]]]) ->
 
 def import_file(store, path: Path, fmt: str | None = None, *,
                 progress: ProgressCallback | None = None, index: int = 0,
-                count: int = 1, budget: float | None = None) -> FileResult:
+                count: int = 1, budget: float | None = None,
+                enough: Callable[[int | None], bool] | None = None) -> FileResult:
     """Import one file, or the part of it that is new since the last import.
 
     Goes on from the file's record (see state.py): a file that grew is read from where
     the last import stopped, an interrupted import goes on where it was cut off, and a
     torn last line is left until it is whole. Commits about every `budget` seconds so
     that other writers (agents, the app) get the store in between. Live follow calls
-    this on every change of a file."""
+    this on every change of a file.
+
+    `enough(offset)`: asked at each of the read's commits (about every `budget` seconds,
+    with the offset its record now holds; None for a format read again from its start,
+    which is only ever stopped whole); once True the file is read no further, its result
+    (status "stopped") counts what was committed, and its record says where the next
+    import goes on: a file read in parts ends up in the store as one read whole."""
     path = Path(path)
     result = FileResult(str(path), format=fmt)
     if fmt is None:
@@ -206,9 +413,15 @@ def import_file(store, path: Path, fmt: str | None = None, *,
         result.format = fmt
     size = file_size(path)
     ticker = ProgressTicker(progress, str(path), index, count, size)
+    module = _module(fmt)
+    resumable = getattr(module, "RESUMABLE", False)
+    if enough is not None and not resumable:
+        # (read again from its start after a stop: a part is only worth it when it is all)
+        enough = _only_stop(enough)
+    if enough is not None and fmt in DATABASES:
+        ticker.callback = _stopping_at(ticker.callback, enough)   # (one transaction)
     ticker(0, force=True)
     key = f"{fmt}:{path_key(path)}"
-    module = _module(fmt)
     try:
         if fmt in DATABASES:
             check_path(path)
@@ -227,7 +440,6 @@ def import_file(store, path: Path, fmt: str | None = None, *,
                 _describe_unchanged(store, [(result, state.sessions)])
                 ticker(size, force=True)
                 return result
-            resumable = getattr(module, "RESUMABLE", False)
             if decided.action == RESUME and not resumable:
                 decided = Plan(FROM_START, why="this format is read from the start")
             if decided.action == FROM_START or state is None:
@@ -252,12 +464,15 @@ def import_file(store, path: Path, fmt: str | None = None, *,
                         result.first_line = decided.line
                     pacer = Pacer(store, state, fd, save,
                                   budget=COMMIT_EVERY if budget is None else budget)
+                    pacer.enough = enough
                     offset, line, reader = module.import_file(
                         store, path, result, ticker, start=(decided.offset, decided.line),
                         resume=resume, pacer=pacer)
                 else:
-                    pacing = PACING.set(Pacer(store, state, fd, save, budget=COMMIT_EVERY
-                                              if budget is None else budget))
+                    pacer = Pacer(store, state, fd, save,
+                                  budget=COMMIT_EVERY if budget is None else budget)
+                    pacer.enough = enough
+                    pacing = PACING.set(pacer)
                     try:
                         module.import_file(store, path, result, ticker)
                     finally:
@@ -285,6 +500,14 @@ def import_file(store, path: Path, fmt: str | None = None, *,
         result.sessions.clear()
     except StoreUnreachable:
         raise   # (not this file's fault: the import stops, see import_paths)
+    except ImportStopped as stopped:
+        # at a commit (Pacer), or rolled back to the last one: its record says where the
+        # next read goes on; what the result counts is what was committed
+        result.status = "stopped"
+        result.error = "stopped part-way: the next import goes on from its last save"
+        if not stopped.args:
+            result.sessions.clear()   # (a database's one transaction, rolled back whole)
+        return result
     except ArborError as error:
         result.status, result.error = "failed", str(error)
         result.sessions.clear()
@@ -300,6 +523,22 @@ def import_file(store, path: Path, fmt: str | None = None, *,
         result.sessions.clear()
     ticker(size, force=True)
     return result
+
+
+def _stopping_at(callback, enough: Callable[[int | None], bool]):
+    """A progress callback that stops a read (ImportStopped) once `enough` says so."""
+    def tick(update) -> None:
+        if callback is not None:
+            callback(update)
+        if update.done < update.total and enough(update.done):
+            raise ImportStopped
+    return tick
+
+
+def _only_stop(enough: Callable[[int | None], bool]) -> Callable[[int | None], bool]:
+    def stopped(_offset: int | None) -> bool:
+        return enough(None)
+    return stopped
 
 
 @contextlib.contextmanager

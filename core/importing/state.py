@@ -66,7 +66,7 @@ from core.model.values import Frozen, Record
 
 TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Callable
 
 HEAD_BYTES = 4096
 TAIL_BYTES = 1024
@@ -239,6 +239,9 @@ class Pacer:
         self.budget = budget
         self.since = time.monotonic()
         self.commits = 0
+        # asked after each commit (with the offset recorded; None where none is): True
+        # stops the read there (ImportStopped, with nothing written since the commit)
+        self.enough: Callable[[int | None], bool] | None = None
 
     def due(self) -> bool:
         return time.monotonic() - self.since >= self.budget
@@ -249,6 +252,7 @@ class Pacer:
         self.store.commit_and_continue()
         self.commits += 1
         self.since = time.monotonic()
+        self._stop_if_enough(None)
 
     def commit(self, offset: int, line: int, reader: dict[str, Any] | None, uid: str | None) -> None:
         state = self.state
@@ -263,3 +267,10 @@ class Pacer:
         self.store.commit_and_continue()
         self.commits += 1
         self.since = time.monotonic()
+        self._stop_if_enough(state.offset)
+
+    def _stop_if_enough(self, offset: int | None) -> None:
+        if self.enough is not None and self.enough(offset):
+            from .base import ImportStopped
+
+            raise ImportStopped("at a commit")

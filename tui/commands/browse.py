@@ -22,7 +22,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-follow", action="store_true",
                         help="do not follow running agents (by default what they append to the "
                              "logs this store imported, and to the agents' usual folders, is "
-                             "imported and shown as it is written; never for --demo)")
+                             "imported and shown as it is written; never for --demo); nor "
+                             "import their logs on a store's first start")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,9 +1,13 @@
 """`arbor import PATH... | --discover [--db PATH]`: read agent logs into the store.
 
-Shows a progress bar on a terminal, then a summary table (a row a file: what happened,
-session, entries, branches, skipped lines; a row a folder when many files changed, see
-import_report.py) and every skipped line as `file:line  reason`. Exit status: 0 when at
-least one file was imported (or was already up to date), 1 when nothing could be
+Shows one progress line on a terminal (sessions, MB and time left of the whole import),
+then a summary table (a row a file: what happened, session, entries, branches, skipped
+lines; a row a folder when many files changed, see import_report.py) and every skipped
+line as `file:line  reason`. `--discover` reads the newest logs first, and is the store's
+first import (core/importing/first_run.py) until one finishes. Ctrl-C stops it at the
+file's last commit: it says what it did and that running it again goes on, exit status
+130 (a second Ctrl-C stops at once, losing nothing either). Exit status otherwise: 0 when
+at least one file was imported (or was already up to date), 1 when nothing could be
 imported, 2 when the store cannot be opened, or its server stopped answering during the
 import (which stops at once; the next import goes on from where it stopped).
 Textual is not imported here: this runs in a plain terminal, fast.
@@ -16,12 +20,13 @@ import sys
 from pathlib import Path
 
 from .import_report import FILES_SHOWN
-from .shared import (EXIT_FAILED, EXIT_OK, EXIT_STORE, add_db_argument, open_store_or_explain,
-                     stderr_console, stdout_console)
+from .shared import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_STORE, add_db_argument,
+                     open_store_or_explain, stderr_console, stdout_console)
 
 # Each file is imported in one transaction: what finished is kept, the file in progress
 # was rolled back.
-INTERRUPTED = "what it had read up to its last save is kept; the next import goes on from there"
+INTERRUPTED = ("what it had read up to its last save is kept; run it again to go on from "
+               "there")
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -67,12 +72,27 @@ def run(args: argparse.Namespace) -> int:
     from core.model.errors import StoreUnreachable
 
     try:
+        if args.discover:
+            from core.importing import first_run
+
+            first_run.begin(store)
         report = _run(store, paths, show_progress=not args.quiet and sys.stderr.isatty(),
-                      describe_unchanged=not args.quiet, scanned=seen)
+                      describe_unchanged=not args.quiet, scanned=seen,
+                      newest_first=args.discover)
+        if args.discover and not report.stopped:
+            first_run.finish(store)
     except StoreUnreachable as error:
         return _stopped(error)
     finally:
         store.close()
+    if report.stopped:
+        if not args.quiet:
+            from .import_report import print_report
+
+            print_report(report, stdout_console(), store_path=str(store.path),
+                         every_file=args.files)
+        print(_stopped_line(report), file=sys.stderr)
+        return EXIT_INTERRUPTED
     if args.quiet:
         for result in report.failed_files:
             from tui.render.safe_text import clean   # (Rich comes with it: only when there is a failure)
@@ -130,53 +150,100 @@ def _say_unchanged(count: int, seconds: float | None, store: str) -> None:
           f"unchanged since the last import ({took}store: {store})")
 
 
-def _run(store, paths, *, show_progress: bool, describe_unchanged: bool, scanned=None):
-    """Import with a progress bar on stderr once a file is actually read (a run where
-    nothing changed never imports Rich)."""
+def _stopped_line(report) -> str:
+    """What a stopped import did, and how to go on."""
+    left = report.stopped
+    done = sum(f.status == "imported" for f in report.files)
+    return (f"arbor import: stopped; {done:,} file{'s' if done != 1 else ''} imported, "
+            f"{left:,} still to read (what was read is kept): run it again to go on.")
+
+
+def _run(store, paths, *, show_progress: bool, describe_unchanged: bool, scanned=None,
+         newest_first: bool = False):
+    """Import with a progress line on stderr once a file is actually read (a run where
+    nothing changed never imports Rich). Ctrl-C stops it at the file's last commit (see
+    `_StopOnInterrupt`)."""
     from core.importing import import_paths
+    from core.importing.run_progress import RunProgress
 
-    if not show_progress:
-        return import_paths(store, paths, describe_unchanged=describe_unchanged,
-                            scanned=scanned)
     shown: list = []
+    stop = _StopOnInterrupt()
 
-    def update(progress) -> None:
+    def update(run) -> None:
         if not shown:
-            shown.append(_ProgressBar())
-        shown[0].update(progress)
+            if not run.files_total:
+                return
+            shown.append(_ProgressLine())
+        shown[0].update(run, stop.is_set())
 
-    try:
-        return import_paths(store, paths, progress=update, describe_unchanged=describe_unchanged,
-                            scanned=scanned)
-    finally:
-        if shown:
-            shown[0].close()
+    run = RunProgress(update if show_progress else None)
+    with stop:
+        try:
+            return import_paths(store, paths, describe_unchanged=describe_unchanged,
+                                scanned=scanned, newest_first=newest_first, stop=stop,
+                                run=run)
+        finally:
+            if shown:
+                shown[0].close()
 
 
-class _ProgressBar:
-    """Rich's progress bar on stderr (transient: gone when the import ends)."""
+class _StopOnInterrupt:
+    """The import's stop (`is_set()`, as a threading.Event's, which an import of a few
+    lines is not to load): the first Ctrl-C (SIGINT) sets it, which stops the import at
+    the file's next commit with a report of what it did; a second one raises
+    KeyboardInterrupt as usual (which stops at once: a write transaction rolls back to its
+    last commit too). Outside the main thread signals stay as they are."""
 
     def __init__(self):
-        from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn,
-                                   TimeRemainingColumn)
+        self.stopped = False
+        self.previous = None
 
-        columns = [TextColumn("{task.fields[files]}"), TextColumn("{task.description}"),
-                   BarColumn(), DownloadColumn(), TimeRemainingColumn()]
-        self.bar = Progress(*columns, console=stderr_console(), transient=True)
+    def is_set(self) -> bool:
+        return self.stopped
+
+    def __enter__(self):
+        import signal
+
+        def first(_signum, _frame):
+            self.stopped = True
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+        try:
+            self.previous = signal.signal(signal.SIGINT, first)
+        except ValueError:   # not the main thread
+            self.previous = None
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+        return False
+
+
+class _ProgressLine:
+    """One line on stderr, rewritten as the import goes (transient: gone when it ends):
+    sessions done of all, a bar, MB done of all, time left, how to stop."""
+
+    def __init__(self):
+        from rich.progress import BarColumn, Progress, TextColumn
+
+        columns = [TextColumn("{task.fields[sessions]}"), BarColumn(bar_width=None),
+                   TextColumn("{task.fields[mb]}"), TextColumn("{task.fields[left]}")]
+        self.bar = Progress(*columns, console=stderr_console(), transient=True, expand=True)
         self.bar.start()
-        self.task = self.bar.add_task("", total=1, files="")
+        self.task = self.bar.add_task("", total=1, sessions="", mb="", left="")
 
-    def update(self, progress) -> None:
-        from rich.markup import escape
+    def update(self, run, stopping: bool) -> None:
+        from core.importing.run_progress import megabytes_text, time_left_text
 
-        from tui.render.safe_text import clean
-
-        name = clean(Path(progress.path).name)   # a file's name: no escapes, no markup
-        if len(name) > 40:
-            name = "…" + name[-39:]
-        self.bar.update(self.task, description=f"{escape(name)} ({progress.phase})",
-                        completed=progress.done, total=max(progress.total, 1),
-                        files=f"[{progress.file_index + 1}/{progress.file_count}]")
+        files, count, done, total, left = run.snapshot()
+        self.bar.update(self.task, completed=done, total=max(total, 1),
+                        sessions=f"{files:,}/{count:,} sessions",
+                        mb=megabytes_text(done, total),
+                        left="stopping…" if stopping else
+                        f"{time_left_text(left)} left · ctrl+c stops")
 
     def close(self) -> None:
         self.bar.stop()

@@ -28,6 +28,22 @@ def empty_text(store_path: str) -> Text:
     return out
 
 
+def importing_text(store_path: str, places) -> Text:
+    """What an empty store shows while its first import reads the agents' folders."""
+    out = Text(justify="left")
+    out.append("Importing your agents' logs\n\n", "bold #5fafff")
+    out.append("Into ", "")
+    out.append_text(safe_line(store_path, 200, style="#d7af5f"))
+    out.append(", newest sessions first, from:\n\n", "")
+    for place in places:
+        out.append("  ")
+        out.append_text(safe_line(str(place), 200, style="#87d787"))
+        out.append("\n")
+    out.append("\nThey show here as they land. The status line says how far it is; x stops it "
+               "(the next start goes on where it stopped).\n", "#808890")
+    return out
+
+
 class EmptyState(Static):
     DEFAULT_CSS = """
     EmptyState {

@@ -44,6 +44,8 @@ KEYS = [
         ("y", "copy the highlighted session's uid (under the pane, with its project folder; "
               "arbor export and arbor resume take it)"),
         ("p", "list only the highlighted session's project, or all again"),
+        ("x", "stop the first import (a store's first start imports the agents' logs, newest "
+              "first; the next start goes on where it stopped)"),
     ]),
     ("Carry on in your agent", [
         ("o", "open in agent: the highlighted branch, or the branch up to the highlighted "

@@ -20,6 +20,7 @@ RULE_STYLE = "#5c6370"
 VIEW_STYLE = "#d7af5f"
 EXTRA_STYLE = "#87d787"
 ALERT_STYLE = "bold #1c1c1c on #d7875f"
+PROGRESS_STYLE = "#1c1c1c on #87af87"
 PATH_STYLE = "#808890"
 RULES = ("  │  ", " │ ")
 MIN_PATH = 10  # cells: less than this of a path says nothing, so it is left out
@@ -31,7 +32,10 @@ SHORT_ALERTS = {"server unreachable, retrying": "unreachable", "store busy, retr
 
 
 def status_text(store_path: str, sessions: int, messages: int, view: str, width: int,
-                extra: str = "", partial: bool = False, alert: str = "") -> Text:
+                extra: str = "", partial: bool = False, alert: str = "",
+                progress: list[str] | None = None) -> Text:
+    """`progress`: an import under way, in words from the longest to the shortest (the
+    longest that leaves the counts room is shown, before the path)."""
     out = Text(no_wrap=True, overflow="ellipsis", end="")
     out.append(" arbor ", LABEL_STYLE)
     out.append(" ")
@@ -39,6 +43,14 @@ def status_text(store_path: str, sessions: int, messages: int, view: str, width:
         if width < 12 + len(alert) + 45:
             alert = SHORT_ALERTS.get(alert, alert)
         out.append(f" {alert} ", ALERT_STYLE)
+        out.append(" ")
+    if progress:
+        least = len(f"{sessions:,}+ sessions…" if partial else
+                    f"{count(sessions, 'session')} · {count(messages, 'msg')}") + 3
+        used = out.cell_len
+        words = next((form for form in progress if used + len(form) + 3 + least <= width),
+                     progress[-1])
+        out.append(f" {words} ", PROGRESS_STYLE)
         out.append(" ")
     if partial:
         counts = (f"{sessions:,}+ sessions (loading…)", f"{sessions:,}+ sessions…")
@@ -56,7 +68,7 @@ def status_text(store_path: str, sessions: int, messages: int, view: str, width:
     # with an alert, where even the shortest does not fit, the live indicator and then the
     # view give way
     tighter = [_right(counts[1], short_view, "", RULES[1]),
-               _right(counts[1], "", "", RULES[1])] if alert else []
+               _right(counts[1], "", "", RULES[1])] if alert or progress else []
     path = safe_line(store_path, 4 * width, style=PATH_STYLE)
     wanted = min(path.cell_len, COMFORTABLE_PATH)
     used = out.cell_len

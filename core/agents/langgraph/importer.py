@@ -8,7 +8,8 @@ each sub-graph namespace of a thread) becomes one external session:
   entries below the parent's last message. A fork (a checkpoint with several children,
   made by invoking at an old checkpoint or by `update_state`) thus becomes a fork of the
   entry tree, and each leaf checkpoint a branch. A leaf checkpoint that adds no message
-  of its own gets a `custom` entry (`langgraph:checkpoint`) so it is still a branch.
+  of its own gets a `custom` entry (`langgraph:checkpoint`) so it is still a branch;
+  not a run's input checkpoint, a leaf only until the run's next checkpoint.
 * Every checkpoint becomes an arbor checkpoint (a tag) on the entry its messages end at,
   with the checkpoint's other channel values as its `session_state` (the leaf's state is
   also its branch's state) and the checkpoint's metadata.
@@ -453,7 +454,11 @@ def _import_thread(store, source: sqlite3.Connection, path: Path, result: FileRe
     broken = processing_order(parents, visit)
     for i in broken:
         result.skip(None, f"{where_label} checkpoint {ids[i]}: parent cycle, made a root")
-    # Leaf checkpoints that add nothing of their own still get a branch.
+    # Leaf checkpoints that add nothing of their own still get a branch, except a run's
+    # input checkpoint: a leaf only until the run's next checkpoint (its input, in its
+    # writes, becomes that one's messages), so a marker for it would outlive it in a store
+    # that followed the database (nothing is deleted) and that a whole import of the
+    # finished database does not make. Its tag goes on the entry its messages end at.
     children_count: dict[str | None, int] = {}
     for entry_id, parent_id, *_ in plan:
         children_count[parent_id] = children_count.get(parent_id, 0) + 1
@@ -465,6 +470,8 @@ def _import_thread(store, source: sqlite3.Connection, path: Path, result: FileRe
             continue
         entry = anchor[i] or root_id
         if children_count.get(entry) or entry in claimed:
+            if metas[i].get("source") == "input":
+                continue
             marker = f"checkpoint:{ids[i]}"
             plan.append((marker, entry, CUSTOM,
                          {"customType": "langgraph:checkpoint",
@@ -477,9 +484,11 @@ def _import_thread(store, source: sqlite3.Connection, path: Path, result: FileRe
         leaf_entry[i] = entry
 
     uid = f"{FORMAT}:{thread_id}" + (f":{ns}" if ns else "") + f"@{db_tag}"
-    name = title or f"thread {thread_id}"
+    untitled = f"thread {thread_id}"
+    name = title or untitled
     if ns:  # "node:task_id", nested ones joined by "|": name the innermost node
-        name = f"{name} · sub-graph {ns.split('|')[-1].split(':')[0]}"
+        inner = f" · sub-graph {ns.split('|')[-1].split(':')[0]}"
+        untitled, name = untitled + inner, name + inner
     metadata = {"format": FORMAT, "path": str(path), "thread_id": thread_id, "checkpoint_ns": ns,
                 "checkpoints": len(ids)}
     created_at = first_ts or file_mtime(path)
@@ -536,4 +545,9 @@ def _import_thread(store, source: sqlite3.Connection, path: Path, result: FileRe
             info["pending_writes"] = pending_writes[cid]
         store.annotations.create_checkpoint(branch, label, entry_seq=seq, session_state=states[i],
                                 is_auto=True, metadata=info, created_at=stamps[i] or created_at)
+    if name != untitled and not target.result.created and \
+            store.sessions.name(target.id) == untitled:
+        # named before its first message was written (a followed thread): named now as a
+        # whole import names it, unless someone renamed it meanwhile
+        store.sessions.rename(target.id, name)
     result.sessions.append(target.finish(name=name))

@@ -44,6 +44,8 @@ AHEAD = 32
 AHEAD_BYTES = 256 << 20
 # A batch this big (one long session) is read early, outside that window (`_send_early`).
 BIG_BYTES = 16 << 20
+# While the import may be stopped, how often waiting for a batch looks whether it was (s).
+STOP_LOOK = 0.1
 
 
 def workers_wanted(files: int, size: int) -> int:
@@ -334,13 +336,26 @@ class Workers:
         self._job_load[job] = size + 1
         return job
 
-    def take(self, job: int, answered: dict[int, dict]) -> dict | None:
+    def take(self, job: int, answered: dict[int, dict], stop=None) -> dict | None:
         """The answer to `job` (None: its worker died first). Answers to other jobs that
-        come meanwhile are kept in `answered`."""
+        come meanwhile are kept in `answered`. `stop` (an Event): once it is set, waiting
+        ends with ImportStopped."""
+        import queue
+
         while job not in answered:
             if self._job_worker.get(job) in self._dead:
                 return None
-            number, answer = self._answers.get()
+            if stop is None:
+                number, answer = self._answers.get()
+            else:
+                try:
+                    number, answer = self._answers.get(timeout=STOP_LOOK)
+                except queue.Empty:
+                    if stop.is_set():
+                        from core.importing.base import ImportStopped
+
+                        raise ImportStopped from None
+                    continue
             if answer is None:
                 self._dead.add(number)
                 continue
@@ -377,10 +392,11 @@ class Workers:
 class ParallelImport:
     """Which planned files the workers import, and their results in plan order."""
 
-    def __init__(self, store, planned: list, new: set, *, commit_every: float):
+    def __init__(self, store, planned: list, new: set, *, commit_every: float, stop=None):
         from core.importing.detect import CLAUDE_CODE
 
         self.store = store
+        self.stop = stop   # an Event: waiting for a batch ends once it is set (`Workers.take`)
         self.planned = planned
         self.commit_every = commit_every
 
@@ -469,7 +485,7 @@ class ParallelImport:
     def _land(self, number: int, import_here: Callable[[int], FileResult]) -> None:
         batch = self.batches[number]
         job = self._jobs.pop(number, None)
-        answer = self.workers.take(job, self._answered) if job is not None else None
+        answer = self.workers.take(job, self._answered, self.stop) if job is not None else None
         self._landed += 1
         self._top_up()
         moved = 0

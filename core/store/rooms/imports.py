@@ -25,6 +25,10 @@ class ImportsRoom(Room):
         text: an import over thousands of unchanged files decodes what it needs)."""
         return dict(self._all(self._sql.IMPORT_RECORDS))
 
+    def any_record(self) -> bool:
+        """Whether any file was ever imported into this store."""
+        return self._one(self._sql.IMPORT_ANY) is not None
+
     def stamps(self) -> dict[str, tuple]:
         """Every imported file's stamp: source key -> (record version, complete, size,
         mtime_ns, inode, device, lines), what telling an unchanged file from `stat` needs

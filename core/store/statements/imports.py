@@ -11,6 +11,7 @@ from .common import ENTRY_COLUMNS, ENTRY_FROM
 
 class SQLite:
     IMPORT_RECORDS = "SELECT source_key, state FROM import_sources"
+    IMPORT_ANY = "SELECT 1 FROM import_sources LIMIT 1"
     # what telling an unchanged file from `stat` needs, from columns (no JSON is read)
     IMPORT_STAMPS = ("SELECT source_key, record_version, complete, size, mtime_ns, inode, device,"
                      " lines FROM import_sources")
@@ -50,6 +51,7 @@ class SQLite:
 
 class Postgres:
     IMPORT_RECORDS = "SELECT source_key, state FROM import_sources"
+    IMPORT_ANY = "SELECT 1 FROM import_sources LIMIT 1"
     IMPORT_STAMPS = ("SELECT source_key, record_version, complete, size, mtime_ns, inode, device,"
                      " lines FROM import_sources")
     # the whole record (a cast of text that is not JSON would abort the transaction):

@@ -20,7 +20,7 @@ from core.seed.models import InternalSession
 from core.store import SessionSummary
 
 from tui.components.branches_pane import flatten, mark_continued, own_usage, visible_branches
-from tui.components.empty_state import EmptyState, empty_text
+from tui.components.empty_state import EmptyState, empty_text, importing_text
 from tui.render.formatting import FAINT
 from . import search_indexing
 
@@ -53,8 +53,8 @@ class StoreLoading:
         search_indexing.start(self)   # (after an upgrade: the index's backlog, in a thread)
         if self.poll_interval:
             self.set_interval(self.poll_interval, self._poll)
-        if self.follow:
-            self._start_following()
+        if self.follow:   # (after the store's first import, when it is to have one)
+            self._begin_first_run()
 
     @work(thread=True, exclusive=True, group="sessions")
     def load_sessions(self, keep_id: int | None = None, live: bool = False,
@@ -95,7 +95,9 @@ class StoreLoading:
         self._show_panes(not empty)
         empty_state = self.query_one(EmptyState)
         if empty:
-            text = empty_text(self.store_label)
+            first = self.first_import
+            text = importing_text(self.store_label, first.places) if self.importing_first() \
+                else empty_text(self.store_label)
             if hidden:
                 text.append(f"\n\n{hidden:,} archived sessions are hidden: run arbor --archived "
                             "to see them.", "#d7af5f")
@@ -175,7 +177,10 @@ class StoreLoading:
         branch = pane.highlighted
         if branch is None:
             self.branch = None
-            self.messages_pane.set_source(None, empty_text=Text("This session has no branches.", FAINT))
+            empty = "This session has no branches." if not self.first_import_left(session_id) \
+                else "Still importing: branches show once all is read." \
+                if self.importing_first() else "Import stopped part-way: the next start reads on."
+            self.messages_pane.set_source(None, empty_text=Text(empty, FAINT))
             self._update_messages_title()
             return
         self.show_branch(branch, keep_seq=keep_seq, at_end=at_end, keep_view=keep_view)

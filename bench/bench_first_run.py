@@ -1,0 +1,170 @@
+"""The first run, in a real terminal (tmux): `arbor` on a new store, with agents' logs in
+their usual folders, beside an empty Textual app's first frame.
+
+    .venv/bin/python bench/bench_first_run.py --tree /tmp/tree-1000 [--runs 3]
+
+`--tree` is a HOME holding `.claude/projects` (bench/claude_tree.py makes one:
+`python bench/claude_tree.py /tmp/tree-1000 --mb 1000`). Each run starts, in a new tmux
+window of 120x40 and in turn: the empty Textual app (until its word is on screen), and
+`arbor --db NEW` with HOME=TREE on a store that does not exist yet (until the first session
+row is on screen, then until the newest 20 sessions are complete: their files' import
+records say they were read to their end, so each has its branches and is browsable). The
+newest 20 are by file mtime; "but the long one" leaves out the files over the first
+import's HEAD_SLICE (the session an agent is writing, which is read on in slices while the
+others are read: it cannot be whole within a second at 1 GB). The store is read with
+SQLite, read-only, every 20 ms. Ratios are of the medians of one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_first_frame_tmux as frames  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+ROW = "claude_code"     # the second line of every session row of these trees
+FRAME = "context (v)"   # the status line, drawn with the first frame
+
+
+def newest(tree: Path, count: int = 20) -> list[tuple[str, int]]:
+    files = sorted(((p.stat().st_mtime_ns, str(p), p.stat().st_size)
+                    for p in (tree / ".claude" / "projects").rglob("*.jsonl")), reverse=True)
+    return [(path, size) for _mtime, path, size in files[:count]]
+
+
+def complete(db: Path, wanted: list[tuple[str, int]]) -> int:
+    """How many of `wanted` (path, size) the store's records say were read to their end."""
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
+    except sqlite3.Error:
+        return 0
+    try:
+        rows = dict(((path, (size, done)) for path, size, done in conn.execute(
+            "SELECT path, size, complete FROM import_sources")))
+    except sqlite3.Error:
+        return 0
+    finally:
+        conn.close()
+    return sum(1 for path, size in wanted if rows.get(path, (0, 0)) == (size, 1))
+
+
+def first_run(tree: Path, env: dict, timeout: float
+              ) -> tuple[float | None, float, float | None, float | None]:
+    """Seconds to arbor's first frame, to the first row, to the newest 20 complete but the
+    long one, to all 20."""
+    folder = Path(tempfile.mkdtemp(prefix="arbor-bench-first-run-"))
+    db = folder / "store.db"
+    wanted = newest(tree)
+    small = [(path, size) for path, size in wanted if size <= (4 << 20)]
+    command = [sys.executable, "-m", "tui", "--db", str(db)]
+    name = "w"
+    frames.tmux("kill-session", "-t", name)
+    for _attempt in range(3):
+        started = time.perf_counter()
+        done = subprocess.run(["tmux", "-L", frames.SOCKET, "new-session", "-d", "-s", name,
+                               "-x", "120", "-y", "40", "-c", env["PYTHONPATH"],
+                               *[f"-e{k}={v}" for k, v in {**env, "HOME": str(tree)}.items()],
+                               " ".join(command)], capture_output=True, text=True)
+        if done.returncode == 0:
+            break
+        time.sleep(0.1)
+    else:
+        raise SystemExit(f"tmux could not start arbor: {done.stderr.strip()}")
+    frame = first = most = every = None
+    try:
+        while time.perf_counter() - started < timeout:
+            if first is None:
+                screen = frames.tmux("capture-pane", "-p", "-t", name)
+                if frame is None and FRAME in screen:
+                    frame = time.perf_counter() - started
+                if ROW in screen:
+                    first = time.perf_counter() - started
+                time.sleep(0.005)
+                continue
+            have = complete(db, wanted)
+            now = time.perf_counter() - started
+            if most is None and complete(db, small) == len(small):
+                most = now
+            if have == len(wanted):
+                every = now
+                break
+            time.sleep(0.02)
+    finally:
+        frames.tmux("kill-session", "-t", name)
+        time.sleep(0.5)   # (the app stops its import at a commit and closes the store)
+        shutil.rmtree(folder, ignore_errors=True)
+    if first is None:
+        raise SystemExit(f"arbor: no session row on screen after {timeout} s")
+    return frame, first, most, every
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tree", required=True, help="a HOME holding .claude/projects")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--timeout", type=float, default=120.0)
+    args = parser.parse_args()
+    tree = Path(args.tree).resolve()
+    if not (tree / ".claude" / "projects").is_dir():
+        raise SystemExit(f"--tree: {tree} holds no .claude/projects")
+    if not shutil.which("tmux"):
+        raise SystemExit("tmux is not installed")
+    files = list((tree / ".claude" / "projects").rglob("*.jsonl"))
+    size = sum(p.stat().st_size for p in files)
+    wanted = newest(tree)
+    env = {"PYTHONPYCACHEPREFIX": "/tmp/arbor-bench-pycache", "PYTHONDONTWRITEBYTECODE": "",
+           "TEXTUAL_ANIMATIONS": "none", "PYTHONPATH": str(REPO), "TERM": "xterm-256color"}
+    script = Path(tempfile.mkdtemp(prefix="arbor-bench-ff-")) / "empty_app.py"
+    script.write_text(frames.EMPTY)
+    empty = [sys.executable, str(script)]
+    frames.tmux("kill-server")
+    frames.time_until(empty, "EMPTYREADY", env)                 # warm-up: bytecode cache
+    first_run(tree, env, 20)                                     # warm-up (and the cache)
+    times: dict[str, list[float]] = {"empty": [], "frame": [], "first": [], "most": [],
+                                     "every": []}
+    for _ in range(args.runs):
+        times["empty"].append(frames.time_until(empty, "EMPTYREADY", env)[0])
+        frame, first, most, every = first_run(tree, env, args.timeout)
+        if frame is not None:
+            times["frame"].append(frame)
+        times["first"].append(first)
+        if most is not None:
+            times["most"].append(most - first)
+        if every is not None:
+            times["every"].append(every - first)
+    frames.tmux("kill-server")
+    shutil.rmtree(script.parent, ignore_errors=True)
+    base = statistics.median(times["empty"])
+    big = [size_ for _path, size_ in wanted if size_ > (4 << 20)]
+    print(f"tree: {tree} ({len(files):,} files, {size / 1e6:,.0f} MB; of the newest 20, "
+          f"{len(big)} over 4 MB: {', '.join(f'{b / 1e6:,.0f} MB' for b in big) or 'none'}); "
+          f"tmux 120x40; median of {args.runs} alternating runs; load average "
+          f"{os.getloadavg()[0]:.1f}")
+    print(f"{'':58}{'median ms':>10}{'min ms':>9}{'x empty':>9}")
+    rows = (("empty", "empty Textual app: its word on screen", True),
+            ("frame", "arbor, new store: its first frame (the status line)", True),
+            ("first", "arbor, new store: the first session row on screen", True),
+            ("most", "then: the newest 20 complete, but the long one(s)", False),
+            ("every", "then: all the newest 20 complete", False))
+    for key, label, ratio in rows:
+        values = times[key]
+        if not values:
+            print(f"{label:58}{'not within the timeout':>28}")
+            continue
+        print(f"{label:58}{statistics.median(values) * 1000:>10.0f}{min(values) * 1000:>9.0f}"
+              + (f"{statistics.median(values) / base:>9.2f}" if ratio else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

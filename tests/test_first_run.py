@@ -1,0 +1,202 @@
+"""A store's first import (core/importing/first_run.py): when a store is to have one, newest
+first, stopped by an Event at a commit and gone on with later to the same store, the
+progress of the whole run; and `arbor import --discover` interrupted by Ctrl-C (SIGINT),
+then run again."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from core.importing import first_run
+from core.importing.driver import import_paths
+from core.importing.run_progress import RunProgress, megabytes_text, time_left_text
+from core.store.store import open_store
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+import claude_tree  # noqa: E402
+from test_import_parallel import meaning  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory) -> Path:
+    """A Claude Code tree of about 12 MB in 48 files, its newest session a few MB."""
+    home = tmp_path_factory.mktemp("home")
+    claude_tree.generate(home, mb=12, files=48, seed=29)
+    return home
+
+
+@pytest.fixture(scope="module")
+def whole(home, tmp_path_factory) -> dict:
+    """What one uninterrupted first import makes of the tree."""
+    db = tmp_path_factory.mktemp("whole") / "whole.db"
+    with open_store(db) as store:
+        report = import_paths(store, [home], newest_first=True)
+    assert not report.stopped and not report.failed_files
+    return rounded(meaning(db))
+
+
+def rounded(value):
+    """Costs are sums of floats, added in another order when a file is read in two parts
+    (1.0000000000000002 for 1.0): the same to 9 places."""
+    if isinstance(value, float):
+        return round(value, 9)
+    if isinstance(value, (list, tuple)):
+        return type(value)(rounded(v) for v in value)
+    if isinstance(value, dict):
+        return {k: rounded(v) for k, v in value.items()}
+    return value
+
+
+def logs(home: Path) -> list[Path]:
+    return sorted((home / ".claude" / "projects").rglob("*.jsonl"))
+
+
+# ------------------------------------------------------------------ the record
+def test_a_store_is_to_have_its_first_import_until_one_finishes(tmp_path, home):
+    with open_store(tmp_path / "fresh.db") as store:
+        assert first_run.pending(store)               # never imported
+        first_run.begin(store)
+        assert first_run.pending(store)               # begun, not finished: goes on
+        first_run.finish(store)
+        assert not first_run.pending(store)
+    with open_store(tmp_path / "imported.db") as store:
+        import_paths(store, [logs(home)[0]])          # imported before (any import)
+        assert not first_run.pending(store)
+    with open_store(tmp_path / "demo.db") as store:
+        from core.demo import DEMO_MARK
+
+        assert first_run.DEMO_MARK == DEMO_MARK
+        store.set_meta(DEMO_MARK, "1")
+        assert not first_run.pending(store)           # the demo store never
+
+
+def test_the_record_on_either_store(store_location, home):
+    """SQLite and PostgreSQL keep it alike (store_meta; the import records' one query)."""
+    with open_store(store_location) as store:
+        assert first_run.pending(store)
+        first_run.begin(store)
+        assert store.get_meta(first_run.FIRST_IMPORT) == first_run.STARTED
+        import_paths(store, [logs(home)[0]])
+        assert first_run.pending(store)               # begun: goes on, records or not
+        first_run.finish(store)
+        assert not first_run.pending(store)
+        store.set_meta(first_run.FIRST_IMPORT, "")    # (no record of it: the imports say)
+        assert store.imports.any_record() and not first_run.pending(store)
+
+
+# ------------------------------------------------------------------ the driver
+def test_newest_first_reads_the_files_by_mtime_newest_first(tmp_path, home):
+    files = logs(home)
+    # mtimes in an order of their own, none the order the walk finds them in
+    order = sorted(files, key=lambda p: hash(p.name) % 1000)
+    for n, path in enumerate(order):
+        os.utime(path, ns=(1_700_000_000_000_000_000 + n * 10**9,) * 2)
+    with open_store(tmp_path / "store.db") as store:
+        report = import_paths(store, [home], newest_first=True)
+    read = [Path(f.path) for f in report.files]
+    small = [p for p in reversed(order) if p.stat().st_size <= 4 << 20]
+    # (a file over HEAD_SLICE is read in parts, its line comes when it is whole)
+    assert [p for p in read if p in small] == small
+    assert sorted(read) == sorted(files)
+
+
+def test_a_stopped_import_goes_on_to_the_same_store(tmp_path, home, whole):
+    db = tmp_path / "store.db"
+    stops = []
+    for delay in (0.05, 0.3, 0.8):
+        with open_store(db) as store:
+            stop = threading.Event()
+            threading.Timer(delay, stop.set).start()
+            report = import_paths(store, [home], newest_first=True, stop=stop)
+            stops.append(report.stopped)
+    assert stops[0] > 0, "the first run was not stopped part-way: the test proves nothing"
+    with open_store(db) as store:
+        report = import_paths(store, [home], newest_first=True)
+    assert report.stopped == 0
+    assert rounded(meaning(db)) == whole
+
+
+def test_the_report_counts_a_file_read_in_parts_as_one_read(tmp_path, home):
+    with open_store(tmp_path / "parts.db") as store:
+        parts = import_paths(store, [home], newest_first=True)
+    with open_store(tmp_path / "plain.db") as store:
+        plain = import_paths(store, [home])
+    assert parts.entries_added == plain.entries_added > 0
+    assert parts.messages_added == plain.messages_added
+    assert parts.branches_added == plain.branches_added
+    assert parts.sessions_added == plain.sessions_added
+
+
+def test_progress_of_the_whole_run(tmp_path, home):
+    seen = []
+    run = RunProgress(lambda r: seen.append(r.snapshot()), interval=0)
+    with open_store(tmp_path / "store.db") as store:
+        import_paths(store, [home], newest_first=True, run=run)
+    total = sum(p.stat().st_size for p in logs(home))
+    files, count, done, all_bytes, left = seen[-1]
+    assert (files, count, done, all_bytes, left) == (len(logs(home)), len(logs(home)), total,
+                                                     total, 0.0)
+    assert seen[0][:3] == (0, len(logs(home)), 0)
+    dones = [s[2] for s in seen]
+    assert dones == sorted(dones)                    # never goes back
+    assert time_left_text(None) == "…" and time_left_text(42) == "42 s"
+    assert time_left_text(185) == "3 min" and time_left_text(3900) == "1 h 5 min"
+    assert megabytes_text(84 << 20, 1024 << 20) == "84/1,024 MB"
+
+
+# --------------------------------------------------------------- arbor import
+def _records(db: Path) -> int:
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error:
+        return 0
+    try:
+        return conn.execute("SELECT count(*) FROM import_sources").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+    finally:
+        conn.close()
+
+
+def _import(db: Path, home: Path, **kwargs) -> subprocess.Popen:
+    env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(REPO)}
+    return subprocess.Popen([sys.executable, "-m", "tui", "import", "--discover", "--db", str(db)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=REPO, **kwargs)
+
+
+def test_import_discover_interrupted_then_run_again_is_one_uninterrupted_import(
+        tmp_path, home, whole):
+    db = tmp_path / "store.db"
+    proc = _import(db, home)
+    deadline = time.monotonic() + 60
+    while _records(db) < 1:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (out, err)
+    assert "arbor import: stopped;" in err and "run it again to go on" in err
+    assert "Traceback" not in err
+    left = int(err.split(" still to read")[0].rsplit(", ", 1)[1].replace(",", ""))
+    assert left > 0
+    with open_store(db, create=False) as store:
+        assert store.get_meta(first_run.FIRST_IMPORT) == first_run.STARTED
+    proc = _import(db, home)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, (out, err)
+    with open_store(db, create=False) as store:
+        assert store.get_meta(first_run.FIRST_IMPORT) == first_run.DONE
+    assert rounded(meaning(db)) == whole

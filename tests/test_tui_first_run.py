@@ -1,0 +1,179 @@
+"""The app's first import (tui/actions/first_run.py), without a terminal: on a store that has
+not finished one, with agents' logs in their usual folders (a fake HOME), the app imports
+them by itself and lists the sessions as they land; x stops it, and the next start goes on
+to the store one uninterrupted import makes; a store that imported before only follows."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import open_fixed, settle, wait_until
+from core import open_store
+from core.demo import DEMO_NOW
+from core.importing import first_run, import_paths
+from tui.app import ArborApp
+from tui.components.status_line import status_text
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+import claude_tree  # noqa: E402
+from test_first_run import rounded  # noqa: E402
+from test_import_parallel import meaning  # noqa: E402
+
+SIZE = (120, 40)
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory) -> Path:
+    home = tmp_path_factory.mktemp("home")
+    claude_tree.generate(home, mb=12, files=48, seed=41)
+    return home
+
+
+@pytest.fixture(scope="module")
+def sessions_in_home(home, tmp_path_factory) -> tuple[int, dict]:
+    """How many sessions the tree holds, and the store one uninterrupted import makes."""
+    db = tmp_path_factory.mktemp("whole") / "whole.db"
+    with open_store(db) as store:
+        import_paths(store, [home], newest_first=True)
+        count = len(store.sessions.list())
+    return count, rounded(meaning(db))
+
+
+def fresh(path: Path) -> Path:
+    open_store(path).close()
+    return path
+
+
+def make_app(db: Path, home: Path) -> ArborApp:
+    return ArborApp(open_fixed(db), clock=lambda: DEMO_NOW, poll_interval=0.2,
+                    store_label=db.name, follow={"home": home})
+
+
+async def soon(pilot, condition, timeout: float = 30.0) -> bool:
+    """`wait_until` without its settling at the end (which waits for the app's workers, and
+    while an import runs there is always a reload to wait for)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        await pilot.pause(0.01)
+    return True
+
+
+def status(app) -> str:
+    return str(app.query_one("#status").render())
+
+
+async def test_the_app_imports_a_new_store_by_itself_and_shows_the_rows(
+        tmp_path, home, sessions_in_home):
+    count, whole = sessions_in_home
+    db = fresh(tmp_path / "store.db")
+    app = make_app(db, home)
+    async with app.run_test(size=SIZE) as pilot:
+        assert await wait_until(pilot, lambda: app.first_import is not None
+                                and app.first_import.started.is_set())
+        assert await soon(pilot, lambda: len(app.sessions) > 0)
+        shown = status(app)
+        if app.importing_first():                    # (a fast machine may be done already)
+            assert "importing" in shown and "x stops" in shown
+            assert app.check_action("stop_import", ()) is True
+        assert await wait_until(pilot, lambda: app.first_import.ended.is_set(), timeout=120)
+        assert await wait_until(pilot, lambda: len(app.sessions) == count)
+        assert "importing" not in status(app)
+        assert await wait_until(pilot, lambda: app.live_follow is not None)   # following after
+        assert app.sessions_pane.highlighted is not None
+    with open_store(db, create=False) as store:
+        assert store.get_meta(first_run.FIRST_IMPORT) == first_run.DONE
+    assert rounded(meaning(db)) == whole
+
+
+async def test_x_stops_the_first_import_and_the_next_start_goes_on(
+        tmp_path, home, sessions_in_home):
+    count, whole = sessions_in_home
+    db = fresh(tmp_path / "store.db")
+    app = make_app(db, home)
+    async with app.run_test(size=SIZE) as pilot:
+        assert await soon(pilot, lambda: len(app.sessions) > 0)
+        assert app.importing_first(), "done before x: the test proves nothing"
+        assert app.check_action("stop_import", ()) is True     # in the footer now
+        await pilot.press("x")
+        assert await wait_until(pilot, lambda: app.first_import.ended.is_set())
+        assert app.check_action("stop_import", ()) is False    # and gone again
+        assert "Import stopped" in " ".join(str(n.message) for n in app._notifications)
+        assert "importing" not in status(app)
+        stopped_at = len(app.sessions)
+    assert 0 < stopped_at < count
+    with open_store(db, create=False) as store:
+        assert store.get_meta(first_run.FIRST_IMPORT) == first_run.STARTED
+    app = make_app(db, home)                          # started again: goes on
+    async with app.run_test(size=SIZE) as pilot:
+        assert await wait_until(pilot, lambda: app.first_import is not None
+                                and app.first_import.ended.is_set(), timeout=120)
+        assert app.first_import.started.is_set()
+        assert await wait_until(pilot, lambda: len(app.sessions) == count)
+    with open_store(db, create=False) as store:
+        assert store.get_meta(first_run.FIRST_IMPORT) == first_run.DONE
+    assert rounded(meaning(db)) == whole
+
+
+async def test_quitting_mid_import_and_starting_again_goes_on(tmp_path, home, sessions_in_home):
+    count, whole = sessions_in_home
+    db = fresh(tmp_path / "store.db")
+    app = make_app(db, home)
+    async with app.run_test(size=SIZE) as pilot:
+        assert await soon(pilot, lambda: len(app.sessions) > 0)
+        assert app.importing_first(), "done before q: the test proves nothing"
+        await pilot.press("q")
+    assert not app.first_import.thread.is_alive()     # stopped with the app, at a commit
+    app = make_app(db, home)
+    async with app.run_test(size=SIZE) as pilot:
+        assert await wait_until(pilot, lambda: app.first_import is not None
+                                and app.first_import.ended.is_set(), timeout=120)
+        assert await wait_until(pilot, lambda: len(app.sessions) == count)
+    assert rounded(meaning(db)) == whole
+
+
+async def test_a_store_that_imported_before_only_follows(tmp_path, home):
+    db = tmp_path / "store.db"
+    one = sorted((home / ".claude" / "projects").rglob("*.jsonl"))[0]
+    with open_store(db) as store:
+        import_paths(store, [one])
+        before = len(store.sessions.list())
+    app = make_app(db, home)
+    async with app.run_test(size=SIZE) as pilot:
+        assert await wait_until(pilot, lambda: app.live_follow is not None)
+        await settle(pilot)
+        assert not app.first_import.started.is_set()
+        assert app.check_action("stop_import", ()) is False
+        await pilot.pause(1.0)
+        assert len(app.sessions) == before
+        assert "importing" not in status(app)
+    with open_store(db, create=False) as store:
+        assert store.get_meta(first_run.FIRST_IMPORT) is None
+
+
+@pytest.mark.parametrize("width", [80, 100, 120, 160])
+def test_the_status_line_fits_the_progress_and_the_counts(width):
+    from tui.actions.first_run import progress_forms
+    from core.importing.run_progress import RunProgress
+
+    now = [0.0]
+    run = RunProgress(clock=lambda: now[0])
+    run.plan({i: 700 << 10 for i in range(1600)})
+    for i in range(120):
+        run.file_done(i)
+    now[0] = 30.0
+    forms = progress_forms(run, False)
+    line = status_text("~/.local/share/arbor/arbor.db", 118, 40_123, "replayed context (v)",
+                       width, "", progress=forms)
+    text = line.plain
+    assert line.cell_len <= width
+    assert any(f" {form} " in text for form in forms)      # one of them, whole
+    assert "x stops" in text and "118 sessions" in text
+    if width >= 120:
+        assert "importing 120/1,600 sessions · 82/1,093 MB · 6 min left · x stops" in text
