@@ -42,7 +42,8 @@ KINDS = (SHELL, READ, WRITE, EDIT, PLAN)
 class Tool:
     """An agent's tool for one kind: its name, and its own name for each neutral argument
     (shell: command, description, timeout_ms, workdir; read: path, offset, limit, and end,
-    the last line read, for a tool that takes a range; write: path, content; edit: path,
+    the last line read, for a tool that takes a range, or range, for one that takes
+    [first, last] in one list (-1: to the end); write: path, content; edit: path,
     old, new, all, and edits, the object (or list) holding old/new/all for a tool that nests
     them; plan: items, and text, status, id of each item, explanation)."""
 
