@@ -426,7 +426,7 @@ async def test_hand_off_writes_the_branch_for_another_agent_and_u_undoes_it(demo
         assert undo.undo_last(store).done
         assert not store.sessions.get(new.id).is_active
         # what it takes, and what it refuses, in one sentence each
-        assert "agent takes claude, codex, pi, gemini, qwen, droid, kimi" in await refused(
+        assert "agent takes claude, codex, pi, gemini, qwen, copilot, opencode, droid, kimi" in await refused(
             client, "hand_off", session="1e7ea419", agent="cursor")
         other = store.entries.of_session(_session_id(store, "c5e818fa"), limit=1)[0].seq
         assert "not in session" in await refused(
