@@ -342,3 +342,33 @@ def test_a_fork_is_a_session_nested_under_its_original(tmp_path, store):
     assert content_text(store.entries.get(fork.spawn_seq).message["content"]) == "Three."
     assert _said(store, store.branches.current(fork.id).head_seq) == [
         "say one", "One.", "say three", "Three.", "say four", "Four."]
+
+
+def test_a_session_first_read_after_its_rewind_gets_the_undone_turn_from_the_index(tmp_path,
+                                                                                  store):
+    # the events file no longer holds turn 2; Copilot's session-store.db still does
+    home = tmp_path / "home" / ".copilot"
+    shutil.copytree(TREE / "session-state", home / "session-state")
+    shutil.copy(TREE / "session-store.db", home / "session-store.db")
+    import_paths(store, [home / "session-state" / ORIGINAL / "events.jsonl"])
+    session = store.sessions.by_uid(ORIGINAL)
+    current = store.branches.current(session.id)
+    assert _said(store, current.head_seq) == ["say one", "One.", "say three", "Three."]
+    [other] = [b for b in store.branches.of_session(session.id) if b.id != current.id]
+    assert _said(store, other.head_seq) == ["say one", "One.", "say two", "Two."]
+    # read again: nothing more
+    import_paths(store, [home / "session-state" / ORIGINAL / "events.jsonl"])
+    assert len(store.branches.of_session(session.id)) == 2
+
+
+def test_the_index_adds_nothing_when_the_undone_turn_was_read_before(tmp_path, store):
+    home = tmp_path / "home" / ".copilot"
+    shutil.copytree(TREE / "before-rewind" / "session-state", home / "session-state")
+    import_paths(store, [home / "session-state"])
+    shutil.rmtree(home / "session-state")
+    shutil.copytree(TREE / "session-state", home / "session-state")
+    shutil.copy(TREE / "session-store.db", home / "session-store.db")
+    import_paths(store, [home / "session-state" / ORIGINAL / "events.jsonl"])
+    session = store.sessions.by_uid(ORIGINAL)
+    assert [sorted(_said(store, b.head_seq)) for b in store.branches.of_session(session.id)
+            if "say two" in _said(store, b.head_seq)] == [["One.", "Two.", "say one", "say two"]]

@@ -32,8 +32,9 @@ session is a `fork` nested under the original, at the last entry they share. `/r
 rewrites events.jsonl without the turns it undid and appends a `session.info` (infoType
 rewind) whose `parentId` is where it went back to: what follows is a branch from there,
 and the undone turns, read before (by the live follow or an earlier import), stay in the
-store as their own branch (a file only read after the rewind no longer holds them; only
-`~/.copilot/session-store.db`'s `turns` keeps their text, which is not read).
+store as their own branch. A file first read after the rewind no longer holds them:
+`~/.copilot/session-store.db`'s `turns` keeps their prompt and answer text, read (through
+SQLite, read-only) into a branch from the rewind's point (`undone_turns`).
 
 The tree follows `parentId` (an event naming an earlier one is a branch from there); an
 event whose parent is not known (Copilot's compaction calls name ids it never wrote) or
@@ -122,6 +123,7 @@ class _Read:
         self.start: dict[str, Any] = {}
         self.forked_from: str | None = None    # `/fork`: the original session's id
         self.rewinds: list[str] = []           # `/rewind`: the event each went back to
+        self.prompts: list[str] = []           # what the main session's user messages say
         self.cwd = ""
         self.model = ""
         self.unclaimed = 0
@@ -285,6 +287,8 @@ class _Read:
             message["timestamp"] = ms
         if not session.first_prompt and text.strip():
             session.first_prompt = text
+        if session is self.main:
+            self.prompts.append(text)
         extra = {k: v for k, v in data.items() if k != "content"}
         return session.add(d["id"], parent, MESSAGE, {"message": message, EXTRA: extra},
                            d.get("timestamp"), line)
@@ -455,6 +459,53 @@ def workspace(folder: Path) -> dict[str, Any]:
     return out
 
 
+def undone_turns(store, read: "_Read", uid: str, path: Path) -> int:
+    """The turns a `/rewind` took out of events.jsonl, from `session-store.db`'s `turns`
+    (Copilot's index keeps them), as a branch from where the rewind went back to: only
+    for a file with one rewind, and only when the store does not hold them already (read
+    before the rewind, under their event ids). Returns how many turns were added."""
+    if len(read.rewinds) != 1:
+        return 0
+    at = read.at.get(read.rewinds[0])
+    database = path.parent.parent.parent / "session-store.db"
+    if at is None or not database.is_file() or path.parent.parent.name != "session-state":
+        return 0
+    existing = store.sessions.by_uid(uid)
+    if existing is not None and \
+            set(store.entries.seqs(existing.id)) - set(read.main.nodes.ids):
+        return 0           # (the store has entries the file lost: the undone turns)
+    import sqlite3
+    try:
+        with sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True,
+                             timeout=1) as conn:
+            rows = conn.execute("SELECT turn_index, user_message, assistant_response, "
+                                "timestamp FROM turns WHERE session_id = ? ORDER BY "
+                                "turn_index", (uid,)).fetchall()
+    except sqlite3.Error:
+        return 0
+    said = list(read.prompts)
+    head, added = at, 0
+    newest, tail = read.main.nodes.newest, read.main.head
+    for index, asked, answered, stamp in rows:
+        if not isinstance(asked, str) or not asked:
+            continue
+        if asked in said:
+            said.remove(asked)
+            continue
+        key = f"turn:{index}:{short_hash(asked, 8)}"
+        kept = {EXTRA: {"from": "session-store.db turns", "turnIndex": index}}
+        head = read.main.add(key, head, MESSAGE, {
+            "message": {"role": "user", "content": [{"type": "text", "text": asked}]},
+            **kept}, stamp, 0)
+        if isinstance(answered, str) and answered:
+            head = read.main.add(f"{key}:answer", head, MESSAGE, {
+                "message": {"role": "assistant", "content": [{"type": "text", "text": answered}],
+                            "api": "copilot"}, **kept}, stamp, 0)
+        added += 1
+    read.main.nodes.newest, read.main.head = newest, tail   # (it went on after the rewind)
+    return added
+
+
 def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -> None:
     read = _Read(result)
     with open(path, "rb") as handle:
@@ -489,6 +540,9 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
     mtime = file_mtime(path)
     if read.rewinds:
         metadata["rewinds"] = read.rewinds
+        undone = undone_turns(store, read, uid, path)
+        if undone:
+            metadata["undoneTurnsFrom"] = "session-store.db"
     forked = read.forked_from if read.forked_from and read.forked_from != uid else None
     if forked:
         metadata["forkedFrom"] = forked
