@@ -163,3 +163,22 @@ def test_the_import_does_not_outlive_a_killed_app(tmp_path, home, whole):
     assert sessions(db) < count and mark(db) == first_run.STARTED
     run_to_the_end(db, home)              # nothing read was lost: the next one goes on
     assert rounded(meaning(db)) == store_whole
+
+
+def test_the_child_imports_into_a_postgresql_store_too(postgres_server, tmp_path_factory):
+    """The URL reaches the child on its stdin (never on its command line, where a password
+    would show in ps), and it imports there as into a file."""
+    small = tmp_path_factory.mktemp("pg-home")
+    claude_tree.generate(small, mb=2, files=8, seed=67)
+    url = postgres_server.new_store_url()
+    open_store(url).close()
+    child = FirstRunProcess(url, small)
+    child.start()
+    command = " ".join(child.process.args)
+    assert url not in command and "store" not in command
+    assert wait(child.ended.is_set, timeout=300)
+    assert child.error is None, child.error
+    assert child.report["stopped"] == 0
+    with open_store(url, create=False) as store:
+        assert store.get_meta(first_run.FIRST_IMPORT) == first_run.DONE
+        assert len(store.sessions.list()) == 8
