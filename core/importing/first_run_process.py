@@ -282,16 +282,9 @@ def store_location_text(store) -> str:
     return url if isinstance(url, str) else os.fspath(path)
 
 
-def launch_if_pending(store, home: Path | None = None) -> FirstRunProcess | None:
-    """The first import's process, started now if the store is to have one (asked here:
-    a store that only follows does not start a Python for nothing)."""
-    from . import first_run
-
-    try:
-        if not first_run.pending(store):
-            return None
-    except store.errors:
-        return None
+def launch(store, home: Path | None = None) -> FirstRunProcess:
+    """The first import's process, started now (for a store `first_import.pending` says is
+    to have one)."""
     child = FirstRunProcess(store_location_text(store), home)
     child.start()
     return child

@@ -39,10 +39,10 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_STORE
         follow = not (args.demo or args.no_follow)
         first_import = None
-        if follow:   # the store's first import, on the other core while Textual loads
-            from core.importing.first_run_process import launch_if_pending
+        if follow and _first_import_pending(store):   # on the other core while Textual loads
+            from core.importing.first_run_process import launch
 
-            first_import = launch_if_pending(store)
+            first_import = launch(store)
         from tui.app import ArborApp
 
         app = ArborApp(store, show_archived=args.archived, follow=follow)
@@ -56,6 +56,16 @@ def run(args: argparse.Namespace) -> int:
         return app.return_code or 0
     finally:
         gc.enable()
+
+
+def _first_import_pending(store) -> bool:
+    """(asked without loading anything of the importers: most starts only follow)"""
+    from core.store.first_import import pending
+
+    try:
+        return pending(store)
+    except store.errors:
+        return False   # (the app says what is wrong with the store)
 
 
 def _open(args: argparse.Namespace):
