@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from core.importing import first_run
-from core.importing.driver import import_paths
+from core.importing.driver import HEAD_SLICE, import_paths
 from core.importing.run_progress import RunProgress, megabytes_text, time_left_text
 from core.store.store import open_store
 
@@ -105,7 +105,7 @@ def test_newest_first_reads_the_files_by_mtime_newest_first(tmp_path, home):
     with open_store(tmp_path / "store.db") as store:
         report = import_paths(store, [home], newest_first=True)
     read = [Path(f.path) for f in report.files]
-    small = [p for p in reversed(order) if p.stat().st_size <= 4 << 20]
+    small = [p for p in reversed(order) if p.stat().st_size <= HEAD_SLICE]
     # (a file over HEAD_SLICE is read in parts, its line comes when it is whole)
     assert [p for p in read if p in small] == small
     assert sorted(read) == sorted(files)
