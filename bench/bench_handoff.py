@@ -5,7 +5,7 @@
 Generates a Claude Code transcript of --messages messages (prompts; replies with thinking,
 text and tool calls of Bash, Read, Edit, TodoWrite; their results with ~600 bytes of
 output), imports it, and hands its branch to every other agent arbor writes (Codex, pi,
-Gemini CLI, Qwen Code, droid, Kimi CLI); each copy (imported by the hand-off) is then handed
+Gemini CLI, Qwen Code, droid, Kimi CLI, opencode, Copilot CLI); each copy (imported by the hand-off) is then handed
 back to Claude Code, and the Codex and pi copies to each other. `--pairs codex:pi,...`
 runs only those pairs (a target's copy must come before it is a source).
 Each hand-off is timed in two parts, as `arbor resume --in` does them: the hand-off proper
@@ -110,7 +110,7 @@ def main() -> int:
         print(f"imported {args.messages:,} messages in {time.perf_counter() - started:.2f} s",
               flush=True)
         sessions = {"claude_code": store.sessions.by_uid(SESSION)}
-        others = ("codex", "pi", "gemini", "qwen", "droid", "kimi")
+        others = ("codex", "pi", "gemini", "qwen", "droid", "kimi", "opencode", "copilot")
         pairs = [("claude_code", target) for target in others] + \
             [(source, "claude_code") for source in others] + [("codex", "pi"), ("pi", "codex")]
         if args.pairs:
@@ -139,8 +139,8 @@ def main() -> int:
                     if mode == "whole" and target not in sessions:
                         sessions[target] = store.sessions.get(plan.imported_id)
                     size = sum(f.stat().st_size for f in plan.file.parent.iterdir()) \
-                        if target == "kimi" else plan.file.stat().st_size
-                    if target == "kimi":      # (a folder per session)
+                        if target in ("kimi", "copilot") else plan.file.stat().st_size
+                    if target in ("kimi", "copilot"):      # (a folder per session)
                         import shutil
 
                         shutil.rmtree(plan.file.parent)

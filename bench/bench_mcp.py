@@ -9,8 +9,10 @@ validation and result conversion included), on a server built as `arbor mcp` bui
 (read-only store). Each figure is the median of `--repeat` calls: wall time, and the CPU time
 of this process (client and server both; on a loaded machine, the steadier of the two). Then `arbor mcp`
 is started `--starts` times as a process, as an agent starts it, and timed from the spawn to
-the answer of `initialize` and to the answer of a first `search`; the interpreter's own start
-and the SDK's import are timed apart, since they bound what arbor can do.
+the answers of `initialize`, of `tools/list` and of a first `search`: wall time and the
+server's CPU time (read from /proc on Linux). A server made of the SDK alone (`MCPServer`
+and one tool), the interpreter's own start and `import mcp` are timed beside it, since they
+bound what arbor can do. `--only calls` or `--only starts` runs one half.
 
 Targets (issue 32): search under 100 ms, a 50-message window of get_messages under 50 ms on the
 1M-entry store, start to first answer under 500 ms.
@@ -91,44 +93,101 @@ async def tool_calls(path: str, repeat: int) -> None:
     store.close()
 
 
+HELLO_SERVER = """
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("hello")
+
+
+@server.tool()
+def hello(name: str) -> str:
+    \"\"\"Say hello.\"\"\"
+    return "hello " + name
+
+
+server.run("stdio")
+"""
+
+
+def _cpu_ms(pid: int) -> float | None:
+    """The CPU time a running process has used so far (Linux: /proc), in ms."""
+    import os
+
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def _spawn(argv: list[str], env: dict, steps: list[tuple[str, str]]) -> list[tuple[float, float | None]]:
+    """Start a server, send each step's message and wait for its answer: per step, the wall
+    time since the spawn and the server's CPU time so far."""
+    import tempfile
+
+    started = time.perf_counter()
+    # (in a folder of no checkout: `python -c` puts its folder before PYTHONPATH)
+    process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True, env=env,
+                               cwd=tempfile.gettempdir())
+    marks = []
+    for message, _ in steps:
+        process.stdin.write(message)
+        process.stdin.flush()
+        json.loads(process.stdout.readline())
+        marks.append((time.perf_counter() - started, _cpu_ms(process.pid)))
+    process.stdin.close()
+    process.wait(timeout=30)
+    return marks
+
+
 def starts(path: str, count: int) -> None:
-    hello = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "bench", "version": "1"}}}) + "\n"
+    def message(ident, method, params=None):
+        body = {"jsonrpc": "2.0", "id": ident, "method": method}
+        if params is not None:
+            body["params"] = params
+        return json.dumps(body) + "\n"
+
+    hello = message(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                      "clientInfo": {"name": "bench", "version": "1"}})
     ready = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n"
-    search = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "search", "arguments": {"query": "handler"}}}) + "\n"
-    argv = [sys.executable, "-c", "from tui.cli import run; run()", "mcp", "--db", path]
+    listing = ready + message(2, "tools/list")
+    search = message(3, "tools/call", {"name": "search", "arguments": {"query": "handler"}})
+    arbor = [sys.executable, "-c", "from tui.cli import run; run()", "mcp", "--db", path]
     env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": "/tmp"}
-    firsts, answers = [], []
+    figures: dict[str, list[tuple[float, float | None]]] = {}
     for _ in range(count):
-        started = time.perf_counter()
-        process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                   stderr=subprocess.DEVNULL, text=True, env=env)
-        process.stdin.write(hello)
-        process.stdin.flush()
-        json.loads(process.stdout.readline())
-        firsts.append(time.perf_counter() - started)
-        process.stdin.write(ready + search)
-        process.stdin.flush()
-        json.loads(process.stdout.readline())
-        answers.append(time.perf_counter() - started)
-        process.stdin.close()
-        process.wait(timeout=30)
-    floor = []
-    sdk = []
-    for _ in range(count):
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True, env=env)
-        floor.append(time.perf_counter() - started)
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import mcp.server.mcpserver"], check=True, env=env)
-        sdk.append(time.perf_counter() - started)
-    print(f"\n{'arbor mcp, as a process':<40}{'median ms':>10}{'min ms':>9}")
-    for name, samples in (("python -c pass", floor), ("python -c 'import mcp.server.mcpserver'", sdk),
-                          ("spawn to the initialize answer", firsts),
-                          ("spawn to the first search answer", answers)):
-        print(f"{name:<40}{median_ms(samples):>10.0f}{min(samples) * 1000:>9.0f}")
+        for label, argv, steps in (
+                ("SDK-only hello server", [sys.executable, "-c", HELLO_SERVER],
+                 [(hello, "initialize"), (listing, "tools/list")]),
+                ("arbor mcp", arbor,
+                 [(hello, "initialize"), (listing, "tools/list"), (search, "first search")])):
+            for (wall, cpu), (_, step) in zip(_spawn(argv, env, steps), steps):
+                figures.setdefault(f"{label}: spawn to {step} answer", []).append((wall, cpu))
+        for label, code in (("python -c pass", "pass"), ("python -c 'import mcp'", "import mcp")):
+            started = time.perf_counter()
+            before = os_times()
+            subprocess.run([sys.executable, "-c", code], check=True, env=env)
+            figures.setdefault(label, []).append((time.perf_counter() - started,
+                                                  (os_times() - before) * 1000))
+    print(f"\n{'servers as processes (' + str(count) + ' starts)':<52}{'wall med':>9}{'min':>6}"
+          f"{'CPU med':>9}{'min':>6}")
+    for name, samples in figures.items():
+        walls = [w for w, _ in samples]
+        cpus = [c for _, c in samples if c is not None]
+        cpu = (f"{statistics.median(cpus):>9.0f}{min(cpus):>6.0f}" if cpus else f"{'?':>9}{'?':>6}")
+        print(f"{name:<52}{median_ms(walls):>9.0f}{min(walls) * 1000:>6.0f}{cpu}")
+    print("(CPU: the server's own, read from /proc when its answer arrives; for the two "
+          "commands, the whole process to its exit)")
+
+
+def os_times() -> float:
+    """CPU time of the finished children of this process, in seconds."""
+    import os
+
+    times = os.times()
+    return times.children_user + times.children_system
 
 
 def main() -> None:
@@ -136,11 +195,15 @@ def main() -> None:
     parser.add_argument("store")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--starts", type=int, default=5)
+    parser.add_argument("--only", choices=("calls", "starts"),
+                        help="only the tool calls, or only the starts")
     args = parser.parse_args()
-    import anyio
+    if args.only != "starts":
+        import anyio
 
-    anyio.run(tool_calls, args.store, args.repeat)
-    starts(args.store, args.starts)
+        anyio.run(tool_calls, args.store, args.repeat)
+    if args.only != "calls":
+        starts(args.store, args.starts)
 
 
 if __name__ == "__main__":

@@ -327,6 +327,8 @@ AGENT_SOURCES = {
 }
 # the branch's title, up to the entry handed off (droid's session ends there)
 AGENT_TITLES = {"qwen": "list the files · main, up to 1f957d79",
+                "opencode": "Files in the project · main, up to msg_24d7",
+                "copilot": "list the files · main, up to 0f17cf2b",
                 "gemini": "list the files · main, up to 1057eb43",
                 "droid": "list the files · main", "kimi": "list the files · main, up to L9"}
 # what each agent's shell returned for `ls`, as it recorded it
@@ -337,9 +339,16 @@ AGENT_RESULTS = {
               "</untrusted_context>",
     "droid": "notes.txt\n\n\n[Process exited with code 0]",
     "kimi": "notes.txt\n",
+    "opencode": "notes.txt\nopencode.json\n",
+    "copilot": "notes.txt\n<shellId: 0 completed with exit code 0>",
 }
+# the sessions of opencode's database and Copilot's folder handed off (their first ones)
+AGENT_UIDS = {"opencode": "ses_db28d291affeBWJ51SDDts5ac9",
+              "copilot": "fd8ec7af-de2c-46f5-8d2f-101d6e2af536"}
+AGENT_PROMPTS = {"opencode": '"list the files"'}     # (`opencode run` quoted it)
 AGENT_CALL_IDS = {"qwen": "call_fake001_0", "gemini": "run_shell_command__gemini_call001_0",
-                  "droid": "call_fake001_0", "kimi": "call_fake001_0"}
+                  "droid": "call_fake001_0", "kimi": "call_fake001_0",
+                  "opencode": "call_fake002_0", "copilot": "call_fake001_0"}
 # the source's `ls` call as each target must write it (by hand, from each agent's tools)
 _DESCRIBED = {   # Qwen Code's and Gemini CLI's calls carry a description
     "claude_code": ("Bash", {"command": "ls", "description": "list files"}),
@@ -349,6 +358,8 @@ _DESCRIBED = {   # Qwen Code's and Gemini CLI's calls carry a description
     "gemini": ("run_shell_command", {"command": "ls", "description": "list files"}),
     "droid": ("Execute", {"command": "ls", "summary": "list files"}),
     "kimi": ("Shell", {"command": "ls"}),
+    "opencode": ("bash", {"command": "ls"}),      # (its bash has no description)
+    "copilot": ("bash", {"command": "ls", "description": "list files"}),
 }
 AGENT_CALLS = {
     "qwen": _DESCRIBED, "gemini": _DESCRIBED,
@@ -362,13 +373,18 @@ AGENT_CALLS = {
              "pi": ("bash", {"command": "ls"}), "qwen": ("run_shell_command", {"command": "ls"}),
              "gemini": ("run_shell_command", {"command": "ls"}),
              "droid": ("Execute", {"command": "ls"})},
+    # opencode's bash declares no description (the fake model sent one): it does not cross
+    "opencode": {"claude_code": ("Bash", {"command": "ls"}), "codex": ("exec_command", {"cmd": "ls"}),
+                 "pi": ("bash", {"command": "ls"})},
+    "copilot": {"claude_code": ("Bash", {"command": "ls", "description": "list files"}),
+                "codex": ("exec_command", {"cmd": "ls"}), "pi": ("bash", {"command": "ls"})},
 }
 
 
 def agent_expected(source: str, target: str) -> list[tuple]:
     """The first exchange of `source`'s own session as `target`'s reader must load it."""
     name, args = AGENT_CALLS[source][target]
-    return [("user", "list the files"),
+    return [("user", AGENT_PROMPTS.get(source, "list the files")),
             ("assistant", "I will list the files.", [(name, args)], ""),
             ("toolResult", AGENT_CALL_IDS[source], AGENT_RESULTS[source]),
             ("assistant", "There is one file: notes.txt.", [], "")]
@@ -381,6 +397,8 @@ def import_agent_source(store, source: str, root: Path, cwd: str):
     import json
     import shutil
 
+    if source in AGENT_UIDS:
+        return _import_writer_source(store, source, root, cwd)
     relative, folder = AGENT_SOURCES[source]
     original = AGENT_FIXTURES / relative
     escaped = json.dumps(cwd)[1:-1]
@@ -406,6 +424,39 @@ def import_agent_source(store, source: str, root: Path, cwd: str):
     import_paths(store, [path])
     session = store.sessions.get(next(s.id for s in store.sessions.list()
                                       if s.source == source and s.kind != "subagent"))
+    branch = store.branches.current(session.id)
+    answer = next(e for e in store.paths.entries(branch.head_seq)
+                  if e.message and e.message.get("role") == "assistant" and
+                  "There is one file" in str(e.message.get("content")))
+    return session, answer.seq
+
+
+def _import_writer_source(store, source: str, root: Path, cwd: str):
+    """opencode's database (its session's folder set to `cwd`) or Copilot's session folder
+    (the folder replaced in its events), imported: (the session, the seq of its first
+    answer)."""
+    import json
+    import shutil
+    import sqlite3
+
+    if source == "opencode":
+        path = root / "source-opencode" / "opencode.db"
+        path.parent.mkdir(parents=True)
+        with sqlite3.connect(f"file:{AGENT_FIXTURES / 'opencode' / 'opencode.db'}?mode=ro",
+                             uri=True) as original:
+            original.execute("VACUUM INTO ?", (str(path),))
+        with sqlite3.connect(path) as copy:
+            copy.execute("UPDATE session SET directory = ?", (cwd,))
+        copy.close()
+    else:
+        path = root / "source-copilot" / "session-state"
+        shutil.copytree(AGENT_FIXTURES / "copilot" / "session-state", path)
+        escaped = json.dumps(cwd)[1:-1]
+        for events in path.rglob("events.jsonl"):
+            events.write_text(events.read_text("utf-8").replace(
+                "/tmp/arbor-lab/copilot/project", escaped), "utf-8")
+    import_paths(store, [path])
+    session = store.sessions.get(store.sessions.by_uid(AGENT_UIDS[source]).id)
     branch = store.branches.current(session.id)
     answer = next(e for e in store.paths.entries(branch.head_seq)
                   if e.message and e.message.get("role") == "assistant" and
@@ -464,4 +515,117 @@ def droid_view(rows: list[tuple]) -> list[tuple]:
             if row[1]:
                 out.append(("message_text", "assistant", row[1]))
             out.extend(("tool_use", name, "") for name, _args in row[2])
+    return out
+
+
+# ------------------------------------------------ opencode and Copilot CLI as targets
+# Their own tools (by hand, from the tools each declares to its model): opencode's read and
+# bash, Copilot's view and bash; their file tools take absolute paths; a call left without
+# a result at the end gets the agent's own failed result. Thinking crosses (a reasoning
+# part; Copilot's reasoningText).
+_OPENCODE_ABORTED = "Tool execution aborted"
+_COPILOT_INTERRUPTED = "The tool call was interrupted before it finished."
+for _target, _read, _shell, _cut in (
+        ("opencode", ("read", "filePath"), "bash", _OPENCODE_ABORTED),
+        ("copilot", ("view", "path"), "bash", _COPILOT_INTERRUPTED)):
+    CLAUDE_BRANCH[_target] = [
+        ("user", "Find why the parser test fails — it's flaky on CI"),
+        ("assistant", "I'll read the test and the parser.",
+         [(_read[0], {_read[1]: "CWD/tests/test_parser.py"}),
+          (_read[0], {_read[1]: "CWD/src/parser.py"})], "Read the test first."),
+        ("toolResult", "toolu_01", "def test_parse(): assert parse(now()) == ..."),
+        ("toolResult", "toolu_02", "def parse(text): ..."),
+        ("assistant", "The test compares against `now()`: it races the clock.", [], ""),
+        ("user", "Instead, run the test 50 times first."),
+        ("assistant", "Running it.", [(_shell, {"command": "pytest -x --count 50"})], ""),
+        ("toolResult", "toolu_04", _cut),
+    ]
+    CODEX_BRANCH[_target] = [
+        ("user", "Add a --dry-run flag to the deploy script"),
+        ("assistant", "", [(_shell, {"command": "rg -n argparse deploy.py"})],
+         "Look at the argument parser.\nThen thread the flag through."),
+        ("toolResult", "call_1", "12: parser = ..."),
+        ("assistant", "The script parses its flags at line 12; I'll add --dry-run there.", [], ""),
+        ("user", "Also print what would be deployed."),
+        ("assistant", "", [("apply_patch", {"input": "*** Begin Patch"})], ""),   # generic
+        ("toolResult", "call_2", "Success."),
+        ("assistant", "Done: --dry-run prints the plan and exits.", [], ""),
+    ]
+    PI_BRANCH[_target] = [   # each one's compaction: the summary, then the kept part
+        ("user", "SUMMARY:Renaming config; tests listed."),
+        ("user", "Rename the config module"),
+        ("assistant", "", [(_shell, {"command": "rg -l config"})], "Find the imports."),
+        ("toolResult", "t1", "app.py\ncli.py"),
+        ("assistant", "Two files import it.", [], ""),
+        ("user", _SUMMARY),
+        ("user", "Wait, list the tests first."),
+        ("assistant", "tests/test_config.py", [], ""),
+        ("user", "Now rename it."),
+    ]
+
+
+def with_cwd(rows: list[tuple], cwd: str) -> list[tuple]:
+    return [(r[0], r[1], [(name, {k: v.replace("CWD", cwd) if isinstance(v, str) else v
+                                  for k, v in args.items()}) for name, args in r[2]], r[3])
+            if r[0] == "assistant" else r for r in rows]
+
+
+def opencode_seen(document: dict) -> list[tuple]:
+    """`opencode export` of a session, reduced to the shape of EXPECTED: each message's text,
+    reasoning and tool parts (a tool part's result after its message, its error where it
+    failed). From a compaction's summary on, what opencode sends: the summary, the messages
+    from the compaction's `tail_start_id`, then what follows."""
+    out: list[tuple] = []
+    by_id: dict[str, list[tuple]] = {}
+    order: list[str] = []
+    tail: str | None = None
+    for message in document["messages"]:
+        info, parts = message["info"], message["parts"]
+        rows: list[tuple] = []
+        if info["role"] == "user":
+            compaction = next((p for p in parts if p["type"] == "compaction"), None)
+            if compaction is not None:
+                tail = compaction.get("tail_start_id")
+                continue
+            rows.append(("user", "".join(p["text"] for p in parts if p["type"] == "text")))
+        elif info.get("summary"):
+            text = "".join(p["text"] for p in parts if p["type"] == "text")
+            kept = order[order.index(tail):] if tail in order else []
+            out = [("user", f"SUMMARY:{text}")] + [row for mid in kept for row in by_id[mid]]
+            order, by_id = [], {}
+            continue
+        else:
+            tools = [p for p in parts if p["type"] == "tool"]
+            rows.append(("assistant", "".join(p["text"] for p in parts if p["type"] == "text"),
+                         [(p["tool"], p["state"]["input"]) for p in tools],
+                         "".join(p["text"] for p in parts if p["type"] == "reasoning")))
+            rows += [("toolResult", p["callID"], p["state"].get("output", p["state"].get("error")))
+                     for p in tools]
+        by_id[info["id"]] = rows
+        order.append(info["id"])
+        out += rows
+    return out
+
+
+def copilot_seen(events: list[dict]) -> list[tuple]:
+    """The events Copilot CLI loaded (its SDK's getEvents), reduced to the shape of EXPECTED.
+    From an applied compaction on, what Copilot sends: the summary, what was said after the
+    compaction started, then what follows."""
+    out: list[tuple] = []
+    started = 0
+    for event in events:
+        kind, data = event["type"], event["data"]
+        if kind == "session.compaction_start":
+            started = len(out)
+        elif kind == "session.compaction_complete" and data.get("success"):
+            out = [("user", f"SUMMARY:{data['summaryContent']}")] + out[started:]
+        elif kind == "user.message":
+            out.append(("user", data["content"]))
+        elif kind == "assistant.message":
+            out.append(("assistant", data["content"],
+                        [(r["name"], r["arguments"]) for r in data.get("toolRequests") or ()],
+                        data.get("reasoningText", "")))
+        elif kind == "tool.execution_complete":
+            text = data["result"]["content"] if data.get("success") else data["error"]["message"]
+            out.append(("toolResult", data["toolCallId"], text))
     return out

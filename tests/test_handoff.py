@@ -107,7 +107,8 @@ def test_every_target_is_an_agent_with_a_writer_and_a_tools_row_and_a_column_in_
     from core.handoff import targets
 
     writable = targets.writable()
-    assert writable[:7] == ("claude_code", "codex", "pi", "gemini", "qwen", "droid", "kimi")
+    assert writable == ("claude_code", "codex", "pi", "gemini", "qwen", "copilot", "opencode", "droid",
+                        "kimi")
     doc = (Path(__file__).parent.parent / "docs" / "handoff.md").read_text()
     for target in writable:
         assert tools.has_row(target)
@@ -236,6 +237,77 @@ def test_gemini_droid_and_kimi_tools_cross_both_ways(source, name, args, target,
                                                        want_args):
     mapped = tools.map_call(source, target, name, args, "/w")
     assert (mapped.name, mapped.args) == (want_name, want_args)
+
+
+@pytest.mark.parametrize("source,name,args,target,want_name,want_args", [
+    # opencode: its own argument names, milliseconds, its workdir, absolute paths, a
+    # priority per to-do
+    ("claude_code", "Bash", {"command": "ls", "timeout": 5000, "description": "list"}, "opencode",
+     "bash", {"command": "ls", "timeout": 5000}),
+    ("codex", "exec_command", {"cmd": "make", "workdir": "/srv"}, "opencode", "bash",
+     {"command": "make", "workdir": "/srv"}),
+    ("opencode", "bash", {"command": "make", "workdir": "/srv"}, "claude_code", "Bash",
+     {"command": "cd /srv && make"}),
+    ("pi", "read", {"path": "a.py", "offset": 3, "limit": 5}, "opencode", "read",
+     {"filePath": "/w/a.py", "offset": 3, "limit": 5}),
+    ("opencode", "write", {"filePath": "/w/n.txt", "content": "a"}, "pi", "write",
+     {"path": "/w/n.txt", "content": "a"}),
+    ("claude_code", "Edit", {"file_path": "a", "old_string": "x", "new_string": "y",
+                             "replace_all": True}, "opencode", "edit",
+     {"filePath": "/w/a", "oldString": "x", "newString": "y", "replaceAll": True}),
+    ("codex", "update_plan", {"plan": [{"step": "Test", "status": "in_progress"}]}, "opencode",
+     "todowrite", {"todos": [{"content": "Test", "status": "in_progress", "priority": "medium"}]}),
+    ("opencode", "todowrite", {"todos": [{"content": "Test", "status": "completed",
+                                          "priority": "high"}]}, "claude_code", "TodoWrite",
+     {"todos": [{"content": "Test", "status": "completed", "activeForm": "Test"}]}),
+    # Copilot CLI: bash with a description and no timeout or folder; view's range; create;
+    # edit without "replace all"; no plan tool
+    ("claude_code", "Bash", {"command": "ls", "timeout": 5000, "description": "list"}, "copilot",
+     "bash", {"command": "ls", "description": "list"}),
+    ("codex", "exec_command", {"cmd": "make", "workdir": "/srv"}, "copilot", "bash",
+     {"command": "cd /srv && make"}),
+    ("claude_code", "Read", {"file_path": "a.py", "offset": 10, "limit": 5}, "copilot", "view",
+     {"path": "/w/a.py", "view_range": [10, 14]}),
+    ("pi", "read", {"path": "a.py", "offset": 10}, "copilot", "view",
+     {"path": "/w/a.py", "view_range": [10, -1]}),
+    ("copilot", "view", {"path": "/w/a.py", "view_range": [3, 4]}, "pi", "read",
+     {"path": "/w/a.py", "offset": 3, "limit": 2}),
+    ("copilot", "view", {"path": "/w/a.py", "view_range": [3, -1]}, "claude_code", "Read",
+     {"file_path": "/w/a.py", "offset": 3}),
+    ("pi", "write", {"path": "n.txt", "content": "a"}, "copilot", "create",
+     {"path": "/w/n.txt", "file_text": "a"}),
+    ("copilot", "edit", {"path": "/w/a", "old_str": "x", "new_str": "y"}, "claude_code", "Edit",
+     {"file_path": "/w/a", "old_string": "x", "new_string": "y"}),
+    ("claude_code", "Edit", {"file_path": "a", "old_string": "x", "new_string": "y",
+                             "replace_all": True}, "copilot", "Edit",       # generic
+     {"file_path": "a", "old_string": "x", "new_string": "y", "replace_all": True}),
+    ("codex", "update_plan", {"plan": [{"step": "Test", "status": "pending"}]}, "copilot",
+     "update_plan", {"plan": [{"step": "Test", "status": "pending"}]}),       # generic
+])
+def test_opencode_and_copilot_tools_cross_both_ways(source, name, args, target, want_name,
+                                                    want_args):
+    mapped = tools.map_call(source, target, name, args, "/w")
+    assert (mapped.name, mapped.args) == (want_name, want_args)
+
+
+def test_a_hand_off_to_opencode_names_its_database_where_it_goes_on(world):
+    """opencode carries the session on in its database: the plan says so (the app imports
+    it again when opencode exits), and the branch is written with the model opencode is
+    set to use (another agent's model makes it refuse to go on)."""
+    store, env, cwd, root = world
+    config = Path(env["HOME"]) / ".config" / "opencode"
+    config.mkdir(parents=True)
+    (config / "opencode.json").write_text(json.dumps({"model": "fake/fake-model"}))
+    session, _path = import_source(store, "claude_code", root, cwd)
+    plan = prepare_handoff(store, session, target="opencode", env=env, now=NOW,
+                           ids=fixed_ids(900))
+    assert plan.continued_in == Path(env["HOME"]) / ".local" / "share" / "opencode" / "opencode.db"
+    assert plan.before == [["opencode", "import", str(plan.file)]]
+    written = json.loads(plan.file.read_text())
+    users = [m["info"] for m in written["messages"] if m["info"]["role"] == "user"]
+    assert users and all(u["model"] == {"providerID": "fake", "modelID": "fake-model"}
+                         for u in users)
+    assert written["info"]["handoff"]["agent"] == session.source
 
 
 def test_a_branch_handed_to_kimi_in_a_folder_it_never_ran_in_is_refused_and_nothing_written(world):
@@ -464,7 +536,7 @@ def test_arbor_resume_in_another_agent_prints_the_command(world):
     refused = _arbor("resume", session.uid[:8], "--in", "aider", "--print", env=env,
                      db=root / "arbor.db")
     assert refused.returncode == 1 and \
-        "--in takes claude, codex, pi, gemini, qwen, droid, kimi" in refused.stderr
+        "--in takes claude, codex, pi, gemini, qwen, copilot, opencode, droid, kimi" in refused.stderr
 
 
 def test_arbor_resume_in_says_how_to_hand_off_a_branch_too_large(world):

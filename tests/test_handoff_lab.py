@@ -35,19 +35,24 @@ from make_qwen import MODEL as QWEN_MODEL, qwen_env as _qwen_env, settings as qw
 from make_gemini import MODEL as GEMINI_MODEL, gemini_env as _gemini_env, settings as gemini_settings  # noqa: E402
 from make_droid import EXECUTE, MODEL as DROID_MODEL, configure as droid_configure, droid_env as _droid_env  # noqa: E402
 from make_kimi import configure as kimi_configure, kimi_env as _kimi_env  # noqa: E402
+from make_opencode import opencode_env as _opencode_env, write_config as opencode_config  # noqa: E402
+from make_copilot import copilot_env  # noqa: E402
 
 BINARIES = {"claude_code": ("claude", "@anthropic-ai/claude-code"),
             "codex": ("codex", "@openai/codex"), "pi": ("pi", "@mariozechner/pi-coding-agent"),
             "qwen": ("qwen", "@qwen-code/qwen-code"), "gemini": ("gemini", "@google/gemini-cli"),
-            "droid": ("droid", "droid"), "kimi": ("kimi", "kimi-cli")}
+            "droid": ("droid", "droid"), "kimi": ("kimi", "kimi-cli"),
+            "opencode": ("opencode", "opencode-ai"), "copilot": ("copilot", "@github/copilot")}
 # each agent's shell tool as its model calls it, and as a hand-off must write it
 SHELL = {"claude_code": ("Bash", {"command": "ls"}), "codex": ("exec_command", {"cmd": "ls"}),
          "pi": ("bash", {"command": "ls"}), "qwen": ("run_shell_command", {"command": "ls"}),
          "gemini": ("run_shell_command", {"command": "ls"}), "droid": ("Execute", EXECUTE),
-         "kimi": ("Shell", {"command": "ls"})}
-# droid's Execute carries a summary of the command: the description of the targets' own
-# shell where they have one
-DESCRIBED = {"claude_code": "description", "qwen": "description", "gemini": "description"}
+         "kimi": ("Shell", {"command": "ls"}), "opencode": ("bash", {"command": "ls"}),
+         "copilot": ("bash", {"command": "ls", "description": "list files"})}
+# droid's Execute carries a summary of the command, Copilot's bash a description: the
+# description of the targets' own shell where they have one
+DESCRIBED = {"claude_code": "description", "qwen": "description", "gemini": "description",
+             "copilot": "description"}
 
 
 def qwen_env(lab) -> dict:
@@ -70,6 +75,11 @@ def kimi_env(lab) -> dict:
     return _kimi_env(lab)
 
 
+def opencode_env(lab) -> dict:
+    opencode_config(lab)
+    return _opencode_env(lab)
+
+
 def kimi_knows(lab) -> None:
     """kimi.json naming the project, as Kimi CLI writes it when it first runs there."""
     known = lab.home / ".kimi" / "kimi.json"
@@ -84,7 +94,8 @@ def npm_or_venv(agent: str):
 
 
 ENV = {"claude_code": claude_env, "codex": codex_env, "pi": pi_env, "qwen": qwen_env,
-       "gemini": gemini_env, "droid": droid_env, "kimi": kimi_env}
+       "gemini": gemini_env, "droid": droid_env, "kimi": kimi_env, "opencode": opencode_env,
+       "copilot": copilot_env}
 FIRST = ("claude_code", "codex", "pi")
 NEW = ("gemini", "droid", "kimi")
 # every ordered pair with Qwen Code on one side (the six of the first three: PAIRS)
@@ -93,6 +104,11 @@ QWEN_PAIRS = [(s, t) for s in ("claude_code", "codex", "pi", "qwen")
 # Gemini CLI, droid and Kimi CLI: each from the first three and Qwen Code, and each into
 # the first three
 NEW_PAIRS = [(s, t) for t in NEW for s in (*FIRST, "qwen")] + [(s, t) for s in NEW for t in FIRST]
+# opencode and Copilot CLI: the same
+WRITERS = ("opencode", "copilot")
+WRITER_PAIRS = [(s, t) for t in WRITERS for s in (*FIRST, "qwen")] + \
+    [(s, t) for s in WRITERS for t in FIRST]
+COPILOT = ["--allow-all-tools", "--disable-client-telemetry"]
 PROMPT, NEW_PROMPT = "list the files", "what did you find?"
 ANSWER = "There is one file: notes.txt."
 
@@ -114,17 +130,24 @@ def first_run(agent: str, lab) -> Path:
         argv = [binary, "exec", "-m", DROID_MODEL, PROMPT]
     elif agent == "kimi":
         argv = [binary, "--print", "-y", "-p", PROMPT]
+    elif agent == "opencode":
+        argv = [binary, "run", PROMPT]
+    elif agent == "copilot":
+        argv = [binary, *COPILOT, "-p", PROMPT]
     else:
         argv = [binary, "--model", "fake/fake-model", "-p", PROMPT]
     done = lab.run(argv, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
+    if agent == "opencode":     # (its sessions are in its database)
+        return lab.home / ".local" / "share" / "opencode" / "opencode.db"
     folder = {"claude_code": lab.home / ".claude-config" / "projects",
               "codex": lab.home / ".codex" / "sessions",
               "pi": lab.home / ".pi" / "agent" / "sessions",
               "qwen": lab.home / ".qwen" / "projects",
               "gemini": lab.home / ".gemini" / "tmp",
               "droid": lab.home / ".factory" / "sessions",
-              "kimi": lab.home / ".kimi" / "sessions"}[agent]
+              "kimi": lab.home / ".kimi" / "sessions",
+              "copilot": lab.home / ".copilot" / "session-state"}[agent]
     files = [p for p in folder.rglob("*.jsonl") if "subagents" not in p.parts and
              (agent != "kimi" or p.name == "wire.jsonl")]
     assert len(files) == 1, files
@@ -146,6 +169,10 @@ def resume_argv(agent: str, plan) -> list[str]:
         return [binary, "exec", "-m", DROID_MODEL, "--fork", plan.native_id, NEW_PROMPT]
     if agent == "kimi":
         return [binary, "--print", "-y", "-r", plan.native_id, "-p", NEW_PROMPT]
+    if agent == "opencode":
+        return [binary, "run", "--session", plan.native_id, NEW_PROMPT]
+    if agent == "copilot":
+        return [binary, *COPILOT, f"--resume={plan.native_id}", "-p", NEW_PROMPT]
     return [binary, "--model", "fake/fake-model", "--session", str(plan.file), "-p", NEW_PROMPT]
 
 
@@ -154,6 +181,9 @@ def without_agent_context(said: list[tuple]) -> list[tuple]:
     context and droid's reminders (its skills, its tools), each sent as a user message of
     its own before a new prompt (docs/agents/headless-resume.md). (Claude Code and Qwen Code
     put their reminders in the prompt's own message: kept.)"""
+    said = [(entry[0], entry[1][1:-1], *entry[2:])
+            if entry[0] == "user" and entry[1].startswith('"') and entry[1].endswith('"') else entry
+            for entry in said]     # (`opencode run` quotes a prompt that holds a space)
     return [entry for entry in said
             if not (entry[0] == "user" and
                     entry[1].lstrip().startswith(("<environment_context", "<system-reminder>"))
@@ -165,12 +195,15 @@ def target_call(source: str, target: str) -> tuple[str, dict]:
     name, args = SHELL[target]
     if target == "droid":
         return name, {"command": "ls"}
-    if source == "droid" and target in DESCRIBED:
-        return name, {**args, DESCRIBED[target]: EXECUTE["summary"]}
+    if target == "copilot":      # (its description: only where the source's call had one)
+        args = {"command": "ls"}
+    if source in ("droid", "copilot") and target in DESCRIBED:
+        summary = EXECUTE["summary"] if source == "droid" else SHELL["copilot"][1]["description"]
+        return name, {**args, DESCRIBED[target]: summary}
     return name, args
 
 
-ALL_PAIRS = PAIRS + QWEN_PAIRS + NEW_PAIRS
+ALL_PAIRS = PAIRS + QWEN_PAIRS + NEW_PAIRS + WRITER_PAIRS
 
 
 @pytest.mark.parametrize("source,target", ALL_PAIRS, ids=[f"{s}-to-{t}" for s, t in ALL_PAIRS])
@@ -202,8 +235,12 @@ def test_a_handed_off_branch_resumes_in_the_target(tmp_path, source, target):
         session = store.sessions.get(next(s.id for s in store.sessions.list() if s.source == source))
         plan = prepare_handoff(store, session, target=target, env=ENV[target](lab))
         assert plan.imported_id is not None
+        for argv in plan.before:       # (opencode's import of the file, first)
+            ran = lab.run([str(npm_or_venv(target)), *argv[1:]], env=ENV[target](lab),
+                          cwd=Path(plan.cwd))
+            assert ran.returncode == 0, ran.stdout + ran.stderr
         asked = len(server.model_requests)
-        done = lab.run(resume_argv(target, plan), env=ENV[target](lab))
+        done = lab.run(resume_argv(target, plan), env=ENV[target](lab), cwd=Path(plan.cwd))
         assert done.returncode == 0, done.stdout + done.stderr
     assert "Resumed." in done.stdout
     resumed = [r for r in server.model_requests[asked:] if r.tool_names]

@@ -35,16 +35,17 @@ from pathlib import Path
 import pytest
 
 from agent_logs import NOW, fixed_ids
-from handoff_cases import (AGENT_TITLES, PAIRS, TITLES, agent_expected, claude_seen, droid_view,
-                           expected, gemini_seen, import_agent_source, import_source, kimi_seen,
-                           pi_seen, qwen_seen)
+from handoff_cases import (AGENT_TITLES, PAIRS, TITLES, agent_expected, claude_seen,
+                           copilot_seen, droid_view, expected, gemini_seen, import_agent_source,
+                           import_source, kimi_seen, opencode_seen, pi_seen, qwen_seen, with_cwd)
 from test_agent_readers import HERE, MODULES, needs, node
 from core import open_store
 from core.handoff import prepare_handoff
 
 PACKAGES = {"claude_code": "@anthropic-ai/claude-agent-sdk", "codex": "@openai/codex",
             "pi": "@mariozechner/pi-coding-agent", "qwen": "@qwen-code/qwen-code",
-            "gemini": "@google/gemini-cli", "droid": "droid"}
+            "gemini": "@google/gemini-cli", "droid": "droid", "opencode": "opencode-ai",
+            "copilot": "@github/copilot-linux-x64"}
 VENVS = Path(os.environ.get("ARBOR_AGENT_VENVS", "/nonexistent"))
 KIMI_PYTHON = VENVS / "kimi" / "bin" / "python"
 FIRST = ("claude_code", "codex", "pi")
@@ -133,9 +134,42 @@ def droid_seen(hits: dict[str, dict]) -> list[tuple]:
     return out
 
 
+def opencode_export(plan, cwd: str, env: dict[str, str]) -> dict:
+    """opencode's own import of the file (what `o` runs first), then its own export of the
+    session it holds."""
+    child = {**os.environ, **env, "OPENCODE_DISABLE_AUTOUPDATE": "1",
+             "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_SHARE": "1"}
+    binary = str(MODULES / ".bin" / "opencode")
+    for argv in plan.before:
+        done = subprocess.run([binary, *argv[1:]], cwd=cwd, env=child, capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0 and plan.native_id in done.stdout, done.stderr
+    done = subprocess.run([binary, "export", plan.native_id], cwd=cwd, env=child,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout[done.stdout.index("{"):])
+
+
+COPILOT_ENV = {"COPILOT_OFFLINE": "true", "COPILOT_AUTO_UPDATE": "false",
+               "COPILOT_PROVIDER_BASE_URL": "http://127.0.0.1:9/v1",   # (nothing is asked)
+               "COPILOT_PROVIDER_API_KEY": "fake", "COPILOT_MODEL": "gpt-4.1"}
+
+
 def read_back(target: str, plan, cwd: str, env: dict[str, str]) -> tuple[list[tuple], dict]:
     """What the target's own reader loads of the plan's session: the messages, reduced,
     and facts about the session (title, folder, origin)."""
+    if target == "opencode":
+        document = opencode_export(plan, cwd, env)
+        written = json.loads(plan.file.read_text())     # (opencode keeps no such field)
+        return opencode_seen(document), {"title": document["info"]["title"],
+                                         "cwd": document["info"]["directory"],
+                                         "origin": written["info"].get("handoff")}
+    if target == "copilot":
+        got = node("copilot_read.mjs", plan.native_id, cwd, env={**env, **COPILOT_ENV})
+        [listed] = [s for s in got["sessions"] if s["sessionId"] == plan.native_id]
+        return copilot_seen(got["events"]), {"title": listed["summary"],
+                                             "cwd": listed["context"]["workingDirectory"],
+                                             "origin": got["events"][0]["data"].get("handoff")}
     if target == "claude_code":
         got = node("claude_read.mjs", plan.native_id, cwd, env=env)
         return claude_seen(got["messages"]), {"title": got["info"]["customTitle"],
@@ -233,6 +267,54 @@ def view(target: str, rows: list[tuple]) -> list[tuple]:
     if target == "droid":
         return droid_view(rows)
     return rows
+
+
+WRITERS = ("opencode", "copilot")
+TO_WRITERS = [(source, target) for source in (*FIRST, "qwen") for target in WRITERS
+              if source != "qwen"]
+
+
+# Qwen Code's own session into opencode and Copilot; theirs into the first three
+FROM_WRITERS = [("qwen", target) for target in WRITERS] + \
+    [(source, target) for source in WRITERS for target in FIRST]
+
+
+@pytest.mark.parametrize("source,target", FROM_WRITERS,
+                         ids=[f"{s}-to-{t}" for s, t in FROM_WRITERS])
+def test_sessions_opencode_copilot_or_qwen_wrote_themselves_load_across(tmp_path, source, target):
+    """The first exchange of a session the agent wrote itself (tests/fixtures/agents), handed
+    off: what the target's own reader loads."""
+    skip_unless_installed(target)
+    cwd = str(tmp_path / "work dir ✓")
+    Path(cwd).mkdir()
+    env = env_for(tmp_path)
+    store = open_store(tmp_path / "arbor.db")
+    session, answer = import_agent_source(store, source, tmp_path, cwd)
+    plan = prepare_handoff(store, session, target=target, at_seq=answer, env=env, now=NOW,
+                           ids=fixed_ids(500))
+    seen, facts = read_back(target, plan, cwd, env)
+    rows = view(target, agent_expected(source, target))
+    assert seen == rows, (seen, rows)
+    assert facts["title"] == AGENT_TITLES[source]
+    assert facts["cwd"] == cwd
+
+
+@pytest.mark.parametrize("source,target", TO_WRITERS, ids=[f"{s}-to-{t}" for s, t in TO_WRITERS])
+def test_opencode_and_copilot_load_exactly_the_branch_handed_to_them(tmp_path, source, target):
+    """opencode: its own `opencode import` of the file, then its own `opencode export`;
+    Copilot CLI: its SDK resumes the session and returns the events its runtime loaded."""
+    skip_unless_installed(target)
+    cwd = str(tmp_path / "work dir ✓")
+    Path(cwd).mkdir()
+    env = env_for(tmp_path)
+    store = open_store(tmp_path / "arbor.db")
+    session, _path = import_source(store, source, tmp_path, cwd)
+    plan = prepare_handoff(store, session, target=target, env=env, now=NOW, ids=fixed_ids(500))
+    seen, facts = read_back(target, plan, cwd, env)
+    assert seen == with_cwd(expected(source, target), cwd), seen
+    assert facts["title"] == TITLES[source]
+    assert facts["cwd"] == cwd
+    assert facts["origin"]["agent"] == source and facts["origin"]["via"] == "arbor"
 
 
 @pytest.mark.parametrize("source,target", TO_NEW, ids=[f"{s}-to-{t}" for s, t in TO_NEW])

@@ -93,6 +93,27 @@ async def test_write_tools_are_offered_and_named_only_with_allow_write(demo_db):
         assert all(name in instructions for name in WRITE_TOOLS)
 
 
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_the_tools_are_registered_once_initialize_is_answered(demo_db, mode):
+    # `initialize` is answered before the tools' modules and argument models are built (a
+    # tenth of the start); whatever the client sends next finds them registered
+    from mcp.types import Implementation
+
+    store = open_store(demo_db, create=False)
+    try:
+        server = build(store, env={}, cwd="/nowhere")
+        assert await server.list_tools() == []
+        assert await server.list_resource_templates() == []
+        async with Client(server, mode=mode,
+                          client_info=Implementation(name="test", version="1")) as client:
+            assert {tool.name for tool in (await client.list_tools()).tools} == READ_TOOLS
+            templates = (await client.list_resource_templates()).resource_templates
+            assert [t.uri_template for t in templates] == \
+                ["arbor://session/{session}/branch/{branch}"]
+    finally:
+        store.close()
+
+
 # ------------------------------------------------------------------ search
 async def test_search_hits_carry_session_branch_and_entry_to_pass_back(demo_db):
     async with connected(demo_db) as client:
@@ -405,7 +426,7 @@ async def test_hand_off_writes_the_branch_for_another_agent_and_u_undoes_it(demo
         assert undo.undo_last(store).done
         assert not store.sessions.get(new.id).is_active
         # what it takes, and what it refuses, in one sentence each
-        assert "agent takes claude, codex, pi, gemini, qwen, droid, kimi" in await refused(
+        assert "agent takes claude, codex, pi, gemini, qwen, copilot, opencode, droid, kimi" in await refused(
             client, "hand_off", session="1e7ea419", agent="cursor")
         other = store.entries.of_session(_session_id(store, "c5e818fa"), limit=1)[0].seq
         assert "not in session" in await refused(

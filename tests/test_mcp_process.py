@@ -86,6 +86,38 @@ def test_arbor_mcp_speaks_the_protocol_on_stdio(demo_db, tmp_path):
     assert "Traceback" not in err
 
 
+def test_the_start_collects_no_garbage_until_initialize_is_answered(demo_db, tmp_path):
+    # the SDK's import builds ~500 pydantic models: the collector is paused for the start
+    # (a tenth of it), and on again for the tool calls
+    counter = tmp_path / "collections"
+    probe = textwrap.dedent(f"""
+        import gc, sys
+        seen = [0]
+        def count(phase, info):
+            if phase == "start" and "mcp" in sys.modules:
+                seen[0] += 1
+                with open({str(counter)!r}, "w") as out:
+                    out.write(str(seen[0]))
+        gc.callbacks.append(count)
+        from tui.cli import run
+        run()
+    """)
+    speaker = Speaker([sys.executable, "-c", probe, "mcp", "--db", str(demo_db)],
+                      _env(tmp_path), cwd=tmp_path)
+    hello = speaker.send("initialize", {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "1"}})
+    assert hello["result"]["serverInfo"]["name"] == "arbor"
+    assert not counter.exists()       # no collection since the SDK was imported
+    speaker.send("notifications/initialized", notify=True)
+    assert speaker.send("tools/list")["result"]["tools"]
+    for word in ("flaky", "test", "cache", "deploy"):
+        speaker.send("tools/call", {"name": "search", "arguments": {"query": word}})
+    code, _, err = speaker.close()
+    assert code == 0, err
+    assert int(counter.read_text()) > 0  # and the tool calls' garbage is collected again
+
+
 def test_the_app_and_the_command_line_never_import_the_sdk(tmp_path):
     probe = textwrap.dedent("""
         import sys

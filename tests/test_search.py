@@ -87,6 +87,26 @@ def test_the_better_match_comes_first_not_the_newest(store_location):
         assert store.search.messages("orders")[0].seq in (both, one)
 
 
+def test_a_word_with_a_window_of_whole_word_matches_is_ranked_among_them(tmp_path, monkeypatch):
+    # SQLite reads a prefix's entries whole, twice (to match, then to weigh it for bm25): a
+    # word found whole in a window's worth of entries is ranked among those (a third of the
+    # time on a million entries); with fewer, its prefix widens the search as always
+    from core.store import search
+
+    monkeypatch.setattr(search, "WINDOW", 4)
+    with open_store(tmp_path / "store.db") as store:
+        whole = _session_with(store, ["the handler failed", "a handler", "handlers, again",
+                                      "the handler"])
+        (prefix_only,) = _session_with(store, ["handlerregistry rebuilt"], "newer")
+        found = {h.seq for h in store.search.messages("handler", limit=4)}
+        assert found == set(whole)
+        assert {h.seq for h in store.search.messages("handl", limit=4)} >= {prefix_only}
+        assert {h.seq for h in store.search.messages("handlerreg")} == {prefix_only}
+        # the newest first (as a person types) still reads the prefixes
+        assert prefix_only in {h.seq for h in search.search_messages(store, "handler", limit=4,
+                                                                    ranked=False)}
+
+
 def test_a_quoted_phrase_is_matched_as_written(store_location):
     with open_store(store_location) as store:
         exact, apart, stem, cased = _session_with(store, [

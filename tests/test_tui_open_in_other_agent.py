@@ -44,8 +44,8 @@ async def test_O_offers_the_agent_that_wrote_the_branch_first_and_hands_it_to_th
         original = app.session_id
         branch = app.branches_pane.highlighted
         # every agent arbor writes, the one that wrote it first (core/handoff/targets.py)
-        assert choices(picker)[:7] == ["claude_code", "codex", "pi", "gemini", "qwen", "droid",
-                                      "kimi"]
+        assert choices(picker) == ["claude_code", "codex", "pi", "gemini", "qwen", "copilot",
+                                   "opencode", "droid", "kimi"]
         assert [c.wrote_it for c in picker.choices][:4] == [True, False, False, False]
         await pilot.press("down", "enter")                      # Codex
         await wait_for_return(pilot, agents)

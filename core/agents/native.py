@@ -136,6 +136,35 @@ def as_text(message: dict[str, Any]) -> str:
     return content_text(message.get("content"))
 
 
+# ---------------------------------------------------------- the agent's own end
+_HAS_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def has_uuid(entry_id: str) -> bool:
+    """An entry id built from one of the agent's record ids, when those are uuids (droid's,
+    Gemini CLI's, Copilot CLI's); arbor's own entries have 8 hex digits."""
+    return _HAS_UUID.search(entry_id) is not None
+
+
+def own_end(job: "BranchToWrite", fmt: str, own_entry: Callable[[str], bool]) -> str | None:
+    """The agent's own id of the session when the branch ends where the agent's own session
+    ends (then the agent resumes its own session and nothing is written), else None.
+
+    That is: the session is the agent's (`fmt`) with its id, the branch's head is the
+    session's newest entry, and that entry is one of the agent's own records (`own_entry`
+    of its id). The last test matters: an entry made in arbor at the end of a branch (a
+    compaction, `c`) is the session's newest entry, yet the agent's file does not hold it."""
+    session = job.session
+    meta = job.metadata
+    session_id = meta.get("sessionId") if isinstance(meta.get("sessionId"), str) else ""
+    if session.source != fmt or not session_id:
+        return None
+    _low, high, _count = job.store.entries.span(session.id)
+    if job.head_seq != high or not own_entry(job.head().id):
+        return None
+    return session_id
+
+
 # ----------------------------------------------------------------- the branch
 @dataclass
 class BranchToWrite:

@@ -284,6 +284,7 @@ def prepare_handoff(store, session, branch=None, *, target: str, at_seq: int | N
             if link:
                 finish_handoff(store, plan)
     plan.argv = written.command(plan)
+    plan.continued_in = written.continued_in(job)
     plan.notes.append(f"from {agent_title(source)}: {crossing.sentence()}")
     if plan.compacted:
         plan.notes.append(f"compacted for {plan.agent}'s context: about {tokens:,} tokens now "

@@ -9,7 +9,8 @@ writes sessions (a module with `place(job)`, `write(job, file, new_id)` and
 writer may also give `sessions_folder(job)` (where its sessions go: part of what makes a
 written session the same one again; default: the agent's log folder) and `run_cwd(job)`
 (where its command runs; default: the session's folder) and `before(file)` (commands run
-first, as opencode's import of the file); `adds_nothing(line)` says which of its appended
+first, as opencode's import of the file) and `continued_in(job)` (where the agent goes on
+with the session, when not in the file: opencode's database); `adds_nothing(line)` says which of its appended
 lines leave a conversation where it was; `ready(job)` refuses (ResumeError) a hand-off the
 agent could not resume (Kimi CLI in a folder it never ran in). Claude Code, Codex and pi, whose
 writers were there first, are called through their own small functions below.
@@ -17,6 +18,7 @@ writers were there first, are called through their own small functions below.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -25,15 +27,20 @@ from typing import Any, Callable, Mapping
 from core.agents import registry
 from . import tools
 
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
 # The context each agent's default model loads (tokens), less what the agent's own system
 # prompt, tool definitions and the reply take. Claude Code: 200k (Sonnet/Opus without the
 # 1M beta); Codex: gpt-5-codex's 272k, of which Codex uses 95%; pi: the model is the
 # user's, 128k is the common floor of the models it lists; Qwen Code: 200k, its limit for a
 # model it does not know (qwen3-coder-plus loads 1M); Gemini CLI: Gemini 2.5/3 Pro's
 # 1,048,576 (it compresses its history itself from half of that); droid: 200k, its default
-# Claude models'; Kimi CLI: kimi-k2's 262,144. Another agent: 128k.
+# Claude models'; Kimi CLI: kimi-k2's 262,144; opencode: the model is the user's, 128k as
+# for pi; Copilot CLI: 128k, the prompt its default models take in Copilot. Another
+# agent: 128k.
 CONTEXT = {"claude_code": 200_000, "codex": 258_400, "pi": 128_000, "qwen": 200_000,
-           "gemini": 1_048_576, "droid": 200_000, "kimi": 262_144}
+           "gemini": 1_048_576, "droid": 200_000, "kimi": 262_144, "opencode": 128_000,
+           "copilot": 128_000}
 DEFAULT_CONTEXT = 128_000
 RESERVE = 30_000
 ENV_LIMIT = "ARBOR_HANDOFF_CONTEXT"     # override (tokens), e.g. for a 1M-context model
@@ -77,6 +84,9 @@ class Target:
     adds_nothing: Callable[[Any], bool]
     executable: str                                         # its command ("codex")
     ready: Callable[[Any], None] = lambda job: None         # refuses what it cannot resume
+    # where the agent carries the session on when not in the file written (opencode's
+    # database): what the app imports again on return
+    continued_in: Callable[[Any], Path | None] = lambda job: None
 
 
 def _first_three() -> dict[str, Target]:
@@ -94,7 +104,11 @@ def _first_three() -> dict[str, Target]:
             claude_code.EXECUTABLE),
         "codex": Target(
             "Codex rollout", codex.place,
-            lambda job, file, new_id, parent: codex.write(job, file, new_id, parent),
+            # (its forked_from_id is a thread id, a uuid: another agent's id that is not
+            # one, opencode's `ses_…`, would make Codex refuse the rollout; the `handoff`
+            # object names it all the same)
+            lambda job, file, new_id, parent: codex.write(
+                job, file, new_id, parent if _UUID.fullmatch(parent or "") else None),
             lambda plan: codex.command(plan.native_id),
             lambda job: codex.codex_home(job.env), lambda job: job.cwd, codex.adds_nothing,
             codex.EXECUTABLE),
@@ -137,7 +151,8 @@ def _from_writer(agent, module) -> Target:
         folder if callable(folder) else (lambda job: _log_folder(agent, job.env)),
         getattr(module, "run_cwd", None) or (lambda job: job.cwd),
         getattr(module, "adds_nothing", None) or (lambda line: False),
-        executable, getattr(module, "ready", None) or (lambda job: None))
+        executable, getattr(module, "ready", None) or (lambda job: None),
+        getattr(module, "continued_in", None) or (lambda job: None))
 
 
 @lru_cache(maxsize=1)

@@ -42,7 +42,8 @@ KINDS = (SHELL, READ, WRITE, EDIT, PLAN)
 class Tool:
     """An agent's tool for one kind: its name, and its own name for each neutral argument
     (shell: command, description, timeout_ms, workdir; read: path, offset, limit, and end,
-    the last line read, for a tool that takes a range; write: path, content; edit: path,
+    the last line read, for a tool that takes a range, or range, for one that takes
+    [first, last] in one list (-1: to the end); write: path, content; edit: path,
     old, new, all, and edits, the object (or list) holding old/new/all for a tool that nests
     them; plan: items, and text, status, id of each item, explanation)."""
 
@@ -69,6 +70,7 @@ class Row:
     timeout_unit_ms: int = 1      # its timeout's unit, in milliseconds
     absolute_paths: bool = False  # its file tools take absolute paths
     statuses: tuple[tuple[str, str], ...] = ()   # a plan item's status: (neutral, its own)
+    item_defaults: tuple[tuple[str, Any], ...] = ()   # fields its plan items must have
 
     def status(self, neutral: str) -> str:
         return next((own for key, own in self.statuses if key == neutral), neutral)
@@ -133,6 +135,27 @@ ROWS: dict[str, Row] = {
                     all="replace_all")),
         (PLAN, tool("SetTodoList", items="todos", text="title", status="status")),
     ), timeout_unit_ms=1000, statuses=(("completed", "done"),)),
+    # opencode 1.18.33 (the tools it declares to its model): bash's timeout in
+    # milliseconds and its own `workdir`; the file tools take absolute paths; read's offset
+    # from 1; every to-do has a priority (required: "medium" for an item that had none)
+    "opencode": Row((
+        (SHELL, tool("bash", command="command", timeout_ms="timeout", workdir="workdir")),
+        (READ, tool("read", path="filePath", offset="offset", limit="limit")),
+        (WRITE, tool("write", path="filePath", content="content")),
+        (EDIT, tool("edit", path="filePath", old="oldString", new="newString",
+                    all="replaceAll")),
+        (PLAN, tool("todowrite", items="todos", text="content", status="status")),
+    ), absolute_paths=True, item_defaults=(("priority", "medium"),)),
+    # GitHub Copilot CLI 1.0.102 (the tools it declares to its model): bash has no timeout
+    # (its `initial_wait` is how long it waits before answering, not a limit) and no folder;
+    # view reads `view_range` [first, last] (from 1, -1: to the end); create, edit: absolute
+    # paths, one replacement; no to-do tool (its plan is a table of its `sql` tool)
+    "copilot": Row((
+        (SHELL, tool("bash", command="command", description="description")),
+        (READ, tool("view", path="path", range="view_range")),
+        (WRITE, tool("create", path="path", content="file_text")),
+        (EDIT, tool("edit", path="path", old="old_str", new="new_str")),
+    ), absolute_paths=True),
 }
 CODED = ("claude_code", "codex", "pi")      # the agents whose calls are read and written in code
 AGENTS = (*CODED, *ROWS)
@@ -398,6 +421,10 @@ def _read_row(row: Row, name: str, args: dict[str, Any]) -> Call | None:
         return None
     if kind == READ:
         offset, limit, end = _number(arg("offset")), _number(arg("limit")), _number(arg("end"))
+        span = arg("range")
+        if isinstance(span, list) and span and all(_number(n) is not None for n in span):
+            offset = span[0]      # [first, last] from 1 (last -1: to the end)
+            end = span[1] if len(span) > 1 and span[1] != -1 else None
         if limit is None and end is not None:
             limit = end - (offset if offset is not None else row.offset_base) + 1
         return Call(READ, _drop_none({"path": path,
@@ -537,7 +564,8 @@ def _write_row(row: Row, call: Call, cwd: str) -> tuple[str, dict[str, Any]] | N
         text, status, item_id = found.own("text"), found.own("status"), found.own("id")
         items = []
         for index, item in enumerate(a["items"], 1):
-            one = {text or "text": item["text"], status or "status": row.status(item["status"])}
+            one = {text or "text": item["text"], status or "status": row.status(item["status"]),
+                   **dict(row.item_defaults)}
             if item_id:
                 one[item_id] = str(index)
             items.append(one)
@@ -550,6 +578,11 @@ def _write_row(row: Row, call: Call, cwd: str) -> tuple[str, dict[str, Any]] | N
     put("path", path)
     if call.kind == READ:
         offset, limit = a.get("offset"), a.get("limit")
+        if found.own("range") is not None:
+            if offset is not None or limit is not None:
+                first = offset if offset is not None else 1
+                put("range", [_whole(first), _whole(first + limit - 1) if limit else -1])
+            return found.name, out
         if found.own("end") is not None and limit is not None:
             offset = offset if offset is not None else 1      # a range: from line 1
             put("end", _whole(offset + limit - 1))

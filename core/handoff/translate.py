@@ -48,7 +48,8 @@ _SAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
 # the targets that send a conversation as Anthropic messages: call ids as Anthropic takes
 # them, and no thinking (Anthropic refuses thinking without its signature)
 _ANTHROPIC = ("claude_code", "droid")
-_TEXT_ONLY = ("kimi",)      # its writer writes text and thinking parts: an image is named
+# their writers write text (and thinking): an image is named in a line
+_TEXT_ONLY = ("kimi", "copilot")
 ID_LIMIT = 64
 # What Codex sends as user messages that is its own context, not the user's words.
 _CODEX_CONTEXT = ("<environment_context", "<user_instructions", "<permissions", "# AGENTS.md",

@@ -67,7 +67,30 @@ def _sentence(message: str) -> str:
 
 class ArborServer(MCPServer):
     """MCPServer whose argument errors are one sentence each (pydantic's report is many
-    lines: where, what, a link)."""
+    lines: where, what, a link), and whose tools are registered once `initialize` is
+    answered (`defer`): an agent waits for that answer before it asks for anything else,
+    and the tools' modules and argument models are a tenth of the start."""
+
+    def __init__(self, *args: Any, **options: Any):
+        super().__init__(*args, **options)
+        self._deferred: list[Callable[[], None]] = []
+        self.middleware.append(self._set_up_after_initialize)
+
+    def defer(self, work: Callable[[], None]) -> None:
+        """Run `work` when the first message other than `initialize` arrives (the client's
+        `notifications/initialized`, or any request of a client that skips the handshake)."""
+        self._deferred.append(work)
+
+    def set_up(self) -> None:
+        """Run what was deferred, once (a synchronous step: no request is served before
+        it ends)."""
+        while self._deferred:
+            self._deferred.pop(0)()
+
+    async def _set_up_after_initialize(self, ctx: Any, call_next: Callable[[Any], Any]) -> Any:
+        if self._deferred and ctx.method != "initialize":
+            self.set_up()
+        return await call_next(ctx)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         from pydantic import ValidationError
@@ -88,9 +111,9 @@ class ArborServer(MCPServer):
 
 def build(store: Any, *, allow_write: bool = False, env: Mapping[str, str] | None = None,
           cwd: str | None = None) -> ArborServer:
-    """The server over an open store (the caller closes it)."""
-    from . import read_tools, resources, write_tools
-
+    """The server over an open store (the caller closes it). Its tools, resources and prompt
+    are registered after it answers `initialize` (`ArborServer.defer`; `set_up` does it at
+    once)."""
     served = Served(store, allow_write, dict(os.environ) if env is None else env,
                     cwd or os.getcwd())
     from importlib.metadata import PackageNotFoundError, version
@@ -102,18 +125,40 @@ def build(store: Any, *, allow_write: bool = False, env: Mapping[str, str] | Non
     server = ArborServer(
         "arbor", title="arbor: agent history", version=own, log_level="WARNING",
         instructions=INSTRUCTIONS + (WRITE_INSTRUCTIONS if allow_write else READ_ONLY_INSTRUCTIONS))
-    read_tools.register(server, served)
-    if allow_write:
-        write_tools.register(server, served)
-    resources.register(server, served)
+    server.defer(lambda: _register(server, served))
     return server
 
 
+def _register(server: ArborServer, served: Served) -> None:
+    from . import read_tools, resources
+
+    read_tools.register(server, served)
+    if served.allow_write:
+        from . import write_tools
+
+        write_tools.register(server, served)
+    resources.register(server, served)
+
+
 def serve_stdio(store: Any, *, allow_write: bool = False) -> None:
-    """Serve an open store on stdin/stdout until the client closes them."""
+    """Serve an open store on stdin/stdout until the client closes them. A caller that paused
+    the garbage collector for the start (`arbor mcp` does, before importing the SDK) gets it
+    back once `initialize` is answered."""
     import anyio
 
     if not logging.getLogger().handlers:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
                             format="arbor mcp: %(levelname)s %(name)s: %(message)s")
-    anyio.run(build(store, allow_write=allow_write).run_stdio_async)
+    server = build(store, allow_write=allow_write)
+    server.defer(collect_garbage_again)
+    anyio.run(server.run_stdio_async)
+
+
+def collect_garbage_again() -> None:
+    """The collector back on after a start without it. What the start made (the SDK's ~500
+    pydantic models, the tools) lives as long as the server, so it is frozen first: later
+    collections never walk it again (CPython's advice for long-lived processes)."""
+    import gc
+
+    gc.freeze()
+    gc.enable()

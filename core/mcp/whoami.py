@@ -8,7 +8,8 @@ probe server that recorded its environment and its `initialize` request; see the
 - Codex: nothing but HOME, LANG, PATH, TERM, TMPDIR and the server's configured `env`; client
   name `codex-mcp-client`. (`CODEX_THREAD_ID` is set only for the shell commands it runs.)
 - Gemini CLI: `GEMINI_CLI=1`; client name `gemini-cli-mcp-client`; roots.
-- pi has no MCP client of its own.
+- pi (its MCP client, from 0.99 on): no session id (PI_SESSION_ID is only for the commands it
+  runs); client name `pi`; roots.
 
 So the rules, first that answers: 1. a session id in the environment (`ARBOR_SESSION` set
 by hand in the agent's server config, `CLAUDE_CODE_SESSION_ID`, `CODEX_THREAD_ID`); 2. the

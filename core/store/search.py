@@ -5,7 +5,9 @@ postgres_search), which share the names used here.
 
 Hits are ranked by the index (bm25 on SQLite, ts_rank on PostgreSQL) among the newest
 `WINDOW` entries that match: ranking every match of a word found in most entries takes
-seconds on a million, and the newest mentions are the likeliest wanted among so many.
+seconds on a million, and the newest mentions are the likeliest wanted among so many. On
+SQLite a word with a window of whole-word matches is ranked among those, not widened to
+the words it begins (sqlite_search.ranked: FTS5 reads a prefix's entries whole).
 
 An upgrade that changes how words are indexed (migration 11) does not rebuild a big index
 while holding the store: the new index starts with what is written from then on, and the

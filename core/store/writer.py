@@ -5,7 +5,7 @@ from __future__ import annotations
 from array import array
 
 from core.model.clock import to_text
-from core.model.entries import MESSAGE, Entry, role_of, search_text
+from core.model.entries import MESSAGE, Entry, search_text
 from core.model.errors import ArborError, NotFound
 from core.util.fastjson import dumps_utf8
 from core.usage.tokens import USAGE_TYPES
@@ -166,7 +166,11 @@ class EntryWriter:
         """Buffer one entry and return its seq (the fast path for imports)."""
         if self._generation != self.store.write_generation:
             self._after_commit()
-        stamp, stamped = self._stamp(timestamp, data)
+        if type(timestamp) is str and len(timestamp) == 29 and timestamp[10] == "T" and \
+                timestamp.endswith("+00:00"):
+            stamp, stamped = timestamp, data   # already in the stored form (`_stamp`)
+        else:
+            stamp, stamped = self._stamp(timestamp, data)
         encoded = dumps_utf8(stamped)   # first: data that cannot be written changes nothing
         seq = self.next_seq
         self.next_seq = seq + 1
@@ -191,7 +195,10 @@ class EntryWriter:
         if entry_type == MESSAGE:
             msg_index = msg_base + 1
             self._messages += 1
-            role = role_of(entry_type, data)
+            message = data.get("message")   # (role_of, without the call)
+            role = message.get("role") if isinstance(message, dict) else None
+            if role is not None and type(role) is not str:
+                role = str(role)
             if role == "user" and self._first_user is None:
                 self._first_user = seq  # the session row keeps its first (COALESCE)
         else:
@@ -200,7 +207,8 @@ class EntryWriter:
         if stamped is not data:  # filed under now, with the log's unreadable time beside it
             self._last_data = data = stamped
         rows = self._rows
-        entry_id = self._new_id() if entry_id is None else str(entry_id)
+        if type(entry_id) is not str:
+            entry_id = self._new_id() if entry_id is None else str(entry_id)
         rows.append((seq, self.external_session_id, entry_id, parent_seq,
                      entry_type, stamp, depth, chain, msg_index, role, encoded))
         if entry_type in USAGE_TYPES:

@@ -233,7 +233,8 @@ def prepare_handoff_in(store_path, session_id: int, branch_id: int, at_seq: int 
                                redact=redact, compact=compact)
         show_id = plan.imported_id if plan.imported_id is not None else \
             _continued(store, plan, session_id)
-        return Handoff(session_id, plan, plan.file, show_id, _messages(store, show_id))
+        return Handoff(session_id, plan, plan.continued_in or plan.file, show_id,
+                       _messages(store, show_id))
 
 
 def open_in_other_agent(app, session_id: int, branch_id: int, at_seq: int | None, target: str,

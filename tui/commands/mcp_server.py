@@ -27,8 +27,14 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import gc
+
     from core.mcp import INSTALL_HINT, sdk_available
 
+    # The SDK's import builds ~500 pydantic models: with the collector on, it walks them
+    # again and again as they are made (about 60 ms of a ~500 ms start here). It comes back
+    # on once `initialize` is answered (core.mcp.server.collect_garbage_again).
+    gc.disable()
     if not sdk_available():
         say(INSTALL_HINT + ".")
         return EXIT_FAILED

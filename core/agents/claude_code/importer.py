@@ -48,13 +48,10 @@ once in the session's metadata (`lineDefaults`) and on a line only when they dif
 
 from __future__ import annotations
 
-import math
 import re
 from array import array
-from functools import lru_cache
 from pathlib import Path
 
-from core.util.digests import blake2b
 from core.model.entries import COMPACTION, MESSAGE, SESSION_INFO, block_type, content_text
 from core.importing.base import (
     READ_BUFFER, SHAPE_ERRORS, Clockwork, FileResult, LineError, ProgressTicker, RawLine,
@@ -64,6 +61,9 @@ from . import looks_like  # noqa: F401 - where it was
 from core.importing.session import INLINE_BELOW, SessionTarget, StoredIds, first_text_title
 from core.importing.state import Pacer
 from core.importing.tree import sync_branches, sync_new_branches
+from .convert import learn_tools, convert_block, convert_message, convert_usage  # noqa: F401
+from .snapshot import Resumable, short_key
+from .sidechains import SPAWN_TOOLS, Sidechain, spawn_calls, subagent_meta  # noqa: F401
 
 TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
 if TYPE_CHECKING:
@@ -75,64 +75,12 @@ META, PROMPT, USER_OTHER, ASSISTANT, BOUNDARY, OTHER = range(6)
 UNREAD = -2   # a stored node's parent or newest child, not read from the store yet
 _UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _LINE_SKIP = frozenset({"type", "uuid", "timestamp", "message"})
-# How much of the recent past a resumed read is told (`_Import.snapshot`).
-KEPT_PROMPTS, KEPT_COUNTED, KEPT_TOOLS, KEPT_SIDECHAINS = 500, 256, 256, 32
-
-
-@lru_cache(maxsize=4096)   # (a snapshot at each commit point keys the same ~1,000 ids again)
-def short_key(text: str) -> str:
-    """A 48-bit digest of an id, as 12 hex digits: what the import record keeps of the ids a
-    resumed read only has to recognise (prompts' parents, counted message ids, tool call
-    ids), a third of their length, so that the record of a long session stays a few
-    KB (it is written again with every append: 63 KB of ids made a tenth of the time an
-    import of ten appended lines took). Ids are unique within a session, and among the
-    ~1,000 a record keeps, two share a key with a chance of 2e-9."""
-    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
-
-
-def _kept_tools(state: dict[str, Any]) -> dict[str, str]:
-    """The tool names a record keeps, by `short_key` of their call ids."""
-    names, calls = state.get("tool_names"), state.get("tool_calls")
-    if isinstance(names, list) and isinstance(calls, str):
-        kept = {}
-        for call in calls.split():
-            key, _, place = call.partition(":")
-            if place.isdigit() and int(place) < len(names) and isinstance(names[int(place)], str):
-                kept[key] = names[int(place)]
-        return kept
-    whole = state.get("tools")
-    return {short_key(k): v for k, v in whole.items() if isinstance(k, str) and isinstance(v, str)} \
-        if isinstance(whole, dict) else {}
-
-
-class _ToolNames(dict):
-    """Tool call id -> tool name, for naming tool results: the calls of this read by id, and
-    those a resumed read was told of by `short_key` (`keyed`)."""
-
-    __slots__ = ("keyed",)
-
-    def __init__(self, keyed: dict[str, str]):
-        super().__init__()
-        self.keyed = keyed
-
-    def get(self, call_id, default=None):
-        name = dict.get(self, call_id)
-        if name is None:
-            name = self.keyed.get(short_key(call_id)) if isinstance(call_id, str) else None
-        return default if name is None else name
 
 
 # Fields that are the same on nearly every line of a file: kept once, in the session's
 # metadata ("lineDefaults"), and on a line only when its value differs.
 _MISSING = object()
 _DEFAULT_KEYS = ("cwd", "sessionId", "version", "gitBranch", "userType", "isSidechain", "slug")
-_USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
-               "cache_creation_input_tokens")
-_MESSAGE_MOVED = frozenset({"role", "content", "model", "usage"})
-# Tools that start a sub-agent (Claude Code renamed Task to Agent in 2.1).
-SPAWN_TOOLS = frozenset({"Agent", "Task"})
-_STOP_REASONS = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length",
-                 "stop_sequence": "stop", "refusal": "error", "pause_turn": "stop"}
 
 
 def _kind(d: dict[str, Any]) -> int:
@@ -158,7 +106,7 @@ def _kind(d: dict[str, Any]) -> int:
     return OTHER
 
 
-class _Import:
+class _Import(Resumable):
     """One file, one pass. See the module doc for the rules."""
 
     def __init__(self, store, path: Path, result: FileResult, ticker: ProgressTicker, *,
@@ -215,11 +163,11 @@ class _Import:
         self.agent_id = ""
         self.first_side: bool | None = None
         self.spawn_calls: dict[str, int] = {}   # Agent/Task tool call id -> its entry's seq
-        # sub-agents written inline (see the module doc): one _Sidechain each, the node ->
+        # sub-agents written inline (see the module doc): one Sidechain each, the node ->
         # owner (-1: the file's own session, else the sidechain's index), the main thread's
         # Task calls not matched to a sidechain yet, and the target last written to
         self.owner = array("q")
-        self.sidechains: list[_Sidechain] = []
+        self.sidechains: list[Sidechain] = []
         self.task_calls: list[list[str]] = []    # [call id, prompt key, description, type]
         self.writing: SessionTarget | None = None
         self.newest_main = (-1, -1)              # (line, node) of the main thread's last line
@@ -286,126 +234,7 @@ class _Import:
             self.reread.close()
 
     # ------------------------------------------------------------- resuming
-    def _safe_point(self) -> tuple[int, int]:
-        """(offset, lines before it) from which a new read gets to where this one is:
-        the first line not yet fully in the store (the line written one behind, metadata
-        lines waiting for the next node, lines waiting for their parent)."""
-        points = [(self.consumed, self.consumed_line)]
-        if self.held is not None:
-            points.append(self.held_at)
-        if self.pending_meta:
-            first = self.pending_meta[0]
-            points.append((first[3], first[1] - 1))
-        for items in self.waiting.values():
-            for offset, number in items:
-                points.append((offset, number - 1))
-        return min(points)
-
-    def _commit_point(self, number: int) -> None:
-        """Commit what is written so far (agents waiting for the store get their turn),
-        with the record of how far the file got."""
-        self.result.lines = number
-        if self.target is None:
-            return
-        for target in self._targets():
-            target.flush()
-        offset, line = self._safe_point()
-        self.pacer.commit(offset, line, self.snapshot(), self.target.uid)
-
-    def snapshot(self) -> dict[str, Any]:
-        """What a read resumed at `_safe_point()` needs (see `_restore`). Kept small: of the
-        newest 500 prompts, 256 counted message ids and 256 tool calls, the ids as
-        `short_key`s, each list one string."""
-        node_id = self._node_id
-        held = self.held[1] if self.held is not None else None
-        # prompts that are written (not the one held back, if it is one)
-        parents = (self.parent_keys + [short_key(parent) for parent, prompt_id
-                                       in self.prompts[-KEPT_PROMPTS - 1:]
-                                       if prompt_id != held])[-KEPT_PROMPTS:]
-        counted = list(self.counted)[-KEPT_COUNTED:]
-        counted = (self.counted_keys + [short_key(m) for m in counted])[-KEPT_COUNTED:]
-        tools = self.tool_names
-        newest = list(tools.items())[-KEPT_TOOLS:]
-        keyed = list(tools.keyed.items())[len(newest) - KEPT_TOOLS:] \
-            if isinstance(tools, _ToolNames) and len(newest) < KEPT_TOOLS else []
-        kept_tools = dict(keyed)
-        for call_id, name in newest:
-            kept_tools[short_key(call_id)] = name
-        # the calls as "key:n", n the place of their tool's name in a list of the names
-        names: dict[str, int] = {}
-        calls = " ".join(f"{key}:{names.setdefault(name, len(names))}"
-                         for key, name in kept_tools.items())
-        return {
-            "uid": self.target.uid if self.target else None,
-            "defaults": self.defaults, "first_side": self.first_side,
-            "facts": {"session_id": self.session_id, "cwd": self.cwd, "model": self.model,
-                      "version": self.version, "git_branch": self.git_branch,
-                      "agent_id": self.agent_id, "facts_done": self.facts_done,
-                      "first_prompt": self.first_prompt[:400],
-                      "side_prompt": self.side_prompt[:400]},
-            "titles": self.titles, "dangling": self.dangling,
-            "forked_from": self.forked_from,
-            "prompt_parents": " ".join(parents), "counted_keys": " ".join(counted),
-            "tool_names": list(names), "tool_calls": calls,
-            "last_node": node_id(self.last_node), "last_main": node_id(self.last_main),
-            "clock": [self.clock.last, self.clock.first],
-            "read_upto": self.consumed,
-            "sidechains": [side.record() for side in self.sidechains[-KEPT_SIDECHAINS:]],
-            "task_calls": self.task_calls[-KEPT_SIDECHAINS:],
-        }
-
-    def _node_id(self, node: int) -> str | None:
-        return self.ids[node] if node >= 0 else None
-
-    def _restore(self, state: dict[str, Any]) -> None:
-        """Pick up from a snapshot: the session's entries as nodes (read from the store:
-        ids, seqs and parents), and the small facts the snapshot kept."""
-        facts = state.get("facts") or {}
-        self.defaults = state.get("defaults")
-        self.first_side = state.get("first_side")
-        self.session_id = facts.get("session_id") or ""
-        self.cwd = facts.get("cwd") or ""
-        self.model = facts.get("model") or ""
-        self.version = facts.get("version") or ""
-        self.git_branch = facts.get("git_branch") or ""
-        self.agent_id = facts.get("agent_id") or ""
-        self.facts_done = bool(facts.get("facts_done"))
-        self.first_prompt = facts.get("first_prompt") or ""
-        self.side_prompt = facts.get("side_prompt") or ""
-        self.titles = dict(state.get("titles") or {})
-        self.dangling = int(state.get("dangling") or 0)
-        forked = state.get("forked_from")
-        if isinstance(forked, list) and len(forked) == 2:
-            self.forked_from = (forked[0], forked[1])
-        # (a record written before the ids were kept as short keys has them whole)
-        counted = state.get("counted_keys")
-        self.counted_keys = counted.split() if isinstance(counted, str) else \
-            [short_key(m) for m in state.get("counted") or [] if isinstance(m, str)]
-        self.counted_before = set(self.counted_keys)
-        self.tool_names = _ToolNames(_kept_tools(state))
-        clock = state.get("clock") or [None, None]
-        if isinstance(clock[0], str):
-            self.clock.last = clock[0]
-        if isinstance(clock[1], str):
-            self.clock.first = clock[1]
-        self.read_upto = int(state.get("read_upto") or 0)
-        self.sidechains = [side for side in map(_Sidechain.restored, state.get("sidechains") or [])
-                           if side is not None]
-        self.task_calls = [call for call in state.get("task_calls") or []
-                           if isinstance(call, list) and len(call) == 4]
-        target = self._ensure_target(uid=state.get("uid"), resuming=True)
-        if state.get("incomplete"):
-            target.result.created = True   # the import that made it never finished
-        # The entries already stored become nodes only when a line needs one (its parent,
-        # the tip below it): a grown file costs what it adds, not what it holds.
-        self.stored = target.known
-        parents = state.get("prompt_parents")
-        self.parent_keys = parents.split() if isinstance(parents, str) else \
-            [short_key(pair[0]) for pair in state.get("prompts") or []
-             if isinstance(pair, list) and pair and isinstance(pair[0], str)]
-        self.prompt_parents = set(self.parent_keys)
-        self.last_node = self._node_for(state.get("last_node"))
-        self.last_main = self._node_for(state.get("last_main"))
+    # (snapshot, _restore, _safe_point, _commit_point: snapshot.Resumable)
 
     # Nodes of stored entries, made on demand (a resumed read): their effective parent
     # and newest child are read from the store when first needed.
@@ -639,7 +468,7 @@ class _Import:
     def _task_calls(self, message: Any) -> None:
         """The Task/Agent calls of a main-thread reply, for the sidechains written inline
         after them (`_new_sidechain`)."""
-        for block in _spawn_calls(message):
+        for block in spawn_calls(message):
             given = block.get("input") if isinstance(block.get("input"), dict) else {}
             prompt, what = given.get("prompt"), given.get("description")
             kind = given.get("subagent_type")
@@ -665,7 +494,7 @@ class _Import:
         if found is None and calls:
             found = 0
         call = calls.pop(found) if found is not None else None
-        side = _Sidechain(root=uuid, line=number, agent=agent,
+        side = Sidechain(root=uuid, line=number, agent=agent,
                           call=call[0] if call else "", description=call[2] if call else "",
                           agent_type=call[3] if call else "", prompt=prompt[:400], started=ts)
         self.sidechains.append(side)
@@ -702,7 +531,7 @@ class _Import:
             self.writing = target
         return target
 
-    def _side_target(self, side: "_Sidechain", main: SessionTarget) -> SessionTarget:
+    def _side_target(self, side: "Sidechain", main: SessionTarget) -> SessionTarget:
         metadata: dict[str, Any] = {"format": FORMAT, "path": str(self.path), "inline": True,
                                     "rootUuid": side.root, "lineDefaults": self.defaults}
         for key, value in (("toolUseId", side.call), ("description", side.description),
@@ -872,7 +701,7 @@ class _Import:
         if known is not None:
             self.seq[node] = known
             if k == ASSISTANT:
-                _learn_tools(message, self.tool_names)
+                learn_tools(message, self.tool_names)
                 self._spawns(message, known, target, record=False)
             return
         summary = None
@@ -898,7 +727,7 @@ class _Import:
 
     def _spawns(self, message: Any, seq: int, target: SessionTarget, record: bool = True) -> None:
         """Agent/Task tool calls in this reply: spawn points for the sub-agents they start."""
-        for block in _spawn_calls(message):
+        for block in spawn_calls(message):
             self.spawn_calls[block["id"]] = seq
             if record:
                 target.spawn(f"claude:{block['id']}", seq)
@@ -1024,7 +853,7 @@ class _Import:
                                  newest_leaf=newest)
         target.result.branches_added = sync.added
 
-    def _finish_sidechain(self, side: "_Sidechain") -> None:
+    def _finish_sidechain(self, side: "Sidechain") -> None:
         """A sub-agent written inline: its session's branches and name, as a sub-agent's own
         file gets them."""
         target = side.target
@@ -1041,74 +870,6 @@ class _Import:
         self.result.sessions.append(target.finish(name=side.name()))
 
 
-def _spawn_calls(message: Any):
-    """The Agent/Task tool calls (tool_use blocks with an id) of an assistant message."""
-    content = message.get("content") if isinstance(message, dict) else None
-    if not isinstance(content, list):
-        return
-    for block in content:
-        if isinstance(block, dict) and block.get("type") == "tool_use" and \
-                block.get("name") in SPAWN_TOOLS and isinstance(block.get("id"), str):
-            yield block
-
-
-class _Sidechain:
-    """A sub-agent written inline in its parent's file (see the module doc)."""
-
-    __slots__ = ("root", "line", "agent", "call", "description", "agent_type", "prompt",
-                 "started", "target")
-
-    def __init__(self, *, root: str, line: int, agent: str = "", call: str = "",
-                 description: str = "", agent_type: str = "", prompt: str = "",
-                 started: Any = None):
-        self.root, self.line, self.agent, self.call = root, line, agent, call
-        self.description, self.agent_type, self.prompt = description, agent_type, prompt
-        self.started = started
-        self.target: SessionTarget | None = None
-
-    def uid(self, parent_uid: str) -> str:
-        """As a sub-agent's own file is known (`<session>:agent-<id>`), else by its root."""
-        return f"{parent_uid}:agent-{self.agent}" if self.agent else \
-            f"{parent_uid}:sidechain-{self.root}"
-
-    def name(self) -> str:
-        return title_from_text(self.description or self.prompt) or "sub-agent"
-
-    def record(self) -> list[Any]:
-        """What a resumed read is told of it (`restored`)."""
-        return [self.root, self.line, self.agent, self.call, self.description,
-                self.agent_type, self.prompt[:200], self.started]
-
-    @classmethod
-    def restored(cls, value: Any) -> "_Sidechain | None":
-        if not isinstance(value, list) or len(value) != 8 or not isinstance(value[0], str) \
-                or type(value[1]) is not int:
-            return None
-        texts = [v if isinstance(v, str) else "" for v in value[2:7]]
-        return cls(root=value[0], line=value[1], agent=texts[0], call=texts[1],
-                   description=texts[2], agent_type=texts[3], prompt=texts[4],
-                   started=value[7] if isinstance(value[7], str) else None)
-
-
-def subagent_meta(path: Path) -> dict[str, Any]:
-    """What Claude Code's `agent-<id>.meta.json` beside a sub-agent's file says of it:
-    the tool call that spawned it (`toolUseId`), its type and description."""
-    from core.util.fastjson import loads
-
-    from core.store.held_files import open_unless_held
-
-    try:
-        with open_unless_held(path.with_name(path.name[: -len(".jsonl")] + ".meta.json"
-                                             if path.name.endswith(".jsonl")
-                                             else path.name + ".meta.json")) as handle:
-            value = loads(handle.read(1 << 16))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(value, dict):
-        return {}
-    return {key: value[key] for key in ("toolUseId", "agentType", "description", "name",
-                                        "spawnDepth", "isFork")
-            if isinstance(value.get(key), (str, int, bool)) and value.get(key) != ""}
 
 
 
@@ -1125,121 +886,3 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker, *
     job.run()
     job.finish()
     return job.consumed, job.consumed_line, job.snapshot()
-
-
-def _learn_tools(message: Any, tool_names: dict[str, str]) -> None:
-    if isinstance(message, dict) and isinstance(message.get("content"), list):
-        for block in message["content"]:
-            if isinstance(block, dict) and block.get("type") in ("tool_use", "server_tool_use"):
-                tool_names[str(block.get("id"))] = str(block.get("name", ""))
-
-
-def convert_usage(usage: dict[str, Any]) -> dict[str, Any]:
-    counts = []
-    for key in _USAGE_KEYS:
-        value = usage.get(key)
-        kind = type(value)
-        counts.append(value if kind is int else
-                      int(value) if kind is float and math.isfinite(value) else 0)
-    read, write = counts[2], counts[3]
-    return {"input": counts[0], "output": counts[1], "cacheRead": read, "cacheWrite": write,
-            "totalTokens": counts[0] + counts[1] + read + write}
-
-
-def convert_block(block: Any, tool_names: dict[str, str]) -> Any:
-    if not isinstance(block, dict):
-        return {"type": "text", "text": block} if isinstance(block, str) else block
-    kind = block.get("type")
-    if kind == "text":
-        return block
-    if kind == "thinking":
-        out = {"type": "thinking", "thinking": block.get("thinking", "")}
-        if block.get("signature"):
-            out["thinkingSignature"] = block["signature"]
-        return out
-    if kind == "redacted_thinking":
-        return {"type": "thinking", "thinking": "", "redacted": True, "data": block.get("data")}
-    if kind in ("tool_use", "server_tool_use"):
-        call_id = str(block.get("id", ""))
-        name = str(block.get("name", ""))
-        tool_names[call_id] = name
-        out = {"type": "toolCall", "id": call_id, "name": name, "arguments": block.get("input", {})}
-        if kind != "tool_use":
-            out["claudeType"] = kind
-        return out
-    if kind == "image":
-        source = block.get("source")
-        if isinstance(source, dict) and source.get("type") == "base64":
-            return {"type": "image", "data": source.get("data", ""),
-                    "mimeType": source.get("media_type", "")}
-        return block
-    if kind == "tool_result":
-        return {"type": "toolResult", "toolCallId": block.get("tool_use_id", ""),
-                "toolName": tool_names.get(str(block.get("tool_use_id", "")), ""),
-                "content": _result_content(block.get("content"), tool_names),
-                "isError": bool(block.get("is_error"))}
-    return block
-
-
-def _result_content(content: Any, tool_names: dict[str, str]) -> list[Any]:
-    if content is None:
-        return []
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    if isinstance(content, list):
-        return [convert_block(b, tool_names) for b in content]
-    return [{"type": "text", "text": str(content)}]
-
-
-def convert_message(message: dict[str, Any], line_type: str, timestamp, tool_names: dict[str, str],
-                    counted: bool) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """A Claude API message as pi's message shape; what does not map is kept under "claude"."""
-    get = message.get
-    content = get("content")
-    rest = {k: v for k, v in message.items() if k not in _MESSAGE_MOVED}
-    usage = None
-    if line_type == "assistant":
-        blocks = [convert_block(b, tool_names) for b in content] if isinstance(content, list) \
-            else content
-        out: dict[str, Any] = {"role": "assistant", "content": blocks if blocks is not None else []}
-        model = get("model")
-        if model:
-            out["model"] = model
-            out["provider"] = "anthropic"
-            out["api"] = "anthropic-messages"
-        stop = get("stop_reason")
-        if isinstance(stop, str):
-            out["stopReason"] = _STOP_REASONS.get(stop, stop)
-        response_id = get("id")
-        if isinstance(response_id, str):
-            out["responseId"] = response_id
-        raw_usage = get("usage")
-        if isinstance(raw_usage, dict):
-            if counted:
-                usage = convert_usage(raw_usage)
-                out["usage"] = usage
-            rest["usage"] = raw_usage
-            if not counted:
-                rest["usageCountedOnAnotherLine"] = True
-    else:
-        role = message.get("role") or "user"
-        if isinstance(content, list):
-            results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
-            if len(results) == 1 and len(content) == 1:
-                block = results[0]
-                call_id = str(block.get("tool_use_id", ""))
-                out = {"role": "toolResult", "toolCallId": call_id,
-                       "toolName": tool_names.get(call_id, ""),
-                       "content": _result_content(block.get("content"), tool_names),
-                       "isError": bool(block.get("is_error"))}
-                extra = {k: v for k, v in block.items()
-                         if k not in ("type", "tool_use_id", "content", "is_error")}
-                if extra:
-                    rest["toolResultExtra"] = extra
-            else:
-                out = {"role": role, "content": [convert_block(b, tool_names) for b in content]}
-        else:
-            out = {"role": role, "content": content if content is not None else ""}
-    if rest:
-        out["claude"] = rest
-    return out, usage

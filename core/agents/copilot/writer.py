@@ -41,7 +41,7 @@ from typing import Any, Iterator, Mapping
 
 from core.model.entries import COMPACTION, MESSAGE, Entry, content_text
 from core.agents.native import (
-    BranchToWrite, ResumeError, as_text, entry_stamp, env_dir, home, stamp, write_new_file)
+    BranchToWrite, ResumeError, as_text, entry_stamp, env_dir, home, own_end, stamp, write_new_file)
 from . import LOG_NAME
 from .importer import EXTRA, FORMAT
 
@@ -100,6 +100,8 @@ class _Events:
         if self.model:
             data["selectedModel"] = self.model
         data["context"] = {"cwd": self.job.cwd}
+        if self.job.provenance:      # a branch handed over from another agent: where it came from
+            data["handoff"] = self.job.provenance
         return self.event("session.start", data, stamp(self.job.now))
 
     def _model(self, header: dict[str, Any]) -> str:
@@ -293,9 +295,7 @@ def prepare(plan, job: BranchToWrite, env: Mapping[str, str], new_session) -> No
     if session.kind == "subagent":
         raise ResumeError("a Copilot CLI sub-agent runs inside its parent's session and cannot "
                           "be carried on on its own; open its parent session and press o there")
-    _low, high, _count = job.store.entries.span(session.id)
-    if session.source == FORMAT and session_id and job.head_seq == high and \
-            _own_entry(job.head()):
+    if own_end(job, FORMAT, _own_entry) is not None:
         plan.native_id = session_id
         plan.summary = (f"The branch ends where Copilot CLI's session {session_id} ends: Copilot "
                         "resumes it (nothing to write)")
@@ -306,8 +306,8 @@ def prepare(plan, job: BranchToWrite, env: Mapping[str, str], new_session) -> No
     plan.argv = command(plan.native_id)
 
 
-def _own_entry(entry: Entry) -> bool:
+def _own_entry(entry_id: str) -> bool:
     """Whether an entry is one of Copilot's events (not one made in arbor): event ids are
     uuids (a compaction's request `<uuid>#request`, an odd line `L<n>`)."""
-    head = entry.id.split("#", 1)[0]
+    head = entry_id.split("#", 1)[0]
     return len(head) == 36 and head.count("-") == 4

@@ -28,7 +28,8 @@ from typing import Any, Iterator, Mapping
 
 from core.model.entries import COMPACTION, MESSAGE, Entry
 from core.agents.native import (
-    BranchToWrite, ResumeError, as_text, branch_summary_text, entry_stamp, home, write_new_file)
+    BranchToWrite, ResumeError, as_text, branch_summary_text, entry_stamp, has_uuid, home, own_end,
+    write_new_file)
 from .importer import CONTEXT_PREFIX, FORMAT
 
 EXECUTABLE = "droid"
@@ -294,8 +295,7 @@ def prepare(plan, job: BranchToWrite, env: Mapping[str, str], new_session) -> No
     if session.kind == "subagent":
         raise ResumeError("a droid sub-agent's session cannot be carried on on its own; "
                           "open its parent session and press o there")
-    _low, high, _count = job.store.entries.span(session.id)
-    if session.source == FORMAT and session_id and job.head_seq == high:
+    if own_end(job, FORMAT, has_uuid) is not None:
         plan.native_id = session_id
         plan.summary = (f"The branch ends where droid's session {session_id} ends: droid forks "
                         "it and goes on (nothing to write)")

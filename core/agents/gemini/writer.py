@@ -35,7 +35,8 @@ from typing import Any, Iterator, Mapping
 
 from core.model.entries import COMPACTION, MESSAGE, Entry
 from core.agents.native import (
-    BranchToWrite, ResumeError, as_text, entry_stamp, env_dir, home, stamp, write_new_file)
+    BranchToWrite, ResumeError, as_text, entry_stamp, env_dir, has_uuid, home, own_end, stamp,
+    write_new_file)
 from .importer import FORMAT
 from .parts import parts_of
 
@@ -362,8 +363,7 @@ def prepare(plan, job: BranchToWrite, env: Mapping[str, str], new_session) -> No
     if session.kind == "subagent":
         raise ResumeError("a Gemini CLI sub-agent's session cannot be resumed on its own; "
                           "open its parent session and press o there")
-    _low, high, _count = job.store.entries.span(session.id)
-    if session.source == FORMAT and session_id and job.head_seq == high:
+    if own_end(job, FORMAT, has_uuid) is not None:
         plan.native_id = session_id
         plan.summary = (f"The branch ends where Gemini CLI's session {session_id} ends: "
                         "nothing to write")

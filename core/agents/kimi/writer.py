@@ -35,7 +35,7 @@ from typing import Any, Iterator, Mapping
 
 from core.model.entries import COMPACTION, MESSAGE, Entry, content_text
 from core.agents.native import (
-    BranchToWrite, ResumeError, as_text, env_dir, home, write_new_file)
+    BranchToWrite, ResumeError, as_text, env_dir, home, own_end, write_new_file)
 from core.importing.base import timestamp_of
 from .importer import COMPACTED, FORMAT
 
@@ -344,8 +344,7 @@ def prepare(plan, job: BranchToWrite, env: Mapping[str, str], new_session) -> No
     if session.kind == "subagent":
         raise ResumeError("a Kimi CLI sub-agent's session cannot be resumed on its own; "
                           "open its parent session and press o there")
-    _low, high, _count = job.store.entries.span(session.id)
-    if session.source == FORMAT and session_id and job.head_seq == high:
+    if own_end(job, FORMAT, _own_entry) is not None:
         plan.native_id = session_id
         plan.summary = (f"The branch ends where Kimi CLI's session {session_id} ends: "
                         "nothing to write")
@@ -355,3 +354,9 @@ def prepare(plan, job: BranchToWrite, env: Mapping[str, str], new_session) -> No
     new_session(plan, job, sessions_dir(plan.cwd, env), sys.modules[__name__],
                 lambda target, new_id: write(job, target, new_id))
     plan.argv = command(plan.native_id)
+
+
+def _own_entry(entry_id: str) -> bool:
+    """Whether an entry is one of Kimi CLI's records (named by its line in wire.jsonl,
+    `L<n>`, a part of it after a colon), not one made in arbor."""
+    return re.match(r"L\d+(?::|$)", entry_id) is not None

@@ -36,7 +36,8 @@ from typing import Any, Mapping
 
 from core.model.entries import COMPACTION, MESSAGE, Entry, content_text
 from core.usage.tokens import MODEL_REQUEST
-from core.agents.native import BranchToWrite, ResumeError, as_text, env_dir, home, write_new_file
+from core.agents.native import (
+    BranchToWrite, ResumeError, as_text, env_dir, home, own_end, write_new_file)
 from .importer import EXTRA, FORMAT
 
 EXECUTABLE = "opencode"
@@ -58,6 +59,35 @@ def sessions_folder(job: BranchToWrite) -> Path:
     return data_dir(job.env) / "arbor"
 
 
+def configured_model(env: Mapping[str, str], cwd: str) -> dict[str, str] | None:
+    """The model opencode uses for a new prompt, as its configuration names it
+    (`"model": "provider/model"`): `$OPENCODE_CONFIG`, the project's `opencode.json`, then
+    the user's (`$XDG_CONFIG_HOME/opencode`); else the model it used last (its state's
+    `model.json`). None when none names one (a file in JSON with comments is passed over)."""
+    config = env_dir(env, "XDG_CONFIG_HOME") or home(env) / ".config"
+    state = env_dir(env, "XDG_STATE_HOME") or home(env) / ".local" / "state"
+    files = [env_dir(env, "OPENCODE_CONFIG")] if env.get("OPENCODE_CONFIG") else []
+    files += [Path(cwd) / name for name in ("opencode.json", "opencode.jsonc")] if cwd else []
+    files += [config / "opencode" / name for name in ("opencode.json", "opencode.jsonc",
+                                                       "config.json")]
+    for file in files:
+        try:
+            named = json.loads(file.read_text(encoding="utf-8")).get("model")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(named, str) and "/" in named:
+            provider, model = named.split("/", 1)
+            return {"providerID": provider, "modelID": model}
+    try:
+        recent = json.loads((state / "opencode" / "model.json").read_text(encoding="utf-8"))
+        last = recent["recent"][0]
+        if isinstance(last.get("providerID"), str) and isinstance(last.get("modelID"), str):
+            return {"providerID": last["providerID"], "modelID": last["modelID"]}
+    except (OSError, ValueError, KeyError, IndexError, TypeError, AttributeError):
+        pass
+    return None
+
+
 def database(env: Mapping[str, str]) -> Path:
     """opencode's database: `$OPENCODE_DB`, else `opencode.db` in its data folder."""
     return env_dir(env, "OPENCODE_DB") or data_dir(env) / "opencode.db"
@@ -65,6 +95,11 @@ def database(env: Mapping[str, str]) -> Path:
 
 def command(session_id: str) -> list[str]:
     return [EXECUTABLE, "--session", session_id]
+
+
+def continued_in(job: BranchToWrite) -> Path:
+    """Where opencode carries a session on: its database, not the file it imported."""
+    return database(job.env)
 
 
 def before(file: Path) -> list[list[str]]:
@@ -163,6 +198,13 @@ class _Export:
         model = meta.get("model") if self.own and isinstance(meta, dict) else None
         if isinstance(model, dict) and isinstance(model.get("id"), str):
             return {"providerID": str(model.get("providerID") or ""), "modelID": model["id"]}
+        if not self.own:
+            # another agent's branch: opencode carries a session on with the model of its
+            # last prompt, which must be one of its own providers' (another agent's model
+            # is refused: "Model not found"), so the model opencode is set to use
+            configured = configured_model(self.job.env, self.job.cwd)
+            if configured is not None:
+                return configured
         for entry in self.job.path():
             message = entry.message or {}
             if message.get("role") == "assistant" and isinstance(message.get("model"), str):
@@ -418,6 +460,8 @@ def export(job: BranchToWrite, session_id: str) -> dict[str, Any]:
         "projectID": str(row.get("project_id") or "global"), "directory": job.cwd,
         "title": job.title, "version": str(row.get("version") or VERSION),
         "time": {"created": created, "updated": now}}
+    if job.provenance:      # a branch handed over from another agent: where it came from
+        info["handoff"] = job.provenance
     if isinstance(row.get("agent"), str):
         info["agent"] = row["agent"]
     if isinstance(row.get("model"), dict):
@@ -465,11 +509,8 @@ def prepare(plan, job: BranchToWrite, env: Mapping[str, str], new_session) -> No
     if session.kind == "subagent":
         raise ResumeError("an opencode sub-agent's session is carried on from its parent "
                           "session: open it and press o there")
-    _low, high, _count = job.store.entries.span(session.id)
     own_file = str(meta.get("path") or "").endswith(".db")
-    # (an entry made in arbor at the end, a compaction say, is not in opencode's session)
-    own_head = job.head().id.startswith(("msg_", "prt_"))
-    if session.source == FORMAT and session_id and own_file and own_head and job.head_seq == high:
+    if own_file and own_end(job, FORMAT, lambda entry_id: entry_id.startswith(("msg_", "prt_"))):
         plan.native_id = session_id
         plan.summary = (f"The branch ends where opencode's session {session_id} ends: opencode "
                         "resumes it (nothing to write)")
@@ -491,5 +532,5 @@ def prepare(plan, job: BranchToWrite, env: Mapping[str, str], new_session) -> No
         plan.summary = (f"Wrote the branch as a new opencode session {plan.native_id} titled "
                         f"\"{job.title}\" ({plan.file})")
     plan.before = before(plan.file)
-    plan.continued_in = database(env)
+    plan.continued_in = continued_in(job)
     plan.argv = command(plan.native_id)

@@ -14,7 +14,7 @@ if TYPE_CHECKING:       # import of appended lines needs neither, ~5 ms of its s
     from typing import Any, Iterator   # nor typing, ~2.5 ms)
 
 
-from core.store.records import _loads
+from core.store.records import _loads, data_decoder
 from . import Room
 
 _MADE_MAX = 4096       # facts a write transaction keeps (registry.Link.made) before entries' go
@@ -90,6 +90,13 @@ class EntriesRoom(Room):
                 conn.execute(self._sql.INTERNAL_ADVANCE_HEAD,
                              (head, out[-1].timestamp, tools, internal_session_id))
             return out
+
+    @staticmethod
+    def _from_rows(rows) -> list[Entry]:
+        """Many rows at once (a path's): their data read by one decoder (data_decoder)."""
+        read = data_decoder(rows, 10)
+        return [Entry(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8],
+                      row[9], read(row[10]), row[11]) for row in rows]
 
     @staticmethod
     def _from_row(row) -> Entry:

@@ -66,7 +66,7 @@ class PathsRoom(Room):
                 if lo > hi:
                     continue
                 rows = self._store._conn.execute(self._sql.PATH_PIECE, (chain, lo, hi)).fetchall()
-                out.extend(self._store.entries._from_row(row) for row in rows)
+                out.extend(self._store.entries._from_rows(rows))
         return out
 
     def _pieces(self, head_seq: int, start: int, stop: int | None,

@@ -157,9 +157,10 @@ def _quoted(word: str) -> str:
     return '"' + word.replace('"', '""') + '"'
 
 
-def match(query: SearchQuery) -> str:
-    """FTS5's query: each loose word a prefix, each phrase a phrase, all of them (AND)."""
-    terms = [_quoted(w) + ("*" if query.is_prefix(w) else "") for w in query.words]
+def match(query: SearchQuery, *, prefixes: bool = True) -> str:
+    """FTS5's query: each loose word a prefix (not `prefixes`: whole, by its stem), each
+    phrase a phrase, all of them (AND)."""
+    terms = [_quoted(w) + ("*" if prefixes and query.is_prefix(w) else "") for w in query.words]
     terms += [_quoted(" ".join(phrase)) for phrase in query.phrases]
     return " ".join(terms)
 
@@ -183,12 +184,28 @@ def ranked(conn: sqlite3.Connection, query: SearchQuery, *, external_session_id:
     bm25. (Ranking every match of a word in most entries takes seconds on a million: the
     newest `window` are read, and LIMIT stops the index scan there.) `sessions`: only
     entries of these sessions (ids). Not `scored`: every score 0 (bm25 reads all of each
-    word's entries to weigh it: most of the time of a common word)."""
-    score = "-bm25(entries_fts)" if scored else "0.0"
+    word's entries to weigh it: most of the time of a common word).
+
+    Scored, the words are first matched whole (by their stems): when that fills the window,
+    those are the entries ranked. FTS5 reads a prefix's entries whole, twice (to match, then
+    to weigh it for bm25), and LIMIT cannot stop that: a common word as a prefix costs 3x
+    its whole-word match on a million entries (bench/bench_mcp.py). Fewer whole-word matches
+    than a window: the words are matched as prefixes, as always."""
+    if scored and any(query.is_prefix(w) for w in query.words):
+        whole = _ranked(conn, match(query, prefixes=False), external_session_id=external_session_id,
+                        window=window, sessions=sessions, score="-bm25(entries_fts)")
+        if len(whole) >= window:
+            return whole
+    return _ranked(conn, match(query), external_session_id=external_session_id, window=window,
+                   sessions=sessions, score="-bm25(entries_fts)" if scored else "0.0")
+
+
+def _ranked(conn: sqlite3.Connection, words: str, *, external_session_id: int | None,
+            window: int, sessions, score: str) -> list[tuple[int, float]]:
     if external_session_id is None and sessions is None:
         sql = (f"SELECT rowid, {score} FROM entries_fts WHERE entries_fts MATCH ?"
                " ORDER BY rowid DESC LIMIT ?")
-        return conn.execute(sql, (match(query), window)).fetchall()
+        return conn.execute(sql, (words, window)).fetchall()
     if sessions is None:
         # within the session's span of seqs: the index skips the other sessions' matches
         # instead of joining each one (3x less CPU for a big session among many)
@@ -199,12 +216,11 @@ def ranked(conn: sqlite3.Connection, query: SearchQuery, *, external_session_id:
         sql = (f"SELECT f.rowid, {score} FROM entries_fts f JOIN entries e ON"
                " e.seq = f.rowid WHERE entries_fts MATCH ? AND f.rowid BETWEEN ? AND ?"
                " AND e.external_session_id = ? ORDER BY f.rowid DESC LIMIT ?")
-        return conn.execute(sql, (match(query), low, high, external_session_id,
-                                  window)).fetchall()
+        return conn.execute(sql, (words, low, high, external_session_id, window)).fetchall()
     where, args = _scope("e.external_session_id", external_session_id, sessions)
     sql = (f"SELECT f.rowid, {score} FROM entries_fts f JOIN entries e ON"
            f" e.seq = f.rowid WHERE entries_fts MATCH ?{where} ORDER BY f.rowid DESC LIMIT ?")
-    return conn.execute(sql, (match(query), *args, window)).fetchall()
+    return conn.execute(sql, (words, *args, window)).fetchall()
 
 
 def by_words(conn: sqlite3.Connection, query: SearchQuery, *, below: int,
