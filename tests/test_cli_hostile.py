@@ -58,9 +58,10 @@ def test_import_report_prints_hostile_file_names_literally(tmp_path, capsys, qui
 
 
 
-def test_the_import_progress_bar_shows_a_hostile_file_name_literally(monkeypatch):
+@pytest.mark.skipif(not (FIXTURES / "claude_code").exists(), reason="shared fixtures are beside the repository")
+def test_the_import_progress_line_on_a_terminal_writes_no_control_of_a_file_name(tmp_path, monkeypatch):
+    """The progress line counts sessions and bytes; a hostile file name never reaches it."""
     import io
-    from types import SimpleNamespace
 
     from rich.console import Console
 
@@ -69,11 +70,13 @@ def test_the_import_progress_bar_shows_a_hostile_file_name_literally(monkeypatch
     screen = io.StringIO()
     monkeypatch.setattr(import_logs, "stderr_console",
                         lambda: Console(file=screen, force_terminal=True, width=200))
-    bar = import_logs._ProgressBar()
-    bar.update(SimpleNamespace(path=f"/logs/[bold]x {OSC52} [red]y.jsonl", phase="reading",
-                               done=1, total=2, file_index=0, file_count=1))
-    bar.bar.refresh()
-    bar.close()
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    source = max((FIXTURES / "claude_code").rglob("*.jsonl"), key=lambda p: p.stat().st_size)
+    shutil.copy(source, logs / f"[bold]x {OSC52} [red]y.jsonl")
+    with open_store(tmp_path / "s.db") as store:
+        report = import_logs._run(store, [logs], show_progress=True, describe_unchanged=False)
     shown = screen.getvalue()
-    assert "\x1b]52" not in shown and "\x07" not in shown
-    assert "[bold]x ␛]52;c;eA==␇ [red]y.jsonl" in shown
+    assert report.entries_added > 0
+    assert "sessions" in shown and "MB" in shown          # the line was drawn
+    assert "\x1b]52" not in shown and "\x07" not in shown and "eA==" not in shown

@@ -81,6 +81,21 @@ def test_a_store_is_to_have_its_first_import_until_one_finishes(tmp_path, home):
         assert not first_run.pending(store)           # the demo store never
 
 
+def test_a_store_an_agent_wrote_into_is_not_filled_with_every_log_unasked(tmp_path, home):
+    """Sessions written another way (here an agent through SessionManager) make the store
+    someone's already: no first import, though it never imported a file."""
+    from core.seed.manager import SessionManager
+
+    folder = tmp_path / "agent"
+    folder.mkdir()
+    manager = SessionManager.new("/home/dev/project", folder)
+    manager.init()
+    manager.append_message({"role": "user", "content": "hello"})
+    with open_store(folder / "sessions.db") as store:
+        assert not store.imports.any_record()
+        assert not first_run.pending(store)
+
+
 def test_the_record_on_either_store(store_location, home):
     """SQLite and PostgreSQL keep it alike (store_meta; the import records' one query)."""
     with open_store(store_location) as store:

@@ -109,7 +109,7 @@ def test_an_import_stops_at_the_first_unreachable_error_and_the_next_one_goes_on
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
     assert f"PostgreSQL at 127.0.0.1:{tcp_server.port}, database arbor_test" in lines[0]
-    assert "stopped" in lines[0] and "the next import goes on from there" in lines[0]
+    assert "stopped" in lines[0] and "run it again to go on from there" in lines[0]
     assert not any(word in err for word in NOISE), err
     tcp_server.start_again()
     again = _arbor("import", "-q", "--discover", "--db", url, home=home)

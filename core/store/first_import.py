@@ -4,10 +4,13 @@ itself (newest first, shown as they land), and `arbor import --discover` is one 
 Whether it is finished is recorded in the store (`store_meta`): FIRST_IMPORT is "started"
 when one begins and "done" once one read every file; a stopped one (a key, Ctrl-C, the app
 closed) is "started", and the next goes on where it stopped (each file's import record says
-how far it got). A store without the row has had no first import when it has no import
-record either; one that imported anything before is never given one (it only follows what
-agents write), nor is the demo store (core/demo.py: its sessions are made up, and stay the
-only ones). Here in core.store, not core.importing: `arbor` asks before its first frame, and
+how far it got). A store without the row is a newcomer's when it holds nothing at all: no
+import record and no session. One that imported anything before is never given one (it
+only follows what agents write), nor one that already holds sessions written another way
+(an agent through SessionManager, a LangGraph saver, a push from another store: its owner
+chose what goes in; the app's hint and the palette's Discover import on request), nor the
+demo store (core/demo.py: its sessions are made up, and stay the only ones). Here in
+core.store, not core.importing: `arbor` asks before its first frame, and
 loads nothing of the importers on a store that only follows.
 """
 
@@ -26,7 +29,9 @@ def pending(store) -> bool:
         return False
     if value == STARTED:
         return True
-    return not store.imports.any_record()
+    if store.imports.any_record():
+        return False
+    return store.sessions.count() == 0 and store.sessions.count(archived=True) == 0
 
 
 def begin(store) -> None:
