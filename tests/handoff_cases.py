@@ -13,9 +13,6 @@ from pathlib import Path
 from agent_logs import claude_session, codex_session, pi_session
 from core.importing import import_paths
 
-PAIRS = [(s, t) for s in ("claude_code", "codex", "pi") for t in ("claude_code", "codex", "pi")
-         if s != t]
-
 # (role, text, calls, thinking) / ("toolResult", call id, text); calls per target.
 CLAUDE_BRANCH = {
     "codex": [

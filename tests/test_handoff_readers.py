@@ -1,5 +1,6 @@
-"""A branch handed to another agent, loaded by that agent's OWN reader (issue 31): for each
-ordered pair of Claude Code, Codex and pi, the file arbor writes is read by
+"""A branch handed to another agent, loaded by that agent's OWN reader (issue 31): for every
+ordered pair of the agents arbor writes (the registry's writable targets, 9 × 8 = 72 pairs,
+one parametrized test), the file arbor writes is read by
 
 * Claude Code: the Agent SDK's getSessionMessages / getSessionInfo (what `claude --resume`
   builds its history with);
@@ -13,15 +14,19 @@ ordered pair of Claude Code, Codex and pi, the file arbor writes is read by
 * droid: `droid search --json`, droid's own reader of its local session files (the session's
   title, every message by role, each call's tool, each result; droid is one compiled binary
   with no module to import, and what `droid --fork` sends is checked by the headless resume);
+* opencode: its own `opencode import` of the file, then its own `opencode export`;
+* Copilot CLI: its SDK (tests/agent_readers/copilot_read.mjs) resumes the session and
+  returns the events its runtime loaded, and lists it (title, folder);
 
 and must hold exactly the branch: its messages in order, tool calls under the target's own
-tools (tests/handoff_cases.py spells each pair out), their results, the title, the working
-folder and where it came from. The same for a session Qwen Code, Gemini CLI, droid or Kimi
-CLI wrote itself (tests/fixtures/agents): its first exchange, handed to the others.
+tools with their arguments (tests/handoff_cases.py spells each pair out), their results, the
+title, the working folder and where it came from. The source is the branch arbor's tests
+build for Claude Code, Codex and pi (tests/agent_logs.py), and for the others a session the
+agent wrote itself (tests/fixtures/agents): its first exchange.
 Opt-in: ARBOR_AGENT_NODE_MODULES names a node_modules with @anthropic-ai/claude-agent-sdk,
-@openai/codex, @mariozechner/pi-coding-agent, @qwen-code/qwen-code, @google/gemini-cli and
-droid, and ARBOR_AGENT_VENVS the venvs with kimi-cli (tests/agent_lab/install_agents.sh);
-without them each test is skipped.
+@openai/codex, @mariozechner/pi-coding-agent, @qwen-code/qwen-code, @google/gemini-cli,
+droid, opencode-ai and @github/copilot, and ARBOR_AGENT_VENVS the venvs with kimi-cli
+(tests/agent_lab/install_agents.sh); without them each test is skipped, saying which.
 """
 
 from __future__ import annotations
