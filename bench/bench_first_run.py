@@ -31,6 +31,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_first_frame_tmux as frames  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from core.importing.driver import HEAD_SLICE  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 ROW = "claude_code"     # the second line of every session row of these trees
 FRAME = "context (v)"   # the status line, drawn with the first frame
@@ -65,7 +68,7 @@ def first_run(tree: Path, env: dict, timeout: float
     folder = Path(tempfile.mkdtemp(prefix="arbor-bench-first-run-"))
     db = folder / "store.db"
     wanted = newest(tree)
-    small = [(path, size) for path, size in wanted if size <= (4 << 20)]
+    small = [(path, size) for path, size in wanted if size <= HEAD_SLICE]
     command = [sys.executable, "-m", "tui", "--db", str(db)]
     name = "w"
     frames.tmux("kill-session", "-t", name)
@@ -145,9 +148,9 @@ def main() -> int:
     frames.tmux("kill-server")
     shutil.rmtree(script.parent, ignore_errors=True)
     base = statistics.median(times["empty"])
-    big = [size_ for _path, size_ in wanted if size_ > (4 << 20)]
+    big = [size_ for _path, size_ in wanted if size_ > HEAD_SLICE]
     print(f"tree: {tree} ({len(files):,} files, {size / 1e6:,.0f} MB; of the newest 20, "
-          f"{len(big)} over 4 MB: {', '.join(f'{b / 1e6:,.0f} MB' for b in big) or 'none'}); "
+          f"{len(big)} over {HEAD_SLICE >> 20} MB: {', '.join(f'{b / 1e6:,.0f} MB' for b in big) or 'none'}); "
           f"tmux 120x40; median of {args.runs} alternating runs; load average "
           f"{os.getloadavg()[0]:.1f}")
     print(f"{'':58}{'median ms':>10}{'min ms':>9}{'x empty':>9}")

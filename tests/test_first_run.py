@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from core.importing import first_run
-from core.importing.driver import import_paths
+from core.importing.driver import HEAD_SLICE, import_paths
 from core.importing.run_progress import RunProgress, megabytes_text, time_left_text
 from core.store.store import open_store
 
@@ -120,7 +120,7 @@ def test_newest_first_reads_the_files_by_mtime_newest_first(tmp_path, home):
     with open_store(tmp_path / "store.db") as store:
         report = import_paths(store, [home], newest_first=True)
     read = [Path(f.path) for f in report.files]
-    small = [p for p in reversed(order) if p.stat().st_size <= 4 << 20]
+    small = [p for p in reversed(order) if p.stat().st_size <= HEAD_SLICE]
     # (a file over HEAD_SLICE is read in parts, its line comes when it is whole)
     assert [p for p in read if p in small] == small
     assert sorted(read) == sorted(files)
@@ -165,9 +165,36 @@ def test_progress_of_the_whole_run(tmp_path, home):
     assert seen[0][:3] == (0, len(logs(home)), 0)
     dones = [s[2] for s in seen]
     assert dones == sorted(dones)                    # never goes back
-    assert time_left_text(None) == "…" and time_left_text(42) == "42 s"
-    assert time_left_text(185) == "3 min" and time_left_text(3900) == "1 h 5 min"
+    assert time_left_text(None) == "estimating…" and time_left_text(42) == "42 s left"
+    assert time_left_text(185) == "3 min left"
+    assert time_left_text(3900) == "1 h 5 min left"
     assert megabytes_text(84 << 20, 1024 << 20) == "84/1,024 MB"
+
+
+def test_the_time_left_waits_for_enough_to_go_on_and_follows_the_recent_pace():
+    """The newest files, read first, are read slowly (the workers start after them): the
+    time left is not guessed from the first second (it said minutes for a run of seconds),
+    and once told it follows the bytes read a second of late, not since the start."""
+    from core.importing.run_progress import TimeLeft
+
+    now = [0.0]
+    left = TimeLeft(lambda: now[0])
+    total = 1000 << 20
+    left.note(0, total)
+    now[0] = 1.0
+    left.note(4 << 20, total)                      # 4 MB in the first second
+    assert left.seconds(4 << 20, total) is None    # too early to say
+    now[0] = 3.0
+    left.note(10 << 20, total)
+    assert left.seconds(10 << 20, total) is None   # 1% read: still too little
+    done = 10 << 20
+    for second in range(4, 24):                    # then 40 MB/s
+        now[0] = float(second)
+        done += 40 << 20
+        left.note(done, total)
+    seconds = left.seconds(done, total)
+    assert seconds is not None and abs(seconds - (total - done) / (40 << 20)) < 0.5
+    assert left.seconds(total, total) == 0.0
 
 
 # --------------------------------------------------------------- arbor import

@@ -177,3 +177,32 @@ def test_the_status_line_fits_the_progress_and_the_counts(width):
     assert "x stops" in text and "118 sessions" in text
     if width >= 120:
         assert "importing 120/1,600 sessions · 82/1,093 MB · 6 min left · x stops" in text
+
+
+async def test_rows_landing_above_leave_the_highlighted_row_on_its_line(tmp_path, home):
+    """Sessions an import (or an agent) adds above the highlighted one push it down the
+    list; the view moves with it: the same session stays highlighted on the same screen
+    line (it used to move down a line per row landed)."""
+    db = tmp_path / "store.db"
+    files = sorted((home / ".claude" / "projects").rglob("*.jsonl"),
+                   key=lambda p: p.stat().st_mtime_ns)
+    with open_store(db) as store:
+        import_paths(store, files[:-3])           # all but the three newest
+    app = ArborApp(open_fixed(db), clock=lambda: DEMO_NOW, poll_interval=0.2,
+                   store_label=db.name, follow=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        pane = app.sessions_pane
+        pane.focus()
+        await pilot.press("down", "down", "down")
+        await settle(pilot)
+        before = len(app.sessions)
+        chosen = pane.highlighted.id
+        line = pane.cursor * pane.ROW_HEIGHT - round(pane.scroll_offset.y)
+        with open_store(db) as store:             # another process: newer sessions
+            import_paths(store, files[-3:])
+        assert await wait_until(pilot, lambda: len(app.sessions) > before)
+        await settle(pilot)
+        assert pane.highlighted.id == chosen
+        assert pane.cursor > 3                     # it moved down the list ...
+        assert pane.cursor * pane.ROW_HEIGHT - round(pane.scroll_offset.y) == line   # ... not on screen

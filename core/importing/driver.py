@@ -32,10 +32,13 @@ if TYPE_CHECKING:
 # An import holds the store's write lock for about this long at a time (seconds).
 COMMIT_EVERY = 0.1
 # A first import (`newest_first`) reads its newest HEAD_FILES files here before any worker
-# starts; one of them bigger than HEAD_SLICE bytes only that far at first, then SLICE bytes
-# between two of the files after it (see `import_paths`).
+# starts; one of them bigger than HEAD_SLICE bytes only its first FIRST_SLICE at first (its
+# rows are on screen, and the small ones after it are not kept waiting: a 4 MB first slice
+# put ~0.3 s before them), then SLICE bytes between two of the files after it (see
+# `import_paths`).
 HEAD_FILES = 20
 HEAD_SLICE = 4 << 20
+FIRST_SLICE = 1 << 20
 SLICE = 16 << 20
 
 
@@ -56,7 +59,7 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
     newest first. The newest HEAD_FILES are looked at (their format) and read here, in
     short commits, before the others are looked at and worker processes start on them;
     one of them bigger than HEAD_SLICE (the session an agent is writing now, often the
-    longest) is read that far first, then on in SLICE steps, one after each file read
+    longest) is read FIRST_SLICE far first, then on in SLICE steps, one after each file read
     here or batch moved in after the head (while the workers read the batches).
     `stop` (a threading.Event, or anything with its `is_set()`): once set, the file
     being read stops at its next commit (its record says where the next import goes on)
@@ -210,7 +213,7 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
                     imported = True
                 elif index < head_end and sizes.get(index, 0) > HEAD_SLICE:
                     imported = True
-                    if not read(index, HEAD_SLICE) and not stopping():
+                    if not read(index, FIRST_SLICE) and not stopping():
                         deferred.append(index)
                 else:
                     imported = True

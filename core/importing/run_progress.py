@@ -14,9 +14,13 @@ if TYPE_CHECKING:
 
     from .base import Progress
 
-# No time left is guessed before this much was read, nor this long after the start.
-ESTIMATE_AFTER_BYTES = 4 << 20
-ESTIMATE_AFTER_SECONDS = 1.0
+# No time left is guessed before this share of the bytes was read, nor this long after
+# the start: the newest files, read first, are the slowest to read a byte of (the workers
+# start after them), and an estimate from them alone said minutes for what took seconds.
+ESTIMATE_AFTER_SHARE = 0.02
+ESTIMATE_AFTER_SECONDS = 3.0
+# ... and then from the bytes read a second over about the last this many seconds.
+RATE_WINDOW = 10.0
 
 
 class RunProgress:
@@ -35,6 +39,7 @@ class RunProgress:
         self._bytes_done = 0
         self._started: float | None = None
         self._told = 0.0
+        self._left = TimeLeft(clock)
 
     # ---------------------------------------------------------------- the driver's side
     def plan(self, sizes: dict[int, int]) -> None:
@@ -43,6 +48,7 @@ class RunProgress:
             self._sizes = dict(sizes)
             if self._started is None:
                 self._started = self.clock()
+                self._left.note(0, sum(self._sizes.values()))
         self._tell(force=True)
 
     def __call__(self, progress: Progress) -> None:
@@ -76,14 +82,10 @@ class RunProgress:
             total = sum(self._sizes.values())
             files = len(self._done)
             count = len(self._sizes)
-            started = self._started
-        left = None
-        if started is not None and total:
-            spent = self.clock() - started
-            if done >= total:
-                left = 0.0
-            elif done >= ESTIMATE_AFTER_BYTES and spent >= ESTIMATE_AFTER_SECONDS:
-                left = (total - done) / (done / spent)
+            left = None
+            if self._started is not None:
+                self._left.note(done, total)
+                left = self._left.seconds(done, total)
         return files, count, min(done, total), total, left
 
     def _tell(self, force: bool = False) -> None:
@@ -95,10 +97,48 @@ class RunProgress:
             self.listener(self)
 
 
+class TimeLeft:
+    """Seconds left of an import, from the bytes read a second over the last RATE_WINDOW
+    seconds (`note` what is done as it moves); None until there is enough to go on."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
+        self.clock = clock
+        self._samples: list[tuple[float, int]] = []
+        self._first: float | None = None
+
+    def note(self, done: int, total: int) -> None:
+        now = self.clock()
+        if self._first is None:
+            self._first = now
+        samples = self._samples
+        if samples and samples[-1][1] == done:
+            return
+        samples.append((now, done))
+        while len(samples) > 2 and now - samples[1][0] >= RATE_WINDOW:
+            samples.pop(0)
+
+    def seconds(self, done: int, total: int) -> float | None:
+        if total and done >= total:
+            return 0.0
+        if self._first is None or not total or len(self._samples) < 2:
+            return None
+        now = self.clock()
+        if now - self._first < ESTIMATE_AFTER_SECONDS or done < total * ESTIMATE_AFTER_SHARE:
+            return None
+        since, then = self._samples[0]
+        if done <= then or now <= since:
+            return None
+        return (total - done) / ((done - then) / (now - since))
+
+
 def time_left_text(seconds: float | None) -> str:
-    """`42 s`, `3 min`, `1 h 5 min`; `…` while it cannot be told."""
+    """`42 s left`, `3 min left`, `1 h 5 min left`; `estimating…` while it cannot be told."""
     if seconds is None:
-        return "…"
+        return "estimating…"
+    return f"{_duration(seconds)} left"
+
+
+def _duration(seconds: float) -> str:
     seconds = max(0, round(seconds))
     if seconds < 60:
         return f"{seconds} s"

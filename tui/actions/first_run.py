@@ -1,19 +1,16 @@
-"""The store's first import, run by the app itself (core/importing/first_run.py says when a
-store is to have one): `arbor` on a store that has not finished its first import reads the
-logs agents keep in their usual folders, newest first, on the store's background-writing
-connection, while the panes show the sessions as they land; the status line says how far
-it is (sessions, MB, time left) and that x stops it. Following running agents begins once
-it ends (or is stopped): the follower never reads a file the first import still owns.
-
-A plain thread, as live_follow.py's follower is: it may outlive a screen, and the app stops
-it (at the file's last commit) when it closes, so that the next start goes on from there.
-A mixin of ArborApp, with the thread in `FirstRun`.
+"""The store's first import, seen from the app (core/importing/first_run.py says when a store
+is to have one): `arbor` on a store that has not finished its first import reads the logs
+agents keep in their usual folders, newest first, in a process of its own
+(core/importing/first_run_process.py: started by `arbor` before its first frame, or here
+once the first screen is drawn), while the panes show the sessions as they land; the status
+line says how far it is (sessions, MB, time left) and that x stops it. Following running
+agents begins once it ends (or is stopped): the follower never reads a file the first
+import still owns. The app stops the process (at the file's last commit) when it closes,
+so that the next start goes on from there; if the app dies, the process sees its stdin
+close and stops too. A mixin of ArborApp.
 """
 
 from __future__ import annotations
-
-import threading
-from pathlib import Path
 
 from textual.message import Message
 
@@ -33,68 +30,8 @@ class FirstRunEnded(Message):
 
     def __init__(self, report=None, error: str | None = None) -> None:
         super().__init__()
-        self.report = report
+        self.report = report      # {"stopped": files left, "summary": its words}
         self.error = error
-
-
-class FirstRun:
-    """The first import's thread: decides whether the store is to have one, reads the
-    agents' folders newest first, and records it finished unless stopped."""
-
-    def __init__(self, store, post, home: Path | None = None) -> None:
-        from core.importing.run_progress import RunProgress
-
-        self.store = store
-        self.post = post                 # thread-safe, never waits (App.post_message)
-        self.home = home
-        self.stop_event = threading.Event()
-        self.started = threading.Event()   # set once it is known to import something
-        self.ended = threading.Event()
-        self.places: list[Path] = []
-        self.run = RunProgress(lambda _run: self.post(FirstRunMoved()))
-        self.thread = threading.Thread(target=self._run, name="arbor-first-import", daemon=True)
-
-    def start(self) -> None:
-        self.thread.start()
-
-    def _run(self) -> None:
-        report = error = None
-        try:
-            report = self._import()
-        except Exception as failure:  # noqa: BLE001 - never take the app down with it
-            error = clean(f"{type(failure).__name__}: {failure}")
-        finally:
-            self.ended.set()
-            self.post(FirstRunEnded(report, error))
-
-    def _import(self):
-        from core.importing import first_run
-        from core.importing.driver import import_paths
-        from core.importing.files import discover
-
-        writing = self.store.write_handle()   # (opened here: the screen's thread never connects)
-        if self.stop_event.is_set() or not first_run.pending(writing):
-            return None
-        self.places = discover(self.home)
-        if not self.places:
-            return None
-        self.started.set()
-        first_run.begin(writing)
-        report = import_paths(writing, self.places, newest_first=True, stop=self.stop_event,
-                              run=self.run, describe_unchanged=False)
-        if not report.stopped:
-            first_run.finish(writing)
-        return report
-
-    def stop(self, timeout: float = 5.0) -> None:
-        """Stop at the file's last commit (and wait for it, up to `timeout` s)."""
-        self.stop_event.set()
-        if self.thread.is_alive():
-            self.thread.join(timeout)
-
-    @property
-    def running(self) -> bool:
-        return self.started.is_set() and not self.ended.is_set()
 
 
 def progress_forms(run, stopping: bool) -> list[str]:
@@ -107,7 +44,7 @@ def progress_forms(run, stopping: bool) -> list[str]:
     if stopping:
         tail = ["stopping…"] * 4
     else:
-        when = f"{time_left_text(left)} left"
+        when = time_left_text(left)
         tail = [f"{when} · x stops", f"{when} · x stops", f"{when} · x stops", "x stops"]
     words = [f"importing {files:,}/{count:,} sessions · {megabytes_text(done, total)} · {tail[0]}",
              f"importing {files:,}/{count:,} · {megabytes_text(done, total)} · {tail[1]}",
@@ -119,17 +56,38 @@ def progress_forms(run, stopping: bool) -> list[str]:
 class FirstRunActions:
     """Mixed into ArborApp (uses its store, follow options, say, _poll, _update_status)."""
 
-    first_import: FirstRun | None = None
+    first_import = None   # core.importing.first_run_process.FirstRunProcess
+    early_first_import = None   # ... one `arbor` started before the app (commands/browse.py)
     _first_run_keys_shown = False
+    _first_run_files = 0
 
     def _begin_first_run(self) -> None:
-        """Once the first screen is drawn (nothing of the importers is loaded before it):
-        the first import if the store is to have one (decided in the thread), then
-        following."""
-        options = self.follow if isinstance(self.follow, dict) else {}
-        self.first_import = FirstRun(self.store, self.post_message, home=options.get("home"))
-        self.first_import.start()
+        """Once the first screen is drawn: the first import's process `arbor` started before
+        it, or one started now if the store is to have one (the process decides too), then
+        following once it ends."""
+        from core.importing.first_run_process import FirstRunProcess, store_location_text
+
+        first = self.early_first_import
+        if first is None:
+            options = self.follow if isinstance(self.follow, dict) else {}
+            first = FirstRunProcess(store_location_text(self.store), options.get("home"))
+        self.first_import = first
+        first.listener = self._first_run_said
+        if first.process is None and not first.ended.is_set():
+            first.start()
+        elif first.ended.is_set():    # (ended before the app listened)
+            self._first_run_said("ended")
+        elif first.started.is_set():
+            self._first_run_said("moved")
         self._look_for_first_rows()
+
+    def _first_run_said(self, kind: str) -> None:
+        """(the process's reading thread) its lines, as messages to the app."""
+        first = self.first_import
+        if kind == "ended":
+            self.post_message(FirstRunEnded(first.report, first.error and clean(first.error)))
+        else:
+            self.post_message(FirstRunMoved())
 
     def _look_for_first_rows(self) -> None:
         """Until the first rows are shown, the store is looked at every FIRST_ROWS_LOOK s
@@ -157,16 +115,20 @@ class FirstRunActions:
         first = self.first_import
         if first is None or not first.running:
             return None
-        return progress_forms(first.run, first.stop_event.is_set())
+        return progress_forms(first.run, first.stopping)
 
     def on_first_run_moved(self, _message: FirstRunMoved) -> None:
         if not self._first_run_keys_shown:
             self._first_run_keys_shown = True
             self.refresh_bindings()    # (x in the footer)
-            if not self.sessions:
-                self.load_sessions()   # (the empty screen says it is importing)
+            if not self.sessions:   # (the empty screen says it is importing)
+                # (it may take the place of the start's own load, which reads the version
+                # the poll compares with: then this one does)
+                self.load_sessions(first=self._data_version is None)
         self._update_status()
-        if not self.sessions:
+        files = self.first_import.run.snapshot()[0] if self.first_import else 0
+        if not self.sessions or files != self._first_run_files:
+            self._first_run_files = files   # (a session read to its end: shown at once)
             self._poll()
 
     def on_first_run_ended(self, message: FirstRunEnded) -> None:
@@ -178,14 +140,15 @@ class FirstRunActions:
                      "tries again and says more.", title="Import", severity="error",
                      markup=False)
         elif report is not None:
-            if report.stopped:
-                self.say(f"Import stopped: {report.stopped:,} file"
-                         f"{'s' if report.stopped != 1 else ''} still to read. arbor goes on "
+            stopped = report.get("stopped") or 0
+            if stopped:
+                self.say(f"Import stopped: {stopped:,} file"
+                         f"{'s' if stopped != 1 else ''} still to read. arbor goes on "
                          "from there the next time it starts (or arbor import --discover).",
                          title="Import", timeout=10, markup=False)
             else:
-                self.say(clean(report.summary())[:600], title="Import", timeout=10,
-                         markup=False)
+                self.say(clean(str(report.get("summary", "")))[:600], title="Import",
+                         timeout=10, markup=False)
         if first is not None and first.started.is_set():
             self._poll()
         self._start_following()
@@ -195,9 +158,10 @@ class FirstRunActions:
         first = self.first_import
         if first is None or not first.running:
             return
-        first.stop_event.set()
+        first.ask_to_stop()
         self._update_status()
 
     def _stop_first_run(self) -> None:
-        if self.first_import is not None:
-            self.first_import.stop()
+        first = self.first_import or self.early_first_import
+        if first is not None:
+            first.stop()

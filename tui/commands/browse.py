@@ -37,15 +37,35 @@ def run(args: argparse.Namespace) -> int:
         store = open_or_explain(lambda: _open(args))
         if store is None:
             return EXIT_STORE
+        follow = not (args.demo or args.no_follow)
+        first_import = None
+        if follow and _first_import_pending(store):   # on the other core while Textual loads
+            from core.importing.first_run_process import launch
+
+            first_import = launch(store)
         from tui.app import ArborApp
 
-        app = ArborApp(store, show_archived=args.archived,
-                       follow=not (args.demo or args.no_follow))
-        app.run()
+        app = ArborApp(store, show_archived=args.archived, follow=follow)
+        app.early_first_import = first_import
+        try:
+            app.run()
+        finally:
+            if first_import is not None:   # (the app stops it as it closes; and if it failed)
+                first_import.stop()
         store.close()
         return app.return_code or 0
     finally:
         gc.enable()
+
+
+def _first_import_pending(store) -> bool:
+    """(asked without loading anything of the importers: most starts only follow)"""
+    from core.store.first_import import pending
+
+    try:
+        return pending(store)
+    except store.errors:
+        return False   # (the app says what is wrong with the store)
 
 
 def _open(args: argparse.Namespace):

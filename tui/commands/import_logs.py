@@ -243,7 +243,7 @@ class _ProgressLine:
                         sessions=f"{files:,}/{count:,} sessions",
                         mb=megabytes_text(done, total),
                         left="stopping…" if stopping else
-                        f"{time_left_text(left)} left · ctrl+c stops")
+                        f"{time_left_text(left)} · ctrl+c stops")
 
     def close(self) -> None:
         self.bar.stop()

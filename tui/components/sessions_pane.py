@@ -141,9 +141,17 @@ class SessionsPane(RowList):
             cursor = next((i for i, r in enumerate(rows) if r.session.id == keep_id), None)
             if cursor is None:  # gone (archived): stay at the same place in the list
                 cursor = min(self.cursor, max(0, len(rows) - 1))
+        # Rows that land above the highlighted one (an import, an agent's new session) push
+        # it down the list: the view moves with it, so that it stays on its line on screen.
+        shift = (cursor - self.cursor) * self.ROW_HEIGHT \
+            if cursor is not None and self.rows and keep_id is not None and \
+            self.highlighted is not None and self.highlighted.id == keep_id else 0
         self.rows = rows
         self._name_counts = Counter(row.session.name for row in rows if not row.depth)
+        top = self.scroll_offset.y
         self.set_row_count(len(rows), cursor if cursor is not None else 0, notify=notify)
+        if shift > 0 and self._cursor * self.ROW_HEIGHT - shift >= top:   # (it was in view)
+            self.scroll_to(y=top + shift, animate=False, immediate=True)
         title = Text("Sessions", end="")
         if self.project is not None:
             title.append(" · ")

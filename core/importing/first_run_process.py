@@ -1,0 +1,290 @@
+"""The store's first import in a process of its own (first_run.py says when a store is to
+have one): `arbor` starts it before its first frame, so that the app's process only draws
+and reads the store while the other core loads the importers and reads the logs.
+
+The child is `python -c "... first_run_process.main()"` (this very `core`), on the same
+store: SQLite's WAL and the import's short commits let the app read while it writes (and
+PostgreSQL is a server). What passes between them:
+
+- the app -> the child, on its stdin: one JSON line first (the store's location, kept off
+  the command line since a PostgreSQL URL may hold a password, and the home folder), then
+  `stop` to stop. Its stdin closing (the app quit, or was killed) stops it too, as SIGINT
+  and SIGTERM do: always at the file's last commit, so nothing read is lost and the next
+  start goes on from there (each file's import record says how far it got).
+- the child -> the app, on its stdout: JSON lines. `{"started": [places]}` once it is known
+  to import something, `{"moved": [files done, files in all, bytes done, bytes in all]}` as
+  it reads (at most every RunProgress.interval, and when a file is done), and last
+  `{"ended": ...}` with the report's words, how many files it left, or an error sentence.
+
+`FirstRunProcess` is the app's side: it starts the child, reads its lines in a thread and
+keeps what they say (a `run` whose `snapshot()` the status line reads, and the end).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+from .run_progress import TimeLeft
+
+# Once asked to stop, the child is given this long to reach its commit before SIGTERM,
+# then as long again before SIGKILL (a commit is about core.importing.COMMIT_EVERY).
+STOP_GRACE = 5.0
+
+
+# ====================================================================== the child
+def main() -> int:
+    import signal
+
+    stop = threading.Event()
+    out = _Lines(sys.stdout, stop)
+    try:
+        settings = json.loads(sys.stdin.readline() or "null")
+    except ValueError:
+        settings = None
+    if not isinstance(settings, dict) or not isinstance(settings.get("store"), str):
+        out.send({"ended": {"error": "the first import was started without its store"}})
+        return 2
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, lambda *_: stop.set())
+    threading.Thread(target=_listen, args=(sys.stdin, stop), daemon=True,
+                     name="arbor-first-import-stdin").start()
+    try:
+        ended = _import(settings, stop, out)
+    except Exception as failure:  # noqa: BLE001 - said as a sentence, never a traceback
+        ended = {"error": _sentence(failure)}
+    out.send({"ended": ended})
+    return 0
+
+
+def _listen(stream, stop: threading.Event) -> None:
+    """`stop` on a line of it, or the app gone (its end): stop at the next commit."""
+    try:
+        for line in stream:
+            if line.strip() == "stop":
+                break
+    except (OSError, ValueError):
+        pass
+    stop.set()
+
+
+class _Lines:
+    """JSON lines to the app; once it cannot hear them (a broken pipe), the import stops."""
+
+    def __init__(self, stream, stop: threading.Event):
+        self.stream = stream
+        self.stop = stop
+        self.lock = threading.Lock()
+
+    def send(self, message: dict) -> None:
+        with self.lock:
+            try:
+                self.stream.write(json.dumps(message) + "\n")
+                self.stream.flush()
+            except (OSError, ValueError):
+                self.stop.set()
+
+
+def _import(settings: dict, stop: threading.Event, out: _Lines) -> dict:
+    from core import open_store
+    from core.store.location import store_location
+    from . import first_run
+    from .files import discover
+    from .run_progress import RunProgress
+
+    home = settings.get("home")
+    store = open_store(store_location(settings["store"]), create=False)
+    try:
+        if stop.is_set() or not first_run.pending(store):
+            return {}
+        places = discover(Path(home) if home else None)
+        if not places:
+            return {}
+        out.send({"started": [str(place) for place in places]})
+        first_run.begin(store)
+
+        def moved(run: RunProgress) -> None:
+            files, count, done, total, _left = run.snapshot()
+            out.send({"moved": [files, count, done, total]})
+
+        from .driver import import_paths
+
+        report = import_paths(store, places, newest_first=True, stop=stop,
+                              run=RunProgress(moved), describe_unchanged=False)
+        if not report.stopped:
+            first_run.finish(store)
+        return {"stopped": report.stopped, "summary": report.summary()}
+    finally:
+        store.close()
+
+
+def _sentence(failure: BaseException) -> str:
+    text = str(failure).strip()
+    return f"{type(failure).__name__}: {text}" if text else type(failure).__name__
+
+
+# ====================================================================== the app's side
+class RemoteRun:
+    """What the child last said of its progress, as RunProgress.snapshot() gives it (the
+    time left is estimated here, from when the lines came)."""
+
+    def __init__(self, clock=time.monotonic):
+        self._figures = (0, 0, 0, 0)
+        self._left = TimeLeft(clock)
+
+    def update(self, files: int, count: int, done: int, total: int) -> None:
+        self._figures = (files, count, done, total)
+        self._left.note(done, total)
+
+    @property
+    def files_total(self) -> int:
+        return self._figures[1]
+
+    def snapshot(self) -> tuple[int, int, int, int, float | None]:
+        files, count, done, total = self._figures
+        return files, count, min(done, total), total, self._left.seconds(done, total)
+
+
+class FirstRunProcess:
+    """The child, seen from the app. `listener(kind)` is called (in the reading thread)
+    with "started", "moved" or "ended" as its lines come; `started`/`ended` are Events."""
+
+    def __init__(self, location: str, home: Path | None = None, listener=None):
+        self.location = location
+        self.home = home
+        self.listener = listener
+        self.run = RemoteRun()
+        self.started = threading.Event()
+        self.ended = threading.Event()
+        self.stopping = False
+        self.places: list[Path] = []
+        self.report: dict | None = None   # {"stopped": n, "summary": words} once ended so
+        self.error: str | None = None
+        self.process = None
+        self.thread = threading.Thread(target=self._read, name="arbor-first-import",
+                                       daemon=True)
+
+    def start(self) -> None:
+        import subprocess
+        import tempfile
+
+        root = str(Path(__file__).resolve().parent.parent.parent)   # the folder holding `core`
+        code = (f"import sys; sys.path.insert(0, {root!r}); "
+                "from core.importing.first_run_process import main; sys.exit(main())")
+        self._errors = tempfile.TemporaryFile()   # (its last words, if it dies unspoken)
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=self._errors, start_new_session=True,   # a Ctrl-C is the app's to handle
+                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+            self.process.stdin.write(json.dumps(
+                {"store": self.location,
+                 "home": str(self.home) if self.home is not None else None}).encode() + b"\n")
+            self.process.stdin.flush()
+        except OSError as error:
+            self.error = f"the first import could not start: {error.strerror or error}"
+            self.ended.set()
+            self._tell("ended")
+            return
+        self.thread.start()
+
+    def _read(self) -> None:
+        process = self.process
+        try:
+            for raw in process.stdout:
+                try:
+                    message = json.loads(raw)
+                except ValueError:
+                    continue
+                if not isinstance(message, dict):
+                    continue
+                if "started" in message:
+                    self.places = [Path(p) for p in message["started"]]
+                    self.started.set()
+                    self._tell("started")
+                elif "moved" in message:
+                    self.run.update(*message["moved"])
+                    self._tell("moved")
+                elif "ended" in message:
+                    ended = message["ended"] or {}
+                    self.error = ended.get("error")
+                    if "stopped" in ended:
+                        self.report = ended
+        except (OSError, ValueError):
+            pass
+        process.wait()
+        if self.error is None and self.report is None and process.returncode not in (0, None):
+            self.error = self._last_words(process.returncode)
+        self.ended.set()
+        self._tell("ended")
+
+    def _last_words(self, code: int) -> str:
+        try:
+            self._errors.seek(0)
+            lines = [line.strip() for line in
+                     self._errors.read().decode("utf-8", "replace").splitlines() if line.strip()]
+        except OSError:
+            lines = []
+        why = lines[-1] if lines else f"exit status {code}"
+        return f"the import's process ended early ({why[:200]})"
+
+    def _tell(self, kind: str) -> None:
+        if self.listener is not None:
+            self.listener(kind)
+
+    def ask_to_stop(self) -> None:
+        """Stop at the file's last commit (without waiting)."""
+        self.stopping = True
+        process = self.process
+        if process is None or process.poll() is not None:
+            return
+        try:
+            process.stdin.write(b"stop\n")
+            process.stdin.flush()
+        except (OSError, ValueError):
+            pass
+
+    def stop(self, timeout: float = STOP_GRACE) -> None:
+        """Stop at the file's last commit and wait for it (SIGTERM, then SIGKILL, if it
+        does not end within `timeout` s each)."""
+        self.ask_to_stop()
+        process = self.process
+        if process is None:
+            return
+        try:
+            process.stdin.close()
+        except (OSError, ValueError):
+            pass
+        for signal_it in (process.terminate, process.kill):
+            try:
+                process.wait(timeout)
+                break
+            except Exception:  # noqa: BLE001 - subprocess.TimeoutExpired
+                signal_it()
+        else:
+            process.wait()
+        if self.thread.is_alive():
+            self.thread.join(timeout)
+
+    @property
+    def running(self) -> bool:
+        return self.started.is_set() and not self.ended.is_set()
+
+
+def store_location_text(store) -> str:
+    """The store's location as the child opens it (`store_location` reads it back)."""
+    path = store.path
+    url = getattr(path, "url", None)
+    return url if isinstance(url, str) else os.fspath(path)
+
+
+def launch(store, home: Path | None = None) -> FirstRunProcess:
+    """The first import's process, started now (for a store `first_import.pending` says is
+    to have one)."""
+    child = FirstRunProcess(store_location_text(store), home)
+    child.start()
+    return child
