@@ -148,7 +148,7 @@ async def test_a_store_that_imported_before_only_follows(tmp_path, home):
     async with app.run_test(size=SIZE) as pilot:
         assert await wait_until(pilot, lambda: app.live_follow is not None)
         await settle(pilot)
-        assert not app.first_import.started.is_set()
+        assert app.first_import is None               # no process was even started
         assert app.check_action("stop_import", ()) is False
         await pilot.pause(1.0)
         assert len(app.sessions) == before

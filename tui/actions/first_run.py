@@ -63,12 +63,16 @@ class FirstRunActions:
 
     def _begin_first_run(self) -> None:
         """Once the first screen is drawn: the first import's process `arbor` started before
-        it, or one started now if the store is to have one (the process decides too), then
-        following once it ends."""
+        it, or one started now if the store is to have one (the process asks again), then
+        following once it ends; a store that is not to have one is followed at once, with
+        no process started."""
         from core.importing.first_run.process import FirstRunProcess, store_location_text
 
         first = self.early_first_import
         if first is None:
+            if not self._first_import_due():   # (most starts: no process, follow at once)
+                self._start_following()
+                return
             options = self.follow if isinstance(self.follow, dict) else {}
             first = FirstRunProcess(store_location_text(self.store), options.get("home"))
         self.first_import = first
@@ -80,6 +84,14 @@ class FirstRunActions:
         elif first.started.is_set():
             self._first_run_said("moved")
         self._look_for_first_rows()
+
+    def _first_import_due(self) -> bool:
+        from core.store.first_import import pending
+
+        try:
+            return pending(self.store)
+        except self.store.errors:
+            return False   # (the follower says what is wrong with the store)
 
     def _first_run_said(self, kind: str) -> None:
         """(the process's reading thread) its lines, as messages to the app."""
