@@ -315,3 +315,17 @@ def test_a_rewind_branches_at_the_message_it_went_back_to_and_loses_nothing(tmp_
 def test_a_fork_of_the_whole_session_is_not_called_a_rewind(store, factory):
     import_paths(store, [factory / "sessions"])
     assert store.sessions.metadata(store.sessions.by_uid(FORK).id)["forkedFrom"]["command"] == "fork"
+
+
+def test_the_messages_pane_calls_it_a_rewind_where_it_went_back(tmp_path, store):
+    from datetime import datetime, timezone
+    from tui.message_source import Item
+    from tui.render.message_render import spawn_lines
+
+    target = tmp_path / "home" / ".factory" / "sessions"
+    shutil.copytree(FIXTURE.parent / "rewind" / "sessions", target)
+    import_paths(store, [target])
+    [child] = store.sessions.children(store.sessions.by_uid(REWOUND).id)
+    line = spawn_lines(Item("spawn", store.entries.get(child.spawn_seq), child=child), False,
+                       datetime(2027, 1, 1, tzinfo=timezone.utc), 80)[0].plain
+    assert line.startswith("▸ ↱ rewind ") and "fork" not in line
