@@ -13,9 +13,6 @@ from pathlib import Path
 from agent_logs import claude_session, codex_session, pi_session
 from core.importing import import_paths
 
-PAIRS = [(s, t) for s in ("claude_code", "codex", "pi") for t in ("claude_code", "codex", "pi")
-         if s != t]
-
 # (role, text, calls, thinking) / ("toolResult", call id, text); calls per target.
 CLAUDE_BRANCH = {
     "codex": [
@@ -368,16 +365,21 @@ AGENT_CALLS = {
         "codex": ("exec_command", {"cmd": "ls"}), "pi": ("bash", {"command": "ls"}),
         "qwen": ("run_shell_command", {"command": "ls", "description": "List the project files"}),
         "gemini": ("run_shell_command", {"command": "ls", "description": "List the project files"}),
-        "kimi": ("Shell", {"command": "ls"})},
+        "kimi": ("Shell", {"command": "ls"}),
+        "opencode": ("bash", {"command": "ls"}),
+        "copilot": ("bash", {"command": "ls", "description": "List the project files"})},
     "kimi": {"claude_code": ("Bash", {"command": "ls"}), "codex": ("exec_command", {"cmd": "ls"}),
              "pi": ("bash", {"command": "ls"}), "qwen": ("run_shell_command", {"command": "ls"}),
              "gemini": ("run_shell_command", {"command": "ls"}),
-             "droid": ("Execute", {"command": "ls"})},
+             "droid": ("Execute", {"command": "ls"}), "opencode": ("bash", {"command": "ls"}),
+             "copilot": ("bash", {"command": "ls"})},
     # opencode's bash declares no description (the fake model sent one): it does not cross
     "opencode": {"claude_code": ("Bash", {"command": "ls"}), "codex": ("exec_command", {"cmd": "ls"}),
-                 "pi": ("bash", {"command": "ls"})},
-    "copilot": {"claude_code": ("Bash", {"command": "ls", "description": "list files"}),
-                "codex": ("exec_command", {"cmd": "ls"}), "pi": ("bash", {"command": "ls"})},
+                 "pi": ("bash", {"command": "ls"}), "qwen": ("run_shell_command", {"command": "ls"}),
+                 "gemini": ("run_shell_command", {"command": "ls"}),
+                 "droid": ("Execute", {"command": "ls"}), "kimi": ("Shell", {"command": "ls"}),
+                 "copilot": ("bash", {"command": "ls"})},
+    "copilot": _DESCRIBED,
 }
 
 

@@ -1,4 +1,4 @@
-"""A store's first import (core/importing/first_run.py): when a store is to have one, newest
+"""A store's first import (core/importing/first_run/): when a store is to have one, newest
 first, stopped by an Event at a commit and gone on with later to the same store, the
 progress of the whole run; and `arbor import --discover` interrupted by Ctrl-C (SIGINT),
 then run again."""

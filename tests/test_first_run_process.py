@@ -1,4 +1,4 @@
-"""The first import's process of its own (core/importing/first_run_process.py): it stops at a
+"""The first import's process of its own (core/importing/first_run/process.py): it stops at a
 commit when asked (stop on its stdin, SIGINT) or when the app is gone (its stdin closed, the
 app killed with SIGKILL: no process of it remains), and the next one goes on to the store
 one uninterrupted import makes; an error reaches the app as a sentence."""
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from core.importing import first_run, import_paths
-from core.importing.first_run_process import FirstRunProcess
+from core.importing.first_run.process import FirstRunProcess
 from core.store.store import open_store
 from terminal import Terminal, arbor_command, tmux_or_skip
 
@@ -155,7 +155,7 @@ def test_the_import_does_not_outlive_a_killed_app(tmp_path, home, whole):
         term.wait_for(lambda s: "x stops" in s, timeout=DEADLINE)
         app = int(term._tmux("display-message", "-p", "-t", term.target, "#{pane_pid}"))
         family = _descendants(app)
-        assert any("first_run_process" in Path(f"/proc/{pid}/cmdline").read_text()
+        assert any("first_run.process" in Path(f"/proc/{pid}/cmdline").read_text()
                    for pid in family if _alive(pid)), "no import process under the app"
         os.kill(app, signal.SIGKILL)
         assert wait(lambda: not any(_alive(pid) for pid in family)), \

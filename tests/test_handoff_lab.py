@@ -1,6 +1,7 @@
-"""A branch handed to another agent resumes there (issue 31), for the ordered pairs of
-Claude Code, Codex, pi and Qwen Code, and Gemini CLI, droid and Kimi CLI to and from them,
-with the real agents against tests/fake_model_server.py:
+"""A branch handed to another agent resumes there (issue 31), for every ordered pair of the
+agents arbor writes (the registry's: Claude Code, Codex, pi, Gemini CLI, Qwen Code, Copilot
+CLI, opencode, droid, Kimi CLI; 72 pairs), with the real agents against
+tests/fake_model_server.py:
 
 1. the source agent runs a first prompt headless ("list the files": the fake model calls
    the source's shell tool, the agent runs it, the model answers);
@@ -30,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).parent / "agent_lab"))
 from fake_model_server import FakeModelServer, Reply, ToolCall, contains  # noqa: E402
 from lab import new_lab, npm_bin, venv_bin  # noqa: E402
 from test_agent_lab import assert_resumed, claude_env, codex_env, dialogue, pi_env  # noqa: E402
-from handoff_cases import PAIRS  # noqa: E402
+from core.handoff.targets import writable  # noqa: E402
 from make_qwen import MODEL as QWEN_MODEL, qwen_env as _qwen_env, settings as qwen_settings  # noqa: E402
 from make_gemini import MODEL as GEMINI_MODEL, gemini_env as _gemini_env, settings as gemini_settings  # noqa: E402
 from make_droid import EXECUTE, MODEL as DROID_MODEL, configure as droid_configure, droid_env as _droid_env  # noqa: E402
@@ -96,18 +97,6 @@ def npm_or_venv(agent: str):
 ENV = {"claude_code": claude_env, "codex": codex_env, "pi": pi_env, "qwen": qwen_env,
        "gemini": gemini_env, "droid": droid_env, "kimi": kimi_env, "opencode": opencode_env,
        "copilot": copilot_env}
-FIRST = ("claude_code", "codex", "pi")
-NEW = ("gemini", "droid", "kimi")
-# every ordered pair with Qwen Code on one side (the six of the first three: PAIRS)
-QWEN_PAIRS = [(s, t) for s in ("claude_code", "codex", "pi", "qwen")
-              for t in ("claude_code", "codex", "pi", "qwen") if s != t and "qwen" in (s, t)]
-# Gemini CLI, droid and Kimi CLI: each from the first three and Qwen Code, and each into
-# the first three
-NEW_PAIRS = [(s, t) for t in NEW for s in (*FIRST, "qwen")] + [(s, t) for s in NEW for t in FIRST]
-# opencode and Copilot CLI: the same
-WRITERS = ("opencode", "copilot")
-WRITER_PAIRS = [(s, t) for t in WRITERS for s in (*FIRST, "qwen")] + \
-    [(s, t) for s in WRITERS for t in FIRST]
 COPILOT = ["--allow-all-tools", "--disable-client-telemetry"]
 PROMPT, NEW_PROMPT = "list the files", "what did you find?"
 ANSWER = "There is one file: notes.txt."
@@ -193,8 +182,9 @@ def without_agent_context(said: list[tuple]) -> list[tuple]:
 def target_call(source: str, target: str) -> tuple[str, dict]:
     """The source's `ls` call as the target's shell must hold it."""
     name, args = SHELL[target]
-    if target == "droid":
-        return name, {"command": "ls"}
+    if target == "droid":        # (its summary: Copilot's description, where it had one)
+        return name, {"command": "ls", **({"summary": SHELL["copilot"][1]["description"]}
+                                           if source == "copilot" else {})}
     if target == "copilot":      # (its description: only where the source's call had one)
         args = {"command": "ls"}
     if source in ("droid", "copilot") and target in DESCRIBED:
@@ -203,7 +193,8 @@ def target_call(source: str, target: str) -> tuple[str, dict]:
     return name, args
 
 
-ALL_PAIRS = PAIRS + QWEN_PAIRS + NEW_PAIRS + WRITER_PAIRS
+# every ordered pair of the writable agents (the registry's: a new one joins by itself)
+ALL_PAIRS = [(s, t) for s in writable() for t in writable() if s != t]
 
 
 @pytest.mark.parametrize("source,target", ALL_PAIRS, ids=[f"{s}-to-{t}" for s, t in ALL_PAIRS])

@@ -1,4 +1,4 @@
-"""A store's first import, its record (core/importing/first_run_process.py runs one): `arbor`
+"""A store's first import, its record (core/importing/first_run/process.py runs one): `arbor`
 on a store that has not finished one imports the logs agents keep in their usual folders by
 itself (newest first, shown as they land), and `arbor import --discover` is one too.
 Whether it is finished is recorded in the store (`store_meta`): FIRST_IMPORT is "started"

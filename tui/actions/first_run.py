@@ -1,7 +1,7 @@
-"""The store's first import, seen from the app (core/importing/first_run.py says when a store
+"""The store's first import, seen from the app (core/importing/first_run/ says when a store
 is to have one): `arbor` on a store that has not finished its first import reads the logs
 agents keep in their usual folders, newest first, in a process of its own
-(core/importing/first_run_process.py: started by `arbor` before its first frame, or here
+(core/importing/first_run/process.py: started by `arbor` before its first frame, or here
 once the first screen is drawn), while the panes show the sessions as they land; the status
 line says how far it is (sessions, MB, time left) and that x stops it. Following running
 agents begins once it ends (or is stopped): the follower never reads a file the first
@@ -56,7 +56,7 @@ def progress_forms(run, stopping: bool) -> list[str]:
 class FirstRunActions:
     """Mixed into ArborApp (uses its store, follow options, say, _poll, _update_status)."""
 
-    first_import = None   # core.importing.first_run_process.FirstRunProcess
+    first_import = None   # core.importing.first_run.process.FirstRunProcess
     early_first_import = None   # ... one `arbor` started before the app (commands/browse.py)
     _first_run_keys_shown = False
     _first_run_files = 0
@@ -65,7 +65,7 @@ class FirstRunActions:
         """Once the first screen is drawn: the first import's process `arbor` started before
         it, or one started now if the store is to have one (the process decides too), then
         following once it ends."""
-        from core.importing.first_run_process import FirstRunProcess, store_location_text
+        from core.importing.first_run.process import FirstRunProcess, store_location_text
 
         first = self.early_first_import
         if first is None:

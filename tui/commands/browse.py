@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         follow = not (args.demo or args.no_follow)
         first_import = None
         if follow and _first_import_pending(store):   # on the other core while Textual loads
-            from core.importing.first_run_process import launch
+            from core.importing.first_run.process import launch
 
             first_import = launch(store)
         from tui.app import ArborApp

@@ -4,7 +4,7 @@ Shows one progress line on a terminal (sessions, MB and time left of the whole i
 then a summary table (a row a file: what happened, session, entries, branches, skipped
 lines; a row a folder when many files changed, see import_report.py) and every skipped
 line as `file:line  reason`. `--discover` reads the newest logs first, and is the store's
-first import (core/importing/first_run.py) until one finishes. Ctrl-C stops it at the
+first import (core/importing/first_run/) until one finishes. Ctrl-C stops it at the
 file's last commit: it says what it did and that running it again goes on, exit status
 130 (a second Ctrl-C stops at once, losing nothing either). Exit status otherwise: 0 when
 at least one file was imported (or was already up to date), 1 when nothing could be

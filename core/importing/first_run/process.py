@@ -2,7 +2,7 @@
 have one): `arbor` starts it before its first frame, so that the app's process only draws
 and reads the store while the other core loads the importers and reads the logs.
 
-The child is `python -c "... first_run_process.main()"` (this very `core`), on the same
+The child is `python -c "... first_run.process.main()"` (this very `core`), on the same
 store: SQLite's WAL and the import's short commits let the app read while it writes (and
 PostgreSQL is a server). What passes between them:
 
@@ -29,7 +29,7 @@ import threading
 import time
 from pathlib import Path
 
-from .run_progress import TimeLeft
+from ..run_progress import TimeLeft
 
 # Once asked to stop, the child is given this long to reach its commit before SIGTERM,
 # then as long again before SIGKILL (a commit is about core.importing.COMMIT_EVERY).
@@ -92,9 +92,9 @@ class _Lines:
 def _import(settings: dict, stop: threading.Event, out: _Lines) -> dict:
     from core import open_store
     from core.store.location import store_location
-    from . import first_run
-    from .files import discover
-    from .run_progress import RunProgress
+    from .. import first_run
+    from ..files import discover
+    from ..run_progress import RunProgress
 
     home = settings.get("home")
     store = open_store(store_location(settings["store"]), create=False)
@@ -111,7 +111,7 @@ def _import(settings: dict, stop: threading.Event, out: _Lines) -> dict:
             files, count, done, total, _left = run.snapshot()
             out.send({"moved": [files, count, done, total]})
 
-        from .driver import import_paths
+        from ..driver import import_paths
 
         report = import_paths(store, places, newest_first=True, stop=stop,
                               run=RunProgress(moved), describe_unchanged=False)
@@ -174,7 +174,7 @@ class FirstRunProcess:
 
         root = str(Path(__file__).resolve().parent.parent.parent)   # the folder holding `core`
         code = (f"import sys; sys.path.insert(0, {root!r}); "
-                "from core.importing.first_run_process import main; sys.exit(main())")
+                "from core.importing.first_run.process import main; sys.exit(main())")
         self._errors = tempfile.TemporaryFile()   # (its last words, if it dies unspoken)
         try:
             self.process = subprocess.Popen(
