@@ -277,3 +277,55 @@ def test_a_compression_is_a_compaction_entry_in_the_session_it_goes_on_in(tmp_pa
     [child] = store.sessions.children(old.id)
     assert child.id == new.id
     assert content_text(store.entries.get(child.spawn_seq).message["content"]) == "Two."
+
+
+# ------------------------------------------------------------------ /rewind-conversation
+# tests/fixtures/agents/droid/rewind: droid's own TUI driven in tmux (SOURCES.md there):
+# "say one", "say two", "say three", `/rewind-conversation` to before "say two", "say four".
+REWOUND = "89180e24-c58e-4fdb-9ff1-f0a2ae97d6d7"
+REWIND = "62ff5a02-71a3-470e-bbe0-210becba9403"
+
+
+def said(store, uid: str) -> list[str]:
+    return [content_text(e.message["content"]) for e in branch(store, uid)
+            if e.message and not (e.data.get("droid") or {}).get("context")]
+
+
+def test_a_rewind_branches_at_the_message_it_went_back_to_and_loses_nothing(tmp_path, store):
+    target = tmp_path / "home" / ".factory" / "sessions"
+    shutil.copytree(FIXTURE.parent / "rewind" / "sessions", target)
+    import_paths(store, [target])
+    old, new = store.sessions.by_uid(REWOUND), store.sessions.by_uid(REWIND)
+    # the conversation as it went on: the kept part, then the new turn
+    assert said(store, REWIND) == ["say one", "One.", "say four", "Four."]
+    # the abandoned part is kept, whole, as the branch of the session rewound from
+    assert said(store, REWOUND) == ["say one", "One.", "say two", "Two.", "say three", "Three."]
+    # the new branch starts at the point droid went back to ("One."), and says it is a rewind
+    [child] = store.sessions.children(old.id)
+    assert child.id == new.id and child.kind == "fork"
+    assert content_text(store.entries.get(child.spawn_seq).message["content"]) == "One."
+    assert store.sessions.metadata(new.id)["forkedFrom"] == {
+        "session": REWOUND, "at": "0b771993-2e24-4ea6-914b-726a19809965",
+        "command": "rewind-conversation"}
+    # usage counted once: each file's own requests, the kept copies add nothing
+    totals = store.usage.report(by="model").totals
+    assert (totals.input_tokens, totals.output_tokens) == (540 + 150, 20 + 5)
+
+
+def test_a_fork_of_the_whole_session_is_not_called_a_rewind(store, factory):
+    import_paths(store, [factory / "sessions"])
+    assert store.sessions.metadata(store.sessions.by_uid(FORK).id)["forkedFrom"]["command"] == "fork"
+
+
+def test_the_messages_pane_calls_it_a_rewind_where_it_went_back(tmp_path, store):
+    from datetime import datetime, timezone
+    from tui.message_source import Item
+    from tui.render.message_render import spawn_lines
+
+    target = tmp_path / "home" / ".factory" / "sessions"
+    shutil.copytree(FIXTURE.parent / "rewind" / "sessions", target)
+    import_paths(store, [target])
+    [child] = store.sessions.children(store.sessions.by_uid(REWOUND).id)
+    line = spawn_lines(Item("spawn", store.entries.get(child.spawn_seq), child=child), False,
+                       datetime(2027, 1, 1, tzinfo=timezone.utc), 80)[0].plain
+    assert line.startswith("▸ ↱ rewind ") and "fork" not in line

@@ -319,3 +319,41 @@ def test_chat_save_tags_the_message_it_saved_at_and_resume_branches_from_it(tmp_
     assert len(store.branches.of_session(session.id)) == 2
     assert len(store.paths.entries(store.branches.current(session.id).head_seq)) == before
     assert len(store.annotations.label_log(session.id)) == 1
+
+
+# tests/fixtures/agents/gemini/resume-tools (SOURCES.md there): "read the notes" (a read_file
+# call and its result), `/chat save first`, "say two", `/chat resume first`, "say three".
+RESUME_TOOLS = FIXTURE.parent / "resume-tools" / "gemini-tmp"
+WITH_TOOLS = "effe01c5-18f2-4e3e-ad91-e81686eb1852"
+
+
+def test_resume_of_a_history_with_tool_calls_matches_the_calls_and_adds_nothing(tmp_path, store):
+    target = tmp_path / "home" / ".gemini" / "tmp"
+    shutil.copytree(RESUME_TOOLS, target)
+    import_paths(store, [target])
+    session = store.sessions.by_uid(WITH_TOOLS)
+    branches = store.branches.of_session(session.id)
+    assert len(branches) == 2              # "say two" stays as its own branch
+
+    def said(branch):
+        out = []
+        for e in store.paths.entries(branch.head_seq):
+            if not e.message or content_text(e.message["content"]).startswith("<session"):
+                continue
+            calls = [b["name"] for b in e.message["content"] if b.get("type") == "toolCall"]
+            out.append(f"call {calls[0]}" if calls else content_text(e.message["content"]).strip())
+        return out
+
+    kept = ["read the notes", "Reading it.", "call read_file", "hello from the lab",
+            "notes.txt says: hello from the lab."]
+    current = store.branches.current(session.id)
+    assert said(current) == kept + ["say three", "Three."]
+    other = next(b for b in branches if b.id != current.id)
+    assert said(other) == kept + ["say two", "Two."]
+    # the checkpoint tag is on the answer the saved history ended on, on both branches
+    labels = store.annotations.entry_labels(session.id)
+    tagged = next(e for e in store.paths.entries(current.head_seq) if e.seq in labels)
+    assert content_text(tagged.message["content"]) == "notes.txt says: hello from the lab."
+    # usage once per answer (the replayed records carry no tokens, and add no response)
+    totals = store.usage.report(by="model").totals
+    assert (totals.input_tokens, totals.output_tokens) == (110 + 130 + 140 + 160, 8 + 9 + 5 + 5)

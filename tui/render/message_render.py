@@ -465,6 +465,8 @@ SPAWN_STYLE = "#af87d7"
 NEST_GUIDE = "│ "
 _SPAWN_KINDS = {"subagent": ("↳", "sub-agent"), "subgraph": ("↳", "sub-graph"),
                 "fork": ("↱", "fork")}
+# a fork that an agent's rewind wrote as a session of its own (`forkedFrom.command`)
+_REWIND_COMMANDS = frozenset({"rewind-conversation"})
 
 
 def spawn_lines(item: Item, expanded: bool, now: datetime, width: int) -> list[Text]:
@@ -474,6 +476,10 @@ def spawn_lines(item: Item, expanded: bool, now: datetime, width: int) -> list[T
     child = item.child
     meta = child.metadata if isinstance(child.metadata, dict) else {}
     glyph, what = _SPAWN_KINDS.get(child.kind, ("↳", child.kind or "session"))
+    origin = meta.get("forkedFrom")
+    if child.kind == "fork" and isinstance(origin, dict) and \
+            origin.get("command") in _REWIND_COMMANDS:
+        what = "rewind"
     top = Text(end="")
     top.append(f"{'▾' if expanded else '▸'} {glyph} {what} ", f"bold {SPAWN_STYLE}")
     kind = agent_kind(meta)

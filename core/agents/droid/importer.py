@@ -20,7 +20,10 @@ a `compaction` entry at the root of the new session, the messages after it below
 the session is nested under its parent at the parent's last message.
 
 A fork is a session of its own (`fork` under its parent, at `forkedAtMessageId`) holding
-copies of its parent's records with the same ids; a sub-agent (`Task`) is a `subagent`
+copies of its parent's records with the same ids. `/rewind-conversation` writes the same:
+droid goes on in a new session that copies the messages before the prompt rewound to and
+names the last of them `forkedAtMessageId`; the session rewound from is left whole (the
+abandoned turns stay its branch). `forkedFrom.command` in the metadata says which it was; a sub-agent (`Task`) is a `subagent`
 session under the call that started it. droid keeps no tokens per message: the totals of
 `<uuid>.settings.json` (`tokenUsage`: this session's own requests) are given to the file's
 last answer under the key `droid:<session id>`; read again with larger totals, the record
@@ -93,6 +96,18 @@ def last_message_id(path: Path) -> str | None:
     except OSError:
         return None
     return last
+
+
+def fork_origin(path: Path, parent: str, at: str) -> dict[str, str]:
+    """Where a session that names `parent` and `forkedAtMessageId` came from, and how:
+    `droid --fork` copies the whole session (it leaves at the parent's last message),
+    `/rewind-conversation` goes back to before an earlier prompt. Both write the same
+    `session_start`; the parent's file tells them apart (no "command" when it is absent)."""
+    origin = {"session": parent, "at": at}
+    last = last_message_id(path.with_name(f"{parent}.jsonl"))
+    if last is not None:
+        origin["command"] = "fork" if last == at else "rewind-conversation"
+    return origin
 
 
 def result_content(content: Any) -> list[dict[str, Any]]:
@@ -317,6 +332,8 @@ def import_file(store, path: Path, result: FileResult, ticker: ProgressTicker) -
         if read.compaction is not None and not (isinstance(at, str) and at):
             at = last_message_id(path.with_name(f"{parent}.jsonl"))
             metadata["compactedFrom"] = parent
+        elif isinstance(at, str) and at:
+            metadata["forkedFrom"] = fork_origin(path, parent, at)
         spawn = f"entry:{at}" if isinstance(at, str) and at else "shared"
     write_session(store, result, ticker, read.nodes, uid=uid, name=name, source=FORMAT,
                   cwd=cwd, metadata=metadata, kind=kind, parent_session=parent,

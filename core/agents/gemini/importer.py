@@ -24,7 +24,8 @@ entry):
   tagging the message the history ended on (the checkpoint). `/chat resume TAG` (and any
   reload of a saved history) appends the saved history again as new records, starting
   with Gemini CLI's `<session_context>` turn, then a `$set.messages` of them: those
-  records are matched, from the root, onto the entries they repeat, so what follows
+  records are matched, from the root, onto the entries they repeat (text by text, tool
+  calls and their results by call id), so what follows
   branches from the checkpoint and what was said after it stays as its own branch.
 * Other record types (info, error) and lines of an unknown shape are kept raw
   (`gemini:<type>`), in their place.
@@ -149,9 +150,16 @@ class _Read:
         """Whether the record repeats an entry of a history loaded again (`/chat resume`):
         then its id names that entry and the head moves there (see the module doc)."""
         rid, content = d["id"], d.get("content")
-        if responses_of(content) or calls_of(content) or self.head is None:
+        if self.head is None:
             return False
-        if d["type"] == "user":
+        responses, calls = responses_of(content), calls_of(content)
+        if d["type"] == "user" and responses:
+            if not self.replaying or text_of(content).strip():
+                return False
+            first = position = self._answers(self.head, responses)
+        elif calls and d["type"] != "gemini":
+            return False
+        elif d["type"] == "user":
             texts = [p["text"].strip() for p in content if isinstance(p, dict) and
                      isinstance(p.get("text"), str)] if isinstance(content, list) else \
                 [content.strip()] if isinstance(content, str) else []
@@ -169,6 +177,8 @@ class _Read:
                     return False
         elif self.replaying:
             first = position = self._child(self.head, "assistant", text_of(content).strip())
+            if position is not None and calls:
+                position = self._calls(position, calls)
         else:
             return False
         if position is None:
@@ -177,6 +187,28 @@ class _Read:
         self.first_of[rid], self.last_of[rid] = first, position
         self.head = position
         return True
+
+    def _calls(self, position: str, calls: list[dict[str, Any]]) -> str | None:
+        """The entries of the repeated tool calls, one below the other from `position`
+        (an answer's calls follow it in order), or None where one is not there."""
+        for call in calls:
+            cid = str(call.get("id") or "")
+            owner = self.calls.get(cid)
+            entry = f"{owner}:call:{cid}"
+            if owner is None or entry not in self.nodes or self.nodes.parent_of(entry) != position:
+                return None
+            position = entry
+        return position
+
+    def _answers(self, position: str, responses: list[dict[str, Any]]) -> str | None:
+        """The result entries the repeated `functionResponse` parts are, in order below
+        `position` (the calls they answer), or None where one is not there."""
+        for response in responses:
+            entry = self.answered.get(str(response.get("id") or ""))
+            if entry is None or self.nodes.parent_of(entry) != position:
+                return None
+            position = entry
+        return position
 
     def _context_root(self) -> str | None:
         for i, parent in enumerate(self.nodes.parents):
