@@ -19,6 +19,7 @@ OWN_SQLITE = {
     "core/importing/detect.py": "asks SQLite whether a file to import is a database",
     "core/agents/langgraph/importer.py": "reads a LangGraph checkpoint database (not the store)",
     "core/agents/opencode/importer.py": "reads opencode's own database, read-only (not the store)",
+    "core/agents/copilot/importer.py": "reads Copilot's session-store.db, read-only, for turns a /rewind undid (not the store)",
     "core/importing/driver.py": "reports a foreign database's error for one file",
     "tui/commands/shared.py": "explains an error while opening a store",
 }

@@ -475,9 +475,11 @@ def undone_turns(store, read: "_Read", uid: str, path: Path) -> int:
             set(store.entries.seqs(existing.id)) - set(read.main.nodes.ids):
         return 0           # (the store has entries the file lost: the undone turns)
     import sqlite3
+    from contextlib import closing
+
     try:
-        with sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True,
-                             timeout=1) as conn:
+        with closing(sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True,
+                                     timeout=1)) as conn:
             rows = conn.execute("SELECT turn_index, user_message, assistant_response, "
                                 "timestamp FROM turns WHERE session_id = ? ORDER BY "
                                 "turn_index", (uid,)).fetchall()
