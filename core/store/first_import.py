@@ -41,3 +41,11 @@ def begin(store) -> None:
 
 def finish(store) -> None:
     store.set_meta(FIRST_IMPORT, DONE)
+
+
+def due(store) -> bool:
+    """`pending`, or False when the store cannot say (whoever opened it reports why)."""
+    try:
+        return pending(store)
+    except store.errors:
+        return False

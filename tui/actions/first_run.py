@@ -58,6 +58,7 @@ class FirstRunActions:
 
     first_import = None   # core.importing.first_run.process.FirstRunProcess
     early_first_import = None   # ... one `arbor` started before the app (commands/browse.py)
+    first_import_due: bool | None = None   # what `arbor` found before the app (None: ask)
     _first_run_keys_shown = False
     _first_run_files = 0
 
@@ -66,13 +67,17 @@ class FirstRunActions:
         it, or one started now if the store is to have one (the process asks again), then
         following once it ends; a store that is not to have one is followed at once, with
         no process started."""
-        from core.importing.first_run.process import FirstRunProcess, store_location_text
-
         first = self.early_first_import
         if first is None:
-            if not self._first_import_due():   # (most starts: no process, follow at once)
-                self._start_following()
+            from core.store.first_import import due
+
+            known = self.first_import_due
+            if not (due(self.store) if known is None else known):
+                self._start_following()   # (most starts: no process, follow at once)
                 return
+        from core.importing.first_run.process import FirstRunProcess, store_location_text
+
+        if first is None:
             options = self.follow if isinstance(self.follow, dict) else {}
             first = FirstRunProcess(store_location_text(self.store), options.get("home"))
         self.first_import = first
@@ -84,14 +89,6 @@ class FirstRunActions:
         elif first.started.is_set():
             self._first_run_said("moved")
         self._look_for_first_rows()
-
-    def _first_import_due(self) -> bool:
-        from core.store.first_import import pending
-
-        try:
-            return pending(self.store)
-        except self.store.errors:
-            return False   # (the follower says what is wrong with the store)
 
     def _first_run_said(self, kind: str) -> None:
         """(the process's reading thread) its lines, as messages to the app."""

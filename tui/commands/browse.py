@@ -39,7 +39,11 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_STORE
         follow = not (args.demo or args.no_follow)
         first_import = None
-        if follow and _first_import_pending(store):   # on the other core while Textual loads
+        # (asked without loading anything of the importers: most starts only follow)
+        from core.store.first_import import due
+
+        first_due = follow and due(store)
+        if first_due:   # on the other core while Textual loads
             from core.importing.first_run.process import launch
 
             first_import = launch(store)
@@ -47,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
 
         app = ArborApp(store, show_archived=args.archived, follow=follow)
         app.early_first_import = first_import
+        app.first_import_due = first_due
         try:
             app.run()
         finally:
@@ -56,16 +61,6 @@ def run(args: argparse.Namespace) -> int:
         return app.return_code or 0
     finally:
         gc.enable()
-
-
-def _first_import_pending(store) -> bool:
-    """(asked without loading anything of the importers: most starts only follow)"""
-    from core.store.first_import import pending
-
-    try:
-        return pending(store)
-    except store.errors:
-        return False   # (the app says what is wrong with the store)
 
 
 def _open(args: argparse.Namespace):
