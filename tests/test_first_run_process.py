@@ -182,3 +182,12 @@ def test_the_child_imports_into_a_postgresql_store_too(postgres_server, tmp_path
     with open_store(url, create=False) as store:
         assert store.get_meta(first_run.FIRST_IMPORT) == first_run.DONE
         assert len(store.sessions.list()) == 8
+
+
+def test_the_child_finds_the_package_holding_core_first_on_its_path():
+    import core
+    from core.importing.first_run.process import folder_holding_core
+
+    folder = folder_holding_core()
+    assert folder / "core" == Path(core.__file__).resolve().parent
+    assert not (folder / "mcp").exists()   # core/mcp would shadow the MCP SDK

@@ -86,6 +86,24 @@ def test_the_branches_pane_shows_each_branchs_own_cost(claude_store):
     assert pane.render_row(rewind, 40)[0].plain.rstrip().endswith("30 tok")
 
 
+def test_a_cost_the_store_could_not_give_once_is_asked_again(claude_store):
+    """A busy store (or a server away) answers None once: the row shows no amount then, and
+    the next drawing asks again instead of keeping the None for the session's life."""
+    from tui.components.branches_pane import BranchesPane, flatten, own_usage
+    from tui.render.formatting import usage_amount
+
+    store = claude_store
+    _session, branches = _branches(store)
+    pane = BranchesPane()
+    answers = [None]
+    pane.usage_of = lambda branch: answers.pop() if answers else own_usage(store, branch)
+    pane.rows = flatten(branches, {}, [])
+    first = pane.render_row(0, 40)[0].plain
+    expected = usage_amount(own_usage(store, pane.rows[0].branch))
+    assert expected not in first
+    assert pane.render_row(0, 40)[0].plain.rstrip().endswith(expected)
+
+
 def test_the_compaction_plan_says_what_the_summarised_part_cost(claude_store):
     store = claude_store
     session, branches = _branches(store)

@@ -192,11 +192,14 @@ class BranchesPane(RowList):
         if self.usage_of is None:
             return None
         key = (branch.id, branch.head_seq, branch.fork_seq)
-        if key not in self._usage:
+        if key in self._usage:
+            return self._usage[key]
+        figure = self.usage_of(branch)
+        if figure is not None:   # the store could not say (busy, a server away): ask next time
             if len(self._usage) > 4096:
                 self._usage.clear()
-            self._usage[key] = self.usage_of(branch)
-        return self._usage[key]
+            self._usage[key] = figure
+        return figure
 
     def set_branches(self, rows: list[BranchRow], keep_id: int | None = None,
                      *, notify: bool = True) -> None:

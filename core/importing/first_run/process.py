@@ -149,6 +149,13 @@ class RemoteRun:
         return files, count, min(done, total), total, self._left.seconds(done, total)
 
 
+def folder_holding_core() -> Path:
+    """Put first on the child's path (a checkout that is not installed still imports itself):
+    not `core/` itself, whose packages (`mcp`, `store`, ...) would shadow libraries of the
+    same names."""
+    return Path(__file__).resolve().parents[3]
+
+
 class FirstRunProcess:
     """The child, seen from the app. `listener(kind)` is called (in the reading thread)
     with "started", "moved" or "ended" as its lines come; `started`/`ended` are Events."""
@@ -172,7 +179,7 @@ class FirstRunProcess:
         import subprocess
         import tempfile
 
-        root = str(Path(__file__).resolve().parent.parent.parent)   # the folder holding `core`
+        root = str(folder_holding_core())
         code = (f"import sys; sys.path.insert(0, {root!r}); "
                 "from core.importing.first_run.process import main; sys.exit(main())")
         self._errors = tempfile.TemporaryFile()   # (its last words, if it dies unspoken)
