@@ -474,3 +474,33 @@ def test_each_stretch_is_found_by_its_seqs_not_by_reading_the_whole_session(
     for sql, plan in plans:
         assert "sqlite_autoindex_entries_1" not in plan and "idx_usage_session" not in plan, \
             (sql, plan)
+
+
+def test_a_big_import_has_the_index_merge_in_big_steps_and_a_small_one_not(
+        home, tmp_path, monkeypatch, workers):
+    """While the workers' sessions move in, the search index merges its segments 16 at a
+    time (less work for the many segments a long import writes); after the import, and
+    in an import without workers, in FTS5's usual steps of 4."""
+    from core.store.sqlite import search_index
+
+    seen = []
+    merge = sqlite_merge.merge_sessions
+
+    def watched(conn, *args, **kwargs):
+        seen.append(search_index.merge_steps(conn))
+        return merge(conn, *args, **kwargs)
+
+    monkeypatch.setattr(sqlite_merge, "merge_sessions", watched)
+    report = _import(home, tmp_path / "big.db")
+    assert report.converted and seen and set(seen) == {16}
+    conn = sqlite3.connect(tmp_path / "big.db")
+    try:
+        assert search_index.merge_steps(conn) == 4
+    finally:
+        conn.close()
+
+    calls = []
+    monkeypatch.setattr(search_index, "merge_in_big_steps", lambda *a: calls.append(a))
+    monkeypatch.setenv("ARBOR_IMPORT_WORKERS", "0")
+    assert _import(home, tmp_path / "small.db").converted == 0
+    assert calls == []

@@ -216,7 +216,7 @@ def test_store_replay_of_a_bad_stored_compaction_falls_back_and_says_so(store, k
 def test_a_line_whose_conversion_fails_is_kept_raw_and_reported(store, tmp_path, monkeypatch):
     """The last resort: a valid line that a converter cannot read (a shape no test
     foresaw) is kept as it was, raw, with its line number; the rest is imported."""
-    from core.agents.claude_code import importer as claude_code
+    from core.agents.claude_code import write_behind as claude_code   # (where lines convert)
     from core.agents.codex import importer as codex
 
     real_message = claude_code.convert_message

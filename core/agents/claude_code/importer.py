@@ -52,34 +52,32 @@ import re
 from array import array
 from pathlib import Path
 
-from core.model.entries import COMPACTION, MESSAGE, SESSION_INFO, block_type, content_text
+from core.model.entries import block_type, content_text
 from core.importing.base import (
     READ_BUFFER, SHAPE_ERRORS, Clockwork, FileResult, LineError, ProgressTicker, RawLine,
     file_mtime, iter_lines, nested_too_deeply, odd_shape, parse_line, short_hash, title_from_text)
 from core.util.fastjson import common_decoder
 from . import looks_like  # noqa: F401 - where it was
-from core.importing.session import INLINE_BELOW, SessionTarget, StoredIds, first_text_title
+from core.importing.session import INLINE_BELOW, SessionTarget, StoredIds
 from core.importing.state import Pacer
-from core.importing.tree import sync_branches, sync_new_branches
 from .convert import learn_tools, convert_block, convert_message, convert_usage  # noqa: F401
-from .snapshot import Resumable, short_key
+from .finishing import _Finishing
+from .inline_agents import _InlineAgents
+from .nodes import (  # noqa: F401 - the kinds, where they were
+    ASSISTANT, BOUNDARY, FORMAT, META, OTHER, PROMPT, UNREAD, USER_OTHER, _Nodes)
+from .snapshot import Resumable, short_key  # noqa: F401
 from .sidechains import SPAWN_TOOLS, Sidechain, spawn_calls, subagent_meta  # noqa: F401
+from .write_behind import _WriteBehind
 
 TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
 if TYPE_CHECKING:
     from typing import Any
 
-FORMAT = "claude_code"
-
-META, PROMPT, USER_OTHER, ASSISTANT, BOUNDARY, OTHER = range(6)
-UNREAD = -2   # a stored node's parent or newest child, not read from the store yet
 _UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-_LINE_SKIP = frozenset({"type", "uuid", "timestamp", "message"})
 
 
 # Fields that are the same on nearly every line of a file: kept once, in the session's
 # metadata ("lineDefaults"), and on a line only when its value differs.
-_MISSING = object()
 _DEFAULT_KEYS = ("cwd", "sessionId", "version", "gitBranch", "userType", "isSidechain", "slug")
 
 
@@ -106,8 +104,11 @@ def _kind(d: dict[str, Any]) -> int:
     return OTHER
 
 
-class _Import(Resumable):
-    """One file, one pass. See the module doc for the rules."""
+class _Import(_Nodes, _WriteBehind, _InlineAgents, _Finishing, Resumable):
+    """One file, one pass. See the module doc for the rules; the parts: `nodes.py` the
+    tree of nodes, `write_behind.py` writing each entry one line behind the reader,
+    `inline_agents.py` sub-agents written inline, `finishing.py` the sessions at the end,
+    `snapshot.py` what a read records to go on from."""
 
     def __init__(self, store, path: Path, result: FileResult, ticker: ProgressTicker, *,
                  start: tuple[int, int] = (0, 0), resume: dict[str, Any] | None = None,
@@ -236,63 +237,6 @@ class _Import(Resumable):
     # ------------------------------------------------------------- resuming
     # (snapshot, _restore, _safe_point, _commit_point: snapshot.Resumable)
 
-    # Nodes of stored entries, made on demand (a resumed read): their effective parent
-    # and newest child are read from the store when first needed.
-    def _node_for(self, entry_id: str | None, sidechains: bool = True) -> int:
-        """The node of an entry: one made by this read, or a stored entry's; -1 if none.
-        `sidechains`: look in the sub-agents written inline too (for a sidechain line)."""
-        if entry_id is None:
-            return -1
-        node = self.index.get(entry_id)
-        if node is not None:
-            return node
-        seq = self.stored.get(entry_id) if self.stored is not None else None
-        if seq is None and self.stored is not None and sidechains:
-            # a resumed read: the sub-agents written inline so far keep their own entries
-            for owner, side in enumerate(self.sidechains):
-                seq = self._target_for(owner, switch=False).known.get(entry_id)
-                if seq is not None:
-                    return self._stored_node(entry_id, seq, owner)
-        return -1 if seq is None else self._stored_node(entry_id, seq)
-
-    def _stored_node(self, entry_id: str, seq: int, owner: int = -1) -> int:
-        node = self._new_node(entry_id, OTHER, owner >= 0, -1, owner)
-        self.eff[node] = UNREAD
-        self.fwd[node] = UNREAD
-        self.seq[node] = seq
-        self.index[entry_id] = node
-        self.by_seq[seq] = node
-        return node
-
-    def _stored_by_seq(self, seq: int) -> int:
-        node = self.by_seq.get(seq)
-        if node is None:
-            entry_id, _parent = self.store.entries.link(seq)
-            node = self._node_for(entry_id)
-        return node
-
-    def _newest_child(self, node: int) -> int:
-        """A stored node's newest child (the tip walk goes on through it), from the store."""
-        child = self.store.entries.newest_child(self.seq[node])
-        self.fwd[node] = nxt = -1 if child is None else self._stored_by_seq(child)
-        return nxt
-
-    def _is_ancestor(self, node: int, start: int) -> bool:
-        current = self._parent_node(start)
-        steps = 0
-        while current >= 0 and steps < 10_000_000:
-            if current == node:
-                return True
-            current = self._parent_node(current)
-            steps += 1
-        return False
-
-    def _parent_node(self, node: int) -> int:
-        e = self.eff[node]
-        if e == UNREAD:
-            _id, parent_seq = self.store.entries.link(self.seq[node])
-            self.eff[node] = e = -1 if parent_seq is None else self._stored_by_seq(parent_seq)
-        return e
 
     def _line_at(self, offset: int) -> bytes:
         if self.reread is None:
@@ -465,88 +409,6 @@ class _Import(Resumable):
                     else:
                         self.first_prompt = text
 
-    def _task_calls(self, message: Any) -> None:
-        """The Task/Agent calls of a main-thread reply, for the sidechains written inline
-        after them (`_new_sidechain`)."""
-        for block in spawn_calls(message):
-            given = block.get("input") if isinstance(block.get("input"), dict) else {}
-            prompt, what = given.get("prompt"), given.get("description")
-            kind = given.get("subagent_type")
-            self.task_calls.append([block["id"], short_key(prompt.strip()) if
-                                    isinstance(prompt, str) else "",
-                                    what if isinstance(what, str) else "",
-                                    kind if isinstance(kind, str) else ""])
-
-    def _new_sidechain(self, d: dict[str, Any], uuid: str, number: int, ts) -> int:
-        """A sub-agent written inline starts at this line: its session, and the Task call
-        that started it (the one whose prompt its first line repeats, else the oldest not
-        matched yet)."""
-        agent = d.get("agentId")
-        agent = agent if isinstance(agent, str) else ""
-        for owner, known in enumerate(self.sidechains):
-            if known.root == uuid or (agent and known.agent == agent):
-                return owner               # (read again after a resume, or its second root)
-        message = d.get("message")
-        prompt = content_text(message.get("content")).strip() if isinstance(message, dict) else ""
-        key = short_key(prompt) if prompt else None
-        calls = self.task_calls
-        found = next((i for i, call in enumerate(calls) if key and call[1] == key), None)
-        if found is None and calls:
-            found = 0
-        call = calls.pop(found) if found is not None else None
-        side = Sidechain(root=uuid, line=number, agent=agent,
-                          call=call[0] if call else "", description=call[2] if call else "",
-                          agent_type=call[3] if call else "", prompt=prompt[:400], started=ts)
-        self.sidechains.append(side)
-        return len(self.sidechains) - 1
-
-    def _sidechain_at(self, number: int) -> int:
-        """The sub-agent being written where this line stands (the last one started before
-        it): a sidechain line whose parent is missing belongs to it."""
-        best = 0
-        for owner, side in enumerate(self.sidechains):
-            if side.line <= number:
-                best = owner
-        return best
-
-    def _target_for(self, owner: int, *, switch: bool = True) -> SessionTarget:
-        """The session a node's entry goes to: the file's own (-1) or a sub-agent's written
-        inline. One entry writer writes at a time (each gives seqs from where the store
-        is): the other is flushed, and this one goes on after its rows."""
-        main = self.target or self._ensure_target()
-        if owner < 0:
-            target = main
-        else:
-            side = self.sidechains[owner]
-            target = side.target
-            if target is None:
-                if switch and self.writing is not None:
-                    self.writing.writer.flush()
-                    self.writing = None
-                target = side.target = self._side_target(side, main)
-        if switch and target is not self.writing:
-            if self.writing is not None:
-                self.writing.writer.flush()
-                target.writer.after_others()
-            self.writing = target
-        return target
-
-    def _side_target(self, side: "Sidechain", main: SessionTarget) -> SessionTarget:
-        metadata: dict[str, Any] = {"format": FORMAT, "path": str(self.path), "inline": True,
-                                    "rootUuid": side.root, "lineDefaults": self.defaults}
-        for key, value in (("toolUseId", side.call), ("description", side.description),
-                           ("agentType", side.agent_type), ("agentId", side.agent)):
-            if value:
-                metadata[key] = value
-        spawn_ref = f"key:claude:{side.call}" if side.call else \
-            f"key:claude-agent:{side.agent}" if side.agent else None
-        resuming = self.stored is not None
-        return SessionTarget(
-            self.store, uid=side.uid(main.uid), name=side.name(), source=FORMAT, cwd=self.cwd,
-            metadata=metadata, created_at=side.started or self.clock.first or self.fallback,
-            kind="subagent", parent_session=main.uid, spawn_ref=spawn_ref, remember_new=False,
-            ids_on_demand=resuming,
-            background=not resuming or self.ticker.total - self.start_offset >= INLINE_BELOW)
 
     def _boundary_fallback(self, preserved) -> int:
         """A compact boundary whose logical parent is not written yet (a preserved tail
@@ -560,86 +422,6 @@ class _Import(Resumable):
                         return node
         return self.last_main
 
-    # ----------------------------------------------------------------- the tree
-    def _tip(self, node: int) -> int:
-        fwd = self.fwd
-        nxt = fwd[node]
-        if nxt == UNREAD:
-            nxt = self._newest_child(node)
-        if nxt < 0:
-            return node
-        trail = []
-        last = node
-        while nxt >= 0:
-            trail.append(last)
-            last = nxt
-            nxt = fwd[last]
-            if nxt == UNREAD:
-                nxt = self._newest_child(last)
-        for item in trail[:-1]:
-            fwd[item] = last
-        return last
-
-    def _new_node(self, entry_id: str, kind: int, side: bool, e: int, owner: int = -1) -> int:
-        node = len(self.kind)
-        self.owner.append(owner)
-        self.ids.append(entry_id)
-        self.kind.append(kind)
-        self.side.append(1 if side else 0)
-        self.eff.append(e)
-        self.seq.append(0)
-        self.prompt_child.append(0)
-        self.offsets.append(-1)
-        self.fwd.append(-1)
-        if e >= 0:
-            self.fwd[e] = node
-        return node
-
-    def _chain_meta(self, e: int, start: tuple[int, int] | None = None) -> int:
-        first = self.pending_meta[0]
-        start = start or (first[3], first[1] - 1)
-        for d, number, ts, offset in self.pending_meta:
-            entry_id = f"L{number}"
-            node = self._new_node(entry_id, META, False, e)
-            self._queue(node, entry_id, d, number, ts, start)
-            e = node
-        self.pending_meta.clear()
-        return e
-
-    def _emit(self, entry_id: str, k: int, side: bool, p: int, d, number: int, ts,
-              offset: int, owner: int = -1) -> int:
-        if p < 0:
-            e = -1
-        else:
-            if k == PROMPT and (self.prompt_child[p] or (
-                    self.prompt_parents and short_key(self.ids[p]) in self.prompt_parents)):
-                e = p                      # a rewind: a real branch
-            else:
-                e = self._tip(p)           # a continuation: collapse false forks
-            if k == PROMPT:
-                self.prompt_child[p] = 1
-        # where a new read must start to place this node the same way: its own line, or
-        # the first of the metadata lines chained before it
-        start = (offset, number - 1)
-        if self.pending_meta and owner < 0:
-            # (lines without a uuid stay with the main thread: a sub-agent's lines wait)
-            first = self.pending_meta[0]
-            start = (first[3], first[1] - 1)
-            e = self._chain_meta(e, start)
-        node = self._new_node(entry_id, k, side, e, owner)
-        self._queue(node, entry_id, d, number, ts, start)
-        if owner < 0:
-            self.last_node = node
-            if not side:
-                self.last_main = node
-        return node
-
-    # ------------------------------------------------------------------ writing
-    def _queue(self, node: int, entry_id: str, d: dict[str, Any], number: int, ts,
-               start: tuple[int, int]) -> None:
-        self._write_held(d)
-        self.held = (node, entry_id, d, number, ts)
-        self.held_at = start
 
     def _ensure_target(self, uid: str | None = None, resuming: bool = False) -> SessionTarget:
         if self.target is None:
@@ -670,207 +452,6 @@ class _Import(Resumable):
         if _UUID_RE.match(stem):
             return stem, "session", None
         return f"{FORMAT}-{short_hash(str(self.path.resolve()))}", "session", None
-
-    def _write_held(self, next_d: dict[str, Any] | None) -> None:
-        held = self.held
-        if held is None:
-            return
-        self.held = None
-        node, entry_id, d, number, timestamp = held
-        target = self._target_for(self.owner[node])
-        e = self.eff[node]
-        parent_seq = self.seq[e] if e >= 0 else None
-        known = target.known.get(entry_id)
-        k = self.kind[node]
-        message = d.get("message")
-        counted = False
-        if k == ASSISTANT and isinstance(message, dict):
-            msgid = message.get("id") or d.get("requestId")
-            if isinstance(msgid, str):
-                following = None
-                if next_d is not None and next_d.get("type") == "assistant":
-                    nm = next_d.get("message")
-                    following = (nm.get("id") if isinstance(nm, dict) else None) or \
-                        next_d.get("requestId")
-                if following != msgid and msgid not in self.counted and not (
-                        self.counted_before and short_key(msgid) in self.counted_before):
-                    self.counted[msgid] = None
-                    counted = True
-            else:
-                counted = True
-        if known is not None:
-            self.seq[node] = known
-            if k == ASSISTANT:
-                learn_tools(message, self.tool_names)
-                self._spawns(message, known, target, record=False)
-            return
-        summary = None
-        if k == BOUNDARY and next_d is not None and next_d.get("isCompactSummary") and \
-                next_d.get("parentUuid") == d.get("uuid"):
-            nm = next_d.get("message")
-            summary = content_text(nm.get("content")) if isinstance(nm, dict) else None
-        # (the store reads each response's usage from the entry: core/store/usage/rows.py)
-        try:
-            entry_type, payload, usage = self._convert(d, node, k, timestamp, counted, summary)
-        except SHAPE_ERRORS as error:
-            self.result.skip(number, odd_shape(error))
-            t = d.get("type")
-            entry_type, payload, usage = f"claude:{t if isinstance(t, str) else 'unknown'}", \
-                dict(d), None
-        seq, written = target.add(entry_id, parent_seq, entry_type, payload, timestamp)
-        self.seq[node] = seq
-        if written:
-            if k == ASSISTANT:
-                self._spawns(message, seq, target)
-            elif k == USER_OTHER and d.get("toolUseResult") is not None:
-                self._spawned_agent(d, message, target)
-
-    def _spawns(self, message: Any, seq: int, target: SessionTarget, record: bool = True) -> None:
-        """Agent/Task tool calls in this reply: spawn points for the sub-agents they start."""
-        for block in spawn_calls(message):
-            self.spawn_calls[block["id"]] = seq
-            if record:
-                target.spawn(f"claude:{block['id']}", seq)
-
-    def _spawned_agent(self, d: dict[str, Any], message: Any, target: SessionTarget) -> None:
-        """A tool result that names the sub-agent it ran (`toolUseResult.agentId`): a spawn
-        point for sub-agent files without a meta.json naming their tool call."""
-        used = d.get("toolUseResult")
-        agent = used.get("agentId") if isinstance(used, dict) else None
-        content = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(agent, str) or not agent or not isinstance(content, list):
-            return
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "tool_result":
-                call = block.get("tool_use_id")
-                seq = self.spawn_calls.get(call) if isinstance(call, str) else None
-                if seq is None and isinstance(call, str):
-                    point = self.store.sessions.spawn_point(f"claude:{call}", target.uid)
-                    seq = point[1] if point is not None and point[0] == target.id else None
-                if seq is not None:
-                    target.spawn(f"claude-agent:{agent}", seq)
-                return
-
-    def _extra(self, d: dict[str, Any]) -> dict[str, Any]:
-        """The line's fields that the entry does not hold elsewhere: less type, uuid,
-        timestamp and message, and less those kept once for the file (lineDefaults)."""
-        extra = dict(d)
-        pop = extra.pop
-        for key in _LINE_SKIP:
-            pop(key, None)
-        if self.defaults:
-            get = extra.get
-            for key, value in self.defaults.items():
-                if get(key, _MISSING) == value:
-                    del extra[key]
-        return extra
-
-    def _convert(self, d, node, k, timestamp, counted, summary):
-        t = d.get("type")
-        message = d.get("message")
-        if (t == "user" or t == "assistant") and isinstance(message, dict):
-            pimsg, usage = convert_message(message, t, timestamp, self.tool_names, counted)
-            if d.get("isCompactSummary"):
-                pimsg["kind"] = "compaction_summary"
-            return MESSAGE, {"message": pimsg, "claude": self._extra(d)}, usage
-        if k == BOUNDARY:
-            meta = d.get("compactMetadata") if isinstance(d.get("compactMetadata"), dict) else {}
-            kept = None
-            segment = meta.get("preservedSegment")
-            if isinstance(segment, dict) and isinstance(segment.get("headUuid"), str):
-                head = self.index.get(segment["headUuid"])
-                if head is not None and self._is_ancestor(head, node):
-                    kept = segment["headUuid"]
-            data = {"summary": summary or str(d.get("content") or ""), "firstKeptEntryId": kept,
-                    "tokensBefore": meta.get("preTokens", 0), "claude": self._extra(d)}
-            if meta.get("trigger"):
-                data["trigger"] = meta["trigger"]
-            return COMPACTION, data, None
-        if t == "custom-title" and isinstance(d.get("customTitle"), str):
-            return SESSION_INFO, {"name": d["customTitle"], "claude": self._extra(d)}, None
-        return f"claude:{t if isinstance(t, str) else 'unknown'}", dict(d), None
-
-    # ------------------------------------------------------------------- finish
-    def finish(self) -> None:
-        result = self.result
-        target = self.target
-        if target is None:
-            if not result.skipped:
-                result.status, result.error = "not-a-log", "no Claude Code lines in this file"
-            else:
-                result.status, result.error = "failed", "no line of this file could be read"
-            return
-        for each in self._targets():
-            each.flush()
-        name = self.titles.get("custom-title") or self.titles.get("ai-title") or \
-            self.titles.get("summary") or self.titles.get("description") or \
-            title_from_text(self.first_prompt or self.side_prompt) or self.path.stem
-        metadata = {"cwd": self.cwd, "model": self.model, "sessionId": self.session_id,
-                    "version": self.version, "gitBranch": self.git_branch,
-                    "agentId": self.agent_id, "danglingParents": self.dangling,
-                    "lineDefaults": self.defaults}
-        target.update_metadata(metadata)
-        target.set_cwd(self.cwd)
-        store = self.store
-        if self.forked_from is not None and not self.first_side and \
-                self.forked_from[0] != target.uid:
-            store.sessions.set_lineage(target.id, kind="fork", parent_ref=self.forked_from[0],
-                              spawn_ref=f"entry:{self.forked_from[1]}")
-
-        def name_for(leaf: int, fork: int | None, path_: list[int]) -> str:
-            title = first_text_title(store, path_, 40)
-            first = store.entries.get(path_[0]) if path_ else None
-            side = bool(first and isinstance(first.data.get("claude"), dict)
-                        and first.data["claude"].get("isSidechain"))
-            if fork is None:
-                if side:
-                    return f"sidechain: {title}" if title else "sidechain"
-                return "main" if not store.branches.heads(target.id) else (title or "root")
-            return title or "branch"
-
-        # the current branch: the one holding the main thread's last line (see the module doc)
-        newest = self.seq[self.newest_main[1]] if self.newest_main[1] >= 0 else None
-        self._sync(target, name_for, newest)
-        result.sessions.append(target.finish(name=name))
-        for side in self.sidechains:
-            if side.target is not None:
-                self._finish_sidechain(side)
-
-    def _targets(self) -> list[SessionTarget]:
-        return [t for t in [self.target, *(side.target for side in self.sidechains)]
-                if t is not None]
-
-    def _sync(self, target: SessionTarget, name_for, newest: int | None = None) -> None:
-        store = self.store
-        if self.stored is not None and store.branches.heads(target.id):
-            # a grown file: only the entries this read added are looked at
-            sync = sync_new_branches(store, target.id, target.writer.written_rows(),
-                                     key_prefix=f"{FORMAT}:{target.uid}", name_for=name_for,
-                                     newest_leaf=newest)
-        else:
-            sync = sync_branches(store, target.id, key_prefix=f"{FORMAT}:{target.uid}",
-                                 name_for=name_for, tree=target.writer.written_rows(),
-                                 newest_leaf=newest)
-        target.result.branches_added = sync.added
-
-    def _finish_sidechain(self, side: "Sidechain") -> None:
-        """A sub-agent written inline: its session's branches and name, as a sub-agent's own
-        file gets them."""
-        target = side.target
-        store = self.store
-        target.set_cwd(self.cwd)
-
-        def name_for(leaf: int, fork: int | None, path_: list[int]) -> str:
-            title = first_text_title(store, path_, 40)
-            if fork is None:
-                return "main" if not store.branches.heads(target.id) else (title or "root")
-            return title or "branch"
-
-        self._sync(target, name_for)
-        self.result.sessions.append(target.finish(name=side.name()))
-
-
-
 
 
 RESUMABLE = True   # a read can go on from a recorded offset (see state.py)

@@ -415,6 +415,7 @@ class ParallelImport:
         self._early: set[int] = set()    # batches sent before their turn (`_send_early`)
         self._landed = 0
         self._moved: set[int] = set()
+        self.big = False   # the store was told a big import runs (`_big`)
 
     def start(self) -> bool:
         """Start the workers, when the import is worth them; whether it was."""
@@ -432,7 +433,17 @@ class ParallelImport:
         self.workers = Workers(min(count, len(self.batches)), self.store.imports.price_cards(),
                                scratch_parent(getattr(self.store, "path", None)))
         self._top_up()
+        self._big(True)
         return True
+
+    def _big(self, running: bool) -> None:
+        """Tell the store a big import runs (its search index merges in bigger steps) or
+        has ended; a store that cannot be told (unreachable) is left as it is."""
+        try:
+            self.store.imports.big_import(running)
+            self.big = running
+        except self.store.errors:
+            pass
 
     def owns(self, index: int) -> bool:
         return index in self.owned
@@ -556,6 +567,8 @@ class ParallelImport:
         if self.workers is not None:
             self.workers.close(stop=stop)
             self.workers = None
+        if self.big:
+            self._big(False)
 
 
 def _uids(result: FileResult) -> list[str]:

@@ -89,6 +89,16 @@ class ImportsRoom(Room):
         core.importing.workers.parallel) can be moved into this store (SQLite: yes)."""
         return getattr(self._backend, "takes_scratch", False)
 
+    def big_import(self, running: bool) -> None:
+        """A big import starts (`running`) or has ended: while it runs, the search index
+        merges its segments in bigger steps, less work for the many it writes (SQLite;
+        a setting of the store's: an import killed before it ends leaves it so until the
+        next big import ends)."""
+        merge = getattr(self._backend, "merge_in_big_steps", None)
+        if merge is not None:
+            with self.transaction() as conn:
+                merge(conn, running)
+
     def price_cards(self) -> list[tuple[str, str]]:
         """The rates kept for pricing (price_cards.py), for a scratch store to start with."""
         from core.store.sqlite.merge import price_cards

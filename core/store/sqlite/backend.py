@@ -350,6 +350,12 @@ class SQLiteBackend:
         FTS5 index is contentless: it is told each text to remove)."""
         sqlite_search.forget_session(conn, external_session_id)
 
+    @staticmethod
+    def merge_in_big_steps(conn: sqlite3.Connection, big: bool) -> None:
+        """(In a write transaction) The search index merges in big steps during a big
+        import (`big`), in its usual ones after (search_index.merge_in_big_steps)."""
+        sqlite_search.merge_in_big_steps(conn, big)
+
     # ------------------------------------------------------------ bulk writes
     def start_bulk(self, conn: sqlite3.Connection,
                    explain: Callable[[BaseException], BaseException]

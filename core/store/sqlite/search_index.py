@@ -41,6 +41,27 @@ BELOW = "search_index_below"      # entries with a smaller seq are not in the in
 WORDS_UNTIL = "search_index_words_until"   # WORDS holds the entries with a smaller seq
 
 
+# FTS5 merges the index's segments `automerge` at a time (its default: 4). A big import
+# writes a segment at every commit (about every 0.1 s): merged 16 at a time, each text is
+# copied into fewer levels of segments, 0.96-1.13 s of CPU against 1.13-1.43 s for the
+# index of a 100 MB tree. Searches read a few more segments after it, until later writes
+# merge them (back at 4).
+MERGE_STEPS, BIG_MERGE_STEPS = 4, 16
+
+
+def merge_in_big_steps(conn: sqlite3.Connection, big: bool) -> None:
+    """(In a write transaction) Have the index merge its segments 16 at a time while a big
+    import runs (`big`), or back to FTS5's default of 4 after it."""
+    steps = BIG_MERGE_STEPS if big else MERGE_STEPS
+    conn.execute(f"INSERT INTO {INDEX}({INDEX}, rank) VALUES ('automerge', {steps})")
+
+
+def merge_steps(conn: sqlite3.Connection) -> int:
+    """How many segments the index merges at a time (its `automerge`)."""
+    row = conn.execute(f"SELECT v FROM {INDEX}_config WHERE k = 'automerge'").fetchone()
+    return MERGE_STEPS if row is None else int(row[0])
+
+
 def texts_of(rows) -> list[tuple[int, str]]:
     """(seq, search text) of (seq, type, data) rows, leaving out entries without text."""
     import json
