@@ -78,6 +78,26 @@ class Look:
         self.unchanged: int | None = None
 
 
+def grown_bytes(seen: Look) -> int | None:
+    """How many bytes the files `look` saw grew by since their complete import records:
+    what an import of them reads, when it only reads on from where each file ended.
+    None when that is not all it does: no records read, a file without one (or one never
+    judged by `stat`: a database), a file that shrank, or an interrupted import's record."""
+    stamps = seen.stamps
+    if not stamps or seen.problems:
+        return None
+    grown = 0
+    for item in seen.found:
+        known = stamp_of(stamps, item.key)
+        if known is None or known[0] in DATABASES:
+            return None
+        _version, complete, size, _mtime_ns, _inode, _device, _lines = known[1]
+        if complete != 1 or item.st.st_size < size:
+            return None
+        grown += item.st.st_size - size
+    return grown
+
+
 def look(db_path: os.PathLike, paths: "Iterable[str | os.PathLike]") -> Look:
     """Whether every file `paths` hold is unchanged since its last import (judged exactly
     as `import_paths` judges): `Look.unchanged` is then their number; it is None in any
