@@ -69,7 +69,11 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             _say_unchanged(seen.unchanged, None, _store_shown(args.db))
         return EXIT_OK
-    store = open_store_or_explain(args.db)
+    try:
+        store = open_store_or_explain(args.db)
+    finally:
+        if seen is not None:
+            seen.release()   # (now that the store is open: see unchanged.look's `hold`)
     if store is None:
         return EXIT_STORE
     from core.model.errors import StoreUnreachable
@@ -161,7 +165,7 @@ def _look(db, paths):
         return None
     if not isinstance(location, Path):
         return None
-    return look(location, paths)
+    return look(location, paths, hold=True)
 
 
 def _store_shown(db) -> str:

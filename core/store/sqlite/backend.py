@@ -474,7 +474,7 @@ def _opening_error(error: sqlite3.DatabaseError, path: Path, shown: str, *,
     return StoreDamaged(f"{shown} is damaged or not an arbor store ({message})")
 
 
-def peek_import_stamps(path: Path) -> dict[str, tuple] | None:
+def peek_import_stamps(path: Path, held: list | None = None) -> dict[str, tuple] | None:
     """`Statements.IMPORT_STAMPS` of the store at `path`, read through a read-only
     connection that is closed before this returns; None when that cannot answer (no
     store there, not an arbor store of exactly this version, locked, damaged): the caller
@@ -483,7 +483,12 @@ def peek_import_stamps(path: Path) -> dict[str, tuple] | None:
     Only for a process holding no other connection to this store: closing this one drops
     every POSIX lock the process holds on the file. `arbor import` asks it before it opens
     the store, so that a run where nothing changed needs neither the store's API nor a
-    write: one query and a `stat` a file."""
+    write: one query and a `stat` a file.
+
+    `held`: the connection is not closed but put in this list, for the caller to close once
+    its own connection is open (SQLite, which both are, keeps each one's locks): that one
+    then finds the log already read (a store closed with its log kept, `close_keeping_log`,
+    is otherwise read again by the first connection of each process)."""
     try:
         info = os.stat(path)
     except OSError:
@@ -495,14 +500,20 @@ def peek_import_stamps(path: Path) -> dict[str, tuple] | None:
                                isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
     except sqlite3.Error:
         return None
+    keep = False
     try:
         if migrations.recorded_version(conn) != migrations.CURRENT_VERSION:
             return None
-        return {row[0]: row[1:] for row in conn.execute(Statements.IMPORT_STAMPS)}
+        stamps = {row[0]: row[1:] for row in conn.execute(Statements.IMPORT_STAMPS)}
+        keep = held is not None
+        return stamps
     except sqlite3.Error:
         return None
     finally:
-        conn.close()
+        if keep:
+            held.append(conn)
+        else:
+            conn.close()
 
 
 def _write_back_at(conn: sqlite3.Connection, size: int) -> None:
