@@ -25,7 +25,8 @@ from tui.components.text_prompt import TextPrompt
 
 SIZE = (120, 40)
 LOGIN = "Fix flaky login test"
-KEY_AT_MOST = 1.0     # seconds a key may take (a frame is ~0.02 s; the 30 s to 120 s)
+KEY_AT_MOST = 3.0     # seconds a key may take: a frame is ~0.02 s, but 1.07 s and 1.6 s were
+                      # seen at load 13 on two cores; waiting for the server was 30 s to 120 s
 
 
 @pytest.fixture
