@@ -312,3 +312,60 @@ def test_a_new_or_small_store_needs_no_backlog(demo_location):
         assert "entries_search_words" not in _tables(store)
         assert any(h.snippet.startswith(FIRST_ASK) for h in store.search.messages("migration"))
         _index_is_exact(store)
+
+
+# ------------------------------------------------------------------ issue 29: as you type
+def test_a_word_finished_while_typing_is_matched_whole(store_location):
+    """At each key only the word being typed is a prefix: the words before it were
+    finished (FTS5 reads every word a prefix begins, whole: `the*` is most of the index).
+    The quick answer is then part of the full one, which takes them as prefixes."""
+    from core.store.live_search import LiveSearch
+
+    with open_store(store_location) as store:
+        whole, longer = _session_with(store, ["the cache is warm", "then the caches"])
+        _session_with(store, ["theory of caching"], "other")
+        assert sqlite_search.match(SearchQuery("the cac", typing=True)) == '"the" "cac"*'
+        assert sqlite_search.match(SearchQuery("the cac")) == '"the"* "cac"*'
+        live = LiveSearch(store)
+        try:
+            quick = {h.seq for h in live.run("the cac", quick=True).hits}
+            full = {h.seq for h in live.run("the cac").hits}
+        finally:
+            live.close()
+        assert quick == {whole, longer} and len(full) == 3   # "theory" is only a "the*"
+
+
+def test_a_phrase_comes_newest_first(store_location):
+    """A query with a phrase is not ranked (bm25 would read every entry holding the phrase
+    a second time): every hit has the phrase as written, the newest first."""
+    with open_store(store_location) as store:
+        older, newer = _session_with(store, [
+            "cache is warm, the cache is warm, cache is warm again: the cache is warm",
+            "at last the cache is warm",
+        ])
+        assert [h.seq for h in store.search.messages('"cache is warm"')] == [newer, older]
+        assert [h.seq for h in store.search.messages("cache warm")][0] == older   # ranked
+
+
+def test_names_found_through_the_sorted_vocabulary_are_those_every_word_finds():
+    """NameIndex finds the words that begin with or hold what is typed in its vocabulary
+    sorted and joined; each word's scores are those `word_scores` gives comparing every
+    word, for words of every kind (prefixes, pieces, stems, typos, numbers, odd text)."""
+    from core.history.name_match import NameIndex, word_scores
+
+    names = [(n, name, f"uid-{n:04d}") for n, name in enumerate([
+        "Migrate orders table", "Fix flaky login test", "Session 04242: the handler",
+        "migration of logs", "Café crème", "handlers and handles", "a\nb", "日本語 テスト",
+        "x", "Orders, orders"])]
+    index = NameIndex(names)
+    for word in ["m", "mi", "mig", "migr", "migration", "migrat", "ord", "orders", "login",
+                 "logn", "ession", "04242", "0424", "handl", "handle", "cafe", "e", "x", "b",
+                 "日本", "テスト", "zzz", "an", "les", "ta"]:
+        index._lookup = None
+        index._scores(word)
+        assert word_scores(word, index.vocabulary, lookup=index._lookup) == \
+            word_scores(word, index.vocabulary), word
+    for typed in ["mig", "migration ord", "ession", "flaky logn", "0424", "uid-000", "orders"]:
+        fresh = NameIndex(names)
+        assert index.rank(typed, 3) == fresh.rank(typed)[:3] == \
+            [(key, score) for key, score in fresh.rank(typed)][:3]

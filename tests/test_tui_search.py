@@ -107,3 +107,20 @@ async def test_each_key_searches_at_once_and_a_stale_answer_is_never_shown(demo_
         assert results.sessions[0].name == "Migrate orders table to new schema"
         assert "best first" in str(app.screen.query_one("#search-status").render())
         assert ("migrate", True) in asked and ("migrate", False) in asked
+
+
+async def test_a_phrase_s_hits_are_said_to_come_newest_first(demo_location):
+    """A query with a phrase is not ranked (core/store/search.py): the status line does not
+    call its final answer "best first"."""
+    app = ArborApp(open_fixed(demo_location), clock=lambda: DEMO_NOW, poll_interval=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash")
+        await pilot.pause()
+        names = {'"': "quotation_mark", " ": "space"}
+        for key in '"orders data"':
+            await pilot.press(names.get(key, key))
+        await settle(pilot)
+        status = str(app.screen.query_one("#search-status").render())
+        assert "newest first" in status and "best first" not in status, status
+        assert "ranking" not in status, status

@@ -29,12 +29,14 @@ def _similar_from(word: str) -> float:
     return 80.0 if len(word) <= 5 else 75.0
 
 
-def word_scores(word: str, vocabulary: Iterable[str]) -> dict[str, float]:
+def word_scores(word: str, vocabulary: Iterable[str], *, lookup: _Lookup | None = None
+                ) -> dict[str, float]:
     """How well each word of `vocabulary` (folded) matches the query word `word` (folded):
-    only the words that match at all."""
+    only the words that match at all. `lookup`: the same vocabulary made ready to find the
+    words that begin with or hold a piece of text without comparing each (NameIndex)."""
     from rapidfuzz import fuzz, process
 
-    vocabulary = list(vocabulary)
+    vocabulary = list(vocabulary) if lookup is None else lookup.words
     found: dict[str, float] = {}
     # (a number is a name's id or version: "04242" is not a typo of "04243")
     tolerant = len(word) >= 4 and not any(c.isdigit() for c in word)
@@ -43,7 +45,7 @@ def word_scores(word: str, vocabulary: Iterable[str]) -> dict[str, float]:
         for candidate, score, _ in process.extract(word, vocabulary, scorer=fuzz.ratio,
                                                   score_cutoff=_similar_from(word), limit=None):
             found[candidate] = score * 0.85     # a typo: below any exact kind of match
-    for candidate in vocabulary:
+    for candidate in (vocabulary if lookup is None else lookup.candidates(word, stems and stem)):
         if candidate == word:
             score = EXACT
         elif candidate.startswith(word):
@@ -58,6 +60,59 @@ def word_scores(word: str, vocabulary: Iterable[str]) -> dict[str, float]:
         if score > found.get(candidate, 0.0):
             found[candidate] = score
     return found
+
+
+class _Lookup:
+    """A vocabulary made ready for `word_scores`: sorted (the words that begin with a piece
+    of text are a range of it) and joined in one string (the words that hold one are found
+    by `str.find`, in C): what is compared then is the few words that can match at all, not
+    every word of every name at each key."""
+
+    def __init__(self, words: list[str]):
+        self.words = words
+        self.sorted = sorted(words)
+        self.blob = "\n" + "\n".join(self.sorted) + "\n"
+        starts, at = [], 1
+        for word in self.sorted:
+            starts.append(at)
+            at += len(word) + 1
+        self.starts = starts
+
+    def beginning(self, piece: str) -> list[str]:
+        from bisect import bisect_left
+
+        words = self.sorted
+        first = bisect_left(words, piece)
+        last = first
+        while last < len(words) and words[last].startswith(piece):
+            last += 1
+        return words[first:last]
+
+    def holding(self, piece: str) -> list[str]:
+        from bisect import bisect_right
+
+        blob, starts, words = self.blob, self.starts, self.sorted
+        out: list[str] = []
+        seen = -1
+        at = blob.find(piece)
+        while at >= 0:
+            index = bisect_right(starts, at) - 1
+            if index != seen:
+                out.append(words[index])
+                seen = index
+            at = blob.find(piece, starts[index] + len(words[index]) + 1) \
+                if index + 1 < len(starts) else -1
+        return out
+
+    def candidates(self, word: str, stem: str | bool) -> list[str]:
+        """The words that may score as exact, prefix, inside or stem matches of `word` (a
+        word holding a newline cannot: words have none)."""
+        if "\n" in word or not word:
+            return [w for w in self.words if w == word]
+        found = self.holding(word) if len(word) >= 3 else self.beginning(word)
+        if stem:
+            found = list(dict.fromkeys(found + self.beginning(stem)))
+        return found
 
 
 def rank_names(query: str, names: Iterable[tuple[K, str, str]], limit: int | None = None
@@ -80,6 +135,26 @@ class NameIndex:
             for word in set(name_words):
                 self.holding.setdefault(word, []).append(order)
         self.vocabulary = list(self.holding)
+        self._lookup: _Lookup | None = None
+        self._uids: tuple[str, list[int]] | None = None
+        # per query word, the best score of each name holding a word that matches it: the
+        # words typed before the one being typed are not scored again at each key
+        self._by_word: dict[str, dict[int, float]] = {}
+
+    def _scores(self, word: str) -> dict[int, float]:
+        this = self._by_word.get(word)
+        if this is None:
+            if self._lookup is None:
+                self._lookup = _Lookup(self.vocabulary)
+            this = {}
+            for name_word, score in word_scores(word, self.vocabulary, lookup=self._lookup).items():
+                for order in self.holding[name_word]:
+                    if score > this.get(order, 0.0):
+                        this[order] = score
+            if len(self._by_word) >= 64:
+                self._by_word.clear()
+            self._by_word[word] = this
+        return this
 
     def rank(self, query: str, limit: int | None = None) -> list[tuple[K, float]]:
         """See `rank_names`."""
@@ -92,21 +167,44 @@ class NameIndex:
         if wanted:
             # each query word: the best score of a name's words, for the names that have one
             best: dict[int, float] | None = None
-            for table in (word_scores(w, self.vocabulary) for w in wanted):
-                this: dict[int, float] = {}
-                for word, score in table.items():
-                    for order in self.holding[word]:
-                        if score > this.get(order, 0.0):
-                            this[order] = score
-                best = this if best is None else {o: v + this[o] for o, v in best.items() if o in this}
+            for this in (self._scores(w) for w in wanted):
+                best = this if best is None else \
+                    {o: v + this[o] for o, v in best.items() if o in this}
             spaced = " " + needle
             for order, total in (best or {}).items():
                 scores[order] = EXACT + len(needle) / 100 if spaced in self.joined[order] \
                     else total / len(wanted)   # the words as typed, together: first
         if raw and len(raw) >= 4:
-            for order, (_key, _words, uid) in enumerate(self.rows):
-                if raw in uid:
-                    scores[order] = max(scores.get(order, 0.0), EXACT)
-        ranked = sorted((-score, order) for order, score in scores.items())
-        found = [(self.rows[order][0], -negative) for negative, order in ranked]
-        return found[:limit] if limit is not None else found
+            for order in self._uids_holding(raw):
+                scores[order] = max(scores.get(order, 0.0), EXACT)
+        pairs = ((-score, order) for order, score in scores.items())
+        if limit is not None and limit < len(scores):
+            from heapq import nsmallest
+
+            ranked = nsmallest(limit, pairs)
+        else:
+            ranked = sorted(pairs)
+        return [(self.rows[order][0], -negative) for negative, order in ranked]
+
+    def _uids_holding(self, piece: str) -> list[int]:
+        """The names (their order) whose uid holds `piece`: found in the uids joined in one
+        string rather than each compared in turn."""
+        if "\n" in piece:
+            return [order for order, row in enumerate(self.rows) if piece in row[2]]
+        if self._uids is None:
+            starts, at = [], 0
+            for _key, _words, uid in self.rows:
+                starts.append(at)
+                at += len(uid) + 1
+            self._uids = ("\n".join(row[2] for row in self.rows) + "\n", starts)
+        from bisect import bisect_right
+
+        blob, starts = self._uids
+        found: list[int] = []
+        at = blob.find(piece)
+        while at >= 0:
+            order = bisect_right(starts, at) - 1
+            found.append(order)
+            end = starts[order + 1] if order + 1 < len(starts) else len(blob)
+            at = blob.find(piece, end)
+        return found

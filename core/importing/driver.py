@@ -73,6 +73,7 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
     report = ImportReport()
     new: set[Path] = set()
     rest: list = []          # files of a newest-first import not looked at yet
+    stamps: dict = {}        # ... and the records' stamps it judged them by
     try:
         if newest_first:
             found, stamps = _found(store, paths, report, scanned)
@@ -211,7 +212,8 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
                         run.file_done(index)
                     report.files.append(result)
                     imported = True
-                elif index < head_end and sizes.get(index, 0) > HEAD_SLICE:
+                elif index < head_end and _unread(sizes.get(index, 0), stamps,
+                                                  *planned[index][:2]) > HEAD_SLICE:
                     imported = True
                     if not read(index, FIRST_SLICE) and not stopping():
                         deferred.append(index)
@@ -241,6 +243,15 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
         link_lineage(store)
     report.seconds = time.monotonic() - started
     return report
+
+
+def _unread(size: int, stamps: dict, path: Path, fmt: str) -> int:
+    """What is left to read of a file of `size` bytes: the bytes after those its complete
+    import record holds when it grew (a session read on from its end reads those in one
+    go, however long it is), else all of them."""
+    stamp = stamps.get(f"{fmt}:{path_key(path)}")
+    return size - stamp[2] if stamp and len(stamp) == 7 and stamp[1] == 1 and \
+        stamp[2] <= size else size
 
 
 def _workers(store, planned: list, new: set[Path], stop):

@@ -69,22 +69,51 @@ class Look:
     import that has to run is given it (`import_paths(scanned=...)`) so as not to walk
     the folders and read the records a second time."""
 
-    __slots__ = ("found", "problems", "stamps", "unchanged")
+    __slots__ = ("found", "problems", "stamps", "unchanged", "held")
 
     def __init__(self, found: list, problems: list[tuple[str, str, str]]):
         self.found = found
         self.problems = problems
         self.stamps: dict[str, tuple] | None = None
         self.unchanged: int | None = None
+        self.held: list = []   # the connection the records were read through, when kept
+
+    def release(self) -> None:
+        """Close the connection the records were read through (`look(hold=True)`): once
+        the import's own connection to the store is open, or when there is to be none."""
+        while self.held:
+            self.held.pop().close()
 
 
-def look(db_path: os.PathLike, paths: "Iterable[str | os.PathLike]") -> Look:
+def grown_bytes(seen: Look) -> int | None:
+    """How many bytes the files `look` saw grew by since their complete import records:
+    what an import of them reads, when it only reads on from where each file ended.
+    None when that is not all it does: no records read, a file without one (or one never
+    judged by `stat`: a database), a file that shrank, or an interrupted import's record."""
+    stamps = seen.stamps
+    if not stamps or seen.problems:
+        return None
+    grown = 0
+    for item in seen.found:
+        known = stamp_of(stamps, item.key)
+        if known is None or known[0] in DATABASES:
+            return None
+        _version, complete, size, _mtime_ns, _inode, _device, _lines = known[1]
+        if complete != 1 or item.st.st_size < size:
+            return None
+        grown += item.st.st_size - size
+    return grown
+
+
+def look(db_path: os.PathLike, paths: "Iterable[str | os.PathLike]", *, hold: bool = False
+         ) -> Look:
     """Whether every file `paths` hold is unchanged since its last import (judged exactly
     as `import_paths` judges): `Look.unchanged` is then their number; it is None in any
     other case (a file to import or to report, no store yet, a store to migrate), and the
     caller runs the import. Reads the records through a read-only connection closed
     before it returns, so call it before this process opens the store (see
-    `sqlite.peek_import_stamps`)."""
+    `sqlite.peek_import_stamps`); `hold`: when something changed, that connection is kept
+    in the Look until the caller's own is open (`Look.release`)."""
     from core.store.sqlite.backend import peek_import_stamps
     from .files import scan
 
@@ -93,12 +122,14 @@ def look(db_path: os.PathLike, paths: "Iterable[str | os.PathLike]") -> Look:
     seen = Look(found, problems)
     if problems or not found:
         return seen
-    seen.stamps = stamps = peek_import_stamps(db_path)
+    seen.stamps = stamps = peek_import_stamps(db_path, seen.held if hold else None)
     if not stamps:
+        seen.release()
         return seen
     for item in found:
         known = stamp_of(stamps, item.key)
         if known is None or not is_unchanged(known[0], known[1], item.st):
             return seen
+    seen.release()
     seen.unchanged = len(found)
     return seen

@@ -45,9 +45,10 @@ class LiveSearch:
     def run(self, query: str, *, quick: bool = False, names: int = 50, messages: int = 200
             ) -> SearchResults:
         """Everything `/` finds for `query` (core/store/search.py `search_all`). `quick`:
-        the answer at each key: the newest matching messages rather than the best, and a
-        loose word of fewer than `QUICK_PREFIX` letters matched whole; the full answer
-        follows when typing pauses."""
+        the answer at each key: the newest matching messages rather than the best, a
+        loose word of fewer than `QUICK_PREFIX` letters matched whole, and so is every word
+        before the one being typed (SearchQuery's `typing`); the full answer follows when
+        typing pauses."""
         from core.history.search_query import SearchQuery
         from core.store import search
 
@@ -57,7 +58,7 @@ class LiveSearch:
         sessions = search.sessions_of(self.store, self.names().rank(query, names))
         labelled = self.store.search.labels(query)
         found = {hit.seq for hit in labelled}
-        asked = SearchQuery(query, prefix_from=QUICK_PREFIX if quick else 1)
+        asked = SearchQuery(query, prefix_from=QUICK_PREFIX if quick else 1, typing=quick)
         hits = labelled + [hit for hit in search.search_messages(self.store, asked, limit=messages,
                                                                  ranked=not quick)
                            if hit.seq not in found]

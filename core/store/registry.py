@@ -83,8 +83,9 @@ def acquire(backend: Any, role: str, *, create: bool,
         return link
 
 
-def release(link: Link) -> None:
-    """One user fewer; the last one closes the connection."""
+def release(link: Link, *, keep_log: bool = False) -> None:
+    """One user fewer; the last one closes the connection (`keep_log`: through the backend's
+    `close_keeping_log`, where it has one)."""
     with _registry_lock:
         link.refs -= 1
         if link.refs > 0:
@@ -96,7 +97,11 @@ def release(link: Link) -> None:
         if bulk is not None:
             link.backend.stop_bulk(link.db, bulk, discard=True)
         if link.db is not None:
-            link.db.close()
+            closer = getattr(link.backend, "close_keeping_log", None) if keep_log else None
+            if closer is not None:
+                closer(link.db)
+            else:
+                link.db.close()
             link.db = None
 
 

@@ -199,8 +199,18 @@ class Store:
                                            _role=registry.WRITER)
             return self._write_handle
 
-    def close(self) -> None:
-        """Done with this handle; the connection closes with the process's last handle."""
+    def keep_log_small(self) -> None:
+        """This process will close the store with `close(keep_log=True)` (`arbor import`):
+        SQLite keeps the write-ahead log small meanwhile (the backend's `keep_log_small`)."""
+        keep = getattr(self._backend, "keep_log_small", None)
+        if keep is not None:
+            with self._lock:
+                keep(self._db)
+
+    def close(self, *, keep_log: bool = False) -> None:
+        """Done with this handle; the connection closes with the process's last handle.
+        `keep_log`: without writing the store's log back into its file, where the backend
+        can leave it (SQLite, after `keep_log_small`: a short command that wrote a little)."""
         with self._lock:
             if self._closed:
                 return
@@ -209,7 +219,7 @@ class Store:
                     own.close()
             self._reader = self._write_handle = None
             self._closed = True
-        registry.release(self._link)
+        registry.release(self._link, keep_log=keep_log)
 
     @property
     def closed(self) -> bool:

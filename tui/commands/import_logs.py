@@ -25,6 +25,9 @@ from .shared import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_STORE, add_db_
 
 # Each file is imported in one transaction: what finished is kept, the file in progress
 # was rolled back.
+# An import that reads no more than this of appended lines keeps the store's log small
+# and leaves it as it is at the end (import_logs._small)
+SMALL_GROWTH = 1024 * 1024
 INTERRUPTED = ("what it had read up to its last save is kept; run it again to go on from "
                "there")
 
@@ -66,25 +69,32 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             _say_unchanged(seen.unchanged, None, _store_shown(args.db))
         return EXIT_OK
-    store = open_store_or_explain(args.db)
+    try:
+        store = open_store_or_explain(args.db)
+    finally:
+        if seen is not None:
+            seen.release()   # (now that the store is open: see unchanged.look's `hold`)
     if store is None:
         return EXIT_STORE
     from core.model.errors import StoreUnreachable
 
+    if _small(seen):   # (then SQLite's log is left as it is: store.close(keep_log=True))
+        store.keep_log_small()
     try:
-        if args.discover:
+        first = args.discover and _first_import(store)
+        if first:
             from core.importing import first_run
 
             first_run.begin(store)
         report = _run(store, paths, show_progress=not args.quiet and sys.stderr.isatty(),
                       describe_unchanged=not args.quiet, scanned=seen,
                       newest_first=args.discover)
-        if args.discover and not report.stopped:
+        if first and not report.stopped:
             first_run.finish(store)
     except StoreUnreachable as error:
         return _stopped(error)
     finally:
-        store.close()
+        store.close(keep_log=True)
     if report.stopped:
         if not args.quiet:
             from .import_report import print_report
@@ -105,6 +115,27 @@ def run(args: argparse.Namespace) -> int:
 
         print_report(report, stdout_console(), store_path=str(store.path), every_file=args.files)
     return EXIT_OK if report.imported_files else EXIT_FAILED
+
+
+def _small(seen) -> bool:
+    """Whether the import only reads on a little from where its files ended (appended
+    lines): its store keeps a small write-ahead log when it closes. (A bigger import
+    writes back the log it made, as before: keeping SQLite's log small as it goes would
+    slow it.)"""
+    if seen is None:
+        return False
+    from core.importing.unchanged import grown_bytes
+
+    grown = grown_bytes(seen)
+    return grown is not None and grown <= SMALL_GROWTH
+
+
+def _first_import(store) -> bool:
+    """Whether this `--discover` is (part of) the store's first import: not once one
+    finished (marking it again cost two commits of every later import)."""
+    from core.store.first_import import DONE, FIRST_IMPORT
+
+    return store.get_meta(FIRST_IMPORT) != DONE
 
 
 def _stopped(error) -> int:
@@ -134,7 +165,7 @@ def _look(db, paths):
         return None
     if not isinstance(location, Path):
         return None
-    return look(location, paths)
+    return look(location, paths, hold=True)
 
 
 def _store_shown(db) -> str:

@@ -83,7 +83,9 @@ def search(store, query, *, project: str | None = None, source: str | None = Non
 
     scope = facts = None
     if project is not None or source is not None:
-        facts = store.search.session_facts()
+        # (the store gives the sessions whose folder holds the project's name or path, of
+        # the agent asked for; in_project says which of them are the project's)
+        facts = store.search.session_facts(cwd_holding=_cwd_piece(project), source=source)
         scope = {key for key, (_uid, src, cwd, _active) in facts.items()
                  if (source is None or src == source)
                  and (project is None or in_project(cwd, project))}
@@ -99,6 +101,18 @@ def search(store, query, *, project: str | None = None, source: str | None = Non
                      "entry_id": hit.entry_id, "role": hit.role, "type": hit.type,
                      "timestamp": hit.timestamp, "snippet": hit.snippet})
     return rows
+
+
+def _cwd_piece(project: str | None) -> str | None:
+    """Text every folder of the project has in it (`in_project`: the folder named so, or
+    the path and the folders inside it); None for no project."""
+    if project is None:
+        return None
+    import os
+
+    if "/" not in project and project not in (".", ".."):
+        return project
+    return os.path.abspath(os.path.expanduser(project)).rstrip("/") or "/"
 
 
 def _print(rows: list[dict], coverage) -> None:

@@ -209,9 +209,13 @@ class SearchScreen(FrozenBackdrop[SearchResult | None]):
         if error:
             status.update(safe_line(error, 200, style="bold #ff5f5f"))
         elif query and results is not None:
-            order = "best first" if final else "newest first, ranking…"
+            from core.history.search_query import SearchQuery
+
+            # (a phrase's hits are not ranked: core/store/search.py)
+            ranked = final and not SearchQuery(query).phrases
+            order = "best first" if ranked else "newest first" if final else "newest first, ranking…"
             text = Text(f"{count(len(names), 'session')} by name · {count(len(hits), 'message')}"
-                        f"{' (' + ('best ' if final else 'newest ') + str(TEXT_LIMIT) + ')' if len(hits) >= TEXT_LIMIT else ''}"
+                        f"{' (' + ('best ' if ranked else 'newest ') + str(TEXT_LIMIT) + ')' if len(hits) >= TEXT_LIMIT else ''}"
                         f"{' · ' + order if hits else ''}"
                         " · ↓ results · enter jumps", FAINT)
             if results.coverage.pending:

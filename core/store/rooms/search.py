@@ -26,10 +26,16 @@ class SearchRoom(Room):
         return search.search_messages(self._store, query, limit=limit,
                                       external_session_id=external_session_id, sessions=sessions)
 
-    def session_facts(self, ids=None) -> dict[int, tuple[str, str, str, bool]]:
-        """(uid, source, cwd, active) of every session by id (or of those `ids`): what a
+    def session_facts(self, ids=None, *, cwd_holding: str | None = None,
+                      source: str | None = None) -> dict[int, tuple[str, str, str, bool]]:
+        """(uid, source, cwd, active) of every session by id (or of those `ids`; or of
+        those whose folder has the text `cwd_holding` in it, of the `source` given): what a
         search is scoped by (a project, an agent) and what a hit names its session by."""
-        if ids is None:
+        if cwd_holding is not None or source is not None:
+            args = [value for value in (cwd_holding, source) if value is not None]
+            rows = self._all(self._sql.search_session_facts_where(
+                cwd_holding is not None, source is not None), args)
+        elif ids is None:
             rows = self._all(self._sql.SEARCH_SESSION_FACTS)
         else:
             ids = sorted(ids)

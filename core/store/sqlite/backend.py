@@ -36,6 +36,9 @@ PAGE_SIZE = 4096  # bytes, for new stores (SQLite's own default)
 # its 1000 pages were 16 MiB with the 16 KiB pages stores had; kept at that in bytes, an
 # import of a 4 KiB-page store takes as long as it did, see bench/bench_wal.py).
 CHECKPOINT_BYTES = 16 * 1024 * 1024
+# A store that `arbor import` closes keeps a write-ahead log below this (`keep_log_small`,
+# `close_keeping_log`): the next process to open it reads that much of it (~1 ms a MB here).
+KEEP_LOG_BYTES = 1024 * 1024
 SQLITE_NOTADB = 26  # the result code of a file that is not a SQLite database
 SQLITE_FULL = 13  # the disk (or the file system's quota) is full
 SQLITE_IOERR = 10  # a read or write failed (the low byte of every extended I/O code)
@@ -74,6 +77,8 @@ class SQLiteBackend:
         self._bulk_cache = -2000
         self._opened: tuple[int, int] | None = None   # the file's (device, inode) once open
         self._bases: tuple[str, ...] | None = None    # its path as given and resolved
+        self._small_log = False   # keep_log_small(): the log is written back at KEEP_LOG_BYTES
+        self._bulk_ran = False    # ... and the bulk writer ran since (with CHECKPOINT_BYTES)
 
     # ---------------------------------------------------------------- opening
     def identity(self) -> tuple:
@@ -372,6 +377,9 @@ class SQLiteBackend:
         # keeps them from being written out and read back (restored after).
         self._bulk_cache = conn.execute("PRAGMA cache_size").fetchone()[0]
         conn.execute(f"PRAGMA cache_size = {BULK_CACHE_SIZE}")
+        if self._small_log:   # a big write goes at the pace bench/bench_wal.py measured
+            self._bulk_ran = True
+            _write_back_at(conn, CHECKPOINT_BYTES)
         return sqlite_bulk.BulkWriter(conn, explain=explain, row_statements=(
             Statements.ENTRY_INSERT, Statements.SEARCH_INSERT, Statements.USAGE_INSERT))
 
@@ -381,6 +389,47 @@ class SQLiteBackend:
             bulk.stop(discard=discard)
         finally:
             conn.execute(f"PRAGMA cache_size = {int(self._bulk_cache)}")
+            if self._small_log:
+                _write_back_at(conn, KEEP_LOG_BYTES)
+
+    # ------------------------------------------------------------- closing
+    def keep_log_small(self, conn: sqlite3.Connection) -> None:
+        """SQLite writes the log back into the file (a passive checkpoint) at any commit of
+        this connection that leaves it holding KEEP_LOG_BYTES or more (its own measure of
+        the log: `wal_autocheckpoint`), not CHECKPOINT_BYTES; the bulk writer of a big
+        import raises it again while it runs. So `close_keeping_log` may leave the log as
+        it is: SQLite has kept it small."""
+        self._small_log = True
+        _write_back_at(conn, KEEP_LOG_BYTES)
+
+    def close_keeping_log(self, conn: sqlite3.Connection) -> None:
+        """Close the connection without writing the log back into the file (which costs two
+        fsyncs, 15 ms here: more than all the work of an import of a few appended lines),
+        when SQLite kept the log small since `keep_log_small` (and the bulk writer did not
+        run: it lets the log grow to CHECKPOINT_BYTES); otherwise close it as usual.
+
+        SQLite checkpoints when the last connection to a store closes; a read-only
+        connection, open while this one closes, is another one, and it cannot checkpoint
+        when it closes in turn. Safe: with `synchronous = NORMAL` a commit is not on disk
+        before a checkpoint anyway, so a power cut could always take back the last commits
+        (an import's records with its entries: the next import reads those lines again);
+        the next process to open the store reads the log, as after any crash."""
+        if not self._small_log or self._bulk_ran:
+            conn.close()
+            return
+        try:
+            held = sqlite3.connect(f"file:{_uri_path(self.path)}?mode=ro", uri=True,
+                                   isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+        except sqlite3.Error:
+            conn.close()
+            return
+        try:
+            held.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()   # (it opens the log)
+            conn.close()
+        except sqlite3.Error:
+            conn.close()
+        finally:
+            held.close()
 
     # ---------------------------------------------------------------- reading
     @staticmethod
@@ -431,7 +480,7 @@ def _opening_error(error: sqlite3.DatabaseError, path: Path, shown: str, *,
     return StoreDamaged(f"{shown} is damaged or not an arbor store ({message})")
 
 
-def peek_import_stamps(path: Path) -> dict[str, tuple] | None:
+def peek_import_stamps(path: Path, held: list | None = None) -> dict[str, tuple] | None:
     """`Statements.IMPORT_STAMPS` of the store at `path`, read through a read-only
     connection that is closed before this returns; None when that cannot answer (no
     store there, not an arbor store of exactly this version, locked, damaged): the caller
@@ -440,7 +489,12 @@ def peek_import_stamps(path: Path) -> dict[str, tuple] | None:
     Only for a process holding no other connection to this store: closing this one drops
     every POSIX lock the process holds on the file. `arbor import` asks it before it opens
     the store, so that a run where nothing changed needs neither the store's API nor a
-    write: one query and a `stat` a file."""
+    write: one query and a `stat` a file.
+
+    `held`: the connection is not closed but put in this list, for the caller to close once
+    its own connection is open (SQLite, which both are, keeps each one's locks): that one
+    then finds the log already read (a store closed with its log kept, `close_keeping_log`,
+    is otherwise read again by the first connection of each process)."""
     try:
         info = os.stat(path)
     except OSError:
@@ -452,14 +506,26 @@ def peek_import_stamps(path: Path) -> dict[str, tuple] | None:
                                isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
     except sqlite3.Error:
         return None
+    keep = False
     try:
         if migrations.recorded_version(conn) != migrations.CURRENT_VERSION:
             return None
-        return {row[0]: row[1:] for row in conn.execute(Statements.IMPORT_STAMPS)}
+        stamps = {row[0]: row[1:] for row in conn.execute(Statements.IMPORT_STAMPS)}
+        keep = held is not None
+        return stamps
     except sqlite3.Error:
         return None
     finally:
-        conn.close()
+        if keep:
+            held.append(conn)
+        else:
+            conn.close()
+
+
+def _write_back_at(conn: sqlite3.Connection, size: int) -> None:
+    """SQLite checkpoints at the commit that leaves the log holding `size` bytes or more."""
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.execute(f"PRAGMA wal_autocheckpoint = {max(1, size // page_size)}")
 
 
 def _uri_path(path: Path) -> str:

@@ -24,6 +24,14 @@ class SQLite:
     def search_session_facts_of(count: int) -> str:
         return SQLite.SEARCH_SESSION_FACTS + " WHERE id IN (" + ",".join(["?"] * count) + ")"
 
+    @staticmethod
+    def search_session_facts_where(cwd_holding: bool, source: bool) -> str:
+        """Those whose folder has a piece of text in it, of a source (the parameters in
+        that order, the conditions asked for)."""
+        where = (["instr(cwd, ?) > 0"] if cwd_holding else []) + (["source = ?"] if source else [])
+        return SQLite.SEARCH_SESSION_FACTS + "".join(
+            (" WHERE " if i == 0 else " AND ") + w for i, w in enumerate(where))
+
 
 class Postgres:
     # An entry's search text as lexemes (the same for many rows at once in
@@ -35,3 +43,10 @@ class Postgres:
     @staticmethod
     def search_session_facts_of(count: int) -> str:
         return SQLite.SEARCH_SESSION_FACTS + " WHERE id IN (" + ",".join(["%s"] * count) + ")"
+
+    @staticmethod
+    def search_session_facts_where(cwd_holding: bool, source: bool) -> str:
+        where = (["strpos(cwd, %s) > 0"] if cwd_holding else []) + \
+            (["source = %s"] if source else [])
+        return SQLite.SEARCH_SESSION_FACTS + "".join(
+            (" WHERE " if i == 0 else " AND ") + w for i, w in enumerate(where))

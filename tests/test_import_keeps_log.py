@@ -1,0 +1,128 @@
+"""`arbor import` of a few appended lines closes the store without writing SQLite's log back
+into the file (issue 29, appends: that checkpoint's two fsyncs cost more than the rest of
+the import's work), while SQLite keeps the log under KEEP_LOG_BYTES; a bigger import writes
+it back as before. How big the log is, is asked of SQLite (`PRAGMA wal_checkpoint` of a
+connection opened afterwards reports the frames it found), never of the file system."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from tests import usage_files as uf
+
+
+def _log_frames(db: Path) -> tuple[int, int]:
+    """(frames in the store's write-ahead log, page size), as SQLite tells them to a
+    connection opened now (which then writes them back and removes the log as it closes)."""
+    conn = sqlite3.connect(db)
+    try:
+        _busy, frames, _done = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        return frames, conn.execute("PRAGMA page_size").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def _entries(db: Path) -> int:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return conn.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def _import(home: Path, db: Path, monkeypatch) -> None:
+    from tui.cli import main
+
+    monkeypatch.setenv("HOME", str(home))
+    assert main(["import", "-q", "--discover", "--db", str(db)]) == 0
+
+
+def _append_to(session: Path, number: int) -> None:
+    last = json.loads(session.read_text().splitlines()[-1])
+    lines = [uf._user(f"k{number}-q", last["uuid"], "2025-10-02T11:00:00.000Z", "one more thing"),
+             uf._assistant(f"k{number}", f"k{number}-q", "2025-10-02T11:00:01.000Z",
+                           f"msg_k{number}", f"req_k{number}", uf._usage(9, 333, 700, 9000))]
+    with open(session, "a") as handle:
+        handle.write("".join(json.dumps(line) + "\n" for line in lines))
+
+
+def test_an_import_of_appended_lines_leaves_the_log_and_keeps_what_it_wrote(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    session = uf.claude_session(home / ".claude" / "projects" / "-work-usage-demo")
+    db = tmp_path / "arbor.db"
+    _import(home, db, monkeypatch)               # a new file: written back as it closes
+    assert _log_frames(db)[0] == 0
+    before = _entries(db)
+    _append_to(session, 1)
+    _import(home, db, monkeypatch)
+    frames, page = _log_frames(db)
+    assert 0 < frames * page < 1024 * 1024, "the log was left as it was, and it is small"
+    assert _entries(db) == before + 2, "what the import wrote is in the store"
+    _append_to(session, 2)                       # and the next import goes on from there
+    _import(home, db, monkeypatch)
+    assert _entries(db) == before + 4
+
+
+def test_a_new_file_in_the_same_import_writes_the_log_back(tmp_path, monkeypatch):
+    """A file without an import record is read whole (the bulk writer lets the log grow to
+    16 MB): the store is closed the ordinary way."""
+    home = tmp_path / "home"
+    session = uf.claude_session(home / ".claude" / "projects" / "-work-usage-demo")
+    db = tmp_path / "arbor.db"
+    _import(home, db, monkeypatch)
+    _append_to(session, 1)
+    uf.codex_rollout(home / ".codex" / "sessions" / "2025" / "10" / "05")
+    _import(home, db, monkeypatch)
+    assert _log_frames(db)[0] == 0
+
+
+def test_sqlite_keeps_the_log_small_until_the_store_closes(tmp_path):
+    """After `keep_log_small`, SQLite writes the log back at the commit that takes it over
+    KEEP_LOG_BYTES, and starts it again at the next: many commits leave a log under that
+    bound (and one commit's pages), which `close(keep_log=True)` leaves as it is."""
+    from core import open_store
+    from core.store.sqlite.backend import KEEP_LOG_BYTES
+
+    db = tmp_path / "arbor.db"
+    store = open_store(db)
+    store.keep_log_small()
+    for number in range(40):                     # ~100 KB a commit, 4 MB in all
+        with store.transaction() as conn:
+            conn.execute("INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)",
+                         (f"filler {number}", "x" * 100_000))
+    store.close(keep_log=True)
+    frames, page = _log_frames(db)
+    assert 0 < frames * page < KEEP_LOG_BYTES + 200 * 1024
+
+
+def test_without_keep_log_small_the_store_is_closed_as_before(tmp_path):
+    from core import open_store
+
+    db = tmp_path / "arbor.db"
+    store = open_store(db)
+    with store.transaction() as conn:
+        conn.execute("INSERT OR REPLACE INTO store_meta (key, value) VALUES ('a', 'b')")
+    store.close(keep_log=True)
+    assert _log_frames(db)[0] == 0
+
+
+def test_a_finished_first_import_is_not_marked_again(tmp_path, monkeypatch):
+    """Each `--discover` after the first import finished marked it started and done again:
+    two commits of every import of appended lines."""
+    import core.store.first_import as first_import
+
+    home = tmp_path / "home"
+    session = uf.claude_session(home / ".claude" / "projects" / "-work-usage-demo")
+    db = tmp_path / "arbor.db"
+    _import(home, db, monkeypatch)
+    marked = []
+    monkeypatch.setattr(first_import, "begin", lambda store: marked.append("begin"))
+    monkeypatch.setattr(first_import, "finish", lambda store: marked.append("finish"))
+    import core.importing.first_run as first_run
+    monkeypatch.setattr(first_run, "begin", first_import.begin)
+    monkeypatch.setattr(first_run, "finish", first_import.finish)
+    _append_to(session, 1)
+    _import(home, db, monkeypatch)
+    assert marked == []
