@@ -122,8 +122,19 @@ def test_newest_first_reads_the_files_by_mtime_newest_first(tmp_path, home):
     read = [Path(f.path) for f in report.files]
     small = [p for p in reversed(order) if p.stat().st_size <= HEAD_SLICE]
     # (a file over HEAD_SLICE is read in parts, its line comes when it is whole)
-    assert [p for p in read if p in small] == small
+    # newest first, but a sub-agent's file after its session's, though it is the newer
+    expected: list[Path] = []
+    for path in reversed(order):
+        parent = path.parent.parent.with_suffix(".jsonl")
+        if "subagents" in path.parts and parent in files and parent not in expected:
+            expected.append(parent)
+        if path not in expected:
+            expected.append(path)
+    assert [p for p in read if p in small] == [p for p in expected if p in small]
     assert sorted(read) == sorted(files)
+    moved = [p for p in small if "subagents" in p.parts and order.index(p) >
+             order.index(p.parent.parent.with_suffix(".jsonl"))]
+    assert moved, "no sub-agent newer than its session: the test proves nothing"
 
 
 def test_a_stopped_import_goes_on_to_the_same_store(tmp_path, home, whole):
@@ -154,15 +165,23 @@ def test_the_report_counts_a_file_read_in_parts_as_one_read(tmp_path, home):
 
 
 def test_progress_of_the_whole_run(tmp_path, home):
+    """It counts the sessions the list shows: a sub-agent's file is read (its bytes count)
+    but is no session of its own."""
     seen = []
     run = RunProgress(lambda r: seen.append(r.snapshot()), interval=0)
     with open_store(tmp_path / "store.db") as store:
         import_paths(store, [home], newest_first=True, run=run)
     total = sum(p.stat().st_size for p in logs(home))
+    conn = sqlite3.connect(tmp_path / "store.db")
+    shown = conn.execute("SELECT COUNT(*) FROM external_sessions"
+                         " WHERE kind != 'subagent'").fetchone()[0]
+    conn.close()
+    sessions = [p for p in logs(home) if "subagents" not in p.parts]
+    assert shown == len(sessions) < len(logs(home))
     files, count, done, all_bytes, left = seen[-1]
-    assert (files, count, done, all_bytes, left) == (len(logs(home)), len(logs(home)), total,
-                                                     total, 0.0)
-    assert seen[0][:3] == (0, len(logs(home)), 0)
+    assert (files, count, done, all_bytes, left) == (shown, shown, total, total, 0.0)
+    assert seen[0][:3] == (0, shown, 0)
+    assert [s[0] for s in seen] == sorted(s[0] for s in seen)
     dones = [s[2] for s in seen]
     assert dones == sorted(dones)                    # never goes back
     assert time_left_text(None) == "estimating…" and time_left_text(42) == "42 s left"
@@ -195,6 +214,39 @@ def test_the_time_left_waits_for_enough_to_go_on_and_follows_the_recent_pace():
     seconds = left.seconds(done, total)
     assert seconds is not None and abs(seconds - (total - done) / (40 << 20)) < 0.5
     assert left.seconds(total, total) == 0.0
+
+
+def test_the_time_left_counts_this_process_and_the_workers_apart():
+    """This process reads a long session itself (10 MB/s) while the workers read the rest
+    (20 MB/s; their files are done only once moved in, after the long one's turn): the
+    time left is that of the slower lane (15 s here), not the bytes done of all at the pace
+    of all (35 s: the workers' reading would not count until moved in), nor the workers'."""
+    from core.importing.base import Progress
+
+    mb = 1 << 20
+    now = [0.0]
+    run = RunProgress(clock=lambda: now[0])
+    sizes = {0: 200 * mb, **{i: 10 * mb for i in range(1, 21)}}
+    run.plan(sizes)
+    run.apart(range(1, 21))
+    for second in range(1, 6):
+        now[0] = float(second)
+        run(Progress("long.jsonl", 0, 21, second * 10 * mb, 200 * mb))
+        run.read_apart([2 * second - 1, 2 * second])
+    files, count, done, total, left = run.snapshot()
+    assert (files, count, done, total) == (0, 21, 50 * mb, 400 * mb)
+    assert left is not None and abs(left - 15) < 0.5, left
+    for second in range(6, 11):                     # the workers' lane is done: this one's
+        now[0] = float(second)
+        run(Progress("long.jsonl", 0, 21, second * 10 * mb, 200 * mb))
+        run.read_apart([2 * second - 1, 2 * second])
+    left = run.snapshot()[4]
+    assert left is not None and abs(left - 10) < 0.5, left
+    now[0] = 11.0                                   # moved in; the long one goes on
+    for index in range(1, 21):
+        run.file_done(index)
+    left = run.snapshot()[4]
+    assert left is not None and abs(left - 10) < 1.5, left
 
 
 # --------------------------------------------------------------- arbor import

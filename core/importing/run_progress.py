@@ -1,7 +1,13 @@
-"""How far a whole import is: files done of all it is to read, bytes done of all, and the
-time left, estimated from the bytes read a second so far. `import_paths(run=...)` keeps it
-up to date (the files it is to read once planned, each file's progress, each file done);
-the app's status line and `arbor import`'s progress line read it."""
+"""How far a whole import is: sessions done of all it is to read, bytes done of all, and the
+time left. `import_paths(run=...)` keeps it up to date (the files it is to read once
+planned, each file's progress, each file done, the files worker processes read apart and
+when they have); the app's status line and `arbor import`'s progress line read it.
+
+Sessions are the files that are not a sub-agent's (the list shows a sub-agent under its
+session, not as one of its own): their bytes count, they do not. The time left is that of
+the slower of two lanes, each from its own bytes read a second: this process's (the files
+it reads itself, the newest ones and a long one read in slices among them) and the
+workers' (the files they read apart, done once a worker has answered for their batch)."""
 
 from __future__ import annotations
 
@@ -10,7 +16,7 @@ import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Callable
+    from typing import Callable, Iterable
 
     from .base import Progress
 
@@ -34,22 +40,42 @@ class RunProgress:
         self.clock = clock
         self._lock = _thread.allocate_lock()
         self._sizes: dict[int, int] = {}
+        self._subagents: set[int] = set()
         self._done: set[int] = set()
         self._partial: dict[int, int] = {}
         self._bytes_done = 0
+        self._apart: set[int] = set()       # files the workers read
+        self._read_apart: set[int] = set()  # ... and have read
         self._started: float | None = None
         self._told = 0.0
-        self._left = TimeLeft(clock)
+        self._here = TimeLeft(clock)
+        self._workers = TimeLeft(clock)
 
     # ---------------------------------------------------------------- the driver's side
-    def plan(self, sizes: dict[int, int]) -> None:
-        """The files to read (planned index -> size); again once more is known of them."""
+    def plan(self, sizes: dict[int, int], subagents: Iterable[int] = ()) -> None:
+        """The files to read (planned index -> size), and which of them are sub-agents'
+        (not sessions of their own); again once more is known of them."""
         with self._lock:
             self._sizes = dict(sizes)
+            self._subagents = {index for index in subagents if index in self._sizes}
+            self._apart &= self._sizes.keys()
             if self._started is None:
                 self._started = self.clock()
-                self._left.note(0, sum(self._sizes.values()))
+                self._here.note(0, sum(self._sizes.values()))
         self._tell(force=True)
+
+    def apart(self, indexes: Iterable[int]) -> None:
+        """These files are read by worker processes (their lane of the time left)."""
+        with self._lock:
+            self._apart = {index for index in indexes if index in self._sizes}
+            done, total = self._lanes()[1]
+            self._workers.note(done, total)
+
+    def read_apart(self, indexes: Iterable[int]) -> None:
+        """A worker has read these files (they are done once moved in: `file_done`)."""
+        with self._lock:
+            self._read_apart.update(index for index in indexes if index in self._apart)
+        self._tell()
 
     def __call__(self, progress: Progress) -> None:
         """A file's progress (the driver's ProgressCallback)."""
@@ -75,18 +101,40 @@ class RunProgress:
         return len(self._sizes)
 
     def snapshot(self) -> tuple[int, int, int, int, float | None]:
-        """(files done, files in all, bytes done, bytes in all, seconds left or None while
-        it cannot be told yet)."""
+        """(sessions done, sessions in all, bytes done, bytes in all, seconds left or None
+        while it cannot be told yet)."""
         with self._lock:
             done = self._bytes_done + sum(self._partial.values())
             total = sum(self._sizes.values())
-            files = len(self._done)
-            count = len(self._sizes)
+            files = len(self._done - self._subagents)
+            count = len(self._sizes) - len(self._subagents)
             left = None
-            if self._started is not None:
-                self._left.note(done, total)
-                left = self._left.seconds(done, total)
+            if self._started is not None and total:
+                lanes = []
+                for (lane_done, lane_total), lane in zip(self._lanes(),
+                                                         (self._here, self._workers)):
+                    if lane_total and lane_done < lane_total:
+                        lane.note(lane_done, lane_total)
+                        lanes.append(lane.seconds(lane_done, lane_total))
+                left = 0.0 if not lanes else None if None in lanes else max(lanes)
         return files, count, min(done, total), total, left
+
+    def _lanes(self) -> tuple[tuple[int, int], tuple[int, int]]:
+        """(done, in all) of this process's lane, and of the workers' (under the lock)."""
+        sizes, apart = self._sizes, self._apart
+        here_total = here_done = apart_total = apart_done = 0
+        for index, size in sizes.items():
+            if index in apart:
+                apart_total += size
+                if index in self._read_apart or index in self._done:
+                    apart_done += size
+            else:
+                here_total += size
+                if index in self._done:
+                    here_done += size
+                else:
+                    here_done += self._partial.get(index, 0)
+        return (here_done, here_total), (apart_done, apart_total)
 
     def _tell(self, force: bool = False) -> None:
         if self.listener is None:

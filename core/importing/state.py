@@ -234,9 +234,12 @@ class Pacer:
     A reader calls `due()` between lines (cheap) and, when it says so, `commit(offset,
     line, reader_state, uid)` with its safe point (see `FileState.offset`)."""
 
-    def __init__(self, store, state: FileState, fd: int, save, *, budget: float = 0.1):
+    def __init__(self, store, state: FileState, fd: int, save, *, budget: float = 0.1,
+                 first: float | None = None):
+        """`first`: the first transaction ends after this long (then every `budget` s)."""
         self.store, self.state, self.fd, self.save = store, state, fd, save
-        self.budget = budget
+        self.budget = budget if first is None else first
+        self._then = budget
         self.since = time.monotonic()
         self.commits = 0
         # asked after each commit (with the offset recorded; None where none is): True
@@ -251,6 +254,7 @@ class Pacer:
         from their start after an interruption (their ids make that add only the rest)."""
         self.store.commit_and_continue()
         self.commits += 1
+        self.budget = self._then
         self.since = time.monotonic()
         self._stop_if_enough(None)
 
@@ -266,6 +270,7 @@ class Pacer:
             self.save(state)
         self.store.commit_and_continue()
         self.commits += 1
+        self.budget = self._then
         self.since = time.monotonic()
         self._stop_if_enough(state.offset)
 

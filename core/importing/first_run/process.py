@@ -114,7 +114,8 @@ def _import(settings: dict, stop: threading.Event, out: _Lines) -> dict:
         from ..driver import import_paths
 
         report = import_paths(store, places, newest_first=True, stop=stop,
-                              run=RunProgress(moved), describe_unchanged=False)
+                              run=RunProgress(moved), describe_unchanged=False,
+                              price_later=True)
         if not report.stopped:
             first_run.finish(store)
         return {"stopped": report.stopped, "summary": report.summary()}
