@@ -249,6 +249,32 @@ def test_the_time_left_counts_this_process_and_the_workers_apart():
     assert left is not None and abs(left - 10) < 1.5, left
 
 
+def test_the_workers_say_what_they_have_read(tmp_path, home, monkeypatch):
+    """The import tells its run which files the workers read apart, and each as its
+    batch's answer comes, before the batch is moved in."""
+    from core.importing.workers import parallel
+
+    monkeypatch.setenv("ARBOR_IMPORT_WORKERS", "2")
+    monkeypatch.setattr(parallel, "BATCH_BYTES", 200_000)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+
+    class Watched(RunProgress):
+        def apart(self, indexes):
+            self.given = set(indexes)
+            super().apart(self.given)
+
+        def read_apart(self, indexes):
+            self.told = getattr(self, "told", []) + [i for i in indexes if i not in self._done]
+            super().read_apart(indexes)
+
+    run = Watched()
+    with open_store(tmp_path / "store.db") as store:
+        report = import_paths(store, [home], newest_first=True, run=run)
+    assert report.converted > 0 and run.given
+    assert sorted(run.told) == sorted(run.given)   # each once, before it was moved in
+    assert run.snapshot()[4] == 0.0
+
+
 # --------------------------------------------------------------- arbor import
 def _records(db: Path) -> int:
     try:

@@ -448,7 +448,7 @@ class ParallelImport:
         self._bytes = [sum(self._sizes[i] for i in batch) for batch in self.batches]
         self.workers = Workers(min(count, len(self.batches)), self.store.imports.price_cards(),
                                scratch_parent(getattr(self.store, "path", None)),
-                               self._answered if self.read is not None else None)
+                               self._heard if self.read is not None else None)
         self._top_up()
         return True
 
@@ -506,7 +506,7 @@ class ParallelImport:
             if early:
                 self.read(self.batches[number])
 
-    def _answered(self, job: int) -> None:
+    def _heard(self, job: int) -> None:
         with self._jobs_lock:
             number = self._batch_of_job.get(job)
             if number is None:
