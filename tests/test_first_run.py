@@ -275,6 +275,27 @@ def test_the_workers_say_what_they_have_read(tmp_path, home, monkeypatch):
     assert run.snapshot()[4] == 0.0
 
 
+def test_a_file_read_in_slices_never_goes_back():
+    """Each slice of a long file says its progress from 0 (its ticker's start): what was
+    read of it stays counted, and so the time left can be told (it was not, for as long
+    as the long one was read in slices)."""
+    from core.importing.base import Progress
+
+    now = [0.0]
+    run = RunProgress(clock=lambda: now[0])
+    run.plan({0: 100 << 20})
+    seen = []
+    for second in range(1, 9):
+        now[0] = float(second)
+        run(Progress("long.jsonl", 0, 1, 0, 100 << 20))              # a slice begins
+        between = run.snapshot()                                     # (read meanwhile)
+        run(Progress("long.jsonl", 0, 1, second * (4 << 20), 100 << 20))
+        seen.append(run.snapshot())
+        assert between[2] == (second - 1) * (4 << 20)
+    assert [s[2] for s in seen] == [second * (4 << 20) for second in range(1, 9)]
+    assert seen[-1][4] is not None and abs(seen[-1][4] - (100 - 32) / 4) < 0.5
+
+
 # --------------------------------------------------------------- arbor import
 def _records(db: Path) -> int:
     try:

@@ -83,7 +83,9 @@ class RunProgress:
         with self._lock:
             if index not in self._sizes or index in self._done:
                 return
-            self._partial[index] = min(progress.done, self._sizes[index])
+            # (never back: a file read in slices starts each slice's progress at 0)
+            self._partial[index] = max(self._partial.get(index, 0),
+                                       min(progress.done, self._sizes[index]))
         self._tell()
 
     def file_done(self, index: int) -> None:

@@ -373,6 +373,23 @@ class Workers:
             answered[answer["job"]] = answer
         return answered.pop(job)
 
+    def answered(self, job: int, answered: dict[int, dict]) -> bool:
+        """Whether `job`'s answer is in (or its worker died): `take` would not wait. The
+        answers come meanwhile are kept in `answered`."""
+        import queue
+
+        while True:
+            try:
+                number, answer = self._answers.get_nowait()
+            except queue.Empty:
+                break
+            if answer is None:
+                self._dead.add(number)
+                continue
+            self._load[number] -= self._job_load.pop(answer["job"], 0)
+            answered[answer["job"]] = answer
+        return job in answered or self._job_worker.get(job) in self._dead
+
     def close(self, *, stop: bool = False) -> None:
         """End the workers (idle ones end at once; `stop`: busy ones too, the import is
         failing) and delete their scratch stores."""
@@ -454,6 +471,14 @@ class ParallelImport:
 
     def owns(self, index: int) -> bool:
         return index in self.owned
+
+    def ready(self, index: int) -> bool:
+        """Whether `result(index)` can be had without waiting for a worker."""
+        number = self.first_of.get(index)
+        if number is None:
+            return True
+        job = self._jobs.get(number)
+        return job is None or self.workers.answered(job, self._answered)
 
     def result(self, index: int, import_here: Callable[[int], FileResult]) -> FileResult:
         """The result of planned file `index` (one the workers own). At a batch's first
