@@ -217,36 +217,37 @@ def test_the_time_left_waits_for_enough_to_go_on_and_follows_the_recent_pace():
 
 
 def test_the_time_left_counts_this_process_and_the_workers_apart():
-    """This process reads a long session itself (10 MB/s) while the workers read the rest
-    (20 MB/s; their files are done only once moved in, after the long one's turn): the
-    time left is that of the slower lane (15 s here), not the bytes done of all at the pace
-    of all (35 s: the workers' reading would not count until moved in), nor the workers'."""
+    """Every byte passes through this process (read here, or moved in once a worker has
+    read it): its lane counts them all, at its pace. The workers' lane counts what they
+    have read, at theirs: while they are the slower (this process moves in each batch as
+    it comes, 100 MB of its own read at first), the time left is theirs; while they wait
+    for this process (their window full: `held`), its own."""
     from core.importing.base import Progress
 
     mb = 1 << 20
-    now = [0.0]
-    run = RunProgress(clock=lambda: now[0])
-    sizes = {0: 200 * mb, **{i: 10 * mb for i in range(1, 21)}}
-    run.plan(sizes)
-    run.apart(range(1, 21))
-    for second in range(1, 6):
-        now[0] = float(second)
-        run(Progress("long.jsonl", 0, 21, second * 10 * mb, 200 * mb))
-        run.read_apart([2 * second - 1, 2 * second])
-    files, count, done, total, left = run.snapshot()
-    assert (files, count, done, total) == (0, 21, 50 * mb, 400 * mb)
-    assert left is not None and abs(left - 15) < 0.5, left
-    for second in range(6, 11):                     # the workers' lane is done: this one's
-        now[0] = float(second)
-        run(Progress("long.jsonl", 0, 21, second * 10 * mb, 200 * mb))
-        run.read_apart([2 * second - 1, 2 * second])
-    left = run.snapshot()[4]
-    assert left is not None and abs(left - 10) < 0.5, left
-    now[0] = 11.0                                   # moved in; the long one goes on
-    for index in range(1, 21):
-        run.file_done(index)
-    left = run.snapshot()[4]
-    assert left is not None and abs(left - 10) < 1.5, left
+    for held in (False, True):
+        now = [0.0]
+        run = RunProgress(clock=lambda: now[0])
+        run.plan({0: 100 * mb, **{i: 10 * mb for i in range(1, 31)}})
+        run.apart(range(1, 31), held=lambda: held)
+        run.snapshot()
+        now[0] = 1.0
+        run(Progress("newest.jsonl", 0, 31, 50 * mb, 100 * mb))
+        run.snapshot()
+        now[0] = 2.0
+        run.file_done(0)
+        for second in range(2, 8):              # the workers: 10 MB/s, moved in at once
+            now[0] = float(second)
+            run.read_apart([second - 1])
+            run.file_done(second - 1)
+            run.snapshot()
+        files, count, done, total, left = run.snapshot()
+        assert (files, count, done, total) == (7, 31, 160 * mb, 400 * mb)
+        mine = (400 - 160) / (160 / 7)          # this process: 160 MB in 7 s
+        theirs = (300 - 60) / (60 / 7)          # the workers: 60 MB since they began
+        assert theirs > 2 * mine
+        expected = mine if held else theirs
+        assert left is not None and abs(left - expected) < 1.0, (held, left, expected)
 
 
 def test_the_workers_say_what_they_have_read(tmp_path, home, monkeypatch):
@@ -259,9 +260,9 @@ def test_the_workers_say_what_they_have_read(tmp_path, home, monkeypatch):
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
 
     class Watched(RunProgress):
-        def apart(self, indexes):
+        def apart(self, indexes, held=None):
             self.given = set(indexes)
-            super().apart(self.given)
+            super().apart(self.given, held)
 
         def read_apart(self, indexes):
             self.told = getattr(self, "told", []) + [i for i in indexes if i not in self._done]

@@ -39,7 +39,7 @@ FIRST_COMMIT = 0.02
 # their sub-agents', newest.py) here before any worker starts; one of them bigger than
 # HEAD_SLICE bytes only its first FIRST_SLICE at first (its
 # rows are on screen, and the small ones after it are not kept waiting: a 4 MB first slice
-# put ~0.3 s before them), then on in SLICE steps while the workers read (see
+# put ~0.3 s before them), then SLICE bytes between two of the files after it (see
 # `import_paths`).
 HEAD_FILES = 20
 HEAD_SLICE = 4 << 20
@@ -66,10 +66,8 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
     first one FIRST_COMMIT long), before the others are looked at and worker processes
     start on them;
     one of them bigger than HEAD_SLICE (the session an agent is writing now, often the
-    longest) is read FIRST_SLICE far first, then on in SLICE steps: one after each file read
-    here after the head, and whenever the batch to move in next is not back from its
-    worker, until it is (so the workers, which read at most a window of batches ahead of
-    those moved in, are never kept waiting by it).
+    longest) is read FIRST_SLICE far first, then on in SLICE steps, one after each file read
+    here or batch moved in after the head (while the workers read the batches).
     `stop` (a threading.Event, or anything with its `is_set()`): once set, the file
     being read stops at its next commit (its record says where the next import goes on)
     and no other is begun; the report's `stopped` counts the files left. `run`: kept up
@@ -144,13 +142,13 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
 
     first_commit = [FIRST_COMMIT if newest_first else None]
 
-    def here(index: int, limit: int | None = None, until=None) -> FileResult:
+    def here(index: int, limit: int | None = None) -> FileResult:
         path, fmt, _problem = planned[index]
         enough = None
         if stop is not None or limit is not None:
             def enough(offset: int | None) -> bool:
-                return stopping() or (limit is not None and offset is not None and (
-                    offset >= limit or (until is not None and until())))
+                return stopping() or (limit is not None and offset is not None
+                                       and offset >= limit)
         first, first_commit[0] = first_commit[0], None
         try:
             return import_file(store, path, fmt, progress=watch(index), index=index,
@@ -158,13 +156,12 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
         except ImportStopped:   # (before it began: nothing of it was read)
             return FileResult(str(path), format=fmt, status="stopped")
 
-    def read(index: int, limit: int | None = None, until=None) -> bool:
-        """Read planned file `index` (up to `limit` bytes, or to a commit where `until()`
-        says so); whether it was read to its end. Its result goes into the report once it
-        is (or once the import stops)."""
+    def read(index: int, limit: int | None = None) -> bool:
+        """Read planned file `index` (up to `limit` bytes); whether it was read to its end.
+        Its result goes into the report once it is (or once the import stops)."""
         if limit is not None and index not in parts:
             bases[index] = _sizes_before(store, *planned[index][:2])
-        result = here(index, limit, until)
+        result = here(index, limit)
         parts[index] = _joined(parts.get(index), result, store, bases.get(index))
         if result.status == "stopped":
             return False
@@ -174,9 +171,9 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
             run.file_done(index)
         return True
 
-    def step_deferred(limit: int | None, until=None) -> None:
+    def step_deferred(limit: int | None) -> None:
         index = deferred[0]
-        if read(index, None if limit is None else reached.get(index, 0) + limit, until):
+        if read(index, None if limit is None else reached.get(index, 0) + limit):
             deferred.pop(0)
 
     def look_at_the_rest() -> None:
@@ -230,10 +227,6 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
                 elif fmt is None:
                     report.files.append(FileResult(str(path), status=problem[0], error=problem[1]))
                 elif workers is not None and workers.owns(index):
-                    # the long one read while this batch is not back (to a commit after it
-                    # is): the workers are never kept waiting for their batches to move in
-                    while deferred and not stopping() and not workers.ready(index):
-                        step_deferred(SLICE, until=lambda: workers.ready(index))
                     try:
                         result = workers.result(index, here)
                     except ImportStopped:
@@ -259,8 +252,9 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
                     imported = True
                     read(index)
                 if deferred and index >= head_end and not stopping() and not (
-                        workers is not None and workers.owns(index)):
-                    step_deferred(SLICE)   # (after a file read here)
+                        workers is not None and workers.owns(index)
+                        and index not in workers.first_of):
+                    step_deferred(SLICE)   # (after a file read here, or a batch moved in)
                 index += 1
             while deferred and not stopping():
                 step_deferred(None)
@@ -295,7 +289,7 @@ def _workers(store, planned: list, new: set[Path], stop, run: RunProgress | None
         if not workers.start():
             return None
         if run is not None:
-            run.apart(workers.owned)
+            run.apart(workers.owned, held=workers.pressed)
         return workers
     if planned:
         # a killed import's scratch folder goes even when this import has nothing new

@@ -5,9 +5,11 @@ when they have); the app's status line and `arbor import`'s progress line read i
 
 Sessions are the files that are not a sub-agent's (the list shows a sub-agent under its
 session, not as one of its own): their bytes count, they do not. The time left is that of
-the slower of two lanes, each from its own bytes read a second: this process's (the files
-it reads itself, the newest ones and a long one read in slices among them) and the
-workers' (the files they read apart, done once a worker has answered for their batch)."""
+the slower of two lanes, each from its own bytes a second: this process's (every byte
+passes through it: the files it reads itself, the newest ones and a long one read in
+slices, and the batches it moves in) and the workers' (the files they read apart, done
+once a worker has answered for their batch), unless they are waiting for this process
+(their window of batches read ahead is full: their pace is its pace then)."""
 
 from __future__ import annotations
 
@@ -45,6 +47,7 @@ class RunProgress:
         self._partial: dict[int, int] = {}
         self._bytes_done = 0
         self._apart: set[int] = set()       # files the workers read
+        self._held: Callable[[], bool] | None = None
         self._read_apart: set[int] = set()  # ... and have read
         self._started: float | None = None
         self._told = 0.0
@@ -64,11 +67,14 @@ class RunProgress:
                 self._here.note(0, sum(self._sizes.values()))
         self._tell(force=True)
 
-    def apart(self, indexes: Iterable[int]) -> None:
-        """These files are read by worker processes (their lane of the time left)."""
+    def apart(self, indexes: Iterable[int], held: Callable[[], bool] | None = None) -> None:
+        """These files are read by worker processes (their lane of the time left); `held()`:
+        whether they are waiting for this process now (their lane is not the slower one:
+        this process's is, and their pace then is its)."""
         with self._lock:
             self._apart = {index for index in indexes if index in self._sizes}
-            done, total = self._lanes()[1]
+            self._held = held
+            done, total = self._lanes(0)[1]
             self._workers.note(done, total)
 
     def read_apart(self, indexes: Iterable[int]) -> None:
@@ -113,30 +119,27 @@ class RunProgress:
             left = None
             if self._started is not None and total:
                 lanes = []
-                for (lane_done, lane_total), lane in zip(self._lanes(),
+                held = self._held is not None and self._held()
+                for (lane_done, lane_total), lane in zip(self._lanes(done),
                                                          (self._here, self._workers)):
                     if lane_total and lane_done < lane_total:
                         lane.note(lane_done, lane_total)
-                        lanes.append(lane.seconds(lane_done, lane_total))
+                        if lane is self._here or not held:
+                            lanes.append(lane.seconds(lane_done, lane_total))
                 left = 0.0 if not lanes else None if None in lanes else max(lanes)
         return files, count, min(done, total), total, left
 
-    def _lanes(self) -> tuple[tuple[int, int], tuple[int, int]]:
-        """(done, in all) of this process's lane, and of the workers' (under the lock)."""
-        sizes, apart = self._sizes, self._apart
-        here_total = here_done = apart_total = apart_done = 0
-        for index, size in sizes.items():
-            if index in apart:
-                apart_total += size
-                if index in self._read_apart or index in self._done:
-                    apart_done += size
-            else:
-                here_total += size
-                if index in self._done:
-                    here_done += size
-                else:
-                    here_done += self._partial.get(index, 0)
-        return (here_done, here_total), (apart_done, apart_total)
+    def _lanes(self, done: int) -> tuple[tuple[int, int], tuple[int, int]]:
+        """(done, in all) of this process's lane, and of the workers' (under the lock).
+        This process's is every byte: what it reads and what it moves in of what the
+        workers read (all passes through it); theirs, the bytes they have read."""
+        apart = self._apart
+        apart_total = apart_done = 0
+        for index in apart:
+            apart_total += self._sizes[index]
+            if index in self._read_apart or index in self._done:
+                apart_done += self._sizes[index]
+        return (done, sum(self._sizes.values())), (apart_done, apart_total)
 
     def _tell(self, force: bool = False) -> None:
         if self.listener is None:

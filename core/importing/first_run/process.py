@@ -12,7 +12,8 @@ PostgreSQL is a server). What passes between them:
   and SIGTERM do: always at the file's last commit, so nothing read is lost and the next
   start goes on from there (each file's import record says how far it got).
 - the child -> the app, on its stdout: JSON lines. `{"started": [places]}` once it is known
-  to import something, `{"moved": [files done, files in all, bytes done, bytes in all]}` as
+  to import something, `{"moved": [sessions done, sessions in all, bytes done, bytes in all]}` (a sub-agent's
+  file is no session: run_progress.py) as
   it reads (at most every RunProgress.interval, and when a file is done), and last
   `{"ended": ...}` with the report's words, how many files it left, or an error sentence.
 

@@ -373,23 +373,6 @@ class Workers:
             answered[answer["job"]] = answer
         return answered.pop(job)
 
-    def answered(self, job: int, answered: dict[int, dict]) -> bool:
-        """Whether `job`'s answer is in (or its worker died): `take` would not wait. The
-        answers come meanwhile are kept in `answered`."""
-        import queue
-
-        while True:
-            try:
-                number, answer = self._answers.get_nowait()
-            except queue.Empty:
-                break
-            if answer is None:
-                self._dead.add(number)
-                continue
-            self._load[number] -= self._job_load.pop(answer["job"], 0)
-            answered[answer["job"]] = answer
-        return job in answered or self._job_worker.get(job) in self._dead
-
     def close(self, *, stop: bool = False) -> None:
         """End the workers (idle ones end at once; `stop`: busy ones too, the import is
         failing) and delete their scratch stores."""
@@ -472,13 +455,16 @@ class ParallelImport:
     def owns(self, index: int) -> bool:
         return index in self.owned
 
-    def ready(self, index: int) -> bool:
-        """Whether `result(index)` can be had without waiting for a worker."""
-        number = self.first_of.get(index)
-        if number is None:
-            return True
-        job = self._jobs.get(number)
-        return job is None or self.workers.answered(job, self._answered)
+    def pressed(self) -> bool:
+        """Whether the batches sent and not moved in fill half the window the workers may
+        read ahead (`_top_up`) or more: then the workers wait for this process (it reads a
+        long session between batches), not the other way round."""
+        workers = self.workers
+        if workers is None:   # (closed: nothing is read apart any more)
+            return False
+        limit = AHEAD * len(workers.procs)
+        ahead = [n for n in range(self._landed, self._next) if n not in self._early]
+        return len(ahead) * 2 >= limit or sum(self._bytes[n] for n in ahead) * 2 >= AHEAD_BYTES
 
     def result(self, index: int, import_here: Callable[[int], FileResult]) -> FileResult:
         """The result of planned file `index` (one the workers own). At a batch's first
