@@ -12,7 +12,7 @@ tokens the list shows) and the moment no usage row of it waits for its price
 (`price_basis` 0 and no logged cost) any more, then the newest 20 sessions (the 20 newest
 files by mtime that are not a sub-agent's) complete (their import records say they were
 read to their end), with and without the long one(s) (over the first import's
-HEAD_SLICE: read on in slices while the others are read). The child is then asked to stop
+HEAD_SLICE: read on in slices while the others are read; only with `--all`). The child is then asked to stop
 and waited for. `--also DIR`: another arbor checkout (e.g. an export of main) measured in
 the same run, alternating; its code from DIR, the same interpreter. Medians and minimums
 of one run, in ms from the spawn (the newest 20: from the first row).
@@ -60,7 +60,8 @@ def _look(conn, wanted):
     return row, usage, waiting, done
 
 
-def one_run(code_dir: Path, tree: Path, timeout: float) -> dict[str, float | None]:
+def one_run(code_dir: Path, tree: Path, timeout: float, every: bool = False
+            ) -> dict[str, float | None]:
     folder = Path(tempfile.mkdtemp(prefix="arbor-bench-child-", dir="/tmp/h-child"
                                    if Path("/tmp/h-child").is_dir() else None))
     db = folder / "store.db"
@@ -101,6 +102,8 @@ def one_run(code_dir: Path, tree: Path, timeout: float) -> dict[str, float | Non
             if len(done) == len(wanted):
                 times["every"] = now
                 break
+            if not every and times["most"] is not None and times["priced"] is not None:
+                break
             if child.poll() is not None:
                 break
             time.sleep(0.005)
@@ -127,6 +130,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--timeout", type=float, default=60.0)
     parser.add_argument("--also", metavar="DIR", help="another arbor checkout, alternating")
+    parser.add_argument("--all", action="store_true",
+                        help="wait for all the newest 20, the long one(s) too")
     args = parser.parse_args()
     tree = Path(args.tree).resolve()
     if not (tree / ".claude" / "projects").is_dir():
@@ -139,7 +144,7 @@ def main() -> int:
     results = {name: [] for name in checkouts}
     for _ in range(args.runs):
         for name, code_dir in checkouts.items():
-            results[name].append(one_run(code_dir, tree, args.timeout))
+            results[name].append(one_run(code_dir, tree, args.timeout, args.all))
     wanted = newest_sessions(tree)
     big = [size for _path, size in wanted if size > HEAD_SLICE]
     print(f"tree: {tree}; newest 20 sessions {sum(s for _p, s in wanted) / 1e6:,.0f} MB, "
