@@ -122,8 +122,19 @@ def test_newest_first_reads_the_files_by_mtime_newest_first(tmp_path, home):
     read = [Path(f.path) for f in report.files]
     small = [p for p in reversed(order) if p.stat().st_size <= HEAD_SLICE]
     # (a file over HEAD_SLICE is read in parts, its line comes when it is whole)
-    assert [p for p in read if p in small] == small
+    # newest first, but a sub-agent's file after its session's, though it is the newer
+    expected: list[Path] = []
+    for path in reversed(order):
+        parent = path.parent.parent.with_suffix(".jsonl")
+        if "subagents" in path.parts and parent in files and parent not in expected:
+            expected.append(parent)
+        if path not in expected:
+            expected.append(path)
+    assert [p for p in read if p in small] == [p for p in expected if p in small]
     assert sorted(read) == sorted(files)
+    moved = [p for p in small if "subagents" in p.parts and order.index(p) >
+             order.index(p.parent.parent.with_suffix(".jsonl"))]
+    assert moved, "no sub-agent newer than its session: the test proves nothing"
 
 
 def test_a_stopped_import_goes_on_to_the_same_store(tmp_path, home, whole):
@@ -154,15 +165,23 @@ def test_the_report_counts_a_file_read_in_parts_as_one_read(tmp_path, home):
 
 
 def test_progress_of_the_whole_run(tmp_path, home):
+    """It counts the sessions the list shows: a sub-agent's file is read (its bytes count)
+    but is no session of its own."""
     seen = []
     run = RunProgress(lambda r: seen.append(r.snapshot()), interval=0)
     with open_store(tmp_path / "store.db") as store:
         import_paths(store, [home], newest_first=True, run=run)
     total = sum(p.stat().st_size for p in logs(home))
+    conn = sqlite3.connect(tmp_path / "store.db")
+    shown = conn.execute("SELECT COUNT(*) FROM external_sessions"
+                         " WHERE kind != 'subagent'").fetchone()[0]
+    conn.close()
+    sessions = [p for p in logs(home) if "subagents" not in p.parts]
+    assert shown == len(sessions) < len(logs(home))
     files, count, done, all_bytes, left = seen[-1]
-    assert (files, count, done, all_bytes, left) == (len(logs(home)), len(logs(home)), total,
-                                                     total, 0.0)
-    assert seen[0][:3] == (0, len(logs(home)), 0)
+    assert (files, count, done, all_bytes, left) == (shown, shown, total, total, 0.0)
+    assert seen[0][:3] == (0, shown, 0)
+    assert [s[0] for s in seen] == sorted(s[0] for s in seen)
     dones = [s[2] for s in seen]
     assert dones == sorted(dones)                    # never goes back
     assert time_left_text(None) == "estimating…" and time_left_text(42) == "42 s left"
@@ -195,6 +214,87 @@ def test_the_time_left_waits_for_enough_to_go_on_and_follows_the_recent_pace():
     seconds = left.seconds(done, total)
     assert seconds is not None and abs(seconds - (total - done) / (40 << 20)) < 0.5
     assert left.seconds(total, total) == 0.0
+
+
+def test_the_time_left_counts_this_process_and_the_workers_apart():
+    """Every byte passes through this process (read here, or moved in once a worker has
+    read it): its lane counts them all, at its pace. The workers' lane counts what they
+    have read, at theirs: while they are the slower (this process moves in each batch as
+    it comes, 100 MB of its own read at first), the time left is theirs; while they wait
+    for this process (their window full: `held`), its own."""
+    from core.importing.base import Progress
+
+    mb = 1 << 20
+    for held in (False, True):
+        now = [0.0]
+        run = RunProgress(clock=lambda: now[0])
+        run.plan({0: 100 * mb, **{i: 10 * mb for i in range(1, 31)}})
+        run.apart(range(1, 31), held=lambda: held)
+        run.snapshot()
+        now[0] = 1.0
+        run(Progress("newest.jsonl", 0, 31, 50 * mb, 100 * mb))
+        run.snapshot()
+        now[0] = 2.0
+        run.file_done(0)
+        for second in range(2, 8):              # the workers: 10 MB/s, moved in at once
+            now[0] = float(second)
+            run.read_apart([second - 1])
+            run.file_done(second - 1)
+            run.snapshot()
+        files, count, done, total, left = run.snapshot()
+        assert (files, count, done, total) == (7, 31, 160 * mb, 400 * mb)
+        mine = (400 - 160) / (160 / 7)          # this process: 160 MB in 7 s
+        theirs = (300 - 60) / (60 / 7)          # the workers: 60 MB since they began
+        assert theirs > 2 * mine
+        expected = mine if held else theirs
+        assert left is not None and abs(left - expected) < 1.0, (held, left, expected)
+
+
+def test_the_workers_say_what_they_have_read(tmp_path, home, monkeypatch):
+    """The import tells its run which files the workers read apart, and each as its
+    batch's answer comes, before the batch is moved in."""
+    from core.importing.workers import parallel
+
+    monkeypatch.setenv("ARBOR_IMPORT_WORKERS", "2")
+    monkeypatch.setattr(parallel, "BATCH_BYTES", 200_000)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+
+    class Watched(RunProgress):
+        def apart(self, indexes, held=None):
+            self.given = set(indexes)
+            super().apart(self.given, held)
+
+        def read_apart(self, indexes):
+            self.told = getattr(self, "told", []) + [i for i in indexes if i not in self._done]
+            super().read_apart(indexes)
+
+    run = Watched()
+    with open_store(tmp_path / "store.db") as store:
+        report = import_paths(store, [home], newest_first=True, run=run)
+    assert report.converted > 0 and run.given
+    assert sorted(run.told) == sorted(run.given)   # each once, before it was moved in
+    assert run.snapshot()[4] == 0.0
+
+
+def test_a_file_read_in_slices_never_goes_back():
+    """Each slice of a long file says its progress from 0 (its ticker's start): what was
+    read of it stays counted, and so the time left can be told (it was not, for as long
+    as the long one was read in slices)."""
+    from core.importing.base import Progress
+
+    now = [0.0]
+    run = RunProgress(clock=lambda: now[0])
+    run.plan({0: 100 << 20})
+    seen = []
+    for second in range(1, 9):
+        now[0] = float(second)
+        run(Progress("long.jsonl", 0, 1, 0, 100 << 20))              # a slice begins
+        between = run.snapshot()                                     # (read meanwhile)
+        run(Progress("long.jsonl", 0, 1, second * (4 << 20), 100 << 20))
+        seen.append(run.snapshot())
+        assert between[2] == (second - 1) * (4 << 20)
+    assert [s[2] for s in seen] == [second * (4 << 20) for second in range(1, 9)]
+    assert seen[-1][4] is not None and abs(seen[-1][4] - (100 - 32) / 4) < 0.5
 
 
 # --------------------------------------------------------------- arbor import

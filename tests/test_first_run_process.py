@@ -191,3 +191,21 @@ def test_the_child_finds_the_package_holding_core_first_on_its_path():
     folder = folder_holding_core()
     assert folder / "core" == Path(core.__file__).resolve().parent
     assert not (folder / "mcp").exists()   # core/mcp would shadow the MCP SDK
+
+
+def test_the_app_shows_the_time_left_the_child_says():
+    """The child's time left counts its lanes apart (run_progress.py); the app's side shows
+    it, counting down between two lines, not a guess of its own from the bytes alone."""
+    from core.importing.first_run.process import RemoteRun
+
+    now = [100.0]
+    run = RemoteRun(clock=lambda: now[0])
+    run.update(3, 20, 10 << 20, 100 << 20, 30.0)
+    now[0] = 105.0
+    assert run.snapshot() == (3, 20, 10 << 20, 100 << 20, 25.0)
+    run.update(4, 20, 12 << 20, 100 << 20, None)     # the child cannot tell yet
+    assert run.snapshot()[4] is None
+    now[0] = 200.0
+    run.update(5, 20, 14 << 20, 100 << 20, 2.0)
+    now[0] = 210.0
+    assert run.snapshot()[4] == 0.0                  # (never below nothing)

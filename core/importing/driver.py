@@ -16,6 +16,7 @@ from .base import (FileResult, ImportReport, ImportStopped, ProgressTicker, Sess
 from .files import path_key
 from .detect import CLAUDE_CODE, CODEX, LANGGRAPH, PI, NotALog, detect_format
 from .files import expand_paths
+from .newest import head_length, is_subagent, parents_first
 from .session import ALIASES, PACING
 from .state import (
     FROM_START, HEAD_BYTES, RESUME, UNCHANGED, FileState, Pacer, Plan, head_hash, plan, tail_hash)
@@ -31,8 +32,12 @@ if TYPE_CHECKING:
 
 # An import holds the store's write lock for about this long at a time (seconds).
 COMMIT_EVERY = 0.1
-# A first import (`newest_first`) reads its newest HEAD_FILES files here before any worker
-# starts; one of them bigger than HEAD_SLICE bytes only its first FIRST_SLICE at first (its
+# ... but a first import's (`newest_first`) first transaction ends after this long: its
+# first rows are in the store (and on screen) at once.
+FIRST_COMMIT = 0.02
+# A first import (`newest_first`) reads the files of its newest HEAD_FILES sessions (with
+# their sub-agents', newest.py) here before any worker starts; one of them bigger than
+# HEAD_SLICE bytes only its first FIRST_SLICE at first (its
 # rows are on screen, and the small ones after it are not kept waiting: a 4 MB first slice
 # put ~0.3 s before them), then SLICE bytes between two of the files after it (see
 # `import_paths`).
@@ -46,7 +51,7 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
                  progress: ProgressCallback | None = None,
                  describe_unchanged: bool = True, scanned: Look | None = None,
                  newest_first: bool = False, stop: threading.Event | None = None,
-                 run: RunProgress | None = None) -> ImportReport:
+                 run: RunProgress | None = None, price_later: bool = False) -> ImportReport:
     """Import files and folders (recursively); see the module doc.
 
     Files whose record says they are unchanged (same size, mtime and inode: one `stat`
@@ -56,15 +61,21 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
     read them, the records' stamps), used instead of walking and asking again.
 
     `newest_first` (a first import, which shows rows as they land): the files by mtime,
-    newest first. The newest HEAD_FILES are looked at (their format) and read here, in
-    short commits, before the others are looked at and worker processes start on them;
+    newest first, a sub-agent's after its session's (newest.py). The files of the newest
+    HEAD_FILES sessions are looked at (their format) and read here, in short commits (the
+    first one FIRST_COMMIT long), before the others are looked at and worker processes
+    start on them;
     one of them bigger than HEAD_SLICE (the session an agent is writing now, often the
     longest) is read FIRST_SLICE far first, then on in SLICE steps, one after each file read
     here or batch moved in after the head (while the workers read the batches).
     `stop` (a threading.Event, or anything with its `is_set()`): once set, the file
     being read stops at its next commit (its record says where the next import goes on)
     and no other is begun; the report's `stopped` counts the files left. `run`: kept up
-    to date with the files and bytes done of all (run_progress.py).
+    to date with the files and bytes done of all (run_progress.py). `price_later` (with
+    `newest_first`): the responses of the head are written waiting for their price and
+    priced in one go once the head is read (`store.usage.price_waiting`, which prices those
+    an earlier stopped import left waiting too), so that the price table is not loaded
+    before the first rows are in.
 
     A store whose server stops answering stops the import at once: StoreUnreachable is
     raised, with the report of what was done before as its `report` (what a file had
@@ -77,9 +88,11 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
     try:
         if newest_first:
             found, stamps = _found(store, paths, report, scanned)
-            found = sorted(found, key=lambda item: item.st.st_mtime_ns, reverse=True)
-            planned = plan_found(store, found[:HEAD_FILES], stamps, describe_unchanged, new)
-            rest = found[HEAD_FILES:]
+            found = parents_first(sorted(found, key=lambda item: item.st.st_mtime_ns,
+                                         reverse=True))
+            cut = head_length([item.name for item in found], HEAD_FILES)
+            planned = plan_found(store, found[:cut], stamps, describe_unchanged, new)
+            rest = found[cut:]
             if rest and any(fmt == CODEX for _path, fmt, _problem in planned):
                 # (a Codex fork is read after its parent: `_codex_parents_first`, over all)
                 planned = plan_found(store, found, stamps, describe_unchanged, new)
@@ -93,15 +106,19 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
     imported = False
     sizes = {i: file_size(path) for i, (path, fmt, problem) in enumerate(planned)
              if fmt is not None and problem is None}
-    head = sorted(sizes)[:HEAD_FILES] if newest_first else []
+    subagents = {i for i in sizes if is_subagent(planned[i][0])} if newest_first else set()
+    head = sorted(sizes) if newest_first else []
+    head = head[:head_length([planned[i][0] for i in head], HEAD_FILES)]
     head_end = len(planned) if rest else head[-1] + 1 if head else 0
     if rest:   # (what is left, as stat saw it: for the totals, until it is looked at)
         for offset, item in enumerate(rest):
             known = stamp_of(stamps, item.key)
             if known is None or not is_unchanged(known[0], known[1], item.st):
                 sizes[head_end + offset] = item.st.st_size
+                if is_subagent(item.name):
+                    subagents.add(head_end + offset)
     if run is not None:
-        run.plan(sizes)
+        run.plan(sizes, subagents)
     finished: set[int] = set()
     parts: dict[int, FileResult] = {}     # files read part-way: their results so far
     bases: dict[int, dict[str, tuple[int, int, int]]] = {}   # ... and their sessions before
@@ -124,6 +141,8 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
                 reached[index] = update.done
         return tick
 
+    first_commit = [FIRST_COMMIT if newest_first else None]
+
     def here(index: int, limit: int | None = None) -> FileResult:
         path, fmt, _problem = planned[index]
         enough = None
@@ -131,9 +150,10 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
             def enough(offset: int | None) -> bool:
                 return stopping() or (limit is not None and offset is not None
                                        and offset >= limit)
+        first, first_commit[0] = first_commit[0], None
         try:
             return import_file(store, path, fmt, progress=watch(index), index=index,
-                               count=len(planned), enough=enough)
+                               count=len(planned), enough=enough, first_commit=first)
         except ImportStopped:   # (before it began: nothing of it was read)
             return FileResult(str(path), format=fmt, status="stopped")
 
@@ -165,27 +185,40 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
             rest = []
             for i in [i for i in sizes if i >= head_end]:
                 del sizes[i]
+                subagents.discard(i)
             sizes.update({i: file_size(path) for i, (path, fmt, problem)
                           in enumerate(planned) if i >= head_end and fmt is not None
                           and problem is None})
+            subagents.update(i for i in sizes if i >= head_end and is_subagent(planned[i][0]))
             if run is not None:
-                run.plan(sizes)
+                run.plan(sizes, subagents)
         new.difference_update(planned[i][0] for i in head)   # (read here, not by workers)
-        workers = _workers(store, planned, new, stop)
+        workers = _workers(store, planned, new, stop, run)
+
+    def price_the_head() -> None:
+        """The head's responses (and any an earlier stopped import left) priced now."""
+        usage = store.usage
+        usage.prices_later = False
+        usage.price_waiting()
 
     keep_writer = getattr(store, "bulk_writes", None)
     workers = None
     failing = True
+    price_later = price_later and newest_first
+    if price_later:
+        store.usage.prices_later = True
     try:
         with keep_writer() if keep_writer is not None else contextlib.nullcontext():
             if not newest_first:
-                workers = _workers(store, planned, new, stop)
+                workers = _workers(store, planned, new, stop, run)
             index = 0
             while True:
                 if stopping():
                     break
                 if newest_first and index == head_end and workers is None:
                     # (after the head: the newest files are not read while workers start)
+                    if price_later:
+                        price_the_head()
                     look_at_the_rest()
                 if index >= len(planned):
                     break
@@ -235,6 +268,8 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
         error.report = report
         raise
     finally:
+        if price_later:
+            store.usage.prices_later = False
         if workers is not None:
             report.converted = workers.converted
             workers.close(stop=failing or stopping())
@@ -254,13 +289,19 @@ def _unread(size: int, stamps: dict, path: Path, fmt: str) -> int:
         stamp[2] <= size else size
 
 
-def _workers(store, planned: list, new: set[Path], stop):
-    """Worker processes for the new files of `planned`, started (None: not worth it)."""
+def _workers(store, planned: list, new: set[Path], stop, run: RunProgress | None = None):
+    """Worker processes for the new files of `planned`, started (None: not worth it); `run`
+    is told which files they read, and when they have."""
     from core.importing.workers.parallel import ParallelImport, scratch_parent, sweep_abandoned
 
     if new:
-        workers = ParallelImport(store, planned, new, commit_every=COMMIT_EVERY, stop=stop)
-        return workers if workers.start() else None
+        workers = ParallelImport(store, planned, new, commit_every=COMMIT_EVERY, stop=stop,
+                                 read=run.read_apart if run is not None else None)
+        if not workers.start():
+            return None
+        if run is not None:
+            run.apart(workers.owned, held=workers.pressed)
+        return workers
     if planned:
         # a killed import's scratch folder goes even when this import has nothing new
         sweep_abandoned(scratch_parent(getattr(store, "path", None)))
@@ -399,7 +440,8 @@ def _describe_unchanged(store, unchanged: list[tuple[FileResult, list[str]]]) ->
 def import_file(store, path: Path, fmt: str | None = None, *,
                 progress: ProgressCallback | None = None, index: int = 0,
                 count: int = 1, budget: float | None = None,
-                enough: Callable[[int | None], bool] | None = None) -> FileResult:
+                enough: Callable[[int | None], bool] | None = None,
+                first_commit: float | None = None) -> FileResult:
     """Import one file, or the part of it that is new since the last import.
 
     Goes on from the file's record (see state.py): a file that grew is read from where
@@ -412,7 +454,9 @@ def import_file(store, path: Path, fmt: str | None = None, *,
     with the offset its record now holds; None for a format read again from its start,
     which is only ever stopped whole); once True the file is read no further, its result
     (status "stopped") counts what was committed, and its record says where the next
-    import goes on: a file read in parts ends up in the store as one read whole."""
+    import goes on: a file read in parts ends up in the store as one read whole.
+    `first_commit`: the read's first transaction ends after this long (then every
+    `budget` seconds)."""
     path = Path(path)
     result = FileResult(str(path), format=fmt)
     if fmt is None:
@@ -477,14 +521,16 @@ def import_file(store, path: Path, fmt: str | None = None, *,
                         resume = {**(decided.reader or {}), "incomplete": not state.complete}
                         result.first_line = decided.line
                     pacer = Pacer(store, state, fd, save,
-                                  budget=COMMIT_EVERY if budget is None else budget)
+                                  budget=COMMIT_EVERY if budget is None else budget,
+                                  first=first_commit)
                     pacer.enough = enough
                     offset, line, reader = module.import_file(
                         store, path, result, ticker, start=(decided.offset, decided.line),
                         resume=resume, pacer=pacer)
                 else:
                     pacer = Pacer(store, state, fd, save,
-                                  budget=COMMIT_EVERY if budget is None else budget)
+                                  budget=COMMIT_EVERY if budget is None else budget,
+                                  first=first_commit)
                     pacer.enough = enough
                     pacing = PACING.set(pacer)
                     try:

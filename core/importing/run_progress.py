@@ -1,7 +1,15 @@
-"""How far a whole import is: files done of all it is to read, bytes done of all, and the
-time left, estimated from the bytes read a second so far. `import_paths(run=...)` keeps it
-up to date (the files it is to read once planned, each file's progress, each file done);
-the app's status line and `arbor import`'s progress line read it."""
+"""How far a whole import is: sessions done of all it is to read, bytes done of all, and the
+time left. `import_paths(run=...)` keeps it up to date (the files it is to read once
+planned, each file's progress, each file done, the files worker processes read apart and
+when they have); the app's status line and `arbor import`'s progress line read it.
+
+Sessions are the files that are not a sub-agent's (the list shows a sub-agent under its
+session, not as one of its own): their bytes count, they do not. The time left is that of
+the slower of two lanes, each from its own bytes a second: this process's (every byte
+passes through it: the files it reads itself, the newest ones and a long one read in
+slices, and the batches it moves in) and the workers' (the files they read apart, done
+once a worker has answered for their batch), unless they are waiting for this process
+(their window of batches read ahead is full: their pace is its pace then)."""
 
 from __future__ import annotations
 
@@ -10,7 +18,7 @@ import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Callable
+    from typing import Callable, Iterable
 
     from .base import Progress
 
@@ -34,22 +42,46 @@ class RunProgress:
         self.clock = clock
         self._lock = _thread.allocate_lock()
         self._sizes: dict[int, int] = {}
+        self._subagents: set[int] = set()
         self._done: set[int] = set()
         self._partial: dict[int, int] = {}
         self._bytes_done = 0
+        self._apart: set[int] = set()       # files the workers read
+        self._held: Callable[[], bool] | None = None
+        self._read_apart: set[int] = set()  # ... and have read
         self._started: float | None = None
         self._told = 0.0
-        self._left = TimeLeft(clock)
+        self._here = TimeLeft(clock)
+        self._workers = TimeLeft(clock)
 
     # ---------------------------------------------------------------- the driver's side
-    def plan(self, sizes: dict[int, int]) -> None:
-        """The files to read (planned index -> size); again once more is known of them."""
+    def plan(self, sizes: dict[int, int], subagents: Iterable[int] = ()) -> None:
+        """The files to read (planned index -> size), and which of them are sub-agents'
+        (not sessions of their own); again once more is known of them."""
         with self._lock:
             self._sizes = dict(sizes)
+            self._subagents = {index for index in subagents if index in self._sizes}
+            self._apart &= self._sizes.keys()
             if self._started is None:
                 self._started = self.clock()
-                self._left.note(0, sum(self._sizes.values()))
+                self._here.note(0, sum(self._sizes.values()))
         self._tell(force=True)
+
+    def apart(self, indexes: Iterable[int], held: Callable[[], bool] | None = None) -> None:
+        """These files are read by worker processes (their lane of the time left); `held()`:
+        whether they are waiting for this process now (their lane is not the slower one:
+        this process's is, and their pace then is its)."""
+        with self._lock:
+            self._apart = {index for index in indexes if index in self._sizes}
+            self._held = held
+            done, total = self._lanes(0)[1]
+            self._workers.note(done, total)
+
+    def read_apart(self, indexes: Iterable[int]) -> None:
+        """A worker has read these files (they are done once moved in: `file_done`)."""
+        with self._lock:
+            self._read_apart.update(index for index in indexes if index in self._apart)
+        self._tell()
 
     def __call__(self, progress: Progress) -> None:
         """A file's progress (the driver's ProgressCallback)."""
@@ -57,7 +89,9 @@ class RunProgress:
         with self._lock:
             if index not in self._sizes or index in self._done:
                 return
-            self._partial[index] = min(progress.done, self._sizes[index])
+            # (never back: a file read in slices starts each slice's progress at 0)
+            self._partial[index] = max(self._partial.get(index, 0),
+                                       min(progress.done, self._sizes[index]))
         self._tell()
 
     def file_done(self, index: int) -> None:
@@ -75,18 +109,37 @@ class RunProgress:
         return len(self._sizes)
 
     def snapshot(self) -> tuple[int, int, int, int, float | None]:
-        """(files done, files in all, bytes done, bytes in all, seconds left or None while
-        it cannot be told yet)."""
+        """(sessions done, sessions in all, bytes done, bytes in all, seconds left or None
+        while it cannot be told yet)."""
         with self._lock:
             done = self._bytes_done + sum(self._partial.values())
             total = sum(self._sizes.values())
-            files = len(self._done)
-            count = len(self._sizes)
+            files = len(self._done - self._subagents)
+            count = len(self._sizes) - len(self._subagents)
             left = None
-            if self._started is not None:
-                self._left.note(done, total)
-                left = self._left.seconds(done, total)
+            if self._started is not None and total:
+                lanes = []
+                held = self._held is not None and self._held()
+                for (lane_done, lane_total), lane in zip(self._lanes(done),
+                                                         (self._here, self._workers)):
+                    if lane_total and lane_done < lane_total:
+                        lane.note(lane_done, lane_total)
+                        if lane is self._here or not held:
+                            lanes.append(lane.seconds(lane_done, lane_total))
+                left = 0.0 if not lanes else None if None in lanes else max(lanes)
         return files, count, min(done, total), total, left
+
+    def _lanes(self, done: int) -> tuple[tuple[int, int], tuple[int, int]]:
+        """(done, in all) of this process's lane, and of the workers' (under the lock).
+        This process's is every byte: what it reads and what it moves in of what the
+        workers read (all passes through it); theirs, the bytes they have read."""
+        apart = self._apart
+        apart_total = apart_done = 0
+        for index in apart:
+            apart_total += self._sizes[index]
+            if index in self._read_apart or index in self._done:
+                apart_done += self._sizes[index]
+        return (done, sum(self._sizes.values())), (apart_done, apart_total)
 
     def _tell(self, force: bool = False) -> None:
         if self.listener is None:

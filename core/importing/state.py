@@ -234,16 +234,22 @@ class Pacer:
     A reader calls `due()` between lines (cheap) and, when it says so, `commit(offset,
     line, reader_state, uid)` with its safe point (see `FileState.offset`)."""
 
-    def __init__(self, store, state: FileState, fd: int, save, *, budget: float = 0.1):
+    def __init__(self, store, state: FileState, fd: int, save, *, budget: float = 0.1,
+                 first: float | None = None):
+        """`first`: the first transaction ends this long after the first line is read
+        (then every `budget` s), so that it holds what that much reading made."""
         self.store, self.state, self.fd, self.save = store, state, fd, save
-        self.budget = budget
-        self.since = time.monotonic()
+        self.budget = budget if first is None else first
+        self._then = budget
+        self.since = time.monotonic() if first is None else None
         self.commits = 0
         # asked after each commit (with the offset recorded; None where none is): True
         # stops the read there (ImportStopped, with nothing written since the commit)
         self.enough: Callable[[int | None], bool] | None = None
 
     def due(self) -> bool:
+        if self.since is None:   # (the first line: `first` counts from here)
+            self.since = time.monotonic()
         return time.monotonic() - self.since >= self.budget
 
     def commit_written(self) -> None:
@@ -251,6 +257,7 @@ class Pacer:
         from their start after an interruption (their ids make that add only the rest)."""
         self.store.commit_and_continue()
         self.commits += 1
+        self.budget = self._then
         self.since = time.monotonic()
         self._stop_if_enough(None)
 
@@ -266,6 +273,7 @@ class Pacer:
             self.save(state)
         self.store.commit_and_continue()
         self.commits += 1
+        self.budget = self._then
         self.since = time.monotonic()
         self._stop_if_enough(state.offset)
 

@@ -12,7 +12,9 @@ PostgreSQL is a server). What passes between them:
   and SIGTERM do: always at the file's last commit, so nothing read is lost and the next
   start goes on from there (each file's import record says how far it got).
 - the child -> the app, on its stdout: JSON lines. `{"started": [places]}` once it is known
-  to import something, `{"moved": [files done, files in all, bytes done, bytes in all]}` as
+  to import something, `{"moved": [sessions done, sessions in all, bytes done, bytes in all, seconds left or
+  null]}` (a sub-agent's file is no session, and the time left is its lanes': see
+  run_progress.py) as
   it reads (at most every RunProgress.interval, and when a file is done), and last
   `{"ended": ...}` with the report's words, how many files it left, or an error sentence.
 
@@ -108,13 +110,15 @@ def _import(settings: dict, stop: threading.Event, out: _Lines) -> dict:
         first_run.begin(store)
 
         def moved(run: RunProgress) -> None:
-            files, count, done, total, _left = run.snapshot()
-            out.send({"moved": [files, count, done, total]})
+            files, count, done, total, left = run.snapshot()
+            out.send({"moved": [files, count, done, total,
+                                None if left is None else round(left, 1)]})
 
         from ..driver import import_paths
 
         report = import_paths(store, places, newest_first=True, stop=stop,
-                              run=RunProgress(moved), describe_unchanged=False)
+                              run=RunProgress(moved), describe_unchanged=False,
+                              price_later=True)
         if not report.stopped:
             first_run.finish(store)
         return {"stopped": report.stopped, "summary": report.summary()}
@@ -129,16 +133,24 @@ def _sentence(failure: BaseException) -> str:
 
 # ====================================================================== the app's side
 class RemoteRun:
-    """What the child last said of its progress, as RunProgress.snapshot() gives it (the
-    time left is estimated here, from when the lines came)."""
+    """What the child last said of its progress, as RunProgress.snapshot() gives it: the
+    time left it said, less the time since (a child that does not say it: estimated here,
+    from when the lines came)."""
 
     def __init__(self, clock=time.monotonic):
         self._figures = (0, 0, 0, 0)
         self._left = TimeLeft(clock)
+        self._clock = clock
+        self._said: tuple[float | None, float] | None = None   # (seconds left, when)
 
-    def update(self, files: int, count: int, done: int, total: int) -> None:
+    def update(self, files: int, count: int, done: int, total: int,
+               *left: float | None) -> None:
         self._figures = (files, count, done, total)
         self._left.note(done, total)
+        if left:
+            said = left[0]
+            self._said = (float(said) if isinstance(said, (int, float)) else None,
+                          self._clock())
 
     @property
     def files_total(self) -> int:
@@ -146,7 +158,12 @@ class RemoteRun:
 
     def snapshot(self) -> tuple[int, int, int, int, float | None]:
         files, count, done, total = self._figures
-        return files, count, min(done, total), total, self._left.seconds(done, total)
+        if self._said is not None:
+            said, when = self._said
+            left = None if said is None else max(0.0, said - (self._clock() - when))
+        else:
+            left = self._left.seconds(done, total)
+        return files, count, min(done, total), total, left
 
 
 def folder_holding_core() -> Path:

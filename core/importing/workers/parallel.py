@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import time
+from _thread import allocate_lock
 from pathlib import Path
 
 from core.importing.base import FileResult
@@ -251,10 +252,13 @@ def _size(path: Path) -> int:
 class Workers:
     """The worker processes of one import and the batches given to them."""
 
-    def __init__(self, count: int, cards: list[tuple[str, str]], parent: str | None = None):
+    def __init__(self, count: int, cards: list[tuple[str, str]], parent: str | None = None,
+                 answered: Callable[[int], None] | None = None):
+        """`answered(job)`: called (in a reading thread) as each job's answer comes."""
         import queue   # (imported here: an import too small for workers loads none of this)
 
         self._answers = queue.Queue()
+        self._answered_now = answered
         self.procs: list = []
         self._load: list[int] = []
         self._next_job = 0
@@ -310,7 +314,13 @@ class Workers:
 
         try:
             while True:
-                self._answers.put((number, read_frame(proc.stdout)))
+                answer = read_frame(proc.stdout)
+                self._answers.put((number, answer))
+                if self._answered_now is not None and isinstance(answer, dict):
+                    try:
+                        self._answered_now(answer["job"])
+                    except Exception:  # noqa: BLE001 - progress only: never the import's end
+                        pass
         except (EOFError, OSError, ValueError):
             self._answers.put((number, None))   # gone: its batches are imported here
 
@@ -392,10 +402,17 @@ class Workers:
 class ParallelImport:
     """Which planned files the workers import, and their results in plan order."""
 
-    def __init__(self, store, planned: list, new: set, *, commit_every: float, stop=None):
+    def __init__(self, store, planned: list, new: set, *, commit_every: float, stop=None,
+                 read: Callable[[list[int]], None] | None = None):
+        """`read(indexes)`: told (in a reading thread) of the planned files a worker has
+        read, as its answer for their batch comes (before they are moved in)."""
         from core.importing.detect import CLAUDE_CODE
 
         self.store = store
+        self.read = read
+        self._batch_of_job: dict[int, int] = {}
+        self._early_answers: set[int] = set()   # (answered before `_send` knew the job)
+        self._jobs_lock = allocate_lock()
         self.stop = stop   # an Event: waiting for a batch ends once it is set (`Workers.take`)
         self.planned = planned
         self.commit_every = commit_every
@@ -431,7 +448,8 @@ class ParallelImport:
         self._sizes = {i: _size(self.planned[i][0]) for i in owned}
         self._bytes = [sum(self._sizes[i] for i in batch) for batch in self.batches]
         self.workers = Workers(min(count, len(self.batches)), self.store.imports.price_cards(),
-                               scratch_parent(getattr(self.store, "path", None)))
+                               scratch_parent(getattr(self.store, "path", None)),
+                               self._heard if self.read is not None else None)
         self._top_up()
         self._big(True)
         return True
@@ -447,6 +465,17 @@ class ParallelImport:
 
     def owns(self, index: int) -> bool:
         return index in self.owned
+
+    def pressed(self) -> bool:
+        """Whether the batches sent and not moved in fill half the window the workers may
+        read ahead (`_top_up`) or more: then the workers wait for this process (it reads a
+        long session between batches), not the other way round."""
+        workers = self.workers
+        if workers is None:   # (closed: nothing is read apart any more)
+            return False
+        limit = AHEAD * len(workers.procs)
+        ahead = [n for n in range(self._landed, self._next) if n not in self._early]
+        return len(ahead) * 2 >= limit or sum(self._bytes[n] for n in ahead) * 2 >= AHEAD_BYTES
 
     def result(self, index: int, import_here: Callable[[int], FileResult]) -> FileResult:
         """The result of planned file `index` (one the workers own). At a batch's first
@@ -489,9 +518,23 @@ class ParallelImport:
                 return
 
     def _send(self, number: int) -> None:
-        self._jobs[number] = self.workers.submit(
+        job = self._jobs[number] = self.workers.submit(
             [(str(self.planned[i][0]), self.planned[i][1]) for i in self.batches[number]],
             self._bytes[number])
+        if job is not None:
+            with self._jobs_lock:
+                self._batch_of_job[job] = number
+                early = job in self._early_answers
+            if early:
+                self.read(self.batches[number])
+
+    def _heard(self, job: int) -> None:
+        with self._jobs_lock:
+            number = self._batch_of_job.get(job)
+            if number is None:
+                self._early_answers.add(job)
+                return
+        self.read(self.batches[number])
 
     def _land(self, number: int, import_here: Callable[[int], FileResult]) -> None:
         batch = self.batches[number]

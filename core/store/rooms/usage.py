@@ -15,6 +15,12 @@ from . import Room
 
 
 class UsageRoom(Room):
+    # While True, the responses the entry writers write wait for their price (no cost yet)
+    # instead of being priced: an import's first rows then load nothing of the price table.
+    # `price_waiting()` prices them afterwards (a first import's, once its newest sessions
+    # are in; `reprice` would too: they are among the stale).
+    prices_later = False
+
     def record(self, external_session_id: int, provider: str, protocol: str, model: str,
                input_tokens: int, output_tokens: int, total_tokens: int, duration_ms: int,
                timestamp: Any = None) -> None:
@@ -108,6 +114,21 @@ class UsageRoom(Room):
 
         with self.transaction() as conn:
             return reprice(conn, self._sql)
+
+    def price_waiting(self) -> int:
+        """Price the responses written waiting for their price (`prices_later`), in one
+        transaction, and their sessions' totals; returns how many were priced."""
+        from core.store.usage.rows import price_waiting
+
+        with self.transaction() as conn:
+            return price_waiting(conn, self._sql)
+
+    def waiting(self) -> bool:
+        """Whether some response waits for its price (`prices_later`)."""
+        from core.store.usage.rows import WAITING
+
+        with self.reading() as conn:
+            return conn.execute(self._sql.USAGE_ANY_WAITING, (WAITING,)).fetchone() is not None
 
     def of_session(self, external_session_id: int) -> list[dict[str, Any]]:
         with self._lock:

@@ -91,6 +91,8 @@ class SQLite:
         " COALESCE(SUM(CASE WHEN subagent = 1 THEN input_tokens + output_tokens"
         " + cache_creation_tokens + cache_read_tokens END), 0)"
         " FROM usage GROUP BY external_session_id, model")
+    SESSION_USAGE_REBUILD_OF = SESSION_USAGE_REBUILD.replace(
+        " FROM usage GROUP BY", " FROM usage WHERE external_session_id = ? GROUP BY")
     # the first row of each response across sessions is the one that counts in totals
     USAGE_RECOUNT = (
         "UPDATE usage SET counted = CASE WHEN response_key IS NULL OR seq = (SELECT MIN(u.seq)"
@@ -107,6 +109,13 @@ class SQLite:
         " cache_creation_1h_tokens, cache_read_tokens, output_tokens, reasoning_tokens, fast"
         " FROM usage WHERE cost_logged = 0 AND price_basis != ?")
     USAGE_SET_PRICE = "UPDATE usage SET cost_usd = ?, price_basis = ? WHERE seq = ?"
+    # the responses written waiting for their price (core/store/usage/rows.py: WAITING)
+    USAGE_WAITING = (
+        "SELECT seq, external_session_id, model, provider, timestamp, input_tokens,"
+        " cache_creation_tokens, cache_creation_1h_tokens, cache_read_tokens, output_tokens,"
+        " reasoning_tokens, fast FROM usage WHERE price_basis = ? AND cost_logged = 0")
+    USAGE_ANY_WAITING = "SELECT 1 FROM usage WHERE price_basis = ? AND cost_logged = 0 LIMIT 1"
+    SESSION_USAGE_CLEAR_OF = "DELETE FROM session_usage WHERE external_session_id = ?"
     # (< or >, not !=: each side is a range of idx_usage_basis, so nothing stale costs no scan)
     USAGE_STALE_PRICES = ("SELECT 1 FROM usage WHERE (price_basis < ?1 OR price_basis > ?1)"
                           " AND cost_logged = 0 LIMIT 1")
@@ -273,6 +282,8 @@ class Postgres:
         " COALESCE(SUM(CASE WHEN subagent = 1 THEN input_tokens + output_tokens"
         " + cache_creation_tokens + cache_read_tokens END), 0)"
         " FROM usage GROUP BY external_session_id, model")
+    SESSION_USAGE_REBUILD_OF = SESSION_USAGE_REBUILD.replace(
+        " FROM usage GROUP BY", " FROM usage WHERE external_session_id = %s GROUP BY")
     # the first row of each response across sessions is the one that counts in totals
     USAGE_RECOUNT = (
         "UPDATE usage SET counted = CASE WHEN response_key IS NULL OR seq = (SELECT MIN(u.seq)"
@@ -289,6 +300,12 @@ class Postgres:
         " cache_creation_1h_tokens, cache_read_tokens, output_tokens, reasoning_tokens, fast"
         " FROM usage WHERE cost_logged = 0 AND price_basis != %s")
     USAGE_SET_PRICE = "UPDATE usage SET cost_usd = %s, price_basis = %s WHERE seq = %s"
+    USAGE_WAITING = (
+        "SELECT seq, external_session_id, model, provider, timestamp, input_tokens,"
+        " cache_creation_tokens, cache_creation_1h_tokens, cache_read_tokens, output_tokens,"
+        " reasoning_tokens, fast FROM usage WHERE price_basis = %s AND cost_logged = 0")
+    USAGE_ANY_WAITING = "SELECT 1 FROM usage WHERE price_basis = %s AND cost_logged = 0 LIMIT 1"
+    SESSION_USAGE_CLEAR_OF = "DELETE FROM session_usage WHERE external_session_id = %s"
     USAGE_STALE_PRICES = "SELECT 1 FROM usage WHERE cost_logged = 0 AND price_basis != %s LIMIT 1"
     SESSION_USAGE_ALL = (
         "SELECT external_session_id, model, responses, input_tokens, output_tokens,"

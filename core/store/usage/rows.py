@@ -89,12 +89,19 @@ class UsageRows:
         if not self.keyed and not self.unkeyed:
             return
         writer = self.writer
-        self.write(writer.conn, writer._sql, writer._backend)
+        self.write(writer.conn, writer._sql, writer._backend,
+                   later=writer.store.usage.prices_later)
 
-    def write(self, conn, sql, backend) -> None:
-        from .price_cards import StoredPrices
+    def write(self, conn, sql, backend, *, later: bool = False) -> None:
+        """`later`: the responses the agent gave no cost of are written waiting for their
+        price (no cost, price_basis WAITING; `price_waiting` prices them), so that nothing
+        of the price table is loaded here (a first import's newest sessions)."""
+        if later:
+            book = None
+        else:
+            from .price_cards import StoredPrices
 
-        book = StoredPrices(conn, sql)   # the price table is loaded only for a card not kept
+            book = StoredPrices(conn, sql)   # the table is loaded only for a card not kept
         session = self.session
         if self._had_usage is None:
             self._had_usage = conn.execute(sql.USAGE_SESSION_HAS_ROWS, (session,)).fetchone() is not None
@@ -174,12 +181,15 @@ class UsageRows:
         if delta:
             backend.executemany(conn, sql.SESSION_USAGE_ADD,
                                 [(session, model, *d) for model, d in delta.items()])
-        book.save()
+        if book is not None:
+            book.save()
 
-    def _price(self, book: "StoredPrices", record: UsageRecord, stamp: str
+    def _price(self, book: "StoredPrices | None", record: UsageRecord, stamp: str
                ) -> tuple[float | None, int, int]:
         if record.logged_cost is not None:
             return record.logged_cost, 1, 0
+        if book is None:
+            return None, 0, WAITING
         cost = book.cost_at(record.model, record.provider, stamp, record.input_tokens,
                             record.cache_creation_tokens, record.cache_creation_1h_tokens,
                             record.cache_read_tokens, record.output_tokens, record.reasoning_tokens,
@@ -194,6 +204,11 @@ class UsageRows:
                 record.cache_read_tokens, record.reasoning_tokens, cost, logged, basis,
                 1 if record.fast else 0, 1 if record.subagent else 0, counted)
 
+
+# The price basis of a response written waiting for its price (`UsageRows.write(later=True)`):
+# no basis the price table gives (pricing.basis is never 0), so it is also among those
+# `prices_stale` finds and `reprice` prices, should `price_waiting` never come.
+WAITING = 0
 
 # Whether a batch's rows are summed into their buckets by one statement (where the backend
 # has it) rather than by the trigger, row by row; the same buckets either way
@@ -250,6 +265,31 @@ def prices_stale(conn, sql) -> bool:
     from core.usage import pricing
 
     return conn.execute(sql.USAGE_STALE_PRICES, (pricing.basis(),)).fetchone() is not None
+
+
+def price_waiting(conn, sql) -> int:
+    """Price the responses written waiting for their price (WAITING), with the rates kept in
+    the store where it has them (price_cards.py: the table is loaded for the others), and
+    bring their sessions' totals up to date; returns how many. One statement an update; the
+    buckets follow the costs by their trigger."""
+    from .price_cards import StoredPrices
+
+    waiting = conn.execute(sql.USAGE_WAITING, (WAITING,)).fetchall()
+    if not waiting:
+        return 0
+    book = StoredPrices(conn, sql)
+    changed = []
+    sessions = set()
+    for seq, session, model, provider, stamp, inp, cc, cc1h, cr, out, rsn, fast in waiting:
+        cost = book.cost_at(model, provider, stamp, inp, cc, cc1h, cr, out, rsn, bool(fast))
+        changed.append((cost, book.basis, seq))
+        sessions.add(session)
+    conn.executemany(sql.USAGE_SET_PRICE, changed)
+    for session in sorted(sessions):
+        conn.execute(sql.SESSION_USAGE_CLEAR_OF, (session,))
+        conn.execute(sql.SESSION_USAGE_REBUILD_OF, (session,))
+    book.save()
+    return len(changed)
 
 
 def reprice(conn, sql, *, rebuild: bool = True) -> int:
