@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 from core import open_store
-from core.store.sqlite import fresh_schema, migrations
+from core.store.sqlite import fresh_schema, fresh_schema_maker, migrations
 
 ROOT = Path(__file__).resolve().parent.parent
-REGENERATE = "python -m core.store.sqlite.fresh_schema writes it again"
+REGENERATE = "python -m core.store.sqlite.fresh_schema_maker writes it again"
 
 
 def _everything(path: Path) -> dict:
@@ -66,14 +66,14 @@ def test_a_new_store_equals_an_empty_one_migrated(tmp_path, monkeypatch):
 def test_the_statements_are_what_the_migrated_store_says(tmp_path, monkeypatch):
     conn = sqlite3.connect(_migrated(tmp_path / "migrated.db", monkeypatch))
     try:
-        assert tuple(fresh_schema.schema_of(conn)) == fresh_schema.STATEMENTS, REGENERATE
+        assert tuple(fresh_schema_maker.schema_of(conn)) == fresh_schema.STATEMENTS, REGENERATE
     finally:
         conn.close()
 
 
 def test_the_generator_writes_this_file_again_unchanged():
     path = ROOT / "core" / "store" / "sqlite" / "fresh_schema.py"
-    assert fresh_schema._generate() == path.read_text(encoding="utf-8"), REGENERATE
+    assert fresh_schema_maker.generate() == path.read_text(encoding="utf-8"), REGENERATE
 
 
 def test_an_out_of_date_fresh_schema_is_not_used(tmp_path, monkeypatch):

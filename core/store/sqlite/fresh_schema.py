@@ -1,11 +1,11 @@
 """A new SQLite store in one step: the schema that every migration of migrations.py gives an
 empty store, as one list of statements run in one transaction (migrations.make_new), in
 place of the migrations one by one (which create tables only to alter, rename and drop
-them again: ~150 statements, about twice the CPU).
+them again: ~150 statements, about three times the CPU).
 
-GENERATED from the migrations: after adding one, run
+GENERATED from the migrations by fresh_schema_maker.py: after adding a migration, run
 
-    python -m core.store.sqlite.fresh_schema
+    python -m core.store.sqlite.fresh_schema_maker
 
 to write this file again. Until then VERSION is below migrations.CURRENT_VERSION and new
 stores are made by running the migrations (slower, never wrong);
@@ -13,9 +13,6 @@ tests/test_store_fresh_schema.py checks that what this file makes equals what mi
 empty store makes.
 """
 
-from __future__ import annotations
-
-# ---- generated: begin
 VERSION = 12
 
 MIGRATIONS = (
@@ -315,69 +312,3 @@ END""",
     """CREATE VIRTUAL TABLE entries_fts USING fts5(text, content = '', tokenize = 'porter unicode61 remove_diacritics 2')""",
     """CREATE TRIGGER usage_buckets_insert AFTER INSERT ON usage WHEN NEW.bucketed = 1 BEGIN INSERT INTO usage_buckets(counted, hour, external_session_id, model, responses, input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens, reasoning_tokens, cost_usd, unpriced, subagent_cost_usd, subagent_tokens) VALUES (NEW.counted, substr(NEW.timestamp, 1, 13), NEW.external_session_id, NEW.model, 1, NEW.input_tokens, NEW.output_tokens, NEW.cache_creation_tokens, NEW.cache_read_tokens, NEW.reasoning_tokens, COALESCE(NEW.cost_usd, 0), (NEW.cost_usd IS NULL), (CASE WHEN NEW.subagent = 1 THEN COALESCE(NEW.cost_usd, 0) ELSE 0 END), (CASE WHEN NEW.subagent = 1 THEN NEW.input_tokens + NEW.output_tokens + NEW.cache_creation_tokens + NEW.cache_read_tokens ELSE 0 END)) ON CONFLICT(counted, hour, external_session_id, model) DO UPDATE SET responses = responses + excluded.responses, input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens, cache_creation_tokens = cache_creation_tokens + excluded.cache_creation_tokens, cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens, reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens, cost_usd = cost_usd + excluded.cost_usd, unpriced = unpriced + excluded.unpriced, subagent_cost_usd = subagent_cost_usd + excluded.subagent_cost_usd, subagent_tokens = subagent_tokens + excluded.subagent_tokens; END""",
 )
-# ---- generated: end
-
-
-def schema_of(conn) -> list[str]:
-    """The statements that make `conn`'s schema and rows again (but schema_migrations' rows,
-    which `MIGRATIONS` gives): its tables, indexes, triggers and views in the order they
-    were made (shadow tables of full-text indexes and SQLite's own left out: they come
-    with their virtual table), then INSERTs of the rows any migration wrote."""
-    shadow = {name for name, kind in conn.execute("SELECT name, type FROM pragma_table_list")
-              if kind == "shadow"}
-    out = []
-    for name, sql in conn.execute("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL"
-                                  " ORDER BY rowid"):
-        if not name.startswith("sqlite_") and name not in shadow:
-            out.append(sql)
-    for (name,) in conn.execute("SELECT name FROM pragma_table_list WHERE type = 'table'"
-                                " AND schema = 'main' ORDER BY name"):
-        if name.startswith("sqlite_") or name in shadow or name == "schema_migrations":
-            continue
-        columns = [row[1] for row in conn.execute("SELECT * FROM pragma_table_info(?)", (name,))]
-        quoted = ", ".join(f'quote("{column}")' for column in columns)
-        for row in conn.execute(f'SELECT {quoted} FROM "{name}"'):
-            out.append(f'INSERT INTO "{name}" VALUES ({", ".join(row)})')
-    return out
-
-
-def _generate() -> str:
-    """This file's text, its generated part made again from the migrations (an empty store
-    migrated in a folder of its own, as SQLiteBackend makes one)."""
-    import sqlite3
-    import tempfile
-    from pathlib import Path
-
-    from . import migrations
-    from .backend import PAGE_SIZE, SQLiteBackend
-
-    with tempfile.TemporaryDirectory(prefix="arbor-fresh-schema-") as folder:
-        conn = sqlite3.connect(str(Path(folder) / "store.db"), isolation_level=None)
-        try:
-            conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
-            conn.execute("PRAGMA journal_mode = WAL")
-            migrations.apply_migrations(conn, backend=SQLiteBackend)
-            statements = schema_of(conn)
-            recorded = conn.execute(
-                "SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
-        finally:
-            conn.close()
-    lines = [f"VERSION = {migrations.CURRENT_VERSION}", "", "MIGRATIONS = ("]
-    lines += [f"    ({number}, {name!r})," for number, name in recorded]
-    lines += [")", "", "STATEMENTS = ("]
-    for statement in statements:   # (as written in the migrations, where a string can hold it)
-        plain = '"""' not in statement and "\\" not in statement and not statement.endswith('"')
-        lines.append(f'    """{statement}""",' if plain else f"    {statement!r},")
-    lines.append(")")
-    text = Path(__file__).read_text(encoding="utf-8")
-    head, rest = text.split("# ---- generated: begin\n", 1)
-    _old, tail = rest.split("# ---- generated: end\n", 1)
-    return f"{head}# ---- generated: begin\n" + "\n".join(lines) + \
-        f"\n# ---- generated: end\n{tail}"
-
-
-if __name__ == "__main__":
-    from pathlib import Path
-
-    Path(__file__).write_text(_generate(), encoding="utf-8")
-    print(f"wrote {Path(__file__)}")
