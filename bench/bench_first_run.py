@@ -13,6 +13,11 @@ newest 20 are by file mtime; "but the long one" leaves out the files over the fi
 import's HEAD_SLICE (the session an agent is writing, which is read on in slices while the
 others are read: it cannot be whole within a second at 1 GB). The store is read with
 SQLite, read-only, every 20 ms. Ratios are of the medians of one run.
+
+`--rows-only`: stop each run at the first row (the newest 20 are not waited for).
+`--also DIR`: another arbor checkout (e.g. /work/main), measured in the same run, its runs
+interleaved with this checkout's (its code from DIR through PYTHONPATH, the same
+interpreter), to compare a change with what it changes.
 """
 
 from __future__ import annotations
@@ -61,10 +66,10 @@ def complete(db: Path, wanted: list[tuple[str, int]]) -> int:
     return sum(1 for path, size in wanted if rows.get(path, (0, 0)) == (size, 1))
 
 
-def first_run(tree: Path, env: dict, timeout: float
+def first_run(tree: Path, env: dict, timeout: float, rows_only: bool = False
               ) -> tuple[float | None, float, float | None, float | None]:
     """Seconds to arbor's first frame, to the first row, to the newest 20 complete but the
-    long one, to all 20."""
+    long one, to all 20 (`rows_only`: to the first row)."""
     folder = Path(tempfile.mkdtemp(prefix="arbor-bench-first-run-"))
     db = folder / "store.db"
     wanted = newest(tree)
@@ -92,6 +97,8 @@ def first_run(tree: Path, env: dict, timeout: float
                     frame = time.perf_counter() - started
                 if ROW in screen:
                     first = time.perf_counter() - started
+                    if rows_only:
+                        break
                 time.sleep(0.005)
                 continue
             have = complete(db, wanted)
@@ -116,7 +123,13 @@ def main() -> int:
     parser.add_argument("--tree", required=True, help="a HOME holding .claude/projects")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--rows-only", action="store_true",
+                        help="stop each run at the first row (not waiting for the newest 20)")
+    parser.add_argument("--also", metavar="DIR",
+                        help="another arbor checkout, measured alike in the same run")
     args = parser.parse_args()
+    if args.also and not (Path(args.also) / "tui" / "app.py").is_file():
+        raise SystemExit(f"--also: {args.also} is not an arbor checkout (no tui/app.py)")
     tree = Path(args.tree).resolve()
     if not (tree / ".claude" / "projects").is_dir():
         raise SystemExit(f"--tree: {tree} holds no .claude/projects")
@@ -132,19 +145,25 @@ def main() -> int:
     empty = [sys.executable, str(script)]
     frames.tmux("kill-server")
     frames.time_until(empty, "EMPTYREADY", env)                 # warm-up: bytecode cache
-    first_run(tree, env, 20)                                     # warm-up (and the cache)
-    times: dict[str, list[float]] = {"empty": [], "frame": [], "first": [], "most": [],
-                                     "every": []}
-    for _ in range(args.runs):
+    also_env = {**env, "PYTHONPATH": str(Path(args.also).resolve())} if args.also else None
+    checkouts = [("", env)] + ([("also ", also_env)] if also_env else [])
+    for _prefix, run_env in checkouts:
+        first_run(tree, run_env, 20, rows_only=True)             # warm-up (and the cache)
+    times: dict[str, list[float]] = {f"{prefix}{key}": [] for prefix, _env in checkouts
+                                     for key in ("frame", "first", "most", "every")}
+    times["empty"] = []
+    for number in range(args.runs):
         times["empty"].append(frames.time_until(empty, "EMPTYREADY", env)[0])
-        frame, first, most, every = first_run(tree, env, args.timeout)
-        if frame is not None:
-            times["frame"].append(frame)
-        times["first"].append(first)
-        if most is not None:
-            times["most"].append(most - first)
-        if every is not None:
-            times["every"].append(every - first)
+        # (the checkouts take turns going first: what runs after what is the same for both)
+        for prefix, run_env in checkouts[::-1] if number % 2 else checkouts:
+            frame, first, most, every = first_run(tree, run_env, args.timeout, args.rows_only)
+            if frame is not None:
+                times[prefix + "frame"].append(frame)
+            times[prefix + "first"].append(first)
+            if most is not None:
+                times[prefix + "most"].append(most - first)
+            if every is not None:
+                times[prefix + "every"].append(every - first)
     frames.tmux("kill-server")
     shutil.rmtree(script.parent, ignore_errors=True)
     base = statistics.median(times["empty"])
@@ -153,18 +172,22 @@ def main() -> int:
           f"{len(big)} over {HEAD_SLICE >> 20} MB: {', '.join(f'{b / 1e6:,.0f} MB' for b in big) or 'none'}); "
           f"tmux 120x40; median of {args.runs} alternating runs; load average "
           f"{os.getloadavg()[0]:.1f}")
-    print(f"{'':58}{'median ms':>10}{'min ms':>9}{'x empty':>9}")
-    rows = (("empty", "empty Textual app: its word on screen", True),
-            ("frame", "arbor, new store: its first frame (the status line)", True),
-            ("first", "arbor, new store: the first session row on screen", True),
-            ("most", "then: the newest 20 complete, but the long one(s)", False),
-            ("every", "then: all the newest 20 complete", False))
+    rows = [("empty", "empty Textual app: its word on screen", True)]
+    for prefix, _env in checkouts:
+        who = f"arbor at {args.also}" if prefix else "arbor"
+        rows += [(prefix + "frame", f"{who}, new store: its first frame (the status line)", True),
+                 (prefix + "first", f"{who}, new store: the first session row on screen", True)]
+        if not args.rows_only:
+            rows += [(prefix + "most", "then: the newest 20 complete, but the long one(s)", False),
+                     (prefix + "every", "then: all the newest 20 complete", False)]
+    width = max(58, max(len(label) for _key, label, _ratio in rows) + 2)
+    print(f"{'':{width}}{'median ms':>10}{'min ms':>9}{'x empty':>9}")
     for key, label, ratio in rows:
         values = times[key]
         if not values:
-            print(f"{label:58}{'not within the timeout':>28}")
+            print(f"{label:{width}}{'not within the timeout':>28}")
             continue
-        print(f"{label:58}{statistics.median(values) * 1000:>10.0f}{min(values) * 1000:>9.0f}"
+        print(f"{label:{width}}{statistics.median(values) * 1000:>10.0f}{min(values) * 1000:>9.0f}"
               + (f"{statistics.median(values) / base:>9.2f}" if ratio else ""))
     return 0
 

@@ -92,6 +92,33 @@ async def test_the_app_imports_a_new_store_by_itself_and_shows_the_rows(
     assert rounded(meaning(db)) == whole
 
 
+async def test_the_first_rows_are_drawn_before_their_session_is_shown(tmp_path, home,
+                                                                      monkeypatch):
+    """The frame with the first rows is drawn before the highlighted session's branches
+    and messages are read (they come a frame later): reading them first delayed the rows."""
+    from tui.components.sessions_pane import SessionsPane
+
+    seen: list[str] = []
+    draw, show = SessionsPane.render_line, ArborApp.show_session
+
+    def drawing(pane, y):
+        if pane.highlighted is not None and (not seen or seen[-1] != "rows drawn"):
+            seen.append("rows drawn")
+        return draw(pane, y)
+
+    def showing(app, session_id, **options):
+        seen.append("session shown")
+        return show(app, session_id, **options)
+
+    monkeypatch.setattr(SessionsPane, "render_line", drawing)
+    monkeypatch.setattr(SessionsPane, "DRAW_WAIT", 60.0)   # (no frame drawn in time: loaded)
+    monkeypatch.setattr(ArborApp, "show_session", showing)
+    app = make_app(fresh(tmp_path / "store.db"), home)
+    async with app.run_test(size=SIZE) as pilot:
+        assert await soon(pilot, lambda: "session shown" in seen)
+    assert seen[:2] == ["rows drawn", "session shown"], seen
+
+
 async def test_x_stops_the_first_import_and_the_next_start_goes_on(
         tmp_path, home, sessions_in_home):
     count, whole = sessions_in_home

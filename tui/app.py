@@ -225,6 +225,21 @@ class ArborApp(StoreLoading, HistoryActions, AnnotationActions, SessionActions, 
         # the event's size: this handler runs before App's own, which updates self.size
         self._update_status(event.size.width)
 
+    def _ending(self) -> bool:
+        """Whether the app is ending (q while the first import runs): its screen and panes
+        are gone, and what a thread said meanwhile (the import's progress, its rows)
+        changes nothing."""
+        from textual.app import ScreenStackError
+        from textual.css.query import NoMatches
+
+        if not self.is_running:
+            return True
+        try:
+            self.query_one("#status")
+        except (NoMatches, ScreenStackError):
+            return True
+        return False
+
     def _session(self, session_id: int | None) -> SessionSummary | None:
         return next((s for s in self.sessions if s.id == session_id), None)
 

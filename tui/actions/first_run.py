@@ -17,8 +17,9 @@ from textual.message import Message
 from tui.render.safe_text import clean
 
 # Rows are looked for this often (s) while none is shown yet: the first rows land within a
-# commit (core.importing.COMMIT_EVERY) of the import's start.
-FIRST_ROWS_LOOK = 0.05
+# commit (core.importing.COMMIT_EVERY) of the import's start, and are drawn the frame after
+# the look that finds them.
+FIRST_ROWS_LOOK = 0.02
 
 
 class FirstRunMoved(Message):
@@ -61,6 +62,7 @@ class FirstRunActions:
     first_import_due: bool | None = None   # what `arbor` found before the app (None: ask)
     _first_run_keys_shown = False
     _first_run_files = 0
+    _first_rows_version: int | None = None   # the store's data version the last look saw
 
     def _begin_first_run(self) -> None:
         """Once the first screen is drawn: the first import's process `arbor` started before
@@ -99,13 +101,33 @@ class FirstRunActions:
             self.post_message(FirstRunMoved())
 
     def _look_for_first_rows(self) -> None:
-        """Until the first rows are shown, the store is looked at every FIRST_ROWS_LOOK s
-        (then the ordinary poll's pace is enough)."""
+        """Until the first rows are shown, the store is looked at every FIRST_ROWS_LOOK s,
+        here on the screen's thread (its data version, one PRAGMA; when it moved, the first
+        page, one indexed query): the rows are drawn in the next frame, and their session's
+        branches and messages are read after it (_first_rows_shown); then the ordinary
+        poll's pace is enough."""
         first = self.first_import
-        if first is None or first.ended.is_set() or self.sessions:
+        if first is None or first.ended.is_set() or self.sessions or self._ending():
             return
-        self._poll()
+        try:
+            version = self.store.data_version()
+        except self.store.errors:
+            version = None   # (the poll says why)
+        if version is not None and version != self._first_rows_version:
+            self._first_rows_version = version
+            self._show_first_page()
+            if self.sessions:
+                self.sessions_pane.when_drawn(self._first_rows_shown)
+                return
         self.set_timer(FIRST_ROWS_LOOK, self._look_for_first_rows)
+
+    def _first_rows_shown(self) -> None:
+        """The first rows are on screen: now the highlighted session's branches and
+        messages, and the whole list with its costs (in a thread)."""
+        if self._ending():
+            return
+        self._catch_up()
+        self.load_sessions(first=self._data_version is None)
 
     def importing_first(self) -> bool:
         return self.first_import is not None and self.first_import.running
@@ -127,6 +149,8 @@ class FirstRunActions:
         return progress_forms(first.run, first.stopping)
 
     def on_first_run_moved(self, _message: FirstRunMoved) -> None:
+        if self._ending():
+            return
         if not self._first_run_keys_shown:
             self._first_run_keys_shown = True
             self.refresh_bindings()    # (x in the footer)
@@ -141,6 +165,8 @@ class FirstRunActions:
             self._poll()
 
     def on_first_run_ended(self, message: FirstRunEnded) -> None:
+        if self._ending():
+            return   # (and no following begins)
         first = self.first_import
         self.refresh_bindings()
         report = message.report

@@ -33,17 +33,28 @@ def run(args: argparse.Namespace) -> int:
     # what start-up made) once the first screen is drawn, the highlighted session's
     # messages included; and here whatever happens.
     gc.disable()
+    follow = not (args.demo or args.no_follow)
+    # A store not made yet is to have its first import: its process starts first of all
+    # (on the other core while this one makes the store and loads Textual), and is told
+    # the store once it is made.
+    first_import = _start_early(args) if follow else None
     try:
         store = open_or_explain(lambda: _open(args))
         if store is None:
+            if first_import is not None:
+                first_import.cancel()
             return EXIT_STORE
-        follow = not (args.demo or args.no_follow)
-        first_import = None
         # (asked without loading anything of the importers: most starts only follow)
         from core.store.first_import import due
 
         first_due = follow and due(store)
-        if first_due:   # on the other core while Textual loads
+        if first_import is not None:
+            if first_due:
+                first_import.tell_store()
+            else:   # (another process made it and imported first)
+                first_import.cancel()
+                first_import = None
+        elif first_due:   # on the other core while Textual loads
             from core.importing.first_run.process import launch
 
             first_import = launch(store)
@@ -61,6 +72,25 @@ def run(args: argparse.Namespace) -> int:
         return app.return_code or 0
     finally:
         gc.enable()
+
+
+def _start_early(args: argparse.Namespace):
+    """The first import's process, started before the store is opened, where `--db` (or
+    ARBOR_DB, or the default) names a store file that is not there yet; else None."""
+    import os
+
+    from core.model.errors import ArborError
+    from core.store.location import store_location
+
+    try:
+        location = store_location(args.db)
+    except ArborError:
+        return None   # (said when the store is opened)
+    if not isinstance(location, os.PathLike) or os.path.lexists(location):
+        return None   # (most starts: whether it is due is asked of the store, once open)
+    from core.importing.first_run.process import FirstRunProcess
+
+    return FirstRunProcess.early(location)
 
 
 def _open(args: argparse.Namespace):

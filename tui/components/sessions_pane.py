@@ -108,6 +108,8 @@ class SessionsPane(RowList):
         Binding("c", "app.compact", "Compact", show=False),
     ]
 
+    DRAW_WAIT = 1.0   # s (when_drawn)
+
     def __init__(self, now: datetime, **kwargs) -> None:
         super().__init__(**kwargs)
         self.all_sessions: list[SessionSummary] = []
@@ -118,6 +120,32 @@ class SessionsPane(RowList):
         self.log_gone: set[str] = set()   # uids of sessions whose log file is gone (the app)
         self.project: str | None = None    # only this cwd's sessions are listed (p)
         self._name_counts: Counter = Counter()
+        self._after_draw = None   # when_drawn's callback, until a frame draws a row
+
+    def when_drawn(self, callback) -> None:
+        """`callback` once a frame has drawn rows of this pane (after that frame), or after
+        DRAW_WAIT s if none has (the pane folded away on a narrow screen): what the first
+        rows of a new store show is read once they are on screen, not before."""
+        self._after_draw = callback
+        self.set_timer(self.DRAW_WAIT, lambda: self._drawn(callback))
+
+    @property
+    def awaits_drawing(self) -> bool:
+        """Whether a `when_drawn` callback waits for the rows to be drawn."""
+        return self._after_draw is not None
+
+    def _drawn(self, callback) -> None:
+        if self._after_draw is callback:
+            self._after_draw = None
+            callback()
+
+    def render_line(self, y: int):
+        strip = super().render_line(y)
+        callback = self._after_draw
+        if callback is not None and self.row_count:
+            self._after_draw = None
+            self.call_later(callback)
+        return strip
 
     @property
     def sessions(self) -> list[SessionSummary]:

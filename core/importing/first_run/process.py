@@ -45,7 +45,14 @@ def main() -> int:
     stop = threading.Event()
     out = _Lines(sys.stdout, stop)
     try:
-        settings = json.loads(sys.stdin.readline() or "null")
+        _load()   # (while `arbor` makes the store, when it started this early)
+    except Exception:  # noqa: BLE001 - said as a sentence by _import, which loads them again
+        pass
+    line = sys.stdin.readline()
+    if not line:
+        return 0   # cancelled before it was told its store (`cancel`: not due after all)
+    try:
+        settings = json.loads(line)
     except ValueError:
         settings = None
     if not isinstance(settings, dict) or not isinstance(settings.get("store"), str):
@@ -61,6 +68,14 @@ def main() -> int:
         ended = {"error": _sentence(failure)}
     out.send({"ended": ended})
     return 0
+
+
+def _load() -> None:
+    """The modules the import needs, loaded before the child waits for its store: an early
+    start (`FirstRunProcess.early`) has them loaded by the time `arbor` has made it."""
+    import core.store.location  # noqa: F401
+    from core import open_store  # noqa: F401
+    from .. import driver, files  # noqa: F401
 
 
 def _listen(stream, stop: threading.Event) -> None:
@@ -189,10 +204,36 @@ class FirstRunProcess:
         self.report: dict | None = None   # {"stopped": n, "summary": words} once ended so
         self.error: str | None = None
         self.process = None
+        self.told = False   # its store (tell_store)
         self.thread = threading.Thread(target=self._read, name="arbor-first-import",
                                        daemon=True)
 
-    def start(self) -> None:
+    @classmethod
+    def early(cls, location, home: Path | None = None) -> FirstRunProcess | None:
+        """The first import's process, started before its store is opened, when where it
+        is says it will be a new store (`locate`), else None. Told its store by `tell_store`
+        once `arbor` has made it, or `cancel`led if that store is not to have one after
+        all (another process made and filled it meanwhile, or it could not be made)."""
+        where = cls.locate(location)
+        if where is None:
+            return None
+        child = cls(where, home)
+        child.start(tell=False)
+        return child
+
+    @staticmethod
+    def locate(location) -> str | None:
+        """Where a first import can start before its store is opened (the store's path as
+        the child opens it): a SQLite file not made yet, since a new store is always to
+        have one. None for a store that is there already (whether it is to have one is
+        asked once it is open: first_import.due) or on a server."""
+        if not isinstance(location, os.PathLike):
+            return None   # (a core.store.location.PostgresURL)
+        path = os.fspath(location)
+        return None if os.path.lexists(path) else path
+
+    def start(self, tell: bool = True) -> None:
+        """The child, started now; `tell`: told its store now (else by `tell_store()`)."""
         import subprocess
         import tempfile
 
@@ -205,16 +246,43 @@ class FirstRunProcess:
                 [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=self._errors, start_new_session=True,   # a Ctrl-C is the app's to handle
                 env={**os.environ, "PYTHONUNBUFFERED": "1"})
-            self.process.stdin.write(json.dumps(
-                {"store": self.location,
-                 "home": str(self.home) if self.home is not None else None}).encode() + b"\n")
-            self.process.stdin.flush()
         except OSError as error:
-            self.error = f"the first import could not start: {error.strerror or error}"
-            self.ended.set()
-            self._tell("ended")
+            self._could_not(error)
             return
         self.thread.start()
+        if tell:
+            self.tell_store()
+
+    def tell_store(self) -> None:
+        """Tell the child its store (made by now) and home: it imports from here on."""
+        process = self.process
+        if process is None or process.poll() is not None or self.told:
+            return
+        self.told = True
+        try:
+            process.stdin.write(json.dumps(
+                {"store": self.location,
+                 "home": str(self.home) if self.home is not None else None}).encode() + b"\n")
+            process.stdin.flush()
+        except (OSError, ValueError):
+            pass   # (it ended: its reading thread says how)
+
+    def cancel(self) -> None:
+        """A child started `early` that is not to import after all: it ends without
+        opening the store (its stdin closes before it was told one)."""
+        self.stopping = True
+        process = self.process
+        if process is None:
+            return
+        try:
+            process.stdin.close()
+        except (OSError, ValueError):
+            pass
+
+    def _could_not(self, error: OSError) -> None:
+        self.error = f"the first import could not start: {error.strerror or error}"
+        self.ended.set()
+        self._tell("ended")
 
     def _read(self) -> None:
         process = self.process
@@ -265,6 +333,9 @@ class FirstRunProcess:
         self.stopping = True
         process = self.process
         if process is None or process.poll() is not None:
+            return
+        if not self.told:
+            self.cancel()   # (not told its store yet: "stop" would be taken for it)
             return
         try:
             process.stdin.write(b"stop\n")

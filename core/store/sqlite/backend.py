@@ -174,10 +174,19 @@ class SQLiteBackend:
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if str(mode).lower() != "wal":
                 raise StoreUnavailable(f"cannot use {shown} in WAL mode (got {mode})")
-            conn.execute("PRAGMA synchronous = NORMAL")
             page_size = conn.execute("PRAGMA page_size").fetchone()[0]
             conn.execute(f"PRAGMA wal_autocheckpoint = {max(1000, CHECKPOINT_BYTES // page_size)}")
-            migrations.apply_migrations(conn, shown, on_upgrade, backend=SQLiteBackend)
+            if tables:
+                conn.execute("PRAGMA synchronous = NORMAL")
+                migrations.apply_migrations(conn, shown, on_upgrade, backend=SQLiteBackend)
+            else:
+                # A new store is made without waiting for the disk: a crash (of the
+                # machine) while it is made leaves a store with no tables, or none of the
+                # creating transaction (the WAL's frames are checksummed, and no checkpoint
+                # runs this early), and the next open makes it again, as here.
+                conn.execute("PRAGMA synchronous = OFF")
+                migrations.make_new(conn, shown, backend=SQLiteBackend)
+                conn.execute("PRAGMA synchronous = NORMAL")
         except sqlite3.DatabaseError as error:
             conn.close()
             raise _opening_error(error, path, shown, writing=True) from None

@@ -465,6 +465,37 @@ def apply_migrations(conn: sqlite3.Connection, path: str = "the store",
     return CURRENT_VERSION
 
 
+def make_new(conn: sqlite3.Connection, path: str = "the store", backend=None) -> int:
+    """A new store (a file with no tables yet): the schema all the migrations give, made
+    in one transaction from fresh_schema's statements, with the migrations recorded as
+    applied. While fresh_schema is older than the migrations (one was added and the file
+    not generated again), or once another process made the store meanwhile, the
+    migrations run instead (apply_migrations)."""
+    from . import fresh_schema
+
+    if fresh_schema.VERSION != CURRENT_VERSION:
+        return apply_migrations(conn, path, backend=backend)
+    from core.model.clock import to_text
+
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is not None:
+            conn.execute("ROLLBACK")   # (another process made it first)
+            return apply_migrations(conn, path, backend=backend)
+        for statement in fresh_schema.STATEMENTS:
+            conn.execute(statement)
+        applied = to_text(None)
+        conn.executemany(
+            "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
+            [(number, name, applied) for number, name in fresh_schema.MIGRATIONS])
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return CURRENT_VERSION
+
+
 def _statements(sql: str) -> list[str]:
     """Split a migration script into statements (executescript would commit on its own)."""
     out, buf = [], []

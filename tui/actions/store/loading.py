@@ -10,6 +10,7 @@ A mixin of ArborApp. A store that does not answer now shows what was read a mome
 from __future__ import annotations
 
 import gc
+import itertools
 from functools import partial
 
 from rich.text import Text
@@ -26,11 +27,19 @@ from . import search_indexing
 
 FIRST_PAGE = 100
 
+# Each read of the list takes a number as it starts; a list read before the one shown is
+# not shown over it (the first page is read on the screen's thread while a worker may still
+# be reading the whole list of a moment before: on a store being imported, an empty one).
+_read_numbers = itertools.count(1)
+
 
 class StoreLoading:
     """Mixed into ArborApp (uses its store, panes, _update_status/_error/say)."""
 
+    _shown_read = 0   # the number of the list read shown
+
     def _show_first_page(self) -> None:
+        number = next(_read_numbers)
         try:
             first = self.store.sessions.list(include_archived=self.show_archived,
                                              limit=FIRST_PAGE)
@@ -38,7 +47,7 @@ class StoreLoading:
             return   # (said once, by the worker that reads the whole list next)
         if first:   # (no rows: the worker tells an empty store from one all archived)
             self._sessions_loaded(first, 0, None, False, partial=len(first) == FIRST_PAGE,
-                                  show=False)
+                                  show=False, number=number)
 
     def _show_first_session(self) -> None:
         self._catch_up()
@@ -62,6 +71,7 @@ class StoreLoading:
         # (the second connection: the app's own reads, such as the highlighted session's
         # messages, do not wait behind these)
         store = self.store.reader()
+        number = next(_read_numbers)
         try:
             if first:   # the version the poll compares with: read before the list
                 version = store.data_version()
@@ -76,13 +86,21 @@ class StoreLoading:
             self.call_from_thread(self._error, error, quiet=True)
             return
         self.call_from_thread(self._sessions_loaded, rows, hidden, keep_id, live, figures=figures,
-                              gone=gone)
+                              gone=gone, number=number)
 
     def _sessions_loaded(self, rows: list[SessionSummary], hidden: int, keep_id: int | None,
                          live: bool, partial: bool = False, show: bool = True,
-                         figures=None, gone: set[str] | None = None) -> None:
+                         figures=None, gone: set[str] | None = None,
+                         number: int | None = None) -> None:
         """Rows read: list them; with `show`, also show the highlighted session (the first
-        page leaves that to `_after_first_frame`)."""
+        page leaves that to `_after_first_frame`). `number`: the read's (a read begun
+        before the one shown is dropped); None: read just now, on this thread."""
+        if number is None:
+            number = next(_read_numbers)
+        if number < self._shown_read or self._ending():   # (q while a worker read)
+            return
+        self._shown_read = number
+        first_rows = bool(rows) and not self.sessions   # (none listed before these)
         if figures is not None:
             self.sessions_pane.figures = figures
         if gone is not None:
@@ -114,7 +132,10 @@ class StoreLoading:
         pane.set_sessions(rows, keep_id, notify=False)
         highlighted = pane.highlighted
         if highlighted is not None and show:
-            if highlighted.id != self.session_id:
+            if first_rows or pane.awaits_drawing:   # (the rows first; then what they show)
+                if not pane.awaits_drawing:
+                    pane.when_drawn(self._after_first_rows)
+            elif highlighted.id != self.session_id:
                 self.show_session(highlighted.id)
             elif live:
                 self._live_session_refresh()
@@ -122,6 +143,11 @@ class StoreLoading:
         # What is loaded now lives long (10,000 rows, rendered strips): keep it out of the
         # cyclic collector's full passes, which otherwise pause the app for 50-100 ms.
         gc.freeze()
+
+    def _after_first_rows(self) -> None:
+        """(once the first rows of an empty store are drawn) what they show."""
+        if not self._ending():
+            self._catch_up()
 
     def _show_panes(self, show: bool) -> None:
         """The three panes, or the empty-store screen; focus follows (never a hidden pane)."""
