@@ -6,7 +6,6 @@ connection opened afterwards reports the frames it found), never of the file sys
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from pathlib import Path
 
@@ -39,15 +38,6 @@ def _import(home: Path, db: Path, monkeypatch) -> None:
     assert main(["import", "-q", "--discover", "--db", str(db)]) == 0
 
 
-def _append_to(session: Path, number: int) -> None:
-    last = json.loads(session.read_text().splitlines()[-1])
-    lines = [uf._user(f"k{number}-q", last["uuid"], "2025-10-02T11:00:00.000Z", "one more thing"),
-             uf._assistant(f"k{number}", f"k{number}-q", "2025-10-02T11:00:01.000Z",
-                           f"msg_k{number}", f"req_k{number}", uf._usage(9, 333, 700, 9000))]
-    with open(session, "a") as handle:
-        handle.write("".join(json.dumps(line) + "\n" for line in lines))
-
-
 def test_an_import_of_appended_lines_leaves_the_log_and_keeps_what_it_wrote(tmp_path, monkeypatch):
     home = tmp_path / "home"
     session = uf.claude_session(home / ".claude" / "projects" / "-work-usage-demo")
@@ -55,12 +45,12 @@ def test_an_import_of_appended_lines_leaves_the_log_and_keeps_what_it_wrote(tmp_
     _import(home, db, monkeypatch)               # a new file: written back as it closes
     assert _log_frames(db)[0] == 0
     before = _entries(db)
-    _append_to(session, 1)
+    uf.append_answered_question(session, 1)
     _import(home, db, monkeypatch)
     frames, page = _log_frames(db)
     assert 0 < frames * page < 1024 * 1024, "the log was left as it was, and it is small"
     assert _entries(db) == before + 2, "what the import wrote is in the store"
-    _append_to(session, 2)                       # and the next import goes on from there
+    uf.append_answered_question(session, 2)   # and the next import goes on from there
     _import(home, db, monkeypatch)
     assert _entries(db) == before + 4
 
@@ -72,7 +62,7 @@ def test_a_new_file_in_the_same_import_writes_the_log_back(tmp_path, monkeypatch
     session = uf.claude_session(home / ".claude" / "projects" / "-work-usage-demo")
     db = tmp_path / "arbor.db"
     _import(home, db, monkeypatch)
-    _append_to(session, 1)
+    uf.append_answered_question(session, 1)
     uf.codex_rollout(home / ".codex" / "sessions" / "2025" / "10" / "05")
     _import(home, db, monkeypatch)
     assert _log_frames(db)[0] == 0
@@ -123,6 +113,6 @@ def test_a_finished_first_import_is_not_marked_again(tmp_path, monkeypatch):
     import core.importing.first_run as first_run
     monkeypatch.setattr(first_run, "begin", first_import.begin)
     monkeypatch.setattr(first_run, "finish", first_import.finish)
-    _append_to(session, 1)
+    uf.append_answered_question(session, 1)
     _import(home, db, monkeypatch)
     assert marked == []

@@ -65,16 +65,6 @@ def _import(tmp_path: Path, home: Path, db: Path) -> set[str]:
     return set(_run(tmp_path, home, db, LOADED_RUN)["modules"])
 
 
-def _append_to(session: Path, number: int) -> None:
-    """Two lines more in a session: a question and a priced answer."""
-    last = json.loads(session.read_text().splitlines()[-1])
-    lines = [uf._user(f"n{number}-q", last["uuid"], "2025-10-02T11:00:00.000Z", "one more thing"),
-             uf._assistant(f"n{number}", f"n{number}-q", "2025-10-02T11:00:01.000Z",
-                           f"msg_n{number}", f"req_n{number}", uf._usage(9, 333, 700, 9000))]
-    with open(session, "a") as handle:
-        handle.write("".join(json.dumps(line) + "\n" for line in lines))
-
-
 def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
     return sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in names))
 
@@ -84,7 +74,7 @@ def test_an_import_of_appended_lines_loads_only_what_it_needs(tmp_path):
     session = uf.claude_session(home / ".claude" / "projects" / "-work-usage-demo")
     db = tmp_path / "arbor.db"
     _import(tmp_path, home, db)
-    _append_to(session, 1)
+    uf.append_answered_question(session, 1)
     modules = _import(tmp_path, home, db)
     assert "core.agents.claude_code.importer" in modules, "the grown file was read"
     assert _loaded(modules, NOT_FOR_AN_APPEND) == []
@@ -98,7 +88,7 @@ def test_an_import_of_appended_lines_makes_no_dataclass(tmp_path):
     session = uf.claude_session(home / ".claude" / "projects" / "-work-usage-demo")
     db = tmp_path / "arbor.db"
     _import(tmp_path, home, db)
-    _append_to(session, 1)
+    uf.append_answered_question(session, 1)
     run = _run(tmp_path, home, db, LOADED_RUN)
     assert "core.agents.claude_code.importer" in run["modules"], "the grown file was read"
     assert run["dataclasses"] == []
@@ -247,7 +237,7 @@ def _append_import_statements(tmp_path) -> tuple[list[str], list[str]]:
     store = open_store(tmp_path / "arbor.db")
     try:
         import_paths(store, [folder])
-        _append_to(session, 7)
+        uf.append_answered_question(session, 7)
         statements: list[str] = []
         store._conn.set_trace_callback(statements.append)
         try:

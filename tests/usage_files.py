@@ -66,6 +66,16 @@ CLAUDE_RESPONSES = {
 SUBAGENT_RESPONSE = dict(input=19, output=90, write=500, read=600)
 
 
+def append_answered_question(session: Path, number: int) -> None:
+    """Two lines more in a Claude Code session: a question and a priced answer."""
+    last = json.loads(session.read_text().splitlines()[-1])
+    lines = [_user(f"n{number}-q", last["uuid"], "2025-10-02T11:00:00.000Z", "one more thing"),
+             _assistant(f"n{number}", f"n{number}-q", "2025-10-02T11:00:01.000Z",
+                        f"msg_n{number}", f"req_n{number}", _usage(9, 333, 700, 9000))]
+    with open(session, "a") as handle:
+        handle.write("".join(json.dumps(line) + "\n" for line in lines))
+
+
 def claude_session(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     r = CLAUDE_RESPONSES

@@ -20,7 +20,8 @@ from .newest import head_length, is_subagent, parents_first
 from .session import ALIASES, PACING
 from .state import (
     FROM_START, HEAD_BYTES, RESUME, UNCHANGED, FileState, Pacer, Plan, head_hash, plan, tail_hash)
-from .unchanged import DATABASES, FORMATS, Look, is_unchanged, sessions_of, stamp_of
+from .unchanged import (DATABASES, FORMATS, Look, is_unchanged, sessions_of, stamp_of,
+                        unread_bytes)
 
 TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
 if TYPE_CHECKING:
@@ -245,8 +246,9 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
                         run.file_done(index)
                     report.files.append(result)
                     imported = True
-                elif index < head_end and _unread(sizes.get(index, 0), stamps,
-                                                  *planned[index][:2]) > HEAD_SLICE:
+                elif index < head_end and unread_bytes(
+                        stamps, path_key(path), sizes.get(index, 0)) > HEAD_SLICE:
+                    # (a session that grew reads what it grew by in one go, however long)
                     imported = True
                     if not read(index, FIRST_SLICE) and not stopping():
                         deferred.append(index)
@@ -278,15 +280,6 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
         link_lineage(store)
     report.seconds = time.monotonic() - started
     return report
-
-
-def _unread(size: int, stamps: dict, path: Path, fmt: str) -> int:
-    """What is left to read of a file of `size` bytes: the bytes after those its complete
-    import record holds when it grew (a session read on from its end reads those in one
-    go, however long it is), else all of them."""
-    stamp = stamps.get(f"{fmt}:{path_key(path)}")
-    return size - stamp[2] if stamp and len(stamp) == 7 and stamp[1] == 1 and \
-        stamp[2] <= size else size
 
 
 def _workers(store, planned: list, new: set[Path], stop, run: RunProgress | None = None):

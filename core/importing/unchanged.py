@@ -105,6 +105,16 @@ def grown_bytes(seen: Look) -> int | None:
     return grown
 
 
+def unread_bytes(stamps: dict[str, tuple], key: str, size: int) -> int:
+    """What is left to read of a file of `size` bytes: the bytes after those its complete
+    import record holds when it grew (an import reads on from its end), else all of them."""
+    known = stamp_of(stamps, key)
+    if known is None or known[0] in DATABASES:
+        return size
+    _version, complete, recorded, _mtime_ns, _inode, _device, _lines = known[1]
+    return size - recorded if complete == 1 and recorded <= size else size
+
+
 def look(db_path: os.PathLike, paths: "Iterable[str | os.PathLike]", *, hold: bool = False
          ) -> Look:
     """Whether every file `paths` hold is unchanged since its last import (judged exactly

@@ -77,20 +77,21 @@ def run(args: argparse.Namespace) -> int:
     if store is None:
         return EXIT_STORE
     from core.model.errors import StoreUnreachable
+    from core.store import first_import
 
     if _small(seen):   # (then SQLite's log is left as it is: store.close(keep_log=True))
         store.keep_log_small()
     try:
-        first = args.discover and _first_import(store)
+        # (a store that finished its first import, or never is to have one, is not marked:
+        # marking it again cost two commits of every later import)
+        first = args.discover and first_import.due(store)
         if first:
-            from core.importing import first_run
-
-            first_run.begin(store)
+            first_import.begin(store)
         report = _run(store, paths, show_progress=not args.quiet and sys.stderr.isatty(),
                       describe_unchanged=not args.quiet, scanned=seen,
                       newest_first=args.discover)
         if first and not report.stopped:
-            first_run.finish(store)
+            first_import.finish(store)
     except StoreUnreachable as error:
         return _stopped(error)
     finally:
@@ -128,14 +129,6 @@ def _small(seen) -> bool:
 
     grown = grown_bytes(seen)
     return grown is not None and grown <= SMALL_GROWTH
-
-
-def _first_import(store) -> bool:
-    """Whether this `--discover` is (part of) the store's first import: not once one
-    finished (marking it again cost two commits of every later import)."""
-    from core.store.first_import import DONE, FIRST_IMPORT
-
-    return store.get_meta(FIRST_IMPORT) != DONE
 
 
 def _stopped(error) -> int:

@@ -259,23 +259,27 @@ class FirstRunProcess:
         if process is None or process.poll() is not None or self.told:
             return
         self.told = True
-        try:
-            process.stdin.write(json.dumps(
-                {"store": self.location,
-                 "home": str(self.home) if self.home is not None else None}).encode() + b"\n")
-            process.stdin.flush()
-        except (OSError, ValueError):
-            pass   # (it ended: its reading thread says how)
+        self._send(json.dumps({"store": self.location,
+                               "home": str(self.home) if self.home is not None else None}))
 
     def cancel(self) -> None:
         """A child started `early` that is not to import after all: it ends without
         opening the store (its stdin closes before it was told one)."""
         self.stopping = True
-        process = self.process
-        if process is None:
+        self._close_stdin()
+
+    def _send(self, line: str) -> None:
+        try:
+            self.process.stdin.write(line.encode() + b"\n")
+            self.process.stdin.flush()
+        except (OSError, ValueError):
+            pass   # (it ended: its reading thread says how)
+
+    def _close_stdin(self) -> None:
+        if self.process is None:
             return
         try:
-            process.stdin.close()
+            self.process.stdin.close()
         except (OSError, ValueError):
             pass
 
@@ -337,11 +341,7 @@ class FirstRunProcess:
         if not self.told:
             self.cancel()   # (not told its store yet: "stop" would be taken for it)
             return
-        try:
-            process.stdin.write(b"stop\n")
-            process.stdin.flush()
-        except (OSError, ValueError):
-            pass
+        self._send("stop")
 
     def stop(self, timeout: float = STOP_GRACE) -> None:
         """Stop at the file's last commit and wait for it (SIGTERM, then SIGKILL, if it
@@ -350,10 +350,7 @@ class FirstRunProcess:
         process = self.process
         if process is None:
             return
-        try:
-            process.stdin.close()
-        except (OSError, ValueError):
-            pass
+        self._close_stdin()
         for signal_it in (process.terminate, process.kill):
             try:
                 process.wait(timeout)
