@@ -155,3 +155,14 @@ def test_a_subagent_log_counts_under_its_sessions_project():
     assert import_report._folder_of("/codex/sessions/2026/11/30/rollout.jsonl") == \
         "/codex/sessions/2026/11/30"
     assert Path(import_report._folder_of("subagents/agent.jsonl")) == Path("")
+
+
+def test_the_summary_groups_thousands_as_the_status_line_does():
+    from core.importing.base import FileResult, ImportReport, SessionResult
+
+    files = [FileResult(f"/logs/{n}.jsonl", format="claude_code", sessions=[
+        SessionResult(f"s{n}", "a session", "claude_code", True, entries_added=40,
+                      messages_added=17, branches_added=1)]) for n in range(1200)]
+    text = ImportReport(files).summary()
+    assert text.startswith("1,200 files imported: 1,200 new sessions, ")
+    assert "48,000 entries (20,400 messages), 1,200 new branches." in text

@@ -211,12 +211,12 @@ class ImportReport(Record):
         not_logs = [f for f in self.files if f.status == "not-a-log"]
         unreadable = [f for f in self.files if f.status == "unreadable"]
         left_alone = [f for f in self.files if f.status == "skipped"]
-        parts = [f"{len(imported)} file{'s' if len(imported) != 1 else ''} imported: "
-                 f"{self.sessions_added} new session{'s' if self.sessions_added != 1 else ''}, "
-                 f"{self.entries_added} entries ({self.messages_added} messages), "
-                 f"{self.branches_added} new branch{'es' if self.branches_added != 1 else ''}."]
+        parts = [f"{len(imported):,} file{'s' if len(imported) != 1 else ''} imported: "
+                 f"{self.sessions_added:,} new session{'s' if self.sessions_added != 1 else ''}, "
+                 f"{self.entries_added:,} entries ({self.messages_added:,} messages), "
+                 f"{self.branches_added:,} new branch{'es' if self.branches_added != 1 else ''}."]
         if unchanged:
-            parts.append(f"{len(unchanged)} unchanged since the last import.")
+            parts.append(f"{len(unchanged):,} unchanged since the last import.")
         if self.recognised:
             parts.append(f"{self.recognised} entr{'ies' if self.recognised != 1 else 'y'} "
                          "already here under other ids (a log its agent rewrote): kept once.")
