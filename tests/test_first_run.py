@@ -250,6 +250,27 @@ def test_the_time_left_counts_this_process_and_the_workers_apart():
         assert left is not None and abs(left - expected) < 1.0, (held, left, expected)
 
 
+def test_a_lane_that_cannot_tell_yet_does_not_hide_the_other():
+    """The workers start after the newest files: while their lane has too little to go on,
+    the time left is this process's (it was "estimating…" for the whole of a short run)."""
+    from core.importing.base import Progress
+
+    mb = 1 << 20
+    now = [0.0]
+    run = RunProgress(clock=lambda: now[0])
+    run.plan({0: 20 * mb, **{i: 10 * mb for i in range(1, 5)}})
+    run.snapshot()
+    for second in range(1, 5):                  # this process: 5 MB/s of the newest file
+        now[0] = float(second)
+        run(Progress("newest.jsonl", 0, 5, second * 5 * mb, 20 * mb))
+        run.snapshot()
+    run.apart(range(1, 5))                      # the workers begin at 4 s: no pace yet
+    now[0] = 4.5
+    left = run.snapshot()[4]
+    assert left is not None and abs(left - (60 - 20) / (20 / 4.5)) < 0.5   # 20 MB in 4.5 s
+    assert time_left_text(left) != time_left_text(None)
+
+
 def test_the_workers_say_what_they_have_read(tmp_path, home, monkeypatch):
     """The import tells its run which files the workers read apart, and each as its
     batch's answer comes, before the batch is moved in."""

@@ -9,7 +9,9 @@ the slower of two lanes, each from its own bytes a second: this process's (every
 passes through it: the files it reads itself, the newest ones and a long one read in
 slices, and the batches it moves in) and the workers' (the files they read apart, done
 once a worker has answered for their batch), unless they are waiting for this process
-(their window of batches read ahead is full: their pace is its pace then)."""
+(their window of batches read ahead is full: their pace is its pace then). A lane that
+cannot tell yet (the workers start a second or two after this process) does not hide the
+other's: on a tree read in six seconds the status line said "estimating…" throughout."""
 
 from __future__ import annotations
 
@@ -126,7 +128,8 @@ class RunProgress:
                         lane.note(lane_done, lane_total)
                         if lane is self._here or not held:
                             lanes.append(lane.seconds(lane_done, lane_total))
-                left = 0.0 if not lanes else None if None in lanes else max(lanes)
+                told = [seconds for seconds in lanes if seconds is not None]
+                left = 0.0 if not lanes else max(told) if told else None
         return files, count, min(done, total), total, left
 
     def _lanes(self, done: int) -> tuple[tuple[int, int], tuple[int, int]]:
