@@ -102,6 +102,16 @@ def test_a_subagents_messages_count_in_its_parent_and_it_is_listed_only_under_it
     assert [(r.session.id, r.depth) for r in opened] == [(parent.id, 0), (child.id, 1)]
 
 
+def test_the_import_summary_counts_sessions_as_the_list_shows_them(store, tmp_path):
+    """A sub-agent's thread is listed under its session: the summary says so apart (it said
+    "96 new sessions" over a list of 85 rows)."""
+    main, _agent = _claude_copy(tmp_path)
+    report = import_paths(store, [main.parent])
+    assert len(family_rows(store.sessions.list())) == 1
+    assert (report.sessions_added, report.threads_added) == (2, 1)
+    assert "imported: 1 new session and 1 sub-agent thread, " in report.summary()
+
+
 def test_a_second_import_adds_no_spawn_point_twice(store, tmp_path):
     main, _agent = _claude_copy(tmp_path)
     import_paths(store, [main.parent])

@@ -55,7 +55,7 @@ class SessionResult(Record):
     """A session an import wrote to or found unchanged: what was added, what it holds."""
 
     _fields = ("uid", "name", "source", "created", "entries_added", "messages_added",
-               "branches_added", "entries_total", "branches_total", "recognised")
+               "branches_added", "entries_total", "branches_total", "recognised", "spawned")
     uid: str
     name: str
     source: str
@@ -66,10 +66,11 @@ class SessionResult(Record):
     entries_total: int
     branches_total: int
     recognised: int      # entries found under new ids (a log its agent rewrote: session.py)
+    spawned: bool        # a sub-agent's (or sub-graph's) thread: the list shows it under its session
 
     def __init__(self, uid: str, name: str, source: str, created: bool, entries_added: int = 0,
                  messages_added: int = 0, branches_added: int = 0, entries_total: int = 0,
-                 branches_total: int = 0, recognised: int = 0):
+                 branches_total: int = 0, recognised: int = 0, spawned: bool = False):
         self.uid = uid
         self.name = name
         self.source = source
@@ -80,6 +81,7 @@ class SessionResult(Record):
         self.entries_total = entries_total
         self.branches_total = branches_total
         self.recognised = recognised
+        self.spawned = spawned
 
 
 class FileResult(Record):
@@ -167,6 +169,11 @@ class ImportReport(Record):
         return sum(f.sessions_added for f in self.files)
 
     @property
+    def threads_added(self) -> int:
+        """Of the new sessions, sub-agents' threads (shown under their sessions)."""
+        return sum(1 for f in self.files for s in f.sessions if s.created and s.spawned)
+
+    @property
     def entries_added(self) -> int:
         return sum(f.entries_added for f in self.files)
 
@@ -211,8 +218,11 @@ class ImportReport(Record):
         not_logs = [f for f in self.files if f.status == "not-a-log"]
         unreadable = [f for f in self.files if f.status == "unreadable"]
         left_alone = [f for f in self.files if f.status == "skipped"]
+        threads = self.threads_added
+        sessions = self.sessions_added - threads   # (counted as the list shows them)
+        also = f" and {threads:,} sub-agent thread{'s' if threads != 1 else ''}" if threads else ""
         parts = [f"{len(imported):,} file{'s' if len(imported) != 1 else ''} imported: "
-                 f"{self.sessions_added:,} new session{'s' if self.sessions_added != 1 else ''}, "
+                 f"{sessions:,} new session{'s' if sessions != 1 else ''}{also}, "
                  f"{self.entries_added:,} entries ({self.messages_added:,} messages), "
                  f"{self.branches_added:,} new branch{'es' if self.branches_added != 1 else ''}."]
         if unchanged:

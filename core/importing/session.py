@@ -19,6 +19,7 @@ from __future__ import annotations
 from contextvars import ContextVar
 from datetime import datetime
 
+from core.history.lineage import SPAWNED_KINDS
 from core.model.entries import MESSAGE, tool_call_count
 from .base import SessionResult, stored_time, title_from_text
 
@@ -133,7 +134,8 @@ class SessionTarget:
         self.source = source
         self.spawns: list[tuple[str, int]] = []
         self.writer = store.entries.writer(self.id, background=background)
-        self.result = SessionResult(uid=uid, name=name, source=source, created=created)
+        self.result = SessionResult(uid=uid, name=name, source=source, created=created,
+                                    spawned=kind in SPAWNED_KINDS)
         self.tool_calls = 0
         shared = ALIASES.get()
         self.aliases: dict[str, str] = shared.setdefault(uid, {}) if shared is not None else {}
