@@ -137,6 +137,28 @@ def test_newest_first_reads_the_files_by_mtime_newest_first(tmp_path, home):
     assert moved, "no sub-agent newer than its session: the test proves nothing"
 
 
+def test_a_first_import_links_sub_agents_to_their_sessions_as_it_goes(tmp_path, home,
+                                                                     monkeypatch):
+    """The list shows a sub-agent under its session once linked: a first import links the
+    head's before it reads on (they were rows of their own until the whole import ended)."""
+    from core.importing import driver
+
+    seen = []
+    looked = driver.plan_found
+
+    def plan_found(store, found, *args):   # (the head's files first, then the rest's)
+        sessions = store.sessions.list()
+        ids = {s.id for s in sessions}
+        seen.append([s.parent_id in ids for s in sessions if s.kind == "subagent"])
+        return looked(store, found, *args)
+
+    monkeypatch.setattr(driver, "plan_found", plan_found)
+    with open_store(tmp_path / "store.db") as store:
+        import_paths(store, [home], newest_first=True)
+    assert len(seen) == 2 and seen[1], "no sub-agent in the head: the test proves nothing"
+    assert all(seen[1]), seen[1]
+
+
 def test_a_stopped_import_goes_on_to_the_same_store(tmp_path, home, whole):
     db = tmp_path / "store.db"
     stops = []

@@ -44,6 +44,9 @@ FIRST_COMMIT = 0.02
 # `import_paths`).
 HEAD_FILES = 20
 HEAD_SLICE = 4 << 20
+# ... and links sub-agents to their sessions as it goes, after the head and then at most
+# this often (seconds): until linked, the list shows a sub-agent as a session of its own.
+LINK_EVERY = 1.0
 FIRST_SLICE = 1 << 20
 SLICE = 16 << 20
 
@@ -196,6 +199,13 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
         new.difference_update(planned[i][0] for i in head)   # (read here, not by workers)
         workers = _workers(store, planned, new, stop, run)
 
+    linked_at = [time.monotonic()]
+
+    def link_as_it_goes(now: bool = False) -> None:
+        if now or time.monotonic() - linked_at[0] >= LINK_EVERY:
+            link_lineage(store)
+            linked_at[0] = time.monotonic()
+
     def price_the_head() -> None:
         """The head's responses (and any an earlier stopped import left) priced now."""
         usage = store.usage
@@ -220,6 +230,7 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
                     # (after the head: the newest files are not read while workers start)
                     if price_later:
                         price_the_head()
+                    link_as_it_goes(now=True)
                     look_at_the_rest()
                 if index >= len(planned):
                     break
@@ -259,6 +270,8 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
                         workers is not None and workers.owns(index)
                         and index not in workers.first_of):
                     step_deferred(SLICE)   # (after a file read here, or a batch moved in)
+                if newest_first and imported and index >= head_end:
+                    link_as_it_goes()
                 index += 1
             while deferred and not stopping():
                 step_deferred(None)
