@@ -320,6 +320,52 @@ def test_the_workers_say_what_they_have_read(tmp_path, home, monkeypatch):
     assert run.snapshot()[4] == 0.0
 
 
+def test_the_workers_say_how_far_they_have_read_in_a_batch(tmp_path, home, monkeypatch):
+    """A worker reading a long session says how far it has read as it goes: the bytes done
+    move before its batch's answer comes (they stood still for as long as it read)."""
+    from core.importing.workers import parallel
+
+    monkeypatch.setenv("ARBOR_IMPORT_WORKERS", "2")
+    monkeypatch.setattr(parallel, "BATCH_BYTES", 200_000)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(parallel, "TELL_EVERY", 0.0)   # (each progress tick of a worker)
+
+    class Watched(RunProgress):
+        def reading_apart(self, indexes, done):
+            indexes = list(indexes)
+            self.heard.append((any(i in self._read_apart for i in indexes), done,
+                               sum(self._sizes.get(i, 0) for i in indexes)))
+            super().reading_apart(indexes, done)
+
+    run = Watched()
+    run.heard = []
+    with open_store(tmp_path / "store.db") as store:
+        import_paths(store, [home], newest_first=True, run=run)
+    partway = [(done, size) for answered, done, size in run.heard
+               if not answered and 0 < done < size]
+    assert partway, run.heard
+    _files, _count, done, total, _left = run.snapshot()
+    assert done == total
+
+
+def test_reading_apart_counts_what_a_worker_read_until_its_answer():
+    now = [0.0]
+    mb = 1 << 20
+    run = RunProgress(clock=lambda: now[0])
+    run.plan({0: 4 * mb, 1: 10 * mb, 2: 6 * mb})
+    run.apart([1, 2])
+    run.reading_apart([1, 2], 12 * mb)            # all of 1, 2 MB of 2
+    assert run.snapshot()[2] == 12 * mb
+    assert run._lanes(12 * mb)[1] == (12 * mb, 16 * mb)
+    run.reading_apart([1, 2], 11 * mb)            # (an older word never takes back)
+    assert run.snapshot()[2] == 12 * mb
+    run.read_apart([1, 2])
+    assert run._lanes(0)[1] == (16 * mb, 16 * mb)
+    run.file_done(1)
+    run.file_done(2)
+    assert run.snapshot()[2] == 16 * mb
+
+
 def test_a_file_read_in_slices_never_goes_back():
     """Each slice of a long file says its progress from 0 (its ticker's start): what was
     read of it stays counted, and so the time left can be told (it was not, for as long

@@ -302,7 +302,8 @@ def _workers(store, planned: list, new: set[Path], stop, run: RunProgress | None
 
     if new:
         workers = ParallelImport(store, planned, new, commit_every=COMMIT_EVERY, stop=stop,
-                                 read=run.read_apart if run is not None else None)
+                                 read=run.read_apart if run is not None else None,
+                                 reading=run.reading_apart if run is not None else None)
         if not workers.start():
             return None
         if run is not None:

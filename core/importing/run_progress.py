@@ -85,6 +85,22 @@ class RunProgress:
             self._read_apart.update(index for index in indexes if index in self._apart)
         self._tell()
 
+    def reading_apart(self, indexes: Iterable[int], done: int) -> None:
+        """A worker has read `done` bytes of these files (in their order) so far: they
+        count as read that far until it has read them all (a long session read by a worker
+        kept the bytes still for as long as it took)."""
+        with self._lock:
+            for index in indexes:
+                size = self._sizes.get(index)
+                if size is None:
+                    continue
+                if index not in self._done and index not in self._read_apart:
+                    self._partial[index] = max(self._partial.get(index, 0), min(done, size))
+                done -= size
+                if done <= 0:
+                    break
+        self._tell()
+
     def __call__(self, progress: Progress) -> None:
         """A file's progress (the driver's ProgressCallback)."""
         index = progress.file_index
@@ -142,6 +158,8 @@ class RunProgress:
             apart_total += self._sizes[index]
             if index in self._read_apart or index in self._done:
                 apart_done += self._sizes[index]
+            else:
+                apart_done += self._partial.get(index, 0)
         return (done, sum(self._sizes.values())), (apart_done, apart_total)
 
     def _tell(self, force: bool = False) -> None:

@@ -47,6 +47,8 @@ AHEAD_BYTES = 256 << 20
 BIG_BYTES = 16 << 20
 # While the import may be stopped, how often waiting for a batch looks whether it was (s).
 STOP_LOOK = 0.1
+# How often a worker says how far it has read in its batch (s), when the import asks.
+TELL_EVERY = 0.5
 
 
 def workers_wanted(files: int, size: int) -> int:
@@ -253,12 +255,15 @@ class Workers:
     """The worker processes of one import and the batches given to them."""
 
     def __init__(self, count: int, cards: list[tuple[str, str]], parent: str | None = None,
-                 answered: Callable[[int], None] | None = None):
-        """`answered(job)`: called (in a reading thread) as each job's answer comes."""
+                 answered: Callable[[int], None] | None = None,
+                 reading: Callable[[int, int], None] | None = None):
+        """`answered(job)`: called (in a reading thread) as each job's answer comes;
+        `reading(job, bytes)`: as a worker says how far it has read in a job's files."""
         import queue   # (imported here: an import too small for workers loads none of this)
 
         self._answers = queue.Queue()
         self._answered_now = answered
+        self._reading_now = reading
         self.procs: list = []
         self._load: list[int] = []
         self._next_job = 0
@@ -303,7 +308,8 @@ class Workers:
             self.procs.append(proc)
             self._load.append(0)
             try:
-                write_frame(proc.stdin, {"folder": self.folder, "cards": cards})
+                write_frame(proc.stdin, {"folder": self.folder, "cards": cards, "tell_every":
+                                         TELL_EVERY if self._reading_now is not None else None})
             except OSError:
                 self._dead.add(number)
             threading.Thread(target=self._listen, args=(number, proc), daemon=True,
@@ -315,6 +321,12 @@ class Workers:
         try:
             while True:
                 answer = read_frame(proc.stdout)
+                if isinstance(answer, dict) and "reading" in answer:
+                    try:
+                        self._reading_now(answer["job"], answer["reading"])
+                    except Exception:  # noqa: BLE001 - progress only: never the import's end
+                        pass
+                    continue
                 self._answers.put((number, answer))
                 if self._answered_now is not None and isinstance(answer, dict):
                     try:
@@ -403,13 +415,16 @@ class ParallelImport:
     """Which planned files the workers import, and their results in plan order."""
 
     def __init__(self, store, planned: list, new: set, *, commit_every: float, stop=None,
-                 read: Callable[[list[int]], None] | None = None):
+                 read: Callable[[list[int]], None] | None = None,
+                 reading: Callable[[list[int], int], None] | None = None):
         """`read(indexes)`: told (in a reading thread) of the planned files a worker has
-        read, as its answer for their batch comes (before they are moved in)."""
+        read, as its answer for their batch comes (before they are moved in);
+        `reading(indexes, bytes)`: how far a worker has read in a batch's files so far."""
         from core.importing.detect import CLAUDE_CODE
 
         self.store = store
         self.read = read
+        self.reading = reading
         self._batch_of_job: dict[int, int] = {}
         self._early_answers: set[int] = set()   # (answered before `_send` knew the job)
         self._jobs_lock = allocate_lock()
@@ -449,7 +464,8 @@ class ParallelImport:
         self._bytes = [sum(self._sizes[i] for i in batch) for batch in self.batches]
         self.workers = Workers(min(count, len(self.batches)), self.store.imports.price_cards(),
                                scratch_parent(getattr(self.store, "path", None)),
-                               self._heard if self.read is not None else None)
+                               self._heard if self.read is not None else None,
+                               self._heard_reading if self.reading is not None else None)
         self._top_up()
         self._big(True)
         return True
@@ -535,6 +551,12 @@ class ParallelImport:
                 self._early_answers.add(job)
                 return
         self.read(self.batches[number])
+
+    def _heard_reading(self, job: int, done: int) -> None:
+        with self._jobs_lock:
+            number = self._batch_of_job.get(job)
+        if number is not None:
+            self.reading(self.batches[number], done)
 
     def _land(self, number: int, import_here: Callable[[int], FileResult]) -> None:
         batch = self.batches[number]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 from .frames import read_frame, write_frame
@@ -31,6 +32,35 @@ def parent_watch(parent: int):
         if os.getppid() != parent:
             raise Orphaned
     return check
+
+
+class Telling:
+    """A batch's progress callback: `orphaned()` at each tick, and at most every `every`
+    seconds (None: never) a frame saying how many bytes of the batch are read, so that
+    the importing process's progress moves while a long session is read here."""
+
+    def __init__(self, stdout, job: int, orphaned, every: float | None):
+        self.stdout = stdout
+        self.job = job
+        self.orphaned = orphaned
+        self.every = every
+        self.before = 0          # bytes of the batch's files read to their end
+        self.told = time.monotonic()
+
+    def __call__(self, progress=None) -> None:
+        self.orphaned()
+        if progress is None or self.every is None:
+            return
+        now = time.monotonic()
+        if now - self.told >= self.every:
+            self.told = now
+            write_frame(self.stdout, {"job": self.job, "reading": self.before + progress.done})
+
+    def file_read(self, path: Path) -> None:
+        try:
+            self.before += os.stat(path).st_size
+        except OSError:
+            pass
 
 
 def _serve(stdin, stdout, parent: int) -> None:
@@ -52,10 +82,13 @@ def _serve(stdin, stdout, parent: int) -> None:
             orphaned()   # (jobs sent before the importing process died are still there)
             try:
                 store = open_scratch(job["out"], template=template)
+                telling = Telling(stdout, job["job"], orphaned, settings.get("tell_every"))
                 try:
-                    results = [import_file(store, Path(path), fmt, budget=float("inf"),
-                                           progress=orphaned)
-                               for path, fmt in job["files"]]
+                    results = []
+                    for path, fmt in job["files"]:
+                        results.append(import_file(store, Path(path), fmt, budget=float("inf"),
+                                                   progress=telling))
+                        telling.file_read(Path(path))
                 finally:
                     store.close()
                 write_frame(stdout, {"job": job["job"], "out": job["out"], "results": results})
