@@ -23,6 +23,7 @@ NOT_BEFORE_FIRST_FRAME = (
     "rich.markdown", "markdown_it", "tui.render.message_render", "tui.message_source", "tui.render.tool_views",
     "core.importing.follow", "core.importing", "watchfiles", "core.usage.pricing", "core.export.formats",
     "tui.render.html_export", "psycopg", "core.store.postgres.backend", "core.store.writer", "core.seed.session_types",
+    "tui.entry_tree",   # (the entry tree pane is laid out when t shows it)
 )
 
 CHILD = r"""

@@ -18,16 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
-MAX_INDENT = 6
+from tui.entry_filters import FILTER_HELP, FILTERS  # noqa: F401 - (named here too)
 
-FILTERS = ("default", "no tools", "user only", "labelled", "everything")
-FILTER_HELP = {
-    "default": "messages, compactions and branch summaries",
-    "no tools": "without tool calls and tool results",
-    "user only": "only what the user wrote",
-    "labelled": "only labelled entries",
-    "everything": "every entry, model and thinking-level changes too",
-}
+MAX_INDENT = 6
 
 # entry types shown by the default filter besides messages
 _STORY_TYPES = frozenset({"message", "custom_message", "compaction", "branch_summary"})

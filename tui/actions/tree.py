@@ -4,15 +4,20 @@ A mixin of ArborApp, like history_actions."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual import work
 
 from core.seed.models import InternalSession
 
 from tui.components.branches_pane import branch_title
-from tui.entry_tree import FILTER_HELP, FILTERS, EntryTree, OutlineEntry
+from tui.entry_filters import FILTER_HELP, FILTERS
 from tui.render.formatting import FAINT
 from tui.render.safe_text import safe_line
+
+if TYPE_CHECKING:   # (loaded with the first tree read, not before the first frame)
+    from tui.entry_tree import EntryTree
 
 FIND_LIMIT = 5000
 WORDED_LIMIT = 50_000
@@ -320,6 +325,8 @@ FILTER_AT_ONCE = 5_000   # entries: a session up to this size is read for F at o
 def read_session_tree(store, session_id: int) -> EntryTree:
     """A session's entry tree: its outline, labels, and which tool calls also say something
     in words (the entry tree pane and the messages pane's filter read it the same way)."""
+    from tui.entry_tree import EntryTree, OutlineEntry
+
     entries = [OutlineEntry(*row) for row in store.entries.outline(session_id)]
     labels = store.annotations.entry_labels(session_id)
     return EntryTree(entries, labels, worded_calls(store, EntryTree.answered_calls(entries)))

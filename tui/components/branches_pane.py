@@ -9,7 +9,6 @@ straight down instead of off the pane.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from rich.text import Text
@@ -28,16 +27,39 @@ MAX_INDENT = 4
 DEPTH_MARK = 4   # cells of "┄12 ", in place of the two outermost guides of a deep row
 
 
-@dataclass
 class BranchRow:
-    branch: InternalSession
-    depth: int
-    guide: str        # tree guides before the marker, first line
-    guide_next: str   # guides on the second line
-    label: str | None
-    checkpoints: list[Checkpoint]
-    fork_checkpoint: str | None
-    continued: tuple[str, ...] = ()   # the agents it was handed to (core.handoff)
+    """One branch's row: the branch, where it sits in the tree, its label and checkpoints.
+    (A plain class: a dataclass is made by compiling its methods as it is defined, which
+    cost the app's start more than the rest of this module.)"""
+
+    __slots__ = ("branch", "depth", "guide", "guide_next", "label", "checkpoints",
+                 "fork_checkpoint", "continued")
+
+    def __init__(self, branch: InternalSession, depth: int, guide: str, guide_next: str,
+                 label: str | None, checkpoints: list[Checkpoint], fork_checkpoint: str | None,
+                 continued: tuple[str, ...] = ()) -> None:
+        self.branch = branch
+        self.depth = depth
+        self.guide = guide              # tree guides before the marker, first line
+        self.guide_next = guide_next    # guides on the second line
+        self.label = label
+        self.checkpoints = checkpoints
+        self.fork_checkpoint = fork_checkpoint
+        self.continued = continued      # the agents it was handed to (core.handoff)
+
+    def _fields(self) -> tuple:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    __hash__ = None   # (mutable: `continued` is set after it is made)
+
+    def __repr__(self) -> str:
+        return "BranchRow(" + ", ".join(f"{name}={value!r}" for name, value in
+                                        zip(self.__slots__, self._fields())) + ")"
 
 
 def mark_continued(store: Any, session_id: int, rows: list[BranchRow]) -> None:

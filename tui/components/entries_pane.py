@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from datetime import datetime
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from rich.text import Text
 from textual.binding import Binding
@@ -20,11 +20,14 @@ from textual.binding import Binding
 from core.model.entries import TOOL_CALL_BLOCKS, Entry, block_type, content_text
 from core.history.outcomes import NO_SUMMARY, SHELL_ROLE, SUMMARY_ROLES, marked, reply_outcome
 
-from tui.entry_tree import FILTERS, EntryTree, TreeRow
+from tui.entry_filters import FILTERS
 from tui.render.formatting import (
     CURRENT_STYLE, DIM, FAINT, LABEL_STYLE, ROLE_NAMES, ROLE_STYLES, clock_time)
 from tui.render.safe_text import safe_line
 from .row_list import RowList
+
+if TYPE_CHECKING:   # (loaded with the first tree read, not before the first frame)
+    from tui.entry_tree import EntryTree, TreeRow
 
 HIT_STYLE = "bold #1c1c1c on #87d7ff"
 HEAD_STYLE = "#87d787"

@@ -22,6 +22,8 @@ from textual.widget import Widget
 
 from tui.render.formatting import DIM
 
+from .pass_style import StyleOncePerPass
+
 if TYPE_CHECKING:   # (a source is made by the app when a branch is shown)
     from tui.message_source import Item, MessageSource
 
@@ -33,7 +35,7 @@ SCROLL_TRACK = Style(color="#3a3f47")
 SCROLL_THUMB = Style(color="#8a93a0")
 
 
-class MessagesPane(Widget, can_focus=True):
+class MessagesPane(StyleOncePerPass, Widget, can_focus=True):
     BORDER_TITLE = "Messages"
 
     BINDINGS = [

@@ -37,6 +37,14 @@ from ..run_progress import TimeLeft
 # then as long again before SIGKILL (a commit is about core.importing.COMMIT_EVERY).
 STOP_GRACE = 5.0
 
+# The child runs this much nicer than the app (os.nice): while both start, and whenever
+# the machine is busy, the app's frames (its first one with the child's first rows, keys
+# answered while it imports) come first, the import taking what CPU is left. Both start
+# at once on two cores shared with the terminal: at the same priority the child's start
+# (loading the importers, reading the newest log) slowed the app's first frame, and with
+# it the first rows, which the child commits before that frame is drawn.
+NICENESS = 10
+
 
 # ====================================================================== the child
 def main() -> int:
@@ -238,7 +246,10 @@ class FirstRunProcess:
         import tempfile
 
         root = str(folder_holding_core())
-        code = (f"import sys; sys.path.insert(0, {root!r}); "
+        # (it lowers its own priority first of all: a fork-and-exec, not a fork with a
+        # function run in the child before its exec, which costs the app more)
+        code = (f"import os, sys; hasattr(os, 'nice') and os.nice({NICENESS}); "
+                f"sys.path.insert(0, {root!r}); "
                 "from core.importing.first_run.process import main; sys.exit(main())")
         self._errors = tempfile.TemporaryFile()   # (its last words, if it dies unspoken)
         try:
