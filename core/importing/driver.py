@@ -76,7 +76,9 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
     `newest_first`): the responses of the head are written waiting for their price and
     priced in one go once the head is read (`store.usage.price_waiting`, which prices those
     an earlier stopped import left waiting too), so that the price table is not loaded
-    before the first rows are in.
+    before the first rows are in. Without `price_later`, a newest-first import prices the
+    responses it reads itself with the rates the store keeps, which its workers' batches bring
+    in, and those it has no rate for at the end (with its workers: the table is theirs to load).
 
     A store whose server stops answering stops the import at once: StoreUnreachable is
     raised, with the report of what was done before as its `report` (what a file had
@@ -197,7 +199,7 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
         workers = _workers(store, planned, new, stop, run)
 
     def price_the_head() -> None:
-        """The head's responses (and any an earlier stopped import left) priced now."""
+        """The responses written waiting (and any an earlier stopped import left) priced now."""
         usage = store.usage
         usage.prices_later = False
         usage.price_waiting()
@@ -206,8 +208,18 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
     workers = None
     failing = True
     price_later = price_later and newest_first
+    # The other newest-first imports (`arbor import --discover`) price their own responses
+    # only with the rates the store keeps (price_cards.py), which the workers' batches bring
+    # in as they are moved in: the others wait, and are priced at the end. The price table
+    # is then loaded by the workers, not by this process, which writes the store and
+    # bounds the import's wall time.
+    until_cards = newest_first and not price_later
     if price_later:
         store.usage.prices_later = True
+    elif until_cards:
+        from core.store.usage.rows import KEPT_ONLY
+
+        store.usage.prices_later = KEPT_ONLY
     try:
         with keep_writer() if keep_writer is not None else contextlib.nullcontext():
             if not newest_first:
@@ -221,6 +233,9 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
                     if price_later:
                         price_the_head()
                     look_at_the_rest()
+                    if until_cards and workers is None:   # (no worker to learn the rates)
+                        until_cards = False
+                        price_the_head()
                 if index >= len(planned):
                     break
                 path, fmt, problem = planned[index]
@@ -262,6 +277,9 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
                 index += 1
             while deferred and not stopping():
                 step_deferred(None)
+            if until_cards:   # (those no kept rate priced; also when stopped)
+                until_cards = False
+                price_the_head()
             report.files.extend(parts.values())   # (those stopped part-way)
         failing = False
     except StoreUnreachable as error:
@@ -270,7 +288,7 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
         error.report = report
         raise
     finally:
-        if price_later:
+        if price_later or until_cards:
             store.usage.prices_later = False
         if workers is not None:
             report.converted = workers.converted
