@@ -171,3 +171,24 @@ def test_a_discover_import_leaves_the_price_table_to_its_workers(store_location,
         assert asked == []
         assert waiting(store) == 0 and not store.usage.prices_later
         assert costs(store) == plain_costs
+
+
+def test_a_big_discover_import_loads_the_price_table_itself(tmp_path, home, monkeypatch):
+    """Above PRICES_APART_BELOW the importing process prices as it goes (one table load here
+    rather than one a worker: the memory of a 1 GB import is near its ceiling)."""
+    monkeypatch.setenv("ARBOR_IMPORT_WORKERS", "2")
+    monkeypatch.setattr(driver, "HEAD_FILES", 6)
+    monkeypatch.setattr(driver, "PRICES_APART_BELOW", 1 << 20)
+    asked: list[str] = []
+    real_book = pricing.price_book
+
+    def book(*args, **kwargs):
+        asked.append("book")
+        return real_book(*args, **kwargs)
+
+    monkeypatch.setattr(pricing, "price_book", book)
+    with open_store(tmp_path / "store.db") as store:
+        asked.clear()
+        report = import_paths(store, [home], newest_first=True)
+        assert not report.stopped and not report.failed_files and report.converted > 0
+        assert asked and waiting(store) == 0
