@@ -144,3 +144,51 @@ def test_reprice_prices_what_waits_too(tmp_path, home, plain_costs, monkeypatch)
         assert waiting(store) == 0
         import_paths(store, [home])
         assert costs(store) == plain_costs
+
+
+def test_a_discover_import_leaves_the_price_table_to_its_workers(store_location, home, plain_costs,
+                                                                 monkeypatch):
+    """`arbor import --discover` (newest first, without `price_later`) writes the responses
+    it reads itself waiting until its workers' first batch brings in the rates they learned,
+    and prices them then: this process, the store's only writer, never loads the price table
+    (the workers do); the costs come out the same."""
+    monkeypatch.setenv("ARBOR_IMPORT_WORKERS", "2")
+    monkeypatch.setattr(driver, "HEAD_FILES", 6)
+    asked: list[str] = []
+    real_book = pricing.price_book
+
+    def book(*args, **kwargs):
+        asked.append("book")
+        return real_book(*args, **kwargs)
+
+    monkeypatch.setattr(pricing, "price_book", book)
+    with open_store(store_location) as store:
+        if not store.imports.takes_scratch:
+            pytest.skip("workers move their batches into SQLite stores only")
+        asked.clear()
+        report = import_paths(store, [home], newest_first=True)
+        assert not report.stopped and not report.failed_files and report.converted > 0
+        assert asked == []
+        assert waiting(store) == 0 and not store.usage.prices_later
+        assert costs(store) == plain_costs
+
+
+def test_a_big_discover_import_loads_the_price_table_itself(tmp_path, home, monkeypatch):
+    """Above PRICES_APART_BELOW the importing process prices as it goes (one table load here
+    rather than one a worker: the memory of a 1 GB import is near its ceiling)."""
+    monkeypatch.setenv("ARBOR_IMPORT_WORKERS", "2")
+    monkeypatch.setattr(driver, "HEAD_FILES", 6)
+    monkeypatch.setattr(driver, "PRICES_APART_BELOW", 1 << 20)
+    asked: list[str] = []
+    real_book = pricing.price_book
+
+    def book(*args, **kwargs):
+        asked.append("book")
+        return real_book(*args, **kwargs)
+
+    monkeypatch.setattr(pricing, "price_book", book)
+    with open_store(tmp_path / "store.db") as store:
+        asked.clear()
+        report = import_paths(store, [home], newest_first=True)
+        assert not report.stopped and not report.failed_files and report.converted > 0
+        assert asked and waiting(store) == 0

@@ -195,3 +195,23 @@ def test_a_kept_row_this_arbor_cannot_read_is_asked_again(tmp_path):
                 pricing.price_book().cost_at(uf.SONNET, "", stamp, *TOKENS[1])
     finally:
         store.close()
+
+
+def test_without_learning_a_card_not_kept_is_not_asked_of_the_book(tmp_path, monkeypatch):
+    """`StoredPrices(learn=False)` (a big import's own rows, `rows.KEPT_ONLY`) prices from
+    the cards kept and answers NOT_KEPT for the others, without asking the book."""
+    book = pricing.price_book()
+    store = open_store(tmp_path / "store.db")
+    try:
+        with store.transaction() as conn:
+            prices = StoredPrices(conn, store._sql)
+            kept = prices.cost_at(MODELS[0], "", _stamp(DAYS[1]), *TOKENS[0])
+            prices.save()
+        monkeypatch.setattr(pricing, "price_book", _no_book)
+        with store.transaction() as conn:
+            prices = StoredPrices(conn, store._sql, learn=False)
+            assert prices.cost_at(MODELS[0], "", _stamp(DAYS[1]), *TOKENS[0]) == kept == \
+                book.cost_at(MODELS[0], "", _stamp(DAYS[1]), *TOKENS[0])
+            assert prices.cost_at(MODELS[1], "", _stamp(DAYS[1]), *TOKENS[0]) is prices.NOT_KEPT
+    finally:
+        store.close()

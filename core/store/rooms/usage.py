@@ -18,7 +18,8 @@ class UsageRoom(Room):
     # While True, the responses the entry writers write wait for their price (no cost yet)
     # instead of being priced: an import's first rows then load nothing of the price table.
     # `price_waiting()` prices them afterwards (a first import's, once its newest sessions
-    # are in; `reprice` would too: they are among the stale).
+    # are in; `reprice` would too: they are among the stale). rows.KEPT_ONLY: only those the
+    # store keeps no rate for wait (a big import's, whose workers bring the rates in).
     prices_later = False
 
     def record(self, external_session_id: int, provider: str, protocol: str, model: str,

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 _PREFIX = "price_cards "
 _MISSING = object()
 _BY_TIME = object()
+# What `cost_at` answers, in a StoredPrices made with `learn=False`, for a response that only
+# the book could price (no card kept for its model and day): the response waits.
+NOT_KEPT = object()
 
 
 def _utc_day(stamp: str | None) -> str | None:
@@ -36,12 +39,16 @@ def _utc_day(stamp: str | None) -> str | None:
 
 class StoredPrices:
     """`cost_at` and `basis` of a PriceBook, from the cards kept in the store where it can;
-    `save()` keeps the cards it had to ask the book for (in the caller's transaction)."""
+    `save()` keeps the cards it had to ask the book for (in the caller's transaction).
+    `learn=False`: the book is never asked; `cost_at` answers NOT_KEPT where it would be."""
 
-    def __init__(self, conn, sql):
+    NOT_KEPT = NOT_KEPT
+
+    def __init__(self, conn, sql, *, learn: bool = True):
         from core.usage import pricing
 
         self.basis = pricing.basis()
+        self.learn = learn
         self._conn = conn
         self._sql = sql
         self._spans: dict[tuple, list] = {}     # (model, provider, fast) -> [[first, until, card]]
@@ -73,9 +80,13 @@ class StoredPrices:
             if card is _MISSING:
                 card = self._kept(key)
                 if card is _MISSING:
+                    if not self.learn:
+                        return NOT_KEPT
                     card = self._learn(model, provider, bool(fast), stamp)
                 self._daily[key] = card
         if card is _BY_TIME:
+            if not self.learn:
+                return NOT_KEPT
             return self.book().cost_at(model, provider, stamp, input_tokens, cache_write,
                                        cache_write_1h, cache_read, output, reasoning, fast)
         if card is None:

@@ -95,13 +95,15 @@ class UsageRows:
     def write(self, conn, sql, backend, *, later: bool = False) -> None:
         """`later`: the responses the agent gave no cost of are written waiting for their
         price (no cost, price_basis WAITING; `price_waiting` prices them), so that nothing
-        of the price table is loaded here (a first import's newest sessions)."""
-        if later:
+        of the price table is loaded here (a first import's newest sessions); KEPT_ONLY:
+        those the store keeps no rate for (price_cards.py) wait, the others are priced."""
+        if later is True:
             book = None
         else:
             from .price_cards import StoredPrices
 
-            book = StoredPrices(conn, sql)   # the table is loaded only for a card not kept
+            # (the table is loaded only for a card not kept, and never with KEPT_ONLY)
+            book = StoredPrices(conn, sql, learn=later != KEPT_ONLY)
         session = self.session
         if self._had_usage is None:
             self._had_usage = conn.execute(sql.USAGE_SESSION_HAS_ROWS, (session,)).fetchone() is not None
@@ -194,6 +196,8 @@ class UsageRows:
                             record.cache_creation_tokens, record.cache_creation_1h_tokens,
                             record.cache_read_tokens, record.output_tokens, record.reasoning_tokens,
                             record.fast)
+        if cost is book.NOT_KEPT:
+            return None, 0, WAITING
         return cost, 0, book.basis
 
     def _row(self, record: UsageRecord, where: tuple, stamp: str, key: str | None, cost,
@@ -209,6 +213,9 @@ class UsageRows:
 # no basis the price table gives (pricing.basis is never 0), so it is also among those
 # `prices_stale` finds and `reprice` prices, should `price_waiting` never come.
 WAITING = 0
+# `prices_later` (UsageRoom) so: a response is priced where the store keeps the rate for its
+# model and day (price_cards.py), and written waiting where only the price table has it.
+KEPT_ONLY = "kept"
 
 # Whether a batch's rows are summed into their buckets by one statement (where the backend
 # has it) rather than by the trigger, row by row; the same buckets either way
