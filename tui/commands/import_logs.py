@@ -70,9 +70,10 @@ def run(args: argparse.Namespace) -> int:
             _say_unchanged(seen.unchanged, None, _store_shown(args.db))
         return EXIT_OK
     guard = None   # the look's connection, kept open until the store is closed
+    small = _small(seen)
     try:
         store = open_store_or_explain(args.db)
-        if store is not None and _small(seen):
+        if store is not None and small:
             # (then SQLite's log is left as it is: store.close(keep_log=True), the look's
             # connection open meanwhile)
             held = seen.held[0] if seen.held else None
@@ -92,9 +93,11 @@ def run(args: argparse.Namespace) -> int:
         first = args.discover and first_import.due(store)
         if first:
             first_import.begin(store)
+        # (newest first only where the order shows: not for a few appended lines, whose
+        # sessions are in the store already; nor is their first commit cut short)
         report = _run(store, paths, show_progress=not args.quiet and sys.stderr.isatty(),
                       describe_unchanged=not args.quiet, scanned=seen,
-                      newest_first=args.discover)
+                      newest_first=args.discover and not small)
         if first and not report.stopped:
             first_import.finish(store)
     except StoreUnreachable as error:
