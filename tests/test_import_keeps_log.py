@@ -116,3 +116,58 @@ def test_a_finished_first_import_is_not_marked_again(tmp_path, monkeypatch):
     uf.append_answered_question(session, 1)
     _import(home, db, monkeypatch)
     assert marked == []
+
+
+def test_the_looks_connection_keeps_the_log_and_the_store_opens_no_other(tmp_path, monkeypatch):
+    """The read-only connection the records were read through (`unchanged.look`) stays open
+    until the store is closed, which keeps SQLite from writing the log back: closing opens
+    no connection of its own for that (one connection fewer, and its reading of the
+    schema). Two connections in all: the look's and the store's."""
+    home = tmp_path / "home"
+    session = uf.claude_session(home / ".claude" / "projects" / "-work-usage-demo")
+    db = tmp_path / "arbor.db"
+    _import(home, db, monkeypatch)
+    before = _entries(db)
+    uf.append_answered_question(session, 1)
+    opened = []
+    real = sqlite3.connect
+
+    def connect(*args, **kwargs):
+        opened.append(args[0] if args else kwargs.get("database"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", connect)
+    _import(home, db, monkeypatch)
+    monkeypatch.setattr(sqlite3, "connect", real)
+    assert len(opened) == 2, opened
+    frames, page = _log_frames(db)
+    assert 0 < frames * page < 1024 * 1024, "the log was left as it was"
+    assert _entries(db) == before + 2
+
+
+def test_an_import_of_appended_lines_commits_once(tmp_path, monkeypatch):
+    """`arbor import --discover` of a few appended lines is not a newest-first import: its
+    read is not cut at the newest-first import's quick first commit (FIRST_COMMIT), which
+    made a second commit of every such import (its record written twice)."""
+    from core.importing import driver
+    from core.store.store import Store
+
+    home = tmp_path / "home"
+    session = uf.claude_session(home / ".claude" / "projects" / "-work-usage-demo")
+    db = tmp_path / "arbor.db"
+    _import(home, db, monkeypatch)
+    before = _entries(db)
+    uf.append_answered_question(session, 1)
+    monkeypatch.setattr(driver, "FIRST_COMMIT", 0.0)   # (a newest-first read commits at once)
+    monkeypatch.setattr(driver, "COMMIT_EVERY", 3600.0)   # (and no other does, however slow)
+    real = Store.commit_and_continue
+    commits = []
+
+    def counted(self):
+        commits.append(1)
+        return real(self)
+
+    monkeypatch.setattr(Store, "commit_and_continue", counted)
+    _import(home, db, monkeypatch)
+    assert commits == [], "read in one transaction"
+    assert _entries(db) == before + 2

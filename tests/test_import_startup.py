@@ -23,8 +23,9 @@ REPO = Path(__file__).resolve().parent.parent
 # inspect and uuid: ~40 ms of start-up and exit) for a few kilobytes of JSON, threading for
 # the store's locks, copy for the session models' deep copies; issue 29: tempfile, with
 # shutil and random, for the scratch folder of workers an import of nothing new has none of,
-# and pickle for the frames those workers are spoken to in).
-NOT_FOR_AN_APPEND = ("genai_prices", "pydantic", "importlib.metadata", "decimal", "secrets",
+# and pickle for the frames those workers are spoken to in; the worker pool itself, and
+# fcntl, for the sweep of scratch folders left by killed imports, which has none to sweep).
+NOT_FOR_AN_APPEND = ("core.importing.workers.parallel", "fcntl", "genai_prices", "pydantic", "importlib.metadata", "decimal", "secrets",
                      "core.seed.session_types", "core.history.replay", "core.store.sqlite_probe", "rich", "textual",
                      "typing", "hashlib", "base64", "queue", "core.store.sqlite.bulk",
                      "orjson", "dataclasses", "inspect", "uuid", "threading", "copy",
@@ -35,6 +36,8 @@ import sys
 from tui.cli import main
 code = main(sys.argv[2:])
 modules = sorted(sys.modules)   # (before this script loads json to write them)
+import re
+patterns = sorted({key[1] for key in getattr(re, "_cache", {}) if isinstance(key[1], str)})
 # arbor's classes made by @dataclass in the modules the run loaded (each costs ~0.5 ms to
 # make; whatever loads the `dataclasses` module, the class is made by it)
 made = sorted(f"{name}.{value.__qualname__}" for name, module in list(sys.modules.items())
@@ -44,7 +47,7 @@ made = sorted(f"{name}.{value.__qualname__}" for name, module in list(sys.module
               and "__dataclass_fields__" in value.__dict__)
 import json
 with open(sys.argv[1], "w") as f:
-    json.dump({"code": code, "modules": modules, "dataclasses": made}, f)
+    json.dump({"code": code, "modules": modules, "dataclasses": made, "patterns": patterns}, f)
 """
 
 
@@ -301,3 +304,21 @@ def test_an_id_found_missing_is_asked_again_after_a_commit_or_once_written(tmp_p
             store._conn.set_trace_callback(None)
     finally:
         store.close()
+
+
+def test_an_import_of_appended_lines_compiles_no_regular_expression_it_can_do_without(tmp_path):
+    """Compiling a regular expression is Python's work (~0.5 ms each): the timestamps'
+    full form and the stored form are compiled once a timestamp needs them (the common
+    form is read without), a session's file name is told a uuid without one."""
+    from core.importing import base
+    from core.model import clock
+
+    home = tmp_path / "home"
+    session = uf.claude_session(home / ".claude" / "projects" / "-work-usage-demo")
+    db = tmp_path / "arbor.db"
+    _import(tmp_path, home, db)
+    uf.append_answered_question(session, 1)
+    patterns = set(_run(tmp_path, home, db, LOADED_RUN)["patterns"])
+    assert base._ISO_Z_PATTERN not in patterns
+    assert clock._STORED_PATTERN not in patterns
+    assert not any("[0-9a-fA-F]{8}" in pattern for pattern in patterns)

@@ -270,3 +270,26 @@ def test_a_tool_call_copied_into_another_session_does_not_take_its_subagent(stor
     import_paths(store, [main])
     import_paths(store, [agent])
     _check_claude(store)
+
+
+def test_linking_after_an_import_writes_only_when_something_is_to_be_linked(store, tmp_path,
+                                                                           monkeypatch):
+    """`link_lineage` reads first: a sub-agent whose session is not in the store yet (nothing
+    to link) takes no write transaction; once its session is there, it is linked."""
+    from core.importing import link_lineage
+
+    main, agent = _claude_copy(tmp_path)
+    import_paths(store, [agent])                  # (its own link_lineage: nothing to link)
+    real = type(store).transaction
+    writes = []
+
+    def counted(self, *args, **kwargs):
+        writes.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(store), "transaction", counted)
+    assert link_lineage(store) == 0
+    assert writes == [], "nothing to link: the store was not written"
+    monkeypatch.undo()
+    import_paths(store, [main])                   # (links it: as before)
+    _check_claude(store)

@@ -38,13 +38,25 @@ def link_sessions(store) -> int:
     """Attach children to their parents where both are now known. Returns how many
     sessions were attached (or got the entry that started them)."""
     linked = 0
+    for child, parent_id, spawn_seq in _links(store):
+        store.sessions.link_child(child.id, parent_id, spawn_seq)
+        linked += 1
+    return linked
+
+
+def links_due(store) -> bool:
+    """Whether `link_sessions` would attach anything now (it only reads: an import asks
+    this first, and writes only when there is something to link)."""
+    return next(_links(store), None) is not None
+
+
+def _links(store):
+    """(child, parent id, spawn seq) of each child `link_sessions` is to attach."""
     for child in store.sessions.unlinked_children():
         parent_id, spawn_seq = _resolve(store, child)
         if parent_id is None or (parent_id == child.parent_id and spawn_seq is None):
             continue
-        store.sessions.link_child(child.id, parent_id, spawn_seq)
-        linked += 1
-    return linked
+        yield child, parent_id, spawn_seq
 
 
 def _resolve(store, child) -> tuple[int | None, int | None]:

@@ -477,7 +477,8 @@ def _looks_binary(data: bytes) -> bool:
 
 
 # ------------------------------------------------------------------------ timestamps
-_ISO_Z = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?$")
+_ISO_Z_PATTERN = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?$"
+_iso_z = None   # compiled on first use (`stored_time` reads the common form without it)
 
 
 def timestamp_of(value: Any) -> datetime | None:
@@ -492,7 +493,10 @@ def timestamp_of(value: Any) -> datetime | None:
         except (OverflowError, OSError, ValueError):
             return None
     if isinstance(value, str):
-        if not _ISO_Z.match(value):
+        global _iso_z
+        if _iso_z is None:
+            _iso_z = re.compile(_ISO_Z_PATTERN)
+        if not _iso_z.match(value):
             return None
         return parse_time(value)
     return None

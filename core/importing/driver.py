@@ -323,9 +323,11 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
 def _workers(store, planned: list, new: set[Path], stop, run: RunProgress | None = None):
     """Worker processes for the new files of `planned`, started (None: not worth it); `run`
     is told which files they read, and when they have."""
-    from core.importing.workers.parallel import ParallelImport, scratch_parent, sweep_abandoned
+    from core.importing.workers.scratch import scratch_parent, sweep_abandoned
 
     if new:
+        from core.importing.workers.parallel import ParallelImport
+
         workers = ParallelImport(store, planned, new, commit_every=COMMIT_EVERY, stop=stop,
                                  read=run.read_apart if run is not None else None,
                                  reading=run.reading_apart if run is not None else None)
@@ -444,10 +446,15 @@ def plan_found(store, found: list, stamps: dict, describe_unchanged: bool = True
 
 def link_lineage(store) -> int:
     """Attach sub-agents and forks to the sessions they came from, now that these may be in
-    the store (see core.history.lineage); a failure here never fails the import."""
-    from core.history.lineage import link_sessions
+    the store (see core.history.lineage); a failure here never fails the import. Read
+    first: the store is written (a transaction of its own) only when something is to be
+    linked, as it is not after most imports of appended lines."""
+    from core.history.lineage import link_sessions, links_due
 
     try:
+        with store.reading():
+            if not links_due(store):
+                return 0
         with store.transaction():
             return link_sessions(store)
     except store.errors:

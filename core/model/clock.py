@@ -10,7 +10,8 @@ if TYPE_CHECKING:
     from typing import Callable
 
     Clock = Callable[[], datetime]
-_STORED = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00\Z")
+_STORED_PATTERN = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00\Z"
+_stored = None   # compiled on first use (an import of a few lines may never ask)
 
 
 def utc_now() -> datetime:
@@ -18,7 +19,7 @@ def utc_now() -> datetime:
 
 
 def to_text(moment: datetime | str | None) -> str:
-    if type(moment) is str and _STORED.match(moment) and parse(moment) is not None:
+    if type(moment) is str and _stored_form(moment) and parse(moment) is not None:
         return moment  # already stored text (parse() checks it is a real time)
     if moment is None:
         moment = utc_now()
@@ -30,6 +31,13 @@ def to_text(moment: datetime | str | None) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _stored_form(text: str) -> bool:
+    global _stored
+    if _stored is None:
+        _stored = re.compile(_STORED_PATTERN)
+    return _stored.match(text) is not None
 
 
 def parse(text: str | int | float | None) -> datetime | None:

@@ -199,13 +199,19 @@ class Store:
                                            _role=registry.WRITER)
             return self._write_handle
 
-    def keep_log_small(self) -> None:
+    def keep_log_small(self, guard: Any = None) -> None:
         """This process will close the store with `close(keep_log=True)` (`arbor import`):
-        SQLite keeps the write-ahead log small meanwhile (the backend's `keep_log_small`)."""
+        SQLite keeps the write-ahead log small meanwhile (the backend's `keep_log_small`).
+        `guard`: a read-only connection of this process to the same store that stays open
+        until this store is closed (the backend's `peek_import_stamps(held=...)`): closing
+        then needs no connection of its own to leave the log as it is."""
         keep = getattr(self._backend, "keep_log_small", None)
         if keep is not None:
             with self._lock:
-                keep(self._db)
+                if guard is None:
+                    keep(self._db)
+                else:
+                    keep(self._db, guard)
 
     def close(self, *, keep_log: bool = False) -> None:
         """Done with this handle; the connection closes with the process's last handle.

@@ -69,33 +69,43 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             _say_unchanged(seen.unchanged, None, _store_shown(args.db))
         return EXIT_OK
+    guard = None   # the look's connection, kept open until the store is closed
+    small = _small(seen)
     try:
         store = open_store_or_explain(args.db)
+        if store is not None and small:
+            # (then SQLite's log is left as it is: store.close(keep_log=True), the look's
+            # connection open meanwhile)
+            held = seen.held[0] if seen.held else None
+            store.keep_log_small(held)
+            guard = held
     finally:
-        if seen is not None:
+        if seen is not None and guard is None:
             seen.release()   # (now that the store is open: see unchanged.look's `hold`)
     if store is None:
         return EXIT_STORE
     from core.model.errors import StoreUnreachable
     from core.store import first_import
 
-    if _small(seen):   # (then SQLite's log is left as it is: store.close(keep_log=True))
-        store.keep_log_small()
     try:
         # (a store that finished its first import, or never is to have one, is not marked:
         # marking it again cost two commits of every later import)
         first = args.discover and first_import.due(store)
         if first:
             first_import.begin(store)
+        # (newest first only where the order shows: not for a few appended lines, whose
+        # sessions are in the store already; nor is their first commit cut short)
         report = _run(store, paths, show_progress=not args.quiet and sys.stderr.isatty(),
                       describe_unchanged=not args.quiet, scanned=seen,
-                      newest_first=args.discover)
+                      newest_first=args.discover and not small)
         if first and not report.stopped:
             first_import.finish(store)
     except StoreUnreachable as error:
         return _stopped(error)
     finally:
         store.close(keep_log=True)
+        if guard is not None:
+            seen.release()
     if report.stopped:
         if not args.quiet:
             from .import_report import print_report

@@ -79,6 +79,7 @@ class SQLiteBackend:
         self._bases: tuple[str, ...] | None = None    # its path as given and resolved
         self._small_log = False   # keep_log_small(): the log is written back at KEEP_LOG_BYTES
         self._bulk_ran = False    # ... and the bulk writer ran since (with CHECKPOINT_BYTES)
+        self._log_guard: sqlite3.Connection | None = None   # keep_log_small(guard=...)
 
     # ---------------------------------------------------------------- opening
     def identity(self) -> tuple:
@@ -402,13 +403,17 @@ class SQLiteBackend:
                 _write_back_at(conn, KEEP_LOG_BYTES)
 
     # ------------------------------------------------------------- closing
-    def keep_log_small(self, conn: sqlite3.Connection) -> None:
+    def keep_log_small(self, conn: sqlite3.Connection,
+                       guard: sqlite3.Connection | None = None) -> None:
         """SQLite writes the log back into the file (a passive checkpoint) at any commit of
         this connection that leaves it holding KEEP_LOG_BYTES or more (its own measure of
         the log: `wal_autocheckpoint`), not CHECKPOINT_BYTES; the bulk writer of a big
         import raises it again while it runs. So `close_keeping_log` may leave the log as
-        it is: SQLite has kept it small."""
+        it is: SQLite has kept it small. `guard`: another connection of this process to
+        the store, which its owner closes only after this one (`arbor import`'s look at the
+        records, `peek_import_stamps(held=...)`): `close_keeping_log` needs none of its own."""
         self._small_log = True
+        self._log_guard = guard
         _write_back_at(conn, KEEP_LOG_BYTES)
 
     def close_keeping_log(self, conn: sqlite3.Connection) -> None:
@@ -425,6 +430,10 @@ class SQLiteBackend:
         the next process to open the store reads the log, as after any crash."""
         if not self._small_log or self._bulk_ran:
             conn.close()
+            return
+        guard, self._log_guard = self._log_guard, None
+        if guard is not None and _is_open(guard):
+            conn.close()   # (the guard is open: SQLite does not write the log back)
             return
         try:
             held = sqlite3.connect(f"file:{_uri_path(self.path)}?mode=ro", uri=True,
@@ -529,6 +538,14 @@ def peek_import_stamps(path: Path, held: list | None = None) -> dict[str, tuple]
             held.append(conn)
         else:
             conn.close()
+
+
+def _is_open(conn: sqlite3.Connection) -> bool:
+    try:
+        conn.total_changes   # (asking a closed connection raises)
+    except sqlite3.ProgrammingError:
+        return False
+    return True
 
 
 def _write_back_at(conn: sqlite3.Connection, size: int) -> None:
