@@ -38,11 +38,17 @@ def _import(home: Path, db: Path, monkeypatch) -> None:
     assert main(["import", "-q", "--discover", "--db", str(db)]) == 0
 
 
-def test_an_import_of_appended_lines_leaves_the_log_and_keeps_what_it_wrote(tmp_path, monkeypatch):
+def _imported_once(tmp_path: Path, monkeypatch) -> tuple[Path, Path, Path]:
+    """A Claude Code session in a home folder, imported once: (home, session, store)."""
     home = tmp_path / "home"
     session = uf.claude_session(home / ".claude" / "projects" / "-work-usage-demo")
     db = tmp_path / "arbor.db"
-    _import(home, db, monkeypatch)               # a new file: written back as it closes
+    _import(home, db, monkeypatch)
+    return home, session, db
+
+
+def test_an_import_of_appended_lines_leaves_the_log_and_keeps_what_it_wrote(tmp_path, monkeypatch):
+    home, session, db = _imported_once(tmp_path, monkeypatch)   # (written back as it closes)
     assert _log_frames(db)[0] == 0
     before = _entries(db)
     uf.append_answered_question(session, 1)
@@ -58,10 +64,7 @@ def test_an_import_of_appended_lines_leaves_the_log_and_keeps_what_it_wrote(tmp_
 def test_a_new_file_in_the_same_import_writes_the_log_back(tmp_path, monkeypatch):
     """A file without an import record is read whole (the bulk writer lets the log grow to
     16 MB): the store is closed the ordinary way."""
-    home = tmp_path / "home"
-    session = uf.claude_session(home / ".claude" / "projects" / "-work-usage-demo")
-    db = tmp_path / "arbor.db"
-    _import(home, db, monkeypatch)
+    home, session, db = _imported_once(tmp_path, monkeypatch)
     uf.append_answered_question(session, 1)
     uf.codex_rollout(home / ".codex" / "sessions" / "2025" / "10" / "05")
     _import(home, db, monkeypatch)
@@ -103,10 +106,7 @@ def test_a_finished_first_import_is_not_marked_again(tmp_path, monkeypatch):
     two commits of every import of appended lines."""
     import core.store.first_import as first_import
 
-    home = tmp_path / "home"
-    session = uf.claude_session(home / ".claude" / "projects" / "-work-usage-demo")
-    db = tmp_path / "arbor.db"
-    _import(home, db, monkeypatch)
+    home, session, db = _imported_once(tmp_path, monkeypatch)
     marked = []
     monkeypatch.setattr(first_import, "begin", lambda store: marked.append("begin"))
     monkeypatch.setattr(first_import, "finish", lambda store: marked.append("finish"))
@@ -123,10 +123,7 @@ def test_the_looks_connection_keeps_the_log_and_the_store_opens_no_other(tmp_pat
     until the store is closed, which keeps SQLite from writing the log back: closing opens
     no connection of its own for that (one connection fewer, and its reading of the
     schema). Two connections in all: the look's and the store's."""
-    home = tmp_path / "home"
-    session = uf.claude_session(home / ".claude" / "projects" / "-work-usage-demo")
-    db = tmp_path / "arbor.db"
-    _import(home, db, monkeypatch)
+    home, session, db = _imported_once(tmp_path, monkeypatch)
     before = _entries(db)
     uf.append_answered_question(session, 1)
     opened = []
@@ -152,10 +149,7 @@ def test_an_import_of_appended_lines_commits_once(tmp_path, monkeypatch):
     from core.importing import driver
     from core.store.store import Store
 
-    home = tmp_path / "home"
-    session = uf.claude_session(home / ".claude" / "projects" / "-work-usage-demo")
-    db = tmp_path / "arbor.db"
-    _import(home, db, monkeypatch)
+    home, session, db = _imported_once(tmp_path, monkeypatch)
     before = _entries(db)
     uf.append_answered_question(session, 1)
     monkeypatch.setattr(driver, "FIRST_COMMIT", 0.0)   # (a newest-first read commits at once)
