@@ -5,6 +5,7 @@ a row for each file that changed when few did (the rest counted), every file wit
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -166,3 +167,40 @@ def test_the_summary_groups_thousands_as_the_status_line_does():
     text = ImportReport(files).summary()
     assert text.startswith("1,200 files imported: 1,200 new sessions, ")
     assert "48,000 entries (20,400 messages), 1,200 new branches." in text
+
+
+def test_sub_agents_threads_are_counted_apart_from_new_sessions(home, tmp_path, capsys):
+    """A sub-agent's thread is listed under its session: the folder table counted it as a
+    new session of its own (agents' own files, tests/fixtures/lineage)."""
+    from test_lineage import CLAUDE_PROJECT
+
+    shutil.copytree(CLAUDE_PROJECT, home / ".claude" / "projects" / CLAUDE_PROJECT.name)
+    out = run_import(tmp_path, capsys)
+    header = out[:out.index("Folder")] + out[out.index("Folder"):].split("\n\n")[0]
+    assert "Sub-agent" in header and "threads" in header
+    by_name = {row[0]: row[1:] for row in table_rows(out)}
+    # Files, New sessions, Sub-agent threads, Entries, Branches
+    assert by_name[CLAUDE_PROJECT.name][:3] == ["2", "1", "1"]
+    assert by_name[PROJECTS[1]][:3] == ["10", "10", "0"]
+    totals = next(line for line in out.splitlines() if line.startswith("4 folders"))
+    assert totals.split()[2:5] == ["33", "32", "1"]
+
+
+def test_watch_says_a_new_sub_agent_is_not_a_new_session(tmp_path, capsys):
+    from test_lineage import CLAUDE_PROJECT
+
+    from core import open_store
+    from core.importing import import_paths
+    from tui.commands.watch import _printer
+
+    project = tmp_path / "projects" / CLAUDE_PROJECT.name
+    shutil.copytree(CLAUDE_PROJECT, project)
+    store = open_store(str(tmp_path / "w.db"))
+    try:
+        _printer(store)(import_paths(store, [project]))
+    finally:
+        store.close()
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2
+    assert sorted("new sub-agent" in line for line in lines) == [False, True]
+    assert sum("1 new session" in line for line in lines) == 1

@@ -125,6 +125,11 @@ class FileResult(Record):
         return sum(1 for s in self.sessions if s.created)
 
     @property
+    def threads_added(self) -> int:
+        """Of the new sessions, sub-agents' threads (shown under their sessions)."""
+        return sum(1 for s in self.sessions if s.created and s.spawned)
+
+    @property
     def entries_added(self) -> int:
         return sum(s.entries_added for s in self.sessions)
 
@@ -171,7 +176,7 @@ class ImportReport(Record):
     @property
     def threads_added(self) -> int:
         """Of the new sessions, sub-agents' threads (shown under their sessions)."""
-        return sum(1 for f in self.files for s in f.sessions if s.created and s.spawned)
+        return sum(f.threads_added for f in self.files)
 
     @property
     def entries_added(self) -> int:

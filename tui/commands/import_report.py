@@ -161,14 +161,14 @@ def _file_columns(report, rows: list, folder: str, formats: bool, fold: bool) ->
     kind = Column("Format", expendable=2) if formats else None
     result_ = Column("Result")
     session = None if fold else Column("Session", cut="end", least=18, expendable=3,
-                                       footer=Text(f"{report.sessions_added:,} new"))
+                                       footer=Text(_new(report, "new")))
     skipped = len(report.skipped)
     counts = [Column(name, justify="right", footer=f"{total:,}")
               for name, total in (("Entries", report.entries_added),
                                   ("Branches", report.branches_added),
                                   ("Skipped", skipped))[:3 if skipped else 2]]
     if fold:
-        file.footer = Text(f"{len(report.files):,} files, {report.sessions_added:,} new sessions")
+        file.footer = Text(f"{len(report.files):,} files, {_new(report, 'new sessions')}")
     for result in rows:
         label, style = _STATUS.get(result.status, (result.status, ""))
         sessions = Text()
@@ -194,12 +194,21 @@ def _file_columns(report, rows: list, folder: str, formats: bool, fold: bool) ->
     return [c for c in (file, kind, result_, session, *counts) if c is not None]
 
 
+def _new(report, words: str) -> str:
+    """New sessions as the list shows them, sub-agents' threads apart."""
+    threads = report.threads_added
+    text = f"{report.sessions_added - threads:,} {words}"
+    return f"{text}, {threads:,} sub-agent thread{'s' if threads != 1 else ''}" if threads \
+        else text
+
+
 class _Folder:
-    __slots__ = ("files", "unchanged", "other", "new", "entries", "branches", "skipped")
+    __slots__ = ("files", "unchanged", "other", "new", "threads", "entries", "branches",
+                 "skipped")
 
     def __init__(self):
         self.files = self.unchanged = self.other = 0
-        self.new = self.entries = self.branches = self.skipped = 0
+        self.new = self.threads = self.entries = self.branches = self.skipped = 0
 
     def add(self, result) -> None:
         self.files += 1
@@ -207,7 +216,8 @@ class _Folder:
             self.unchanged += 1
         elif result.status != "imported":
             self.other += 1
-        self.new += result.sessions_added
+        self.threads += result.threads_added
+        self.new += result.sessions_added - result.threads_added
         self.entries += result.entries_added
         self.branches += result.branches_added
         self.skipped += len(result.skipped)
@@ -231,7 +241,8 @@ def _folder_table(report, folder: str, width: int):
         ("Files", "files", len(report.files), 0),
         ("Un-\nchanged", "unchanged", sum(f.unchanged for f in folders.values()), 3),
         ("Not\nimported", "other", sum(f.other for f in folders.values()), 0),
-        ("New\nsessions", "new", report.sessions_added, 1),
+        ("New\nsessions", "new", report.sessions_added - report.threads_added, 1),
+        ("Sub-agent\nthreads", "threads", report.threads_added, 1),
         ("Entries", "entries", report.entries_added, 0),
         ("Branches", "branches", report.branches_added, 2),
         ("Skipped\nlines", "skipped", len(report.skipped), 0)) if field[2] or field[1] == "files"]

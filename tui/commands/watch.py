@@ -155,8 +155,11 @@ def _printer(store):
             if not added and not new:
                 continue
             what = f"+{added:,} entr{'y' if added == 1 else 'ies'}"
-            if new:
-                what += f", {new} new session{'s' if new != 1 else ''}"
+            threads = item.threads_added
+            if new > threads:
+                what += f", {new - threads} new session{'s' if new - threads != 1 else ''}"
+            if threads:
+                what += f", {threads} new sub-agent{'s' if threads != 1 else ''}"
             name = clean(item.session_name)[:60] or "(unnamed)"
             print(f"{stamp}  {what:<28} {name}  ({clean(item.path)})", flush=True)
 
