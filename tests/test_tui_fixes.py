@@ -145,3 +145,21 @@ async def test_counts_in_a_narrow_sessions_pane_keep_whole_word_units(demo_db):
         assert all(line.rstrip().endswith("msg") for line in lines)
         assert not any(part.endswith("m") and part[:-1].replace(".", "").replace("k", "").isdigit()
                        for line in lines for part in line.split())
+
+
+async def test_a_notification_leaves_the_status_line_readable(demo_db):
+    """Textual puts toasts above the screen's last line: over arbor's status line (the
+    import's summary hid its progress for 10 s)."""
+    from textual.widgets._toast import Toast
+
+    from tui.components.status_line import StatusLine
+
+    app = make_app(demo_db)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(pilot)
+        app.notify("a long note " * 8, markup=False)
+        await settle(pilot)
+        toast = app.screen.query_one(Toast).region
+        status = app.query_one(StatusLine).region
+        assert toast.height and status.height
+        assert toast.bottom <= status.y
