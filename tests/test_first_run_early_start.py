@@ -6,7 +6,6 @@ it meanwhile, or it cannot be opened) cancels it, and it ends without touching t
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -15,7 +14,7 @@ import pytest
 
 from core import open_store
 from core.importing import first_run, import_paths
-from core.importing.first_run.process import NICENESS, FirstRunProcess
+from core.importing.first_run.process import FirstRunProcess
 from core.store.location import PostgresURL
 from tui.commands import browse
 
@@ -174,20 +173,3 @@ def test_a_child_told_nothing_stops_when_asked(tmp_path, home, monkeypatch):
     assert wait(child.ended.is_set)
     assert child.process.returncode == 0 and child.error is None
     assert not db.exists()
-
-
-@pytest.mark.skipif(not hasattr(os, "getpriority"), reason="no process priorities here")
-def test_the_child_runs_nicer_than_the_app(tmp_path, home, monkeypatch):
-    """The child lowers its priority first of all (NICENESS): on a busy machine, and while
-    both start, the app's frames come before the import's work."""
-    monkeypatch.setenv("HOME", str(home))
-    child = FirstRunProcess.early(tmp_path / "new.db")
-    assert child is not None
-    try:
-        mine = os.getpriority(os.PRIO_PROCESS, 0)
-        wanted = min(19, mine + NICENESS)
-        assert wait(lambda: os.getpriority(os.PRIO_PROCESS, child.process.pid) == wanted)
-        assert os.getpriority(os.PRIO_PROCESS, 0) == mine   # (the app's own: unchanged)
-    finally:
-        child.stop()
-    assert wait(child.ended.is_set)

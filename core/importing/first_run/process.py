@@ -37,12 +37,13 @@ from ..run_progress import TimeLeft
 # then as long again before SIGKILL (a commit is about core.importing.COMMIT_EVERY).
 STOP_GRACE = 5.0
 
-# The child runs this much nicer than the app (os.nice): while both start, and whenever
-# the machine is busy, the app's frames (its first one with the child's first rows, keys
-# answered while it imports) come first, the import taking what CPU is left. Both start
-# at once on two cores shared with the terminal: at the same priority the child's start
-# (loading the importers, reading the newest log) slowed the app's first frame, and with
-# it the first rows, which the child commits before that frame is drawn.
+# Once its first rows are committed, the child runs this much nicer than the app: the app's
+# first frame (with those rows) and its keys come first, the import taking what CPU is left.
+# Not before: the first rows are on the path to the first frame with rows, and the child's
+# start (loading the importers, reading the newest log's first lines) is as urgent as the
+# app's. Linux groups the processes of a session (setsid: the child's start_new_session)
+# for the scheduler (autogroups), a process's own nice weighing only within its group: so
+# the child's group is made nicer too, where the kernel has them (`run_nicer`).
 NICENESS = 10
 
 
@@ -71,7 +72,7 @@ def main() -> int:
     threading.Thread(target=_listen, args=(sys.stdin, stop), daemon=True,
                      name="arbor-first-import-stdin").start()
     try:
-        ended = _import(settings, stop, out)
+        ended = _import(settings, stop, out, on_first_commit=run_nicer)
     except Exception as failure:  # noqa: BLE001 - said as a sentence, never a traceback
         ended = {"error": _sentence(failure)}
     out.send({"ended": ended})
@@ -114,7 +115,53 @@ class _Lines:
                 self.stop.set()
 
 
-def _import(settings: dict, stop: threading.Event, out: _Lines) -> dict:
+def run_nicer() -> None:
+    """This process NICENESS nicer, and its scheduling group where it has one of its own
+    (Linux's autogroup of its session: this process alone, started in a session of its own),
+    so that the app comes first on a busy machine."""
+    try:
+        os.nice(NICENESS)
+    except (AttributeError, OSError):
+        pass   # (no priorities here)
+    try:
+        with open(f"/proc/{os.getpid()}/autogroup", "w") as group:
+            group.write(str(NICENESS))
+    except OSError:
+        pass   # (no autogroups: a process's own nice is what counts)
+
+
+def _after_first_commit(store, then) -> None:
+    """`then()` once the store's first transaction of this import is committed: the first
+    of its commits within a file (`commit_and_continue`, a long log's every ~0.1 s) or at a
+    file's end (`store.transaction`)."""
+    from contextlib import contextmanager
+
+    commit, transaction = store.commit_and_continue, store.transaction
+    done = []
+
+    def once() -> None:
+        if not done:
+            done.append(True)
+            store.commit_and_continue, store.transaction = commit, transaction
+            then()
+
+    def commit_then() -> bool:
+        committed = commit()
+        if committed:
+            once()
+        return committed
+
+    @contextmanager
+    def transaction_then():
+        with transaction() as connection:
+            yield connection
+        if not store.in_write_transaction:   # (the outer one: committed; not when it
+            once()                           # rolled back, an exception ends it above)
+
+    store.commit_and_continue, store.transaction = commit_then, transaction_then
+
+
+def _import(settings: dict, stop: threading.Event, out: _Lines, on_first_commit=None) -> dict:
     from core import open_store
     from core.store.location import store_location
     from .. import first_run
@@ -131,6 +178,8 @@ def _import(settings: dict, stop: threading.Event, out: _Lines) -> dict:
             return {}
         out.send({"started": [str(place) for place in places]})
         first_run.begin(store)
+        if on_first_commit is not None:
+            _after_first_commit(store, on_first_commit)
 
         def moved(run: RunProgress) -> None:
             files, count, done, total, left = run.snapshot()
@@ -246,10 +295,7 @@ class FirstRunProcess:
         import tempfile
 
         root = str(folder_holding_core())
-        # (it lowers its own priority first of all: a fork-and-exec, not a fork with a
-        # function run in the child before its exec, which costs the app more)
-        code = (f"import os, sys; hasattr(os, 'nice') and os.nice({NICENESS}); "
-                f"sys.path.insert(0, {root!r}); "
+        code = (f"import sys; sys.path.insert(0, {root!r}); "
                 "from core.importing.first_run.process import main; sys.exit(main())")
         self._errors = tempfile.TemporaryFile()   # (its last words, if it dies unspoken)
         try:
