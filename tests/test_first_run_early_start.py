@@ -6,7 +6,10 @@ it meanwhile, or it cannot be opened) cancels it, and it ends without touching t
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -22,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import claude_tree  # noqa: E402
 
 DEADLINE = 60.0   # a loaded machine
+REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
@@ -107,6 +111,52 @@ def test_a_new_store_s_first_import_starts_before_the_store_is_made(tmp_path, se
     with open_store(db, create=False) as store:
         assert store.sessions.count() > 0
         assert store.get_meta(first_run.FIRST_IMPORT) == first_run.DONE
+
+
+def test_a_new_store_is_made_off_the_main_thread_while_textual_loads(tmp_path, seen,
+                                                                      monkeypatch):
+    """The process's start and the new store's making wait on the system (its exec, the
+    file's syncs): a thread does them while the main thread loads Textual. A store that is
+    there is opened on the main thread, before."""
+    threads = []
+    opening = browse._open
+
+    def opened_where(args):
+        threads.append(threading.current_thread() is threading.main_thread())
+        return opening(args)
+
+    monkeypatch.setattr(browse, "_open", opened_where)
+    db = tmp_path / "new.db"
+    assert browse.run(parse("--db", str(db))) == 0
+    assert browse.run(parse("--db", str(db))) == 0   # (there now, its first import done)
+    assert threads == [False, True]
+
+
+def test_the_thread_making_a_store_imports_nothing_the_app_imports(tmp_path, home):
+    """What the thread imports as it makes a new store (after `_Making.preload`, on the main
+    thread) and what the main thread imports meanwhile (the app) have no module in common:
+    two threads importing the same modules at once can deadlock."""
+    probe = (
+        "import sys, argparse; from tui.commands import browse\n"
+        "browse._Making.preload(); before = set(sys.modules)\n"
+        "if sys.argv[1] == 'thread':\n"
+        "    parser = argparse.ArgumentParser(); browse.configure(parser)\n"
+        "    args = parser.parse_args(['--db', sys.argv[2]])\n"
+        "    making = browse._Making(args, browse._new_store_location(args))\n"
+        "    making._make(); store, child, due = making.made\n"
+        "    child.stop(); store.close()\n"
+        "else:\n"
+        "    import tui.app\n"
+        "print(' '.join(sorted(set(sys.modules) - before)))\n")
+    env = {**os.environ, "HOME": str(home)}
+    found = {}
+    for side in ("thread", "app"):
+        done = subprocess.run([sys.executable, "-c", probe, side, str(tmp_path / "new.db")],
+                              capture_output=True, text=True, cwd=REPO, env=env, timeout=120)
+        assert done.returncode == 0, done.stderr
+        found[side] = set(done.stdout.split())
+    assert found["thread"] and found["app"]
+    assert not found["thread"] & found["app"]
 
 
 def test_a_store_that_is_there_is_asked_first(tmp_path, seen):
