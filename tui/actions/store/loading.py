@@ -51,6 +51,7 @@ class StoreLoading:
 
     def _show_first_session(self) -> None:
         self._catch_up()
+        self._look_early_for_first_rows()   # (a first import's, when the first page had none)
         self.call_after_refresh(self._load_the_rest)
 
     def _load_the_rest(self) -> None:
