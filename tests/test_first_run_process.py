@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from core.importing import first_run, import_paths
-from core.importing.first_run.process import NICENESS, FirstRunProcess, _after_first_commit
+from core.importing.first_run.priority import NICENESS, Yielding, after_first_commit
+from core.importing.first_run.process import FirstRunProcess
 from core.store.store import open_store
 from terminal import Terminal, arbor_command, tmux_or_skip
 
@@ -129,11 +130,12 @@ def _group_nice(pid: int) -> int | None:
 
 
 @pytest.mark.skipif(not hasattr(os, "getpriority"), reason="no process priorities here")
-def test_the_child_runs_nicer_once_its_first_rows_are_in(tmp_path, home):
+def test_the_child_yields_from_its_first_rows_until_the_app_has_drawn_them(tmp_path, home):
     """Until its first rows are committed the child runs at the app's priority (its start
-    is on the path to the first frame with rows), then NICENESS nicer, and so is its
-    scheduling group where Linux gives its session one (autogroups: there, a process's
-    own nice weighs only against the processes of its session, and the app's is another)."""
+    is on the path to the first frame with rows); then NICENESS nicer, and so is its
+    scheduling group where Linux gives its session one (autogroups: there a process's own
+    nice weighs only against the processes of its session, and the app's is another); once
+    the app says it has drawn rows, its group's nice is 0 again (its own nice stays)."""
     db = fresh(tmp_path / "store.db")
     mine = os.getpriority(os.PRIO_PROCESS, 0)
     mine_group = _group_nice(os.getpid())
@@ -147,9 +149,14 @@ def test_the_child_runs_nicer_once_its_first_rows_are_in(tmp_path, home):
     try:
         assert wait(lambda: sessions(db) > 0), child.error
         pid = child.process.pid
-        assert wait(lambda: os.getpriority(os.PRIO_PROCESS, pid) == min(19, mine + NICENESS))
+        nicer = min(19, mine + NICENESS)
+        assert wait(lambda: os.getpriority(os.PRIO_PROCESS, pid) == nicer)
         if mine_group is not None:
-            assert wait(lambda: _group_nice(pid) == min(19, NICENESS))
+            assert wait(lambda: _group_nice(pid) == NICENESS)
+        child.tell_drawn()
+        if mine_group is not None:
+            assert wait(lambda: _group_nice(pid) == 0)
+        assert os.getpriority(os.PRIO_PROCESS, pid) == nicer
         assert child.running, "done before it was looked at: the test proves nothing"
         assert os.getpriority(os.PRIO_PROCESS, 0) == mine   # (the app's own: unchanged)
     finally:
@@ -157,13 +164,34 @@ def test_the_child_runs_nicer_once_its_first_rows_are_in(tmp_path, home):
     assert wait(child.ended.is_set)
 
 
+def test_rows_drawn_before_the_first_commit_leave_the_priority_alone(monkeypatch):
+    """(rows of an import stopped before, drawn before this one's first commit) Nothing to
+    yield for: the priority stays the app's; and `drawn` after `committed` sets back only
+    what was set."""
+    from core.importing.first_run import priority
+
+    changed = []
+    monkeypatch.setattr(priority.os, "nice", lambda n: changed.append(("nice", n)))
+    monkeypatch.setattr(priority, "set_group_nice",
+                        lambda n: changed.append(("group", n)) or True)
+    first = Yielding()
+    first.drawn()
+    first.committed()
+    assert changed == []
+    second = Yielding()
+    second.committed()
+    second.drawn()
+    second.drawn()
+    assert changed == [("nice", NICENESS), ("group", NICENESS), ("group", 0)]
+
+
 def test_after_first_commit_is_told_once_the_first_rows_are_committed(tmp_path):
-    """`_after_first_commit`: once, after the first commit within a long write
+    """`after_first_commit`: once, after the first commit within a long write
     (commit_and_continue) or the end of an outer transaction; not for a nested one, nor
     for one rolled back."""
     told = []
     with open_store(tmp_path / "a.db") as store:
-        _after_first_commit(store, lambda: told.append(store.in_write_transaction))
+        after_first_commit(store, lambda: told.append(store.in_write_transaction))
         with pytest.raises(RuntimeError):
             with store.transaction():
                 store.set_meta("x", "1")
@@ -179,7 +207,7 @@ def test_after_first_commit_is_told_once_the_first_rows_are_committed(tmp_path):
         assert told == [False]         # (once)
     told.clear()
     with open_store(tmp_path / "b.db") as store:
-        _after_first_commit(store, lambda: told.append(store.in_write_transaction))
+        after_first_commit(store, lambda: told.append(store.in_write_transaction))
         with store.transaction():
             store.set_meta("x", "1")
             assert store.commit_and_continue()

@@ -146,6 +146,16 @@ async def test_rows_committed_after_the_mount_are_looked_for_from_the_first_fram
         assert app.query_one("#panes").display
 
 
+async def test_the_app_tells_its_first_import_once_the_first_rows_are_drawn(tmp_path, home):
+    """The first import's process yields to the app from its first commit until the app
+    has drawn rows (core/importing/first_run/priority.py): the app tells it so."""
+    app = make_app(fresh(tmp_path / "store.db"), home)
+    async with app.run_test(size=SIZE) as pilot:
+        assert await soon(pilot, lambda: len(app.sessions) > 0)
+        assert await soon(pilot, lambda: app.first_import is not None
+                          and app.first_import.said_drawn)
+
+
 async def test_x_stops_the_first_import_and_the_next_start_goes_on(
         tmp_path, home, sessions_in_home):
     count, whole = sessions_in_home

@@ -91,6 +91,8 @@ class FirstRunActions:
             self._first_run_said("ended")
         elif first.started.is_set():
             self._first_run_said("moved")
+        if self.sessions:   # (rows on screen already: of an import stopped before)
+            first.tell_drawn()
         if self._first_rows_look is None:   # (not looking since the mount already)
             self._look_for_first_rows()
 
@@ -136,8 +138,16 @@ class FirstRunActions:
         messages, and the whole list with its costs (in a thread)."""
         if self._ending():
             return
+        self._first_rows_drawn()
         self._catch_up()
         self.load_sessions(first=self._data_version is None)
+
+    def _first_rows_drawn(self) -> None:
+        """(rows are on screen) The first import's process, told: it yields to the app from
+        its first commit until the app has drawn rows (core/importing/first_run/priority.py)."""
+        first = self.first_import or self.early_first_import
+        if first is not None:
+            first.tell_drawn()
 
     def importing_first(self) -> bool:
         return self.first_import is not None and self.first_import.running

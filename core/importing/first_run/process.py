@@ -8,8 +8,9 @@ PostgreSQL is a server). What passes between them:
 
 - the app -> the child, on its stdin: one JSON line first (the store's location, kept off
   the command line since a PostgreSQL URL may hold a password, and the home folder), then
-  `stop` to stop. Its stdin closing (the app quit, or was killed) stops it too, as SIGINT
-  and SIGTERM do: always at the file's last commit, so nothing read is lost and the next
+  `drawn` once the app has drawn rows (priority.py: the child yields to the app from its
+  first commit until then) and `stop` to stop. Its stdin closing (the app quit, or was
+  killed) stops it too, as SIGINT and SIGTERM do: always at the file's last commit, so nothing read is lost and the next
   start goes on from there (each file's import record says how far it got).
 - the child -> the app, on its stdout: JSON lines. `{"started": [places]}` once it is known
   to import something, `{"moved": [sessions done, sessions in all, bytes done, bytes in all, seconds left or
@@ -37,15 +38,6 @@ from ..run_progress import TimeLeft
 # then as long again before SIGKILL (a commit is about core.importing.COMMIT_EVERY).
 STOP_GRACE = 5.0
 
-# Once its first rows are committed, the child runs this much nicer than the app: the app's
-# first frame (with those rows) and its keys come first, the import taking what CPU is left.
-# Not before: the first rows are on the path to the first frame with rows, and the child's
-# start (loading the importers, reading the newest log's first lines) is as urgent as the
-# app's. Linux groups the processes of a session (setsid: the child's start_new_session)
-# for the scheduler (autogroups), a process's own nice weighing only within its group: so
-# the child's group is made nicer too, where the kernel has them (`run_nicer`).
-NICENESS = 10
-
 
 # ====================================================================== the child
 def main() -> int:
@@ -69,10 +61,13 @@ def main() -> int:
         return 2
     for number in (signal.SIGINT, signal.SIGTERM):
         signal.signal(number, lambda *_: stop.set())
-    threading.Thread(target=_listen, args=(sys.stdin, stop), daemon=True,
+    from .priority import Yielding
+
+    yielding = Yielding()   # (the app's priority until the first rows are in: priority.py)
+    threading.Thread(target=_listen, args=(sys.stdin, stop, yielding.drawn), daemon=True,
                      name="arbor-first-import-stdin").start()
     try:
-        ended = _import(settings, stop, out, on_first_commit=run_nicer)
+        ended = _import(settings, stop, out, on_first_commit=yielding.committed)
     except Exception as failure:  # noqa: BLE001 - said as a sentence, never a traceback
         ended = {"error": _sentence(failure)}
     out.send({"ended": ended})
@@ -87,12 +82,16 @@ def _load() -> None:
     from .. import driver, files  # noqa: F401
 
 
-def _listen(stream, stop: threading.Event) -> None:
-    """`stop` on a line of it, or the app gone (its end): stop at the next commit."""
+def _listen(stream, stop: threading.Event, drawn=None) -> None:
+    """`stop` on a line of it, or the app gone (its end): stop at the next commit; `drawn`
+    (the app has drawn rows): `drawn()`."""
     try:
         for line in stream:
-            if line.strip() == "stop":
+            said = line.strip()
+            if said == "stop":
                 break
+            if said == "drawn" and drawn is not None:
+                drawn()
     except (OSError, ValueError):
         pass
     stop.set()
@@ -115,52 +114,6 @@ class _Lines:
                 self.stop.set()
 
 
-def run_nicer() -> None:
-    """This process NICENESS nicer, and its scheduling group where it has one of its own
-    (Linux's autogroup of its session: this process alone, started in a session of its own),
-    so that the app comes first on a busy machine."""
-    try:
-        os.nice(NICENESS)
-    except (AttributeError, OSError):
-        pass   # (no priorities here)
-    try:
-        with open(f"/proc/{os.getpid()}/autogroup", "w") as group:
-            group.write(str(NICENESS))
-    except OSError:
-        pass   # (no autogroups: a process's own nice is what counts)
-
-
-def _after_first_commit(store, then) -> None:
-    """`then()` once the store's first transaction of this import is committed: the first
-    of its commits within a file (`commit_and_continue`, a long log's every ~0.1 s) or at a
-    file's end (`store.transaction`)."""
-    from contextlib import contextmanager
-
-    commit, transaction = store.commit_and_continue, store.transaction
-    done = []
-
-    def once() -> None:
-        if not done:
-            done.append(True)
-            store.commit_and_continue, store.transaction = commit, transaction
-            then()
-
-    def commit_then() -> bool:
-        committed = commit()
-        if committed:
-            once()
-        return committed
-
-    @contextmanager
-    def transaction_then():
-        with transaction() as connection:
-            yield connection
-        if not store.in_write_transaction:   # (the outer one: committed; not when it
-            once()                           # rolled back, an exception ends it above)
-
-    store.commit_and_continue, store.transaction = commit_then, transaction_then
-
-
 def _import(settings: dict, stop: threading.Event, out: _Lines, on_first_commit=None) -> dict:
     from core import open_store
     from core.store.location import store_location
@@ -179,7 +132,9 @@ def _import(settings: dict, stop: threading.Event, out: _Lines, on_first_commit=
         out.send({"started": [str(place) for place in places]})
         first_run.begin(store)
         if on_first_commit is not None:
-            _after_first_commit(store, on_first_commit)
+            from .priority import after_first_commit
+
+            after_first_commit(store, on_first_commit)
 
         def moved(run: RunProgress) -> None:
             files, count, done, total, left = run.snapshot()
@@ -262,6 +217,7 @@ class FirstRunProcess:
         self.error: str | None = None
         self.process = None
         self.told = False   # its store (tell_store)
+        self.said_drawn = False   # (tell_drawn)
         self.thread = threading.Thread(target=self._read, name="arbor-first-import",
                                        daemon=True)
 
@@ -318,6 +274,14 @@ class FirstRunProcess:
         self.told = True
         self._send(json.dumps({"store": self.location,
                                "home": str(self.home) if self.home is not None else None}))
+
+    def tell_drawn(self) -> None:
+        """Tell the child the app has drawn rows (once): it yields no more (priority.py)."""
+        process = self.process
+        if process is None or not self.told or self.said_drawn or process.poll() is not None:
+            return
+        self.said_drawn = True
+        self._send("drawn")
 
     def cancel(self) -> None:
         """A child started `early` that is not to import after all: it ends without
