@@ -171,7 +171,7 @@ def test_rows_drawn_before_the_first_commit_leave_the_priority_alone(monkeypatch
     from core.importing.first_run import priority
 
     changed = []
-    monkeypatch.setattr(priority.os, "nice", lambda n: changed.append(("nice", n)))
+    monkeypatch.setattr(priority, "nicer", lambda n: changed.append(("nice", n)))
     monkeypatch.setattr(priority, "set_group_nice",
                         lambda n: changed.append(("group", n)) or True)
     first = Yielding()

@@ -26,6 +26,23 @@ import time
 NICENESS = 10
 
 
+def nicer(by: int) -> None:
+    """This process `by` nicer, every thread of it (Linux: a thread's nice is its own, and
+    the import's writer threads run already)."""
+    try:
+        threads = [int(tid) for tid in os.listdir(f"/proc/{os.getpid()}/task")]
+    except OSError:
+        threads = []
+    try:
+        if not threads:
+            os.nice(by)
+        for thread in threads:
+            os.setpriority(os.PRIO_PROCESS, thread,
+                           min(19, os.getpriority(os.PRIO_PROCESS, thread) + by))
+    except (AttributeError, OSError):
+        pass   # (no priorities here, or the thread ended meanwhile)
+
+
 def set_group_nice(value: int) -> bool:
     """The nice of this process's autogroup (Linux); whether it was set. The kernel takes
     one such change every 0.1 s machine-wide (EAGAIN): asked again a few times."""
@@ -60,10 +77,7 @@ class Yielding:
         with self._lock:
             if self._drawn:   # (rows of an earlier import drawn first: nothing to wait for)
                 return
-            try:
-                os.nice(NICENESS)
-            except (AttributeError, OSError):
-                pass   # (no priorities here)
+            nicer(NICENESS)
             self._grouped = set_group_nice(NICENESS)
 
     def drawn(self) -> None:

@@ -10,8 +10,9 @@ PostgreSQL is a server). What passes between them:
   the command line since a PostgreSQL URL may hold a password, and the home folder), then
   `drawn` once the app has drawn rows (priority.py: the child yields to the app from its
   first commit until then) and `stop` to stop. Its stdin closing (the app quit, or was
-  killed) stops it too, as SIGINT and SIGTERM do: always at the file's last commit, so nothing read is lost and the next
-  start goes on from there (each file's import record says how far it got).
+  killed) stops it too, as SIGINT and SIGTERM do: always at the file's last commit, so
+  nothing read is lost and the next start goes on from there (each file's import record
+  says how far it got).
 - the child -> the app, on its stdout: JSON lines. `{"started": [places]}` once it is known
   to import something, `{"moved": [sessions done, sessions in all, bytes done, bytes in all, seconds left or
   null]}` (a sub-agent's file is no session, and the time left is its lanes': see
