@@ -129,6 +129,17 @@ def _group_nice(pid: int) -> int | None:
         return None
 
 
+def _threads_nice(pid: int) -> list[int]:
+    """The nice of each thread of the process (Linux)."""
+    out = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            out.append(int(task.joinpath("stat").read_text().rsplit(")", 1)[1].split()[16]))
+        except (OSError, ValueError, IndexError):
+            pass   # (ended meanwhile)
+    return out
+
+
 @pytest.mark.skipif(not hasattr(os, "getpriority"), reason="no process priorities here")
 def test_the_child_yields_from_its_first_rows_until_the_app_has_drawn_them(tmp_path, home):
     """Until its first rows are committed the child runs at the app's priority (its start
@@ -151,6 +162,9 @@ def test_the_child_yields_from_its_first_rows_until_the_app_has_drawn_them(tmp_p
         pid = child.process.pid
         nicer = min(19, mine + NICENESS)
         assert wait(lambda: os.getpriority(os.PRIO_PROCESS, pid) == nicer)
+        if Path(f"/proc/{pid}/task").is_dir():   # (Linux: a thread's nice is its own)
+            assert wait(lambda: set(_threads_nice(pid)) == {nicer}), _threads_nice(pid)
+            assert len(_threads_nice(pid)) > 1
         if mine_group is not None:
             assert wait(lambda: _group_nice(pid) == NICENESS)
         child.tell_drawn()
