@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -15,7 +17,7 @@ import pytest
 
 from core import open_store
 from core.importing import first_run, import_paths
-from core.importing.first_run.process import NICENESS, FirstRunProcess
+from core.importing.first_run.process import FirstRunProcess
 from core.store.location import PostgresURL
 from tui.commands import browse
 
@@ -23,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import claude_tree  # noqa: E402
 
 DEADLINE = 60.0   # a loaded machine
+REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
@@ -110,6 +113,52 @@ def test_a_new_store_s_first_import_starts_before_the_store_is_made(tmp_path, se
         assert store.get_meta(first_run.FIRST_IMPORT) == first_run.DONE
 
 
+def test_a_new_store_is_made_off_the_main_thread_while_textual_loads(tmp_path, seen,
+                                                                      monkeypatch):
+    """The process's start and the new store's making wait on the system (its exec, the
+    file's syncs): a thread does them while the main thread loads Textual. A store that is
+    there is opened on the main thread, before."""
+    threads = []
+    opening = browse._open
+
+    def opened_where(args):
+        threads.append(threading.current_thread() is threading.main_thread())
+        return opening(args)
+
+    monkeypatch.setattr(browse, "_open", opened_where)
+    db = tmp_path / "new.db"
+    assert browse.run(parse("--db", str(db))) == 0
+    assert browse.run(parse("--db", str(db))) == 0   # (there now, its first import done)
+    assert threads == [False, True]
+
+
+def test_the_thread_making_a_store_imports_nothing_the_app_imports(tmp_path, home):
+    """What the thread imports as it makes a new store (after `_Making.preload`, on the main
+    thread) and what the main thread imports meanwhile (the app) have no module in common:
+    two threads importing the same modules at once can deadlock."""
+    probe = (
+        "import sys, argparse; from tui.commands import browse\n"
+        "browse._Making.preload(); before = set(sys.modules)\n"
+        "if sys.argv[1] == 'thread':\n"
+        "    parser = argparse.ArgumentParser(); browse.configure(parser)\n"
+        "    args = parser.parse_args(['--db', sys.argv[2]])\n"
+        "    making = browse._Making(args, browse._new_store_location(args))\n"
+        "    making._make(); store, child, due = making.made\n"
+        "    child.stop(); store.close()\n"
+        "else:\n"
+        "    import tui.app\n"
+        "print(' '.join(sorted(set(sys.modules) - before)))\n")
+    env = {**os.environ, "HOME": str(home)}
+    found = {}
+    for side in ("thread", "app"):
+        done = subprocess.run([sys.executable, "-c", probe, side, str(tmp_path / "new.db")],
+                              capture_output=True, text=True, cwd=REPO, env=env, timeout=120)
+        assert done.returncode == 0, done.stderr
+        found[side] = set(done.stdout.split())
+    assert found["thread"] and found["app"]
+    assert not found["thread"] & found["app"]
+
+
 def test_a_store_that_is_there_is_asked_first(tmp_path, seen):
     """A store made before (not imported into yet): no early start; the store says it is
     due, and its process starts once it is open."""
@@ -174,20 +223,3 @@ def test_a_child_told_nothing_stops_when_asked(tmp_path, home, monkeypatch):
     assert wait(child.ended.is_set)
     assert child.process.returncode == 0 and child.error is None
     assert not db.exists()
-
-
-@pytest.mark.skipif(not hasattr(os, "getpriority"), reason="no process priorities here")
-def test_the_child_runs_nicer_than_the_app(tmp_path, home, monkeypatch):
-    """The child lowers its priority first of all (NICENESS): on a busy machine, and while
-    both start, the app's frames come before the import's work."""
-    monkeypatch.setenv("HOME", str(home))
-    child = FirstRunProcess.early(tmp_path / "new.db")
-    assert child is not None
-    try:
-        mine = os.getpriority(os.PRIO_PROCESS, 0)
-        wanted = min(19, mine + NICENESS)
-        assert wait(lambda: os.getpriority(os.PRIO_PROCESS, child.process.pid) == wanted)
-        assert os.getpriority(os.PRIO_PROCESS, 0) == mine   # (the app's own: unchanged)
-    finally:
-        child.stop()
-    assert wait(child.ended.is_set)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from core.importing import first_run, import_paths
+from core.importing.first_run.priority import NICENESS, Yielding, after_first_commit
 from core.importing.first_run.process import FirstRunProcess
 from core.store.store import open_store
 from terminal import Terminal, arbor_command, tmux_or_skip
@@ -117,6 +118,116 @@ def test_an_error_reaches_the_app_as_a_sentence(tmp_path, home):
     assert wait(child.ended.is_set)
     assert child.error and "Traceback" not in child.error and "\n" not in child.error
     assert not child.started.is_set()
+
+
+# ------------------------------------------------------------ the child's priority
+def _group_nice(pid: int) -> int | None:
+    """The nice of the process's Linux autogroup (None: no autogroups here)."""
+    try:
+        return int(Path(f"/proc/{pid}/autogroup").read_text().split()[-1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _threads_nice(pid: int) -> list[int]:
+    """The nice of each thread of the process (Linux)."""
+    out = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            out.append(int(task.joinpath("stat").read_text().rsplit(")", 1)[1].split()[16]))
+        except (OSError, ValueError, IndexError):
+            pass   # (ended meanwhile)
+    return out
+
+
+@pytest.mark.skipif(not hasattr(os, "getpriority"), reason="no process priorities here")
+def test_the_child_yields_from_its_first_rows_until_the_app_has_drawn_them(tmp_path, home):
+    """Until its first rows are committed the child runs at the app's priority (its start
+    is on the path to the first frame with rows); then NICENESS nicer, and so is its
+    scheduling group where Linux gives its session one (autogroups: there a process's own
+    nice weighs only against the processes of its session, and the app's is another); once
+    the app says it has drawn rows, its group's nice is 0 again (its own nice stays)."""
+    db = fresh(tmp_path / "store.db")
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    mine_group = _group_nice(os.getpid())
+    child = FirstRunProcess(str(db), home)
+    with open_store(db, create=False) as other:
+        with other.transaction():   # (its first write waits for this: nothing committed)
+            child.start()
+            assert wait(child.started.is_set), child.error
+            assert os.getpriority(os.PRIO_PROCESS, child.process.pid) == mine
+            assert _group_nice(child.process.pid) == mine_group
+    try:
+        assert wait(lambda: sessions(db) > 0), child.error
+        pid = child.process.pid
+        nicer = min(19, mine + NICENESS)
+        assert wait(lambda: os.getpriority(os.PRIO_PROCESS, pid) == nicer)
+        if Path(f"/proc/{pid}/task").is_dir():   # (Linux: a thread's nice is its own)
+            assert wait(lambda: set(_threads_nice(pid)) == {nicer}), _threads_nice(pid)
+            assert len(_threads_nice(pid)) > 1
+        if mine_group is not None:
+            assert wait(lambda: _group_nice(pid) == NICENESS)
+        child.tell_drawn()
+        if mine_group is not None:
+            assert wait(lambda: _group_nice(pid) == 0)
+        assert os.getpriority(os.PRIO_PROCESS, pid) == nicer
+        assert child.running, "done before it was looked at: the test proves nothing"
+        assert os.getpriority(os.PRIO_PROCESS, 0) == mine   # (the app's own: unchanged)
+    finally:
+        child.stop()
+    assert wait(child.ended.is_set)
+
+
+def test_rows_drawn_before_the_first_commit_leave_the_priority_alone(monkeypatch):
+    """(rows of an import stopped before, drawn before this one's first commit) Nothing to
+    yield for: the priority stays the app's; and `drawn` after `committed` sets back only
+    what was set."""
+    from core.importing.first_run import priority
+
+    changed = []
+    monkeypatch.setattr(priority, "nicer", lambda n: changed.append(("nice", n)))
+    monkeypatch.setattr(priority, "set_group_nice",
+                        lambda n: changed.append(("group", n)) or True)
+    first = Yielding()
+    first.drawn()
+    first.committed()
+    assert changed == []
+    second = Yielding()
+    second.committed()
+    second.drawn()
+    second.drawn()
+    assert changed == [("nice", NICENESS), ("group", NICENESS), ("group", 0)]
+
+
+def test_after_first_commit_is_told_once_the_first_rows_are_committed(tmp_path):
+    """`after_first_commit`: once, after the first commit within a long write
+    (commit_and_continue) or the end of an outer transaction; not for a nested one, nor
+    for one rolled back."""
+    told = []
+    with open_store(tmp_path / "a.db") as store:
+        after_first_commit(store, lambda: told.append(store.in_write_transaction))
+        with pytest.raises(RuntimeError):
+            with store.transaction():
+                store.set_meta("x", "1")
+                raise RuntimeError("rolled back")
+        assert told == []
+        with store.transaction():
+            with store.transaction():
+                store.set_meta("x", "2")
+            assert told == []          # (nested: nothing committed yet)
+        assert told == [False]
+        with store.transaction():
+            store.set_meta("x", "3")
+        assert told == [False]         # (once)
+    told.clear()
+    with open_store(tmp_path / "b.db") as store:
+        after_first_commit(store, lambda: told.append(store.in_write_transaction))
+        with store.transaction():
+            store.set_meta("x", "1")
+            assert store.commit_and_continue()
+            assert told == [True]      # (within the long write, once committed)
+            assert store.commit_and_continue()
+        assert told == [True]
 
 
 # ----------------------------------------------------------- the app killed (SIGKILL)

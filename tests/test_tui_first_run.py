@@ -5,6 +5,7 @@ to the store one uninterrupted import makes; a store that imported before only f
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -23,6 +24,10 @@ from test_first_run import rounded  # noqa: E402
 from test_import_parallel import meaning  # noqa: E402
 
 SIZE = (120, 40)
+REPO = Path(__file__).resolve().parent.parent
+IMPORT_ONE = ("import sys; from core import open_store; from core.importing import import_paths; "
+              "store = open_store(sys.argv[1], create=False); import_paths(store, sys.argv[2:]); "
+              "store.close()")
 
 
 @pytest.fixture(scope="module")
@@ -117,6 +122,38 @@ async def test_the_first_rows_are_drawn_before_their_session_is_shown(tmp_path, 
     async with app.run_test(size=SIZE) as pilot:
         assert await soon(pilot, lambda: "session shown" in seen)
     assert seen[:2] == ["rows drawn", "session shown"], seen
+
+
+async def test_rows_committed_after_the_mount_are_looked_for_from_the_first_frame_on(
+        tmp_path, home, monkeypatch):
+    """`arbor` started the first import's process before the app, and its first rows were
+    committed after the app read its first page (at mount, empty): they are looked for from
+    the first frame on, not once the rest of the start is done (here held back)."""
+    from core.importing.first_run.process import FirstRunProcess
+
+    rest: list[bool] = []
+    monkeypatch.setattr(ArborApp, "_load_the_rest", lambda app: rest.append(True))
+    db = fresh(tmp_path / "store.db")
+    app = make_app(db, home)
+    app.early_first_import = FirstRunProcess(str(db), home)   # (a stand-in, never started)
+    app.first_import_due = True
+    async with app.run_test(size=SIZE) as pilot:
+        assert await soon(pilot, lambda: rest)   # (the first screen drawn)
+        assert not app.sessions
+        subprocess.run([sys.executable, "-c", IMPORT_ONE, str(db),   # (as the child does)
+                        str(sorted(home.rglob("*.jsonl"))[0])], check=True, cwd=REPO)
+        assert await soon(pilot, lambda: len(app.sessions) > 0)
+        assert app.query_one("#panes").display
+
+
+async def test_the_app_tells_its_first_import_once_the_first_rows_are_drawn(tmp_path, home):
+    """The first import's process yields to the app from its first commit until the app
+    has drawn rows (core/importing/first_run/priority.py): the app tells it so."""
+    app = make_app(fresh(tmp_path / "store.db"), home)
+    async with app.run_test(size=SIZE) as pilot:
+        assert await soon(pilot, lambda: len(app.sessions) > 0)
+        assert await soon(pilot, lambda: app.first_import is not None
+                          and app.first_import.said_drawn)
 
 
 async def test_x_stops_the_first_import_and_the_next_start_goes_on(

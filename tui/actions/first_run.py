@@ -63,6 +63,7 @@ class FirstRunActions:
     _first_run_keys_shown = False
     _first_run_files = 0
     _first_rows_version: int | None = None   # the store's data version the last look saw
+    _first_rows_look = None   # the timer of the next look for the first rows
 
     def _begin_first_run(self) -> None:
         """Once the first screen is drawn: the first import's process `arbor` started before
@@ -90,7 +91,17 @@ class FirstRunActions:
             self._first_run_said("ended")
         elif first.started.is_set():
             self._first_run_said("moved")
-        self._look_for_first_rows()
+        if self.sessions:   # (rows on screen already: of an import stopped before)
+            first.tell_drawn()
+        if self._first_rows_look is None:   # (not looking since the mount already)
+            self._look_for_first_rows()
+
+    def _look_early_for_first_rows(self) -> None:
+        """(the first frame drawn) Where `arbor` started the first import's process before
+        the app and the first page (read at mount) had no row yet: its first rows are looked
+        for from now on, not once the rest of the start is done (~0.2 s later)."""
+        if self.early_first_import is not None and not self.sessions:
+            self._first_rows_look = self.set_timer(FIRST_ROWS_LOOK, self._look_for_first_rows)
 
     def _first_run_said(self, kind: str) -> None:
         """(the process's reading thread) its lines, as messages to the app."""
@@ -106,7 +117,8 @@ class FirstRunActions:
         page, one indexed query): the rows are drawn in the next frame, and their session's
         branches and messages are read after it (_first_rows_shown); then the ordinary
         poll's pace is enough."""
-        first = self.first_import
+        self._first_rows_look = None
+        first = self.first_import or self.early_first_import
         if first is None or first.ended.is_set() or self.sessions or self._ending():
             return
         try:
@@ -119,15 +131,23 @@ class FirstRunActions:
             if self.sessions:
                 self.sessions_pane.when_drawn(self._first_rows_shown)
                 return
-        self.set_timer(FIRST_ROWS_LOOK, self._look_for_first_rows)
+        self._first_rows_look = self.set_timer(FIRST_ROWS_LOOK, self._look_for_first_rows)
 
     def _first_rows_shown(self) -> None:
         """The first rows are on screen: now the highlighted session's branches and
         messages, and the whole list with its costs (in a thread)."""
         if self._ending():
             return
+        self._first_rows_drawn()
         self._catch_up()
         self.load_sessions(first=self._data_version is None)
+
+    def _first_rows_drawn(self) -> None:
+        """(rows are on screen) The first import's process, told: it yields to the app from
+        its first commit until the app has drawn rows (core/importing/first_run/priority.py)."""
+        first = self.first_import or self.early_first_import
+        if first is not None:
+            first.tell_drawn()
 
     def importing_first(self) -> bool:
         return self.first_import is not None and self.first_import.running

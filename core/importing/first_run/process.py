@@ -8,9 +8,11 @@ PostgreSQL is a server). What passes between them:
 
 - the app -> the child, on its stdin: one JSON line first (the store's location, kept off
   the command line since a PostgreSQL URL may hold a password, and the home folder), then
-  `stop` to stop. Its stdin closing (the app quit, or was killed) stops it too, as SIGINT
-  and SIGTERM do: always at the file's last commit, so nothing read is lost and the next
-  start goes on from there (each file's import record says how far it got).
+  `drawn` once the app has drawn rows (priority.py: the child yields to the app from its
+  first commit until then) and `stop` to stop. Its stdin closing (the app quit, or was
+  killed) stops it too, as SIGINT and SIGTERM do: always at the file's last commit, so
+  nothing read is lost and the next start goes on from there (each file's import record
+  says how far it got).
 - the child -> the app, on its stdout: JSON lines. `{"started": [places]}` once it is known
   to import something, `{"moved": [sessions done, sessions in all, bytes done, bytes in all, seconds left or
   null]}` (a sub-agent's file is no session, and the time left is its lanes': see
@@ -37,14 +39,6 @@ from ..run_progress import TimeLeft
 # then as long again before SIGKILL (a commit is about core.importing.COMMIT_EVERY).
 STOP_GRACE = 5.0
 
-# The child runs this much nicer than the app (os.nice): while both start, and whenever
-# the machine is busy, the app's frames (its first one with the child's first rows, keys
-# answered while it imports) come first, the import taking what CPU is left. Both start
-# at once on two cores shared with the terminal: at the same priority the child's start
-# (loading the importers, reading the newest log) slowed the app's first frame, and with
-# it the first rows, which the child commits before that frame is drawn.
-NICENESS = 10
-
 
 # ====================================================================== the child
 def main() -> int:
@@ -68,10 +62,13 @@ def main() -> int:
         return 2
     for number in (signal.SIGINT, signal.SIGTERM):
         signal.signal(number, lambda *_: stop.set())
-    threading.Thread(target=_listen, args=(sys.stdin, stop), daemon=True,
+    from .priority import Yielding
+
+    yielding = Yielding()   # (the app's priority until the first rows are in: priority.py)
+    threading.Thread(target=_listen, args=(sys.stdin, stop, yielding.drawn), daemon=True,
                      name="arbor-first-import-stdin").start()
     try:
-        ended = _import(settings, stop, out)
+        ended = _import(settings, stop, out, on_first_commit=yielding.committed)
     except Exception as failure:  # noqa: BLE001 - said as a sentence, never a traceback
         ended = {"error": _sentence(failure)}
     out.send({"ended": ended})
@@ -86,12 +83,16 @@ def _load() -> None:
     from .. import driver, files  # noqa: F401
 
 
-def _listen(stream, stop: threading.Event) -> None:
-    """`stop` on a line of it, or the app gone (its end): stop at the next commit."""
+def _listen(stream, stop: threading.Event, drawn=None) -> None:
+    """`stop` on a line of it, or the app gone (its end): stop at the next commit; `drawn`
+    (the app has drawn rows): `drawn()`."""
     try:
         for line in stream:
-            if line.strip() == "stop":
+            said = line.strip()
+            if said == "stop":
                 break
+            if said == "drawn" and drawn is not None:
+                drawn()
     except (OSError, ValueError):
         pass
     stop.set()
@@ -114,7 +115,7 @@ class _Lines:
                 self.stop.set()
 
 
-def _import(settings: dict, stop: threading.Event, out: _Lines) -> dict:
+def _import(settings: dict, stop: threading.Event, out: _Lines, on_first_commit=None) -> dict:
     from core import open_store
     from core.store.location import store_location
     from .. import first_run
@@ -131,6 +132,10 @@ def _import(settings: dict, stop: threading.Event, out: _Lines) -> dict:
             return {}
         out.send({"started": [str(place) for place in places]})
         first_run.begin(store)
+        if on_first_commit is not None:
+            from .priority import after_first_commit
+
+            after_first_commit(store, on_first_commit)
 
         def moved(run: RunProgress) -> None:
             files, count, done, total, left = run.snapshot()
@@ -213,6 +218,7 @@ class FirstRunProcess:
         self.error: str | None = None
         self.process = None
         self.told = False   # its store (tell_store)
+        self.said_drawn = False   # (tell_drawn)
         self.thread = threading.Thread(target=self._read, name="arbor-first-import",
                                        daemon=True)
 
@@ -246,10 +252,7 @@ class FirstRunProcess:
         import tempfile
 
         root = str(folder_holding_core())
-        # (it lowers its own priority first of all: a fork-and-exec, not a fork with a
-        # function run in the child before its exec, which costs the app more)
-        code = (f"import os, sys; hasattr(os, 'nice') and os.nice({NICENESS}); "
-                f"sys.path.insert(0, {root!r}); "
+        code = (f"import sys; sys.path.insert(0, {root!r}); "
                 "from core.importing.first_run.process import main; sys.exit(main())")
         self._errors = tempfile.TemporaryFile()   # (its last words, if it dies unspoken)
         try:
@@ -272,6 +275,14 @@ class FirstRunProcess:
         self.told = True
         self._send(json.dumps({"store": self.location,
                                "home": str(self.home) if self.home is not None else None}))
+
+    def tell_drawn(self) -> None:
+        """Tell the child the app has drawn rows (once): it yields no more (priority.py)."""
+        process = self.process
+        if process is None or not self.told or self.said_drawn or process.poll() is not None:
+            return
+        self.said_drawn = True
+        self._send("drawn")
 
     def cancel(self) -> None:
         """A child started `early` that is not to import after all: it ends without

@@ -50,7 +50,10 @@ class StoreLoading:
                                   show=False, number=number)
 
     def _show_first_session(self) -> None:
+        if self.sessions:   # (drawn in the first frame)
+            self._first_rows_drawn()
         self._catch_up()
+        self._look_early_for_first_rows()   # (a first import's, when the first page had none)
         self.call_after_refresh(self._load_the_rest)
 
     def _load_the_rest(self) -> None:
@@ -147,6 +150,7 @@ class StoreLoading:
     def _after_first_rows(self) -> None:
         """(once the first rows of an empty store are drawn) what they show."""
         if not self._ending():
+            self._first_rows_drawn()
             self._catch_up()
 
     def _show_panes(self, show: bool) -> None:
