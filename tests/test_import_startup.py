@@ -24,12 +24,14 @@ REPO = Path(__file__).resolve().parent.parent
 # the store's locks, copy for the session models' deep copies; issue 29: tempfile, with
 # shutil and random, for the scratch folder of workers an import of nothing new has none of,
 # and pickle for the frames those workers are spoken to in; the worker pool itself, and
-# fcntl, for the sweep of scratch folders left by killed imports, which has none to sweep).
+# fcntl, for the sweep of scratch folders left by killed imports, which has none to sweep;
+# the run's totals, which only the progress line shows, and `-q` shows none).
 NOT_FOR_AN_APPEND = ("core.importing.workers.parallel", "fcntl", "genai_prices", "pydantic", "importlib.metadata", "decimal", "secrets",
                      "core.seed.session_types", "core.history.replay", "core.store.sqlite_probe", "rich", "textual",
                      "typing", "hashlib", "base64", "queue", "core.store.sqlite.bulk",
                      "orjson", "dataclasses", "inspect", "uuid", "threading", "copy",
-                     "tempfile", "shutil", "random", "pickle", "core.importing.workers.frames")
+                     "tempfile", "shutil", "random", "pickle", "core.importing.workers.frames",
+                     "core.importing.run_progress")
 
 LOADED_RUN = r"""
 import sys
