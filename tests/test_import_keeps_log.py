@@ -90,6 +90,27 @@ def test_sqlite_keeps_the_log_small_until_the_store_closes(tmp_path):
     assert 0 < frames * page < KEEP_LOG_BYTES + 200 * 1024
 
 
+def test_the_kept_log_is_emptied_once_it_reaches_its_bound(tmp_path):
+    """A log written back as it reached KEEP_LOG_BYTES is emptied as the store closes:
+    the next process reads a kept log anew and counts none of it as written back, so it
+    grew by every import's pages for good (and each commit wrote all of it back again).
+    Each round here is such a process: the store opened, ~200 KB written, closed."""
+    from core import open_store
+    from core.store.sqlite.backend import KEEP_LOG_BYTES
+
+    db = tmp_path / "arbor.db"
+    open_store(db).close()
+    for number in range(15):                     # 3 MB in all
+        store = open_store(db)
+        store.keep_log_small()
+        with store.transaction() as conn:
+            conn.execute("INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)",
+                         (f"filler {number}", "x" * 200_000))
+        store.close(keep_log=True)
+    frames, page = _log_frames(db)
+    assert frames * page < KEEP_LOG_BYTES + 300 * 1024
+
+
 def test_without_keep_log_small_the_store_is_closed_as_before(tmp_path):
     from core import open_store
 

@@ -112,8 +112,8 @@ class SessionTarget:
         self.known: dict[str, int] | StoredIds
         self.remember_new = remember_new
         self.store = store
-        existing = store.sessions.by_uid(uid)
-        if existing is None:
+        existing = store.sessions.id_by_uid(uid)   # (not `by_uid`: a session's model and
+        if existing is None:                        # its branches are not needed here)
             session = store.sessions.create(
                 name, uid=uid, cwd=cwd or "", source=source, kind=kind,
                 parent_session=parent_session, metadata=metadata or {}, created_at=created_at)
@@ -121,13 +121,13 @@ class SessionTarget:
             self.known: dict[str, int] = {}
             created = True
         else:
-            self.id = existing.id
+            self.id = existing
             # ids_on_demand: the caller asks about few ids (it goes on from an offset)
-            self.known = StoredIds(store, existing.id) if ids_on_demand else \
-                store.entries.seqs(existing.id)
+            self.known = StoredIds(store, existing) if ids_on_demand else \
+                store.entries.seqs(existing)
             created = False
             if metadata:
-                self.update_metadata(metadata, existing.metadata or {})
+                self.update_metadata(metadata)
         if spawn_ref is not None:
             store.sessions.set_lineage(self.id, spawn_ref=spawn_ref)
         self.uid = uid

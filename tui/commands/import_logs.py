@@ -198,7 +198,6 @@ def _run(store, paths, *, show_progress: bool, describe_unchanged: bool, scanned
     nothing changed never imports Rich). Ctrl-C stops it at the file's last commit (see
     `_StopOnInterrupt`)."""
     from core.importing import import_paths
-    from core.importing.run_progress import RunProgress
 
     shown: list = []
     stop = _StopOnInterrupt()
@@ -210,7 +209,11 @@ def _run(store, paths, *, show_progress: bool, describe_unchanged: bool, scanned
             shown.append(_ProgressLine())
         shown[0].update(run, stop.is_set())
 
-    run = RunProgress(update if show_progress else None)
+    run = None   # (the totals are for the progress line alone: `-q` does without them)
+    if show_progress:
+        from core.importing.run_progress import RunProgress
+
+        run = RunProgress(update)
     with stop:
         try:
             return import_paths(store, paths, describe_unchanged=describe_unchanged,

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from core.model.clock import parse, to_text
 from core.model.errors import ArborError, NotFound
-from core.seed.models import InternalSession, LazyHistory
 
 TYPE_CHECKING = False   # (replay and session_types are imported where they are used: an
 if TYPE_CHECKING:       # import of appended lines needs neither, ~5 ms of its start; nor
-    from typing import Any   # nor typing, ~2.5 ms)
+    from typing import Any   # nor typing, ~2.5 ms; nor the session models, made in `_from_row`)
+
+    from core.seed.models import InternalSession
 
 
 from core.store.records import _loads, _dumps
@@ -19,6 +20,8 @@ from . import Room
 
 class BranchesRoom(Room):
     def _from_row(self, row) -> InternalSession:
+        from core.seed.models import InternalSession, LazyHistory
+
         (iid, ext, lg, name, state, created, updated, current, cps, parent, bp_cp, fork_seq,
          head_seq, tools, meta, head_id, msg_index, fork_id, hidden) = row
         session = InternalSession(

@@ -9,11 +9,12 @@ from datetime import timedelta
 
 from core.model.clock import parse, to_text
 from core.model.errors import ArborError, NotFound
-from core.seed.models import ExternalSession
 
 TYPE_CHECKING = False   # (replay and session_types are imported where they are used: an
 if TYPE_CHECKING:       # import of appended lines needs neither, ~5 ms of its start; nor
-    from typing import Any   # nor typing, ~2.5 ms)
+    from typing import Any   # nor typing, ~2.5 ms; nor the session models, made in `_from_row`)
+
+    from core.seed.models import ExternalSession
 
 
 from core.store.records import SessionSummary, SpawnedSession, UnlinkedChild, _loads, _dumps
@@ -51,6 +52,8 @@ class SessionsRoom(Room):
         """A session from `EXTERNAL_BY_ID`'s columns; a backend's select may end with the
         session's branch keys (`EXTERNAL_BRANCH_IDS`'s, in one round trip), else they are
         read apart."""
+        from core.seed.models import ExternalSession
+
         (ext_id, uid, user_id, name, created, updated, active, meta, checkpoints, cwd, source,
          kind, parent, messages, branch_count, current, *branch_ids) = row
         if branch_ids:

@@ -415,6 +415,9 @@ class SQLiteBackend:
         self._small_log = True
         self._log_guard = guard
         _write_back_at(conn, KEEP_LOG_BYTES)
+        # (and the log's file is cut to what it holds each time SQLite starts it again, so
+        # that its size is the log's as the store closes: `_empty_grown_log`)
+        conn.execute("PRAGMA journal_size_limit = 0")
 
     def close_keeping_log(self, conn: sqlite3.Connection) -> None:
         """Close the connection without writing the log back into the file (which costs two
@@ -431,6 +434,7 @@ class SQLiteBackend:
         if not self._small_log or self._bulk_ran:
             conn.close()
             return
+        _empty_grown_log(conn, self.path)
         guard, self._log_guard = self._log_guard, None
         if guard is not None and _is_open(guard):
             conn.close()   # (the guard is open: SQLite does not write the log back)
@@ -538,6 +542,31 @@ def peek_import_stamps(path: Path, held: list | None = None) -> dict[str, tuple]
             held.append(conn)
         else:
             conn.close()
+
+
+def _empty_grown_log(conn: sqlite3.Connection, path: Path) -> None:
+    """Empty the log (`wal_checkpoint(TRUNCATE)`) when it has grown to KEEP_LOG_BYTES, as
+    the store is closed with its log kept. SQLite wrote it back at the commit that took it
+    there (`keep_log_small`), but starts it again from its beginning only at a later
+    commit of the same process: the next process's first connection reads the log anew
+    and counts none of it as written back. So the log of many `arbor import`s of a few
+    appended lines grew by each one's pages (~240 KB here) for good, each of their commits
+    wrote all of it back again (2 MB after 8 of them), and every process read all of it.
+    Emptying it costs a truncation (that commit wrote it back). Never waits: a reader of
+    another process (the app) keeps the log as it is, until a later close. (How long the
+    log is, is told by its file's size, which `journal_size_limit` keeps to the log: a
+    `stat` opens no file; SQLite's only answer, `wal_checkpoint`, would write it back.)"""
+    try:
+        size = os.stat(f"{path}-wal").st_size
+    except OSError:
+        return
+    if size < KEEP_LOG_BYTES:
+        return
+    try:
+        conn.execute("PRAGMA busy_timeout = 0")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    except sqlite3.Error:
+        pass
 
 
 def _is_open(conn: sqlite3.Connection) -> bool:
