@@ -84,6 +84,28 @@ def test_a_discover_import_gives_its_workers_the_rest_once_the_first_file_is_in(
     assert dump(tmp_path / "early.db") == dump(tmp_path / "alone.db")
 
 
+def test_the_heads_sub_agents_are_linked_before_the_first_batch_moves_in(
+        home, tmp_path, monkeypatch, small_batches):
+    """The workers start before the head is read, but the import still links the head's
+    sub-agents to their sessions once the head is in, before it moves in what they read."""
+    seen = []
+    real_move_in = parallel.ParallelImport._move_in
+
+    def move_in(self, *args, **kwargs):
+        if not seen:
+            sessions = self.store.sessions.list()
+            ids = {s.id for s in sessions}
+            seen.append([s.parent_id in ids for s in sessions if s.kind == "subagent"])
+        return real_move_in(self, *args, **kwargs)
+
+    monkeypatch.setattr(parallel.ParallelImport, "_move_in", move_in)
+    with open_store(tmp_path / "store.db") as store:
+        _report, events = _in_order(store, home, monkeypatch)
+    assert events.index("sent") == driver.EARLY_REST_AFTER
+    assert seen and seen[0], "no sub-agent in the head: the test proves nothing"
+    assert all(seen[0]), seen[0]
+
+
 def test_the_first_runs_import_starts_its_workers_after_the_head(home, tmp_path, monkeypatch,
                                                                  small_batches):
     """With `price_later` the head teaches this process the rates the workers are given
