@@ -141,7 +141,7 @@ class Workers:
         # the current folder, since the paths it is given are the user's as given.
         root = str(Path(__file__).resolve().parent.parent.parent.parent)   # the folder holding `core`
         start = (f"import sys; sys.path.insert(0, {root!r}); "
-                 "from core.importing.workers.worker import main; sys.exit(main())")
+                 f"from core.importing.workers.worker import main; sys.exit(main({os.getpid()}))")
         for number in range(count):
             log = open(os.path.join(self.folder, f"worker-{number}.log"), "wb")
             try:
