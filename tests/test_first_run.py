@@ -141,7 +141,9 @@ def test_newest_first_reads_the_files_by_mtime_newest_first(tmp_path, home):
 def test_a_first_import_links_sub_agents_to_their_sessions_as_it_goes(tmp_path, home,
                                                                      monkeypatch):
     """The list shows a sub-agent under its session once linked: a first import links the
-    head's before it reads on (they were rows of their own until the whole import ended)."""
+    head's before it reads on (they were rows of their own until the whole import ended).
+    (The first run's import, `price_later`, which looks at the rest after the head; `arbor
+    import --discover`: tests/test_import_workers_start_end.py.)"""
     from core.importing import driver
 
     seen = []
@@ -155,7 +157,7 @@ def test_a_first_import_links_sub_agents_to_their_sessions_as_it_goes(tmp_path, 
 
     monkeypatch.setattr(driver, "plan_found", plan_found)
     with open_store(tmp_path / "store.db") as store:
-        import_paths(store, [home], newest_first=True)
+        import_paths(store, [home], newest_first=True, price_later=True)
     assert len(seen) == 2 and seen[1], "no sub-agent in the head: the test proves nothing"
     assert all(seen[1]), seen[1]
 

@@ -211,6 +211,7 @@ def test_a_worker_whose_importing_process_is_gone_takes_no_more_work(tmp_path, h
         with pytest.raises(worker.Orphaned):
             worker._serve(frames, said, parent=os.getppid() + 1)
     assert not (tmp_path / "batch-0.db").exists()
+    assert not list(tmp_path.glob("template-*.db"))   # nothing of it in the folder
     assert answers.read_bytes() == b""
     worker.parent_watch(os.getppid())()      # its own parent: nothing raised
     with open(stdin, "rb") as frames, open(answers, "wb") as said:

@@ -54,6 +54,9 @@ SLICE = 16 << 20
 # a bigger import keeps the memory (1 GB of logs peaked at 301 MB so, against 274 MB), and
 # the table's ~0.3 s is under 1% of its importing process's time.
 PRICES_APART_BELOW = 512 << 20
+# ... and below that, the files after the head are looked at, and the workers start on
+# them, once this many files of the head are read (`early_rest` in `import_paths`).
+EARLY_REST_AFTER = 1
 
 
 def import_paths(store, paths: Iterable[str | os.PathLike], *,
@@ -73,7 +76,9 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
     newest first, a sub-agent's after its session's (newest.py). The files of the newest
     HEAD_FILES sessions are looked at (their format) and read here, in short commits (the
     first one FIRST_COMMIT long), before the others are looked at and worker processes
-    start on them;
+    start on them (without `price_later`, below PRICES_APART_BELOW: once the head's first
+    EARLY_REST_AFTER files are read, the workers reading while this process reads the rest
+    of the head);
     one of them bigger than HEAD_SLICE (the session an agent is writing now, often the
     longest) is read FIRST_SLICE far first, then on in SLICE steps, one after each file read
     here or batch moved in after the head (while the workers read the batches).
@@ -191,7 +196,8 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
 
     def look_at_the_rest() -> None:
         """The files after the head: their formats, and the workers for the new ones."""
-        nonlocal rest, workers
+        nonlocal rest, workers, looked
+        looked = True
         if rest:
             planned.extend(plan_found(store, rest, stamps, describe_unchanged, new))
             rest = []
@@ -242,18 +248,33 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
             if not newest_first:
                 workers = _workers(store, planned, new, stop, run)
             index = 0
+            head_done = looked = False
+            # Workers that load the price table themselves (`until_cards`) start on the
+            # files after the head once its first file is in (its first rows are on
+            # screen), and read while this process reads the rest of the head: started
+            # after it, the first batch kept this process waiting while they started,
+            # loaded the table and read it (1.7 s of a 100 MB import at load 5), and a
+            # core stood idle during the head. (Not with `price_later` or for a bigger
+            # import: there the head teaches this process the rates its workers are given
+            # when they start, and each worker's own table would cost ~27 MB.)
+            early_rest = until_cards and bool(rest) and head_end > EARLY_REST_AFTER
             while True:
                 if stopping():
                     break
-                if newest_first and index == head_end and workers is None:
-                    # (after the head: the newest files are not read while workers start)
+                if newest_first and index == head_end and not head_done:
+                    # (after the head: the newest files are not read while workers start,
+                    # but for `early_rest`)
+                    head_done = True
                     if price_later:
                         price_the_head()
                     link_as_it_goes(now=True)
-                    look_at_the_rest()
+                    if not looked:
+                        look_at_the_rest()
                     if until_cards and workers is None:   # (no worker to learn the rates)
                         until_cards = False
                         price_the_head()
+                elif early_rest and index == EARLY_REST_AFTER and not looked:
+                    look_at_the_rest()
                 if index >= len(planned):
                     break
                 path, fmt, problem = planned[index]

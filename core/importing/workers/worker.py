@@ -71,6 +71,7 @@ def _serve(stdin, stdout, parent: int) -> None:
     settings = read_frame(stdin)
     if not isinstance(settings, dict):
         return
+    orphaned()   # (an importing process killed as this one started: its folder is not ours)
     folder = settings["folder"]
     template = open_scratch(os.path.join(folder, f"template-{os.getpid()}.db"),
                             cards=settings.get("cards") or [])
@@ -99,12 +100,15 @@ def _serve(stdin, stdout, parent: int) -> None:
         template.close()
 
 
-def main() -> int:
+def main(parent: int | None = None) -> int:
+    """`parent`: the importing process's pid (by default this process's parent now: the
+    importing process may have been killed while this one started, and then its parent
+    is already another)."""
     try:
         os.nice(10)   # the importing process moves batches in: it goes first
     except OSError:
         pass
-    parent = os.getppid()
+    parent = os.getppid() if parent is None else parent
     try:
         _serve(sys.stdin.buffer, sys.stdout.buffer, parent)
     except (EOFError, BrokenPipeError, KeyboardInterrupt, Orphaned):
