@@ -101,32 +101,3 @@ def test_bytes_in_any_encoding_json_detects():
         assert stdjson.detect_encoding(data) == json.detect_encoding(data)
     for value in (None, 12, bytearray(b"[1]")):
         assert _same(_outcome(stdjson.loads, value), _outcome(json.loads, value))
-
-
-def test_errors_are_jsons_in_a_process_that_has_not_loaded_json():
-    """_json raises json.decoder's errors only once `json` is loaded (before, a SystemError):
-    stdjson's are json's all the same, in a process that has not loaded it."""
-    import subprocess
-    import sys
-
-    script = (
-        "import sys\n"
-        "from core.util import stdjson\n"
-        "assert 'json' not in sys.modules\n"
-        "got = []\n"
-        "for text in sys.argv[1:]:\n"
-        "    try:\n"
-        "        stdjson.loads(text)\n"
-        "    except Exception as error:\n"
-        "        got.append(f'{type(error).__module__}.{type(error).__name__}: {error}')\n"
-        "print(repr(got))\n")
-    texts = ['"bad \\x"', '"ctrl \x01"', '"unterminated', "{", "[1,]", '{"a" 1}', "x"]
-    done = subprocess.run([sys.executable, "-c", script, *texts], capture_output=True,
-                          text=True, check=True)
-    expected = []
-    for text in texts:
-        try:
-            json.loads(text)
-        except ValueError as error:
-            expected.append(f"{type(error).__module__}.{type(error).__name__}: {error}")
-    assert done.stdout.strip() == repr(expected)

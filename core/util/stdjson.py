@@ -67,10 +67,8 @@ def decoder(parse_int: Callable[[str], Any] | None = None) -> Callable[[str], An
             start += 1
         try:
             value, end = scan(text, start)
-        except Exception:  # noqa: BLE001 - json says what it is (and its error is json's)
-            # (StopIteration for "Expecting value"; _json raises json.decoder's own errors
-            # only once `json` is loaded, and a SystemError before: json reads it again)
-            return standard(text)
+        except StopIteration:
+            return standard(text)   # ("Expecting value")
         while end < size and text[end] in _SPACE:
             end += 1
         return value if end == size else standard(text)   # ("Extra data")
