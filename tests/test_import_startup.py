@@ -26,15 +26,13 @@ REPO = Path(__file__).resolve().parent.parent
 # and pickle for the frames those workers are spoken to in; the worker pool itself, and
 # fcntl, for the sweep of scratch folders left by killed imports, which has none to sweep;
 # the run's totals, which only the progress line shows, and `-q` shows none; the session
-# models, of which the import of a known session needs its id and metadata alone; the
-# `json` package, whose import compiles six regular expressions: core.util.stdjson gives
-# its results through `_json`, the C half it runs on).
+# models, of which the import of a known session needs its id and metadata alone).
 NOT_FOR_AN_APPEND = ("core.importing.workers.parallel", "fcntl", "genai_prices", "pydantic", "importlib.metadata", "decimal", "secrets",
                      "core.seed.session_types", "core.history.replay", "core.store.sqlite_probe", "rich", "textual",
                      "typing", "hashlib", "base64", "queue", "core.store.sqlite.bulk",
                      "orjson", "dataclasses", "inspect", "uuid", "threading", "copy",
                      "tempfile", "shutil", "random", "pickle", "core.importing.workers.frames",
-                     "core.importing.run_progress", "core.seed", "json")
+                     "core.importing.run_progress", "core.seed")
 
 LOADED_RUN = r"""
 import sys

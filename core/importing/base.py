@@ -7,6 +7,7 @@ with its line number instead of stopping the import.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
@@ -14,7 +15,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from core.model.clock import parse as parse_time
-from core.util import stdjson
 from core.util.digests import sha1
 from core.util.fastjson import loads as fast_loads
 from core.util.fastjson import nested_deeper_than
@@ -433,7 +433,7 @@ def parse_line(raw: RawLine) -> dict[str, Any]:
         value = fast_loads(raw.data)
     except UnicodeDecodeError:
         try:
-            value = stdjson.loads(raw.data.decode("utf-8", "replace"))
+            value = json.loads(raw.data.decode("utf-8", "replace"))
         except ValueError:
             raise LineError("not JSON (binary data)") from None
         if isinstance(value, dict):

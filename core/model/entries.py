@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.util import stdjson
+import json
 
 from .values import Record
 
@@ -101,7 +101,7 @@ def role_of(entry_type: str, data: dict[str, Any]) -> str | None:
 
 _TEXT_BLOCKS = frozenset({"text", "input_text", "output_text"})
 # Built once: json.dumps() with an option builds a new encoder on every call.
-_encode_args = stdjson.encoder(ensure_ascii=False)
+_encode_args = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def block_type(block: dict[str, Any]) -> str:

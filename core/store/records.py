@@ -3,8 +3,8 @@ hits, spawned sessions, LangGraph checkpoints, logged operations) and JSON helpe
 
 from __future__ import annotations
 
+import json
 
-from core.util import stdjson
 from core.util.fastjson import dumps
 from core.model.values import Frozen
 
@@ -244,6 +244,6 @@ def _loads(text: str | None, default: Any) -> Any:
     if not text:
         return default
     try:
-        return stdjson.loads(text)
+        return json.loads(text)
     except ValueError:
         return default

@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import json
 import os
 from _thread import allocate_lock   # (threading's Lock, without loading threading)
 from datetime import UTC, datetime
 from pathlib import Path
 
-from core.util import stdjson
 from core.util.digests import blake2b
 from core.model.errors import ArborError
 from core.model.values import Frozen
@@ -438,7 +438,7 @@ def price_book() -> PriceBook:
             overrides = None
             if data:
                 try:
-                    overrides = stdjson.loads(data)
+                    overrides = json.loads(data)
                 except ValueError as error:
                     raise PricesError(f"{PRICES_ENV}={path}: not JSON ({error})") from None
                 if not isinstance(overrides, dict):

@@ -24,8 +24,9 @@ stack already is."""
 
 from __future__ import annotations
 
+import json
+
 from core.model.errors import NestedTooDeeply
-from core.util import stdjson   # (json's, without loading the `json` package)
 
 TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
 if TYPE_CHECKING:
@@ -40,9 +41,9 @@ _missing = False        # orjson is not installed: the standard library does eve
 _small_left = SMALL_BYTES
 
 # Built once: json.dumps() with non-default options builds a new encoder on every call.
-_encode = stdjson.encoder(ensure_ascii=False, separators=(",", ":"), default=str)
-_encode_ascii = stdjson.encoder(ensure_ascii=True, separators=(",", ":"), default=str)
-_detect_encoding = stdjson.detect_encoding
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+_encode_ascii = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), default=str).encode
+_detect_encoding = json.detect_encoding
 
 INT64_MIN, UINT64_MAX = -(1 << 63), (1 << 64) - 1   # the integers orjson reads as integers
 
@@ -87,7 +88,7 @@ def _int64(text: str) -> int:
     raise ValueError("an integer beyond 64 bits")   # orjson reads it as a float: it decides
 
 
-_small_decoder = stdjson.decoder(parse_int=_int64)
+_small_decoder = json.JSONDecoder(parse_int=_int64).decode
 
 
 def _small_loads(data: Any) -> Any:
@@ -104,7 +105,7 @@ def _full_loads(data: Any) -> Any:
             return _orjson.loads(data)
         except _orjson.JSONDecodeError:
             pass  # the standard library gives the error message (or reads what orjson refuses)
-    return stdjson.loads(data)
+    return json.loads(data)
 
 
 def loads(data: bytes) -> Any:
@@ -121,7 +122,7 @@ def _small_common(data: bytes) -> Any:
     or an error for what it refuses and for what orjson might read otherwise."""
     if _orjson is None and _small(len(data)):
         return _small_loads(data)
-    return _orjson.loads(data) if _orjson is not None else stdjson.loads(data)
+    return _orjson.loads(data) if _orjson is not None else json.loads(data)
 
 
 def common_decoder(expected: int) -> Callable[[bytes], Any]:
@@ -134,7 +135,7 @@ def common_decoder(expected: int) -> Callable[[bytes], Any]:
         _accelerate()
     if _orjson is not None:
         return _orjson.loads
-    return _small_common if not _missing else stdjson.loads
+    return _small_common if not _missing else json.loads
 
 
 def strict_loads(data: bytes) -> Any:
@@ -143,7 +144,7 @@ def strict_loads(data: bytes) -> Any:
     (Loads orjson: no import of appended Claude Code lines asks it.)"""
     if _orjson is not None or _accelerate():
         return _orjson.loads(data)
-    return stdjson.loads(data)
+    return json.loads(data)
 
 
 MAX_DEPTH = 254   # orjson's own limit for writing

@@ -3,12 +3,12 @@ sessions a big import's workers wrote, moved into the store by SQL."""
 
 from __future__ import annotations
 
+import json
 import os
 from contextlib import contextmanager
 
 from core.model.clock import to_text
 from core.model.errors import ArborError
-from core.util import stdjson
 
 TYPE_CHECKING = False   # (replay and session_types are imported where they are used: an
 if TYPE_CHECKING:       # import of appended lines needs neither, ~5 ms of its start; nor
@@ -66,7 +66,7 @@ class ImportsRoom(Room):
 
         with self.transaction() as conn:
             conn.execute(self._sql.IMPORT_SOURCE_SET,
-                         (path, key, external_session_id, fmt, size, mtime, stdjson.dumps(state),
+                         (path, key, external_session_id, fmt, size, mtime, json.dumps(state),
                           to_text(self._store.clock()), number("version"),
                           1 if state.get("complete") is True else 0, number("mtime_ns"),
                           number("inode"), number("device"), number("lines") or 0))

@@ -14,7 +14,7 @@ priced by the time of day is never kept: the book prices it every time.
 
 from __future__ import annotations
 
-from core.util import stdjson
+import json
 
 TYPE_CHECKING = False  # `typing` costs ~2.5 ms at start-up; only annotations use it
 if TYPE_CHECKING:
@@ -103,7 +103,7 @@ class StoredPrices:
             spans = []
             if row is not None:
                 try:
-                    spans = stdjson.loads(row[0])
+                    spans = json.loads(row[0])
                 except ValueError:
                     spans = []
                 if not isinstance(spans, list):
@@ -135,7 +135,7 @@ class StoredPrices:
         return card
 
     def _key(self, which: tuple) -> str:
-        return f"{_PREFIX}{self.basis} {stdjson.dumps(list(which))}"
+        return f"{_PREFIX}{self.basis} {json.dumps(list(which))}"
 
     # ------------------------------------------------------------------ store
     def save(self) -> None:
@@ -143,7 +143,7 @@ class StoredPrices:
         that writes the rows they priced)."""
         for which in sorted(self._changed):
             self._conn.execute(self._sql.META_SET,
-                               (self._key(which), stdjson.dumps(self._spans[which])))
+                               (self._key(which), json.dumps(self._spans[which])))
         self._changed.clear()
 
     def _drop_other_bases(self) -> None:
