@@ -149,14 +149,17 @@ def test_the_child_yields_from_its_first_rows_until_the_app_has_drawn_them(tmp_p
     the app says it has drawn rows, its group's nice is 0 again (its own nice stays)."""
     db = fresh(tmp_path / "store.db")
     mine = os.getpriority(os.PRIO_PROCESS, 0)
-    mine_group = _group_nice(os.getpid())
     child = FirstRunProcess(str(db), home)
     with open_store(db, create=False) as other:
         with other.transaction():   # (its first write waits for this: nothing committed)
             child.start()
             assert wait(child.started.is_set), child.error
             assert os.getpriority(os.PRIO_PROCESS, child.process.pid) == mine
-            assert _group_nice(child.process.pid) == mine_group
+            # (a session's new autogroup starts at 0; None where there are none, or where
+            # the kernel does not show the group: the pytest process itself may sit in
+            # the root group, which /proc/<pid>/autogroup leaves blank)
+            its_group = _group_nice(child.process.pid)
+            assert its_group in (None, 0), its_group
     try:
         assert wait(lambda: sessions(db) > 0), child.error
         pid = child.process.pid
@@ -165,10 +168,10 @@ def test_the_child_yields_from_its_first_rows_until_the_app_has_drawn_them(tmp_p
         if Path(f"/proc/{pid}/task").is_dir():   # (Linux: a thread's nice is its own)
             assert wait(lambda: set(_threads_nice(pid)) == {nicer}), _threads_nice(pid)
             assert len(_threads_nice(pid)) > 1
-        if mine_group is not None:
+        if its_group is not None:
             assert wait(lambda: _group_nice(pid) == NICENESS)
         child.tell_drawn()
-        if mine_group is not None:
+        if its_group is not None:
             assert wait(lambda: _group_nice(pid) == 0)
         assert os.getpriority(os.PRIO_PROCESS, pid) == nicer
         assert child.running, "done before it was looked at: the test proves nothing"
