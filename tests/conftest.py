@@ -145,12 +145,23 @@ def open_fixed(path: Path):
 
 
 @pytest.fixture(autouse=True)
-def _close_fixed_stores():
-    # (a store left open keeps its connection, on PostgreSQL its pool, until the
-    # interpreter ends, where the pool's __del__ finds its module half torn down)
+def _close_stores_then_look_for_open_pools():
+    """The stores `open_fixed` opened are closed after each test; then a PostgreSQL store
+    the test left open fails it: its connection pool would live on until the interpreter
+    ends, where its __del__ prints a traceback. (Pools opened before the test, by a fixture
+    of a wider scope, are that fixture's to close.)"""
+    import sys
+
+    def open_pools() -> set[int]:
+        module = sys.modules.get("core.store.postgres.connection")
+        return {id(held[0]) for held in module._pools.values()} if module else set()
+
+    before = open_pools()
     yield
     while _fixed_stores:
         _fixed_stores.pop().close()
+    left = open_pools() - before
+    assert not left, f"{len(left)} PostgreSQL store(s) left open by this test: close them"
 
 
 async def settle(pilot) -> None:

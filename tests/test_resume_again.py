@@ -35,9 +35,22 @@ def env(tmp_path):
             "PATH": "", "TZ": "UTC"}
 
 
+_opened = []
+
+
+@pytest.fixture(autouse=True)
+def _close_stores():
+    """Each store `stored` opened is closed after its test (a PostgreSQL store left open
+    keeps its connection pool until the interpreter ends)."""
+    yield
+    while _opened:
+        _opened.pop().close()
+
+
 def stored(tmp_path, env, agent: str, location=None):
     """A store holding one session of `agent`, and the session and its current branch."""
     store = open_store(location or tmp_path / "arbor.db")
+    _opened.append(store)
     log = {"pi": pi_session, "claude": claude_session, "codex": codex_session}[agent](CWD)
     folder = Path(env["CODEX_HOME"]) if agent == "codex" else tmp_path / "source"
     import_paths(store, [log.write(folder)])
