@@ -208,12 +208,15 @@ class BranchesPane(RowList):
         self.rows: list[BranchRow] = []
         # branch -> its own part's usage figure (set by the app; read for the rows on screen)
         self.usage_of: Callable[[InternalSession], Any] | None = None
+        # the session's total as listed (set by the app): a price set later changes it, and
+        # with it every branch's figure
+        self.priced_as: Any = None
         self._usage: dict[tuple, Any] = {}
 
     def branch_usage(self, branch: InternalSession) -> Any:
         if self.usage_of is None:
             return None
-        key = (branch.id, branch.head_seq, branch.fork_seq)
+        key = (branch.id, branch.head_seq, branch.fork_seq, self.priced_as)
         if key in self._usage:
             return self._usage[key]
         figure = self.usage_of(branch)

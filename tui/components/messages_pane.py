@@ -246,7 +246,8 @@ class MessagesPane(StyleOncePerPass, Widget, can_focus=True):
         key = (item.key, group[-1].key if group else None, width, item.key in self.expanded,
                label, item.nest,
                (item.child.message_count, item.child.updated_at) if item.child else None,
-               self.show_thinking)
+               self.show_thinking,
+               item.usage.cost_usd if item.usage is not None else None)   # (priced later)
         cached = self._strips.get(key)
         if cached is None:
             from tui.render.message_render import render_item  # not needed for the first frame

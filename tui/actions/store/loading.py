@@ -190,6 +190,8 @@ class StoreLoading:
         mark_continued(self.store, session_id, rows)
         pane = self.branches_pane
         pane.usage_of = partial(own_usage, self.store)
+        total = self.sessions_pane.figures.get(session_id) if self.sessions_pane.figures else None
+        pane.priced_as = (total.cost_usd, len(total.unpriced)) if total is not None else None
         pane.set_branches(rows, keep_branch, notify=False)
         session = self._session(session_id)
         title = Text("Branches · ", end="")
