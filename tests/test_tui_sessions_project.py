@@ -123,3 +123,24 @@ async def test_hostile_project_and_uid_are_shown_inert(hostile_db):
         subtitle = app.sessions_pane._border_subtitle   # (the getter gives markup)
         assert "\x1b" not in subtitle.plain and "/tmp/[bold]x" in subtitle.plain
         assert HOSTILE_NAME not in subtitle.plain
+
+
+async def test_a_long_folder_and_uid_keep_the_projects_name_and_a_uid_prefix_export_takes(tmp_path):
+    """Seen at 120 columns on a real tree: "/home… · f2d4e1c8-2f44-4e47…" (the uid took the
+    line, the project's name was lost). Now the folder is cut in its middle and the uid to
+    its start, which `arbor export` takes as a prefix."""
+    path = tmp_path / "long.db"
+    uid = "f2d4e1c8-2f44-4e47-9c0a-3b1d2e5f6a7b"
+    with open_store(path) as store, store.transaction():
+        session = store.sessions.create("Start", source="claude_code",
+                                        cwd="/home/someone/code/clients/were-meixx", uid=uid)
+        branch = store.branches.create(session.id, name="main")
+        store.entries.append_to_branch(branch.id, "message",
+                                       {"message": {"role": "user", "content": "hi"}})
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        subtitle = app.sessions_pane._border_subtitle.plain
+        assert subtitle.endswith("/were-meixx · f2d4e1c8…"), subtitle
+        with open_store(path, create=False) as store:
+            assert resolve_session(store, subtitle.split(" · ")[-1].rstrip("…")).uid == uid

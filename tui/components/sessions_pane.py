@@ -22,6 +22,7 @@ from core.store import SessionSummary
 
 from tui.render.formatting import (
     DIM, FAINT, SOURCE_STYLES, age, short_count, usage_amount, usage_style)
+from tui.render.cut_text import cut_end, cut_middle
 from tui.render.safe_text import safe_line
 from .row_list import RowList
 
@@ -212,11 +213,15 @@ class SessionsPane(RowList):
             return
         width = max(12, self.size.width - 6) if self.size.width else 40
         line = Text(end="")
+        uid = safe_line(session.uid, style="#87afd7")
         if session.cwd:
-            line.append_text(safe_line(tilde(session.cwd), max(6, width - len(session.uid) - 3),
-                                       style=DIM))
+            path = safe_line(tilde(session.cwd), style=DIM)
+            if path.cell_len + 3 + uid.cell_len > width:   # the uid's start, the path's end
+                uid = cut_end(uid, 9)
+                path = cut_middle(path, max(6, width - 3 - uid.cell_len), DIM)
+            line.append_text(path)
             line.append(" · ", FAINT)
-        line.append_text(safe_line(session.uid, max(8, width - line.cell_len), style="#87afd7"))
+        line.append_text(cut_end(uid, max(8, width - line.cell_len)))
         self.border_subtitle = line
 
     def on_resize(self, event) -> None:
