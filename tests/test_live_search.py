@@ -137,3 +137,13 @@ def test_arbor_search_project_filter_and_plain_output(demo_db, capsys):
 def test_arbor_search_shows_hostile_text_cleaned(hostile_db, capsys):
     code, out, _ = _arbor(capsys, "search", "--db", str(hostile_db), "clipboard")
     assert "\x1b" not in out and "\x07" not in out
+
+
+def test_arbor_search_names_roles_as_the_app_does(demo_db, capsys):
+    """(seen: "toolResult in …" where the app says "tool result"; --json keeps the role)"""
+    code, out, _ = _arbor(capsys, "search", "--db", str(demo_db), "passed", "--limit", "50")
+    assert code == 0
+    roles = {line.split(" in ", 1)[0] for line in out.splitlines() if not line.startswith(" ")}
+    assert "tool result" in roles and "toolResult" not in roles, roles
+    code, out, _ = _arbor(capsys, "search", "--db", str(demo_db), "passed", "--json")
+    assert "toolResult" in {h["role"] for h in json.loads(out)["hits"]}

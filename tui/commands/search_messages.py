@@ -120,6 +120,7 @@ def _print(rows: list[dict], coverage) -> None:
     snippet under it. Every stored string is cleaned (no escape sequence reaches the
     terminal); bold only on a terminal."""
     from core.util.visible_text import clean
+    from tui.render.role_names import ROLE_NAMES
 
     out = sys.stdout
     bold, dim, end = ("\x1b[1m", "\x1b[2m", "\x1b[0m") if out.isatty() else ("", "", "")
@@ -127,7 +128,8 @@ def _print(rows: list[dict], coverage) -> None:
         out.write("No messages found.\n")
     for row in rows:
         when = (row["timestamp"] or "")[:16].replace("T", " ")
-        role = clean(row["role"] or row["type"]).replace("\n", " ")
+        role = row["role"] or row["type"]
+        role = clean(ROLE_NAMES.get(role, role)).replace("\n", " ")
         name = clean(row["session_name"] or "(unnamed)").replace("\n", " ")
         branch = f" · {clean(row['branch'])}" if row["branch"] else ""
         out.write(f"{bold}{role}{end} in {name}{branch} · {when} {dim}"

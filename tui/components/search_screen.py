@@ -20,6 +20,7 @@ from core.store.live_search import LiveSearch
 
 from .backdrop import FrozenBackdrop
 from tui.render.formatting import DIM, FAINT, ROLE_STYLES, SOURCE_STYLES, age, clock_time, count
+from tui.render.role_names import ROLE_NAMES
 from tui.render.safe_text import safe_line
 from .row_list import RowList
 from .safe_fields import SafeInput
@@ -70,7 +71,7 @@ class ResultList(RowList):
         hit = self.hits[index - len(self.sessions)]
         top = Text(" ", end="")
         role = hit.role or hit.type
-        shown = {"toolResult": "tool result"}.get(role, role)
+        shown = ROLE_NAMES.get(role, role)
         top.append_text(safe_line(shown, 12, style=ROLE_STYLES.get(role or "", "bold")))
         top.append("  ")
         top.append_text(safe_line(hit.snippet, max(10, width - top.cell_len - 1)))

@@ -7,6 +7,7 @@ from typing import Callable
 
 from core.agents.registry import colours
 from core.model.clock import parse
+from tui.render.role_names import ROLE_NAMES  # noqa: F401  (re-exported)
 
 Clock = Callable[[], datetime]
 
@@ -19,10 +20,6 @@ ROLE_STYLES = {
     "developer": "bold #d787d7",
     "bashExecution": "bold #5fafff",     # pi's `!command`: the user ran it
 }
-
-# what a role is called where it is shown (any other role by its own name)
-ROLE_NAMES = {"toolResult": "tool result", "bashExecution": "shell", "custom": "extension message",
-              "branchSummary": "branch summary", "compactionSummary": "compaction summary"}
 
 # each agent's colour (its `Agent.colour`, core/agents/)
 SOURCE_STYLES = colours()
