@@ -48,6 +48,9 @@ def small_store(tree: Path, folder: Path) -> Path:
     return db
 
 
+LINGER = [0.3]   # seconds kept running after the row is seen (--linger)
+
+
 def one(command: str, repo: Path, tree: Path, marker: str, copy: Path | None = None) -> list:
     folder = Path(tempfile.mkdtemp(prefix="arbor-bench-timeline-"))
     log = folder / "marks"
@@ -71,7 +74,7 @@ def one(command: str, repo: Path, tree: Path, marker: str, copy: Path | None = N
             seen = time.time()
             break
         time.sleep(0.005)
-    time.sleep(0.3)
+    time.sleep(LINGER[0] if marker != "EMPTYREADY" else 0.3)
     frames.tmux("kill-session", "-t", "w")
     time.sleep(0.5)
     marks = []
@@ -98,7 +101,11 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--also", metavar="DIR", help="another arbor checkout's first run")
     parser.add_argument("--show", type=int, default=0, metavar="N")
+    parser.add_argument("--linger", type=float, default=0.3, metavar="S",
+                        help="keep arbor running S seconds after its first row (the marks "
+                             "of what follows: --show)")
     args = parser.parse_args()
+    LINGER[0] = args.linger
     tree = Path(args.tree).resolve()
     work = Path(tempfile.mkdtemp(prefix="arbor-bench-timeline-"))
     empty = work / "empty_app.py"
