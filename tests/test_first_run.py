@@ -178,6 +178,37 @@ def test_a_stopped_import_goes_on_to_the_same_store(tmp_path, home, whole):
     assert rounded(meaning(db)) == whole
 
 
+def test_the_long_newest_session_is_read_to_its_first_commit_before_the_others(
+        tmp_path, monkeypatch):
+    """Its first rows are in at its first commit (FIRST_COMMIT after its first line): then
+    the other newest sessions, not a commit more of it (0.1 s of reading at 1 GB, while
+    those waited)."""
+    from core.importing import driver
+
+    home = tmp_path / "home"
+    claude_tree.generate(home, mb=12, files=40, seed=7)
+    longest = max(logs(home), key=lambda p: p.stat().st_size)
+    os.utime(longest)   # (the newest)
+    monkeypatch.setattr(driver, "HEAD_SLICE", 150 << 10)
+    reads: list[tuple[str, str, int]] = []
+    commits = [0]
+    read = driver.import_file
+
+    def import_file(store, path, *args, **kwargs):
+        before = commits[0]
+        result = read(store, path, *args, **kwargs)
+        reads.append((Path(path).name, result.status, commits[0] - before))
+        return result
+
+    monkeypatch.setattr(driver, "import_file", import_file)
+    with open_store(tmp_path / "store.db") as store:
+        store.on_commit(lambda: commits.__setitem__(0, commits[0] + 1))
+        report = import_paths(store, [home], newest_first=True, price_later=True)
+    assert not report.stopped and not report.failed_files
+    assert reads[0] == (longest.name, "stopped", 1), reads[:3]
+    assert longest.stat().st_size > 3 << 20   # (a commit more would have read on)
+
+
 def test_the_newest_sessions_read_in_slices_are_whole_after_the_head_but_the_longest(
         tmp_path, monkeypatch):
     """Of the newest sessions (the head), those over HEAD_SLICE are read in slices so that

@@ -38,16 +38,17 @@ COMMIT_EVERY = 0.1
 FIRST_COMMIT = 0.02
 # A first import (`newest_first`) reads the files of its newest HEAD_FILES sessions (with
 # their sub-agents', newest.py) here before any worker starts; one of them bigger than
-# HEAD_SLICE bytes only its first FIRST_SLICE at first (its
+# HEAD_SLICE bytes only its first FIRST_SLICE at first, up to the commit that passes it (its
 # rows are on screen, and the small ones after it are not kept waiting: a 4 MB first slice
-# put ~0.3 s before them), then the rest once the others are read, but for the longest,
-# read on SLICE bytes between two of the files after the head (see `import_paths`).
+# put ~0.3 s before them; 1 MB, read on for a commit after the first rows, 0.1 s of CPU),
+# then the rest once the others are read, but for the longest, read on SLICE bytes between
+# two of the files after the head (see `import_paths`).
 HEAD_FILES = 20
 HEAD_SLICE = 4 << 20
 # ... and links sub-agents to their sessions as it goes, after the head and then at most
 # this often (seconds): until linked, the list shows a sub-agent as a session of its own.
 LINK_EVERY = 1.0
-FIRST_SLICE = 1 << 20
+FIRST_SLICE = 0   # (its first commit's worth: the first rows)
 SLICE = 16 << 20
 # A newest-first import of less than this many bytes leaves the price table to its workers
 # (`KEPT_ONLY` below): each worker then loads it (~27 MB each) instead of this process once;
