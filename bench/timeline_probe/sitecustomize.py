@@ -44,17 +44,19 @@ if _LOG:
             n = [0]
             orig = mod.Pacer.commit
             def commit(self, *a, **k):
-                r = orig(self, *a, **k)
-                n[0] += 1
-                if n[0] <= 3: mark(f"child-commit-{n[0]}")
-                return r
+                try:   # (a read that has read enough raises ImportStopped once committed)
+                    return orig(self, *a, **k)
+                finally:
+                    n[0] += 1
+                    if n[0] <= 3: mark(f"child-commit-{n[0]}")
             mod.Pacer.commit = commit
             orig2 = mod.Pacer.commit_written
             def cw(self, *a, **k):
-                r = orig2(self, *a, **k)
-                n[0] += 1
-                if n[0] <= 3: mark(f"child-commit-{n[0]}")
-                return r
+                try:
+                    return orig2(self, *a, **k)
+                finally:
+                    n[0] += 1
+                    if n[0] <= 3: mark(f"child-commit-{n[0]}")
             mod.Pacer.commit_written = cw
         elif name == "core.importing.driver":
             _wrap(mod, "import_paths", "child-import-paths")
