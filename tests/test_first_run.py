@@ -250,6 +250,38 @@ def test_the_newest_sessions_read_in_slices_are_whole_after_the_head_but_the_lon
     assert whole.index(sliced[-1]) > after_head   # (the longest: on in slices)
 
 
+def test_stopped_while_the_head_reads_its_sliced_sessions_on_it_starts_no_workers(
+        tmp_path, monkeypatch):
+    """Stopped as the head's end reads its sliced sessions on (`finish_all_but_the_longest`),
+    the import ends there: no worker is started for the files after the head."""
+    from core.importing import driver
+
+    home = tmp_path / "home"
+    claude_tree.generate(home, mb=6, files=40, seed=7)
+    monkeypatch.setattr(driver, "HEAD_SLICE", 150 << 10)
+    monkeypatch.setattr(driver, "HEAD_FILES", 10)
+    monkeypatch.setattr(driver, "COMMIT_EVERY", 0.0)
+    monkeypatch.setattr(driver, "FIRST_COMMIT", 0.0)
+    monkeypatch.setattr("core.store.store.COMMIT_PAUSE", 0.0)
+    stop = threading.Event()
+    seen: dict[str, int] = {}
+    started = []
+    read = driver.import_file
+
+    def import_file(store, path, *args, **kwargs):
+        seen[path.name] = seen.get(path.name, 0) + 1
+        if seen[path.name] == 2:   # (a sliced session read on: the head's end)
+            stop.set()
+        return read(store, path, *args, **kwargs)
+
+    monkeypatch.setattr(driver, "import_file", import_file)
+    monkeypatch.setattr(driver, "_workers", lambda *a, **k: started.append(True))
+    with open_store(tmp_path / "store.db") as store:
+        report = import_paths(store, [home], newest_first=True, price_later=True, stop=stop)
+    assert stop.is_set(), "no sliced session was read on: the test proves nothing"
+    assert report.stopped > 0 and not started
+
+
 def test_the_report_counts_a_file_read_in_parts_as_one_read(tmp_path, home):
     with open_store(tmp_path / "parts.db") as store:
         parts = import_paths(store, [home], newest_first=True)

@@ -283,6 +283,8 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
                     # but for `early_rest`)
                     head_done = True
                     finish_all_but_the_longest()
+                    if stopping():   # (as if stopped before them: no workers started)
+                        break
                     if price_later:
                         price_the_head()
                     link_as_it_goes(now=True)
