@@ -9,10 +9,14 @@ window of 120x40 and in turn: the empty Textual app (until its word is on screen
 `arbor --db NEW` with HOME=TREE on a store that does not exist yet (until the first session
 row is on screen, then until the newest 20 sessions are complete: their files' import
 records say they were read to their end, so each has its branches and is browsable). The
-newest 20 are by file mtime; "but the long one" leaves out the files over the first
-import's HEAD_SLICE (the session an agent is writing, which is read on in slices while the
-others are read: it cannot be whole within a second at 1 GB). The store is read with
-SQLite, read-only, every 20 ms. Ratios are of the medians of one run.
+newest 20 sessions are the first import's own head (core/importing/newest.py: by file
+mtime, each sub-agent's file with its session, which it does not count as one); "but the
+long one" leaves out the file of the longest of them when it is over the import's
+HEAD_SLICE (the session an agent is writing, read on in slices while the others are read:
+325 MB cannot be whole within a second). (Until 7 Dec 2026 this counted the newest 20
+files, sub-agents' too, and left out every one over HEAD_SLICE: 18 sessions of the 1 GB
+tree, without its 11 MB one.) The store is read with SQLite, read-only, every 20 ms.
+Ratios are of the medians of one run.
 
 `--rows-only`: stop each run at the first row (the newest 20 are not waited for).
 `--also DIR`: another arbor checkout (e.g. /work/main), measured in the same run, its runs
@@ -32,22 +36,40 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_first_frame_tmux as frames  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from core.importing.driver import HEAD_SLICE  # noqa: E402
+from core.importing.driver import HEAD_FILES, HEAD_SLICE  # noqa: E402
+from core.importing.newest import head_length, is_subagent, parents_first  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 ROW = "claude_code"     # the second line of every session row of these trees
 FRAME = "context (v)"   # the status line, drawn with the first frame
 
 
-def newest(tree: Path, count: int = 20) -> list[tuple[str, int]]:
+class _Found(NamedTuple):   # (what core.importing.newest reads of a found file)
+    name: str
+    path: Path
+
+
+def newest(tree: Path, count: int = HEAD_FILES) -> list[tuple[str, int]]:
+    """The files of the newest `count` sessions, as the first import orders them."""
     files = sorted(((p.stat().st_mtime_ns, str(p), p.stat().st_size)
                     for p in (tree / ".claude" / "projects").rglob("*.jsonl")), reverse=True)
-    return [(path, size) for _mtime, path, size in files[:count]]
+    found = parents_first([_Found(path, Path(path)) for _mtime, path, _size in files])
+    sizes = {path: size for _mtime, path, size in files}
+    head = found[:head_length([item.name for item in found], count)]
+    return [(item.name, sizes[item.name]) for item in head]
+
+
+def but_the_long_one(wanted: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """`wanted` without the longest session's file, when it is over HEAD_SLICE."""
+    sessions = [(size, path) for path, size in wanted if not is_subagent(path)]
+    size, longest = max(sessions, default=(0, ""))
+    return [item for item in wanted if item[0] != longest] if size > HEAD_SLICE else wanted
 
 
 def complete(db: Path, wanted: list[tuple[str, int]]) -> int:
@@ -73,7 +95,7 @@ def first_run(tree: Path, env: dict, timeout: float, rows_only: bool = False
     folder = Path(tempfile.mkdtemp(prefix="arbor-bench-first-run-"))
     db = folder / "store.db"
     wanted = newest(tree)
-    small = [(path, size) for path, size in wanted if size <= HEAD_SLICE]
+    small = but_the_long_one(wanted)
     command = [sys.executable, "-m", "tui", "--db", str(db)]
     name = "w"
     frames.tmux("kill-session", "-t", name)
@@ -168,8 +190,12 @@ def main() -> int:
     shutil.rmtree(script.parent, ignore_errors=True)
     base = statistics.median(times["empty"])
     big = [size_ for _path, size_ in wanted if size_ > HEAD_SLICE]
-    print(f"tree: {tree} ({len(files):,} files, {size / 1e6:,.0f} MB; of the newest 20, "
-          f"{len(big)} over {HEAD_SLICE >> 20} MB: {', '.join(f'{b / 1e6:,.0f} MB' for b in big) or 'none'}); "
+    left = [size_ for item in wanted if item not in but_the_long_one(wanted)
+            for size_ in [item[1]]]
+    print(f"tree: {tree} ({len(files):,} files, {size / 1e6:,.0f} MB; the newest 20 sessions in "
+          f"{len(wanted)} files, {len(big)} over {HEAD_SLICE >> 20} MB: "
+          f"{', '.join(f'{b / 1e6:,.0f} MB' for b in big) or 'none'}; the long one: "
+          f"{', '.join(f'{b / 1e6:,.0f} MB' for b in left) or 'none'}); "
           f"tmux 120x40; median of {args.runs} alternating runs; load average "
           f"{os.getloadavg()[0]:.1f}")
     rows = [("empty", "empty Textual app: its word on screen", True)]

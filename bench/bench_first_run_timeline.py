@@ -10,7 +10,7 @@ wall clock and CPU, see there). Prints, for each: the first row (the empty app: 
 on screen, median and min, x the empty app; the app's CPU at its first frame, the child's
 CPU then, the child's first commit; and the app's steps as median wall/CPU ms from the step
 before (a step whose wall is far above its CPU waited: on the other core's work, the disk,
-the scheduler). `--show N`: also print every mark of the last N runs of the first run.
+the scheduler). `--show N`: also print every mark of the last N runs of each first run.
 """
 
 from __future__ import annotations
@@ -48,6 +48,9 @@ def small_store(tree: Path, folder: Path) -> Path:
     return db
 
 
+LINGER = [0.3]   # seconds kept running after the row is seen (--linger)
+
+
 def one(command: str, repo: Path, tree: Path, marker: str, copy: Path | None = None) -> list:
     folder = Path(tempfile.mkdtemp(prefix="arbor-bench-timeline-"))
     log = folder / "marks"
@@ -71,7 +74,7 @@ def one(command: str, repo: Path, tree: Path, marker: str, copy: Path | None = N
             seen = time.time()
             break
         time.sleep(0.005)
-    time.sleep(0.3)
+    time.sleep(LINGER[0] if marker != "EMPTYREADY" else 0.3)
     frames.tmux("kill-session", "-t", "w")
     time.sleep(0.5)
     marks = []
@@ -98,7 +101,11 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--also", metavar="DIR", help="another arbor checkout's first run")
     parser.add_argument("--show", type=int, default=0, metavar="N")
+    parser.add_argument("--linger", type=float, default=0.3, metavar="S",
+                        help="keep arbor running S seconds after its first row (the marks "
+                             "of what follows: --show)")
     args = parser.parse_args()
+    LINGER[0] = args.linger
     tree = Path(args.tree).resolve()
     work = Path(tempfile.mkdtemp(prefix="arbor-bench-timeline-"))
     empty = work / "empty_app.py"
@@ -164,8 +171,10 @@ def main() -> int:
                 steps.append(f"{step} {statistics.median(p[0] for p in pairs):.0f}/"
                              f"{statistics.median(p[1] for p in pairs):.0f}")
         print(f"{name}: " + ", ".join(steps))
-    for m in results["first run"][-args.show:] if args.show else []:
-        print("---")
+    shown = [(name, m) for name in results if name.startswith("first run")
+             for m in (results[name][-args.show:] if args.show else [])]
+    for name, m in shown:
+        print(f"--- {name}")
         for t, who, name, cpu in sorted(m, key=lambda e: (e[0] is None, e[0] or 0)):
             print(f"  {who:<6} {(t or 0) * 1000:7.0f} ms  {name:<40} cpu {cpu * 1000:6.0f}")
     return 0

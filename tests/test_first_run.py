@@ -178,6 +178,110 @@ def test_a_stopped_import_goes_on_to_the_same_store(tmp_path, home, whole):
     assert rounded(meaning(db)) == whole
 
 
+def test_the_long_newest_session_is_read_to_its_first_commit_before_the_others(
+        tmp_path, monkeypatch):
+    """Its first rows are in at its first commit (FIRST_COMMIT after its first line): then
+    the other newest sessions, not a commit more of it (0.1 s of reading at 1 GB, while
+    those waited)."""
+    from core.importing import driver
+
+    home = tmp_path / "home"
+    claude_tree.generate(home, mb=12, files=40, seed=7)
+    longest = max(logs(home), key=lambda p: p.stat().st_size)
+    os.utime(longest)   # (the newest)
+    monkeypatch.setattr(driver, "HEAD_SLICE", 150 << 10)
+    reads: list[tuple[str, str, int]] = []
+    commits = [0]
+    read = driver.import_file
+
+    def import_file(store, path, *args, **kwargs):
+        before = commits[0]
+        result = read(store, path, *args, **kwargs)
+        reads.append((Path(path).name, result.status, commits[0] - before))
+        return result
+
+    monkeypatch.setattr(driver, "import_file", import_file)
+    with open_store(tmp_path / "store.db") as store:
+        store.on_commit(lambda: commits.__setitem__(0, commits[0] + 1))
+        report = import_paths(store, [home], newest_first=True, price_later=True)
+    assert not report.stopped and not report.failed_files
+    assert reads[0] == (longest.name, "stopped", 1), reads[:3]
+    assert longest.stat().st_size > 3 << 20   # (a commit more would have read on)
+
+
+def test_the_newest_sessions_read_in_slices_are_whole_after_the_head_but_the_longest(
+        tmp_path, monkeypatch):
+    """Of the newest sessions (the head), those over HEAD_SLICE are read in slices so that
+    the others are not kept waiting; once the others are read, all but the longest are
+    read to their end before any file after the head (they are among the newest 20,
+    which are to be complete within a second of the first rows), and the longest goes on
+    in slices. (They waited for the longest to be whole: at 1 GB, an 11 MB session was
+    complete only after the 325 MB one, at the end of the import.)"""
+    from core.importing import driver
+    from core.importing.base import ImportReport
+    from core.importing.files import expand_paths
+    from core.importing.newest import head_length, parents_first
+
+    home = tmp_path / "home"
+    claude_tree.generate(home, mb=6, files=40, seed=7)
+    monkeypatch.setattr(driver, "HEAD_SLICE", 150 << 10)
+    monkeypatch.setattr(driver, "FIRST_SLICE", 32 << 10)
+    monkeypatch.setattr(driver, "SLICE", 64 << 10)
+    monkeypatch.setattr(driver, "HEAD_FILES", 10)
+    # (a slice ends at a commit: one after every line here, or a small file is read whole
+    # before its first)
+    monkeypatch.setattr(driver, "COMMIT_EVERY", 0.0)
+    monkeypatch.setattr(driver, "FIRST_COMMIT", 0.0)
+    monkeypatch.setattr("core.store.store.COMMIT_PAUSE", 0.0)
+    found = parents_first(sorted(expand_paths([home], ImportReport()), key=lambda item: item.st.st_mtime_ns,
+                                 reverse=True))
+    head = [Path(item.path) for item in found[:head_length([i.name for i in found], 10)]]
+    sliced = sorted((p for p in head if p.stat().st_size > 150 << 10),
+                    key=lambda p: p.stat().st_size)
+    assert len(sliced) >= 3 and len(found) > len(head), \
+        "too few files read in slices, or none after the head: the test proves nothing"
+    with open_store(tmp_path / "store.db") as store:
+        report = import_paths(store, [home], newest_first=True, price_later=True)
+    assert not report.stopped and not report.failed_files
+    whole = [Path(f.path) for f in report.files]
+    after_head = min(whole.index(p) for p in whole if p not in head)
+    assert all(whole.index(p) < after_head for p in sliced[:-1]), \
+        ([whole.index(p) for p in sliced], after_head)
+    assert whole.index(sliced[-1]) > after_head   # (the longest: on in slices)
+
+
+def test_stopped_while_the_head_reads_its_sliced_sessions_on_it_starts_no_workers(
+        tmp_path, monkeypatch):
+    """Stopped as the head's end reads its sliced sessions on (`finish_all_but_the_longest`),
+    the import ends there: no worker is started for the files after the head."""
+    from core.importing import driver
+
+    home = tmp_path / "home"
+    claude_tree.generate(home, mb=6, files=40, seed=7)
+    monkeypatch.setattr(driver, "HEAD_SLICE", 150 << 10)
+    monkeypatch.setattr(driver, "HEAD_FILES", 10)
+    monkeypatch.setattr(driver, "COMMIT_EVERY", 0.0)
+    monkeypatch.setattr(driver, "FIRST_COMMIT", 0.0)
+    monkeypatch.setattr("core.store.store.COMMIT_PAUSE", 0.0)
+    stop = threading.Event()
+    seen: dict[str, int] = {}
+    started = []
+    read = driver.import_file
+
+    def import_file(store, path, *args, **kwargs):
+        seen[path.name] = seen.get(path.name, 0) + 1
+        if seen[path.name] == 2:   # (a sliced session read on: the head's end)
+            stop.set()
+        return read(store, path, *args, **kwargs)
+
+    monkeypatch.setattr(driver, "import_file", import_file)
+    monkeypatch.setattr(driver, "_workers", lambda *a, **k: started.append(True))
+    with open_store(tmp_path / "store.db") as store:
+        report = import_paths(store, [home], newest_first=True, price_later=True, stop=stop)
+    assert stop.is_set(), "no sliced session was read on: the test proves nothing"
+    assert report.stopped > 0 and not started
+
+
 def test_the_report_counts_a_file_read_in_parts_as_one_read(tmp_path, home):
     with open_store(tmp_path / "parts.db") as store:
         parts = import_paths(store, [home], newest_first=True)

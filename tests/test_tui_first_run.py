@@ -156,6 +156,35 @@ async def test_the_app_tells_its_first_import_once_the_first_rows_are_drawn(tmp_
                           and app.first_import.said_drawn)
 
 
+async def test_the_first_import_is_told_in_the_frame_that_draws_the_first_rows(
+        tmp_path, home, monkeypatch):
+    """As that frame draws them, not after it (`_show_first_session`, a refresh later: ~75
+    ms at load 5-7, all of it the yielding import's time lost)."""
+    from core.importing.first_run.process import FirstRunProcess
+
+    db = fresh(tmp_path / "store.db")
+    subprocess.run([sys.executable, "-c", IMPORT_ONE, str(db),   # (rows in the first page)
+                    str(sorted(home.rglob("*.jsonl"))[0])], check=True, cwd=REPO)
+    events: list[str] = []
+    after = ArborApp._show_first_session
+
+    def show_first_session(app):
+        events.append("after the frame")
+        return after(app)
+
+    monkeypatch.setattr(ArborApp, "_show_first_session", show_first_session)
+    monkeypatch.setattr(ArborApp, "_load_the_rest", lambda app: None)   # (no child started)
+    stand_in = FirstRunProcess(str(db), home)   # (never started)
+    stand_in.tell_drawn = lambda: events.append("told")
+    app = make_app(db, home)
+    app.early_first_import = stand_in
+    app.first_import_due = True
+    async with app.run_test(size=SIZE) as pilot:
+        assert await soon(pilot, lambda: "after the frame" in events)
+        assert app.sessions
+    assert events[0] == "told", events
+
+
 async def test_x_stops_the_first_import_and_the_next_start_goes_on(
         tmp_path, home, sessions_in_home):
     count, whole = sessions_in_home

@@ -178,6 +178,9 @@ class ArborApp(StoreLoading, HistoryActions, AnnotationActions, SessionActions, 
         # session's branches and messages, then the whole list and its costs (read in a
         # thread), polling and following.
         self._starting = True
+        # (the first import's process yields to the app until a frame has drawn rows:
+        # told as that frame is drawn)
+        self.sessions_pane.on_rows_drawn = self._first_rows_drawn
         self._show_first_page()
         self._update_status()
         self.call_after_refresh(self._show_first_session)

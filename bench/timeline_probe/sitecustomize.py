@@ -34,27 +34,36 @@ if _LOG:
             _wrap(mod, "_import", "child-told")
             _wrap(mod.FirstRunProcess, "start", "spawn-begin", "spawn-end")
             _wrap(mod.FirstRunProcess, "tell_store", "tell-store")
+            _wrap(mod.FirstRunProcess, "tell_drawn", "tell-drawn")
             # first message from the child, as the app reads it
             _wrap(mod.FirstRunProcess, "_tell", lambda a: f"app-heard-{a[1]}")
+        elif name == "core.importing.first_run.priority":
+            _wrap(mod.Yielding, "committed", "child-yield-begin", "child-yield-end")
+            _wrap(mod.Yielding, "drawn", "child-drawn-begin", "child-drawn-end")
         elif name == "core.importing.state":
             n = [0]
             orig = mod.Pacer.commit
             def commit(self, *a, **k):
-                r = orig(self, *a, **k)
-                n[0] += 1
-                if n[0] <= 3: mark(f"child-commit-{n[0]}")
-                return r
+                try:   # (a read that has read enough raises ImportStopped once committed)
+                    return orig(self, *a, **k)
+                finally:
+                    n[0] += 1
+                    if n[0] <= 3: mark(f"child-commit-{n[0]}")
             mod.Pacer.commit = commit
             orig2 = mod.Pacer.commit_written
             def cw(self, *a, **k):
-                r = orig2(self, *a, **k)
-                n[0] += 1
-                if n[0] <= 3: mark(f"child-commit-{n[0]}")
-                return r
+                try:
+                    return orig2(self, *a, **k)
+                finally:
+                    n[0] += 1
+                    if n[0] <= 3: mark(f"child-commit-{n[0]}")
             mod.Pacer.commit_written = cw
         elif name == "core.importing.driver":
             _wrap(mod, "import_paths", "child-import-paths")
-            _wrap(mod, "import_file", lambda a: "child-import-file")
+            _wrap(mod, "import_file", lambda a: "child-import-file",
+                  lambda a, r: f"child-file-done {os.path.getsize(a[1]) >> 10}K {r.status}")
+            _wrap(mod, "_workers", "child-workers-begin", "child-workers-end")
+            _wrap(mod, "link_lineage", "child-link-begin", "child-link-end")
         elif name == "tui.commands.browse":
             _wrap(mod, "run", "browse-run")
             _wrap(mod, "_open", "open-begin", "open-end")
@@ -65,6 +74,8 @@ if _LOG:
             _wrap(A, "_show_first_page", None, lambda a, r: f"first-page rows={len(a[0].sessions)}")
             _wrap(A, "_begin_first_run", "begin-first-run")
             _wrap(A, "_first_rows_shown", "first-rows-shown")
+            _wrap(A, "_poll", "app-poll")
+            _wrap(A, "_sessions_loaded", None, lambda a, r: f"app-sessions-loaded rows={len(a[1])}")
         elif name == "textual.app":
             mark("textual.app-imported")
             A = mod.App
@@ -91,7 +102,7 @@ if _LOG:
             A._display = _display
             _wrap(A, "run", "app-run")
 
-    WATCH = {"core.importing.first_run.process", "core.importing.state", "core.importing.driver",
+    WATCH = {"core.importing.first_run.process", "core.importing.first_run.priority", "core.importing.state", "core.importing.driver",
              "tui.commands.browse", "tui.app", "textual.app"}
     import importlib.abc, importlib.machinery
     class Finder(importlib.abc.MetaPathFinder):

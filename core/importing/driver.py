@@ -38,16 +38,17 @@ COMMIT_EVERY = 0.1
 FIRST_COMMIT = 0.02
 # A first import (`newest_first`) reads the files of its newest HEAD_FILES sessions (with
 # their sub-agents', newest.py) here before any worker starts; one of them bigger than
-# HEAD_SLICE bytes only its first FIRST_SLICE at first (its
+# HEAD_SLICE bytes only its first FIRST_SLICE at first, up to the commit that passes it (its
 # rows are on screen, and the small ones after it are not kept waiting: a 4 MB first slice
-# put ~0.3 s before them), then SLICE bytes between two of the files after it (see
-# `import_paths`).
+# put ~0.3 s before them; 1 MB, read on for a commit after the first rows, 0.1 s of CPU),
+# then the rest once the others are read, but for the longest, read on SLICE bytes between
+# two of the files after the head (see `import_paths`).
 HEAD_FILES = 20
 HEAD_SLICE = 4 << 20
 # ... and links sub-agents to their sessions as it goes, after the head and then at most
 # this often (seconds): until linked, the list shows a sub-agent as a session of its own.
 LINK_EVERY = 1.0
-FIRST_SLICE = 1 << 20
+FIRST_SLICE = 0   # (its first commit's worth: the first rows)
 SLICE = 16 << 20
 # A newest-first import of less than this many bytes leaves the price table to its workers
 # (`KEPT_ONLY` below): each worker then loads it (~27 MB each) instead of this process once;
@@ -80,8 +81,11 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
     EARLY_REST_AFTER files are read, the workers reading while this process reads the rest
     of the head);
     one of them bigger than HEAD_SLICE (the session an agent is writing now, often the
-    longest) is read FIRST_SLICE far first, then on in SLICE steps, one after each file read
-    here or batch moved in after the head (while the workers read the batches).
+    longest) is read FIRST_SLICE far first (its rows are on screen, and the files after it
+    are not kept waiting), then on in SLICE steps, one after each file read here or batch
+    moved in after the head (while the workers read the batches); where several are, all
+    but the one with the most left are read on to their end once the head's other files
+    are (they are of the newest sessions too).
     `stop` (a threading.Event, or anything with its `is_set()`): once set, the file
     being read stops at its next commit (its record says where the next import goes on)
     and no other is begun; the report's `stopped` counts the files left. `run`: kept up
@@ -189,6 +193,19 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
             run.file_done(index)
         return True
 
+    def finish_all_but_the_longest() -> None:
+        """(at the head's end) the head's files read in slices so far, read to their end
+        but the one with the most left: they are of the newest sessions, to be complete
+        with the others; the longest goes on in SLICE steps (`step_deferred`)."""
+        if len(deferred) < 2:
+            return
+        longest = max(deferred, key=lambda i: sizes.get(i, 0) - reached.get(i, 0))
+        for index in [i for i in deferred if i != longest]:
+            if stopping():
+                return
+            if read(index):
+                deferred.remove(index)
+
     def step_deferred(limit: int | None) -> None:
         index = deferred[0]
         if read(index, None if limit is None else reached.get(index, 0) + limit):
@@ -265,6 +282,9 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
                     # (after the head: the newest files are not read while workers start,
                     # but for `early_rest`)
                     head_done = True
+                    finish_all_but_the_longest()
+                    if stopping():   # (as if stopped before them: no workers started)
+                        break
                     if price_later:
                         price_the_head()
                     link_as_it_goes(now=True)

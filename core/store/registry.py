@@ -53,6 +53,8 @@ class Link:
         # what the open write transaction made (sessions: [name, metadata], branches: their
         # session), which no one else can have changed: asked without a query (Store)
         self.made: dict[tuple[str, int], Any] = {}
+        # called after each commit of a write on this connection (Store.on_commit)
+        self.commit_watchers: list[Callable[[], None]] = []
         self.refs = 0
 
 

@@ -328,6 +328,29 @@ class Store:
             self._writers.clear()
             made.clear()
             backend.commit(self._db)
+        self._committed()
+
+    def on_commit(self, watcher: Callable[[], None]) -> Callable[[], None]:
+        """`watcher()` after each commit of a write from now on: the end of an outer
+        `transaction()` (not one rolled back, nor a nested one) and each
+        `commit_and_continue()` within a long write; by any handle of this process on
+        this store (they share the connection), on the committing thread, once the store's
+        lock is let go (within a long write, the next transaction has begun). Returns
+        the function that ends it. A watcher's exception is the committer's: keep it
+        short and safe."""
+        watchers = self._link.commit_watchers
+        with self._lock:
+            watchers.append(watcher)
+
+        def stop() -> None:
+            with self._lock:
+                if watcher in watchers:
+                    watchers.remove(watcher)
+        return stop
+
+    def _committed(self) -> None:
+        for watcher in tuple(self._link.commit_watchers):
+            watcher()
 
     def commit_and_continue(self) -> bool:
         """Inside a long write (an import): commit what is written, leave the store to
@@ -347,7 +370,8 @@ class Store:
             self.write_generation += 1
             time.sleep(COMMIT_PAUSE)
             self._backend.begin_write(self._db)
-            return True
+        self._committed()
+        return True
 
     @property
     def in_write_transaction(self) -> bool:

@@ -122,6 +122,10 @@ class SessionsPane(RowList):
         self.project: str | None = None    # only this cwd's sessions are listed (p)
         self._name_counts: Counter = Counter()
         self._after_draw = None   # when_drawn's callback, until a frame draws a row
+        # called once, in the first frame that draws a row, as it draws it (not after it,
+        # as `when_drawn`): for what only needs to know, at once (the app tells the first
+        # import's process, which yields to it until then)
+        self.on_rows_drawn = None
 
     def when_drawn(self, callback) -> None:
         """`callback` once a frame has drawn rows of this pane (after that frame), or after
@@ -142,6 +146,10 @@ class SessionsPane(RowList):
 
     def render_line(self, y: int):
         strip = super().render_line(y)
+        told = self.on_rows_drawn
+        if told is not None and self.row_count:
+            self.on_rows_drawn = None
+            told()
         callback = self._after_draw
         if callback is not None and self.row_count:
             self._after_draw = None

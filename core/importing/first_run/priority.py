@@ -89,31 +89,19 @@ class Yielding:
 
 
 def after_first_commit(store, then) -> None:
-    """`then()` once the store's first transaction from here on is committed: the first of
-    the commits within a file (`commit_and_continue`, every ~0.1 s of a long log) or at the
-    end of an outer transaction (a file read in one); not for one rolled back."""
-    from contextlib import contextmanager
-
-    commit, transaction = store.commit_and_continue, store.transaction
-    done: list[bool] = []
+    """`then()` once, after the store's first commit from here on (`Store.on_commit`): the
+    first of the commits within a file (`commit_and_continue`, every ~0.1 s of a long log)
+    or the end of an outer transaction (a file read in one); not for one rolled back."""
+    lock = threading.Lock()
+    done = False
 
     def once() -> None:
-        if not done:
-            done.append(True)
-            store.commit_and_continue, store.transaction = commit, transaction
-            then()
+        nonlocal done
+        with lock:
+            if done:
+                return
+            done = True
+        stop()
+        then()
 
-    def commit_then() -> bool:
-        committed = commit()
-        if committed:
-            once()
-        return committed
-
-    @contextmanager
-    def transaction_then():
-        with transaction() as connection:
-            yield connection
-        if not store.in_write_transaction:   # (the outer one, committed: one rolled back
-            once()                           # raised above)
-
-    store.commit_and_continue, store.transaction = commit_then, transaction_then
+    stop = store.on_commit(once)
