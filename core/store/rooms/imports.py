@@ -160,6 +160,18 @@ class ImportsRoom(Room):
                 sqlite_merge.merge_sessions(conn, ids[0], ids[-1], pace=pace)
             return True
 
+    def merge_scratch_tail(self, seeds: dict[str, int], key: str) -> bool:
+        """Move what the attached scratch store's import added to the sessions it was
+        seeded with (sqlite_tail.seed: `seeds`, the highest seeded id of each id space; `key`,
+        the file's record) into this store, inside the caller's write transaction. False,
+        changing nothing, when they cannot be (sqlite_tail.merge_tail)."""
+        from core.store.sqlite import tail as sqlite_tail
+
+        with self._lock:
+            if not self._store.in_write_transaction:
+                raise RuntimeError("merge_scratch_tail needs an open store.transaction()")
+            return sqlite_tail.merge_tail(self._store._conn, seeds, key)
+
     def merge_scratch_prices(self) -> None:
         """Keep the rates the attached scratch store's importer had to ask the price table
         for (each card's days, this store's and the scratch store's together)."""
