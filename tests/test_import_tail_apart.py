@@ -91,15 +91,24 @@ def tail_apart(monkeypatch):
 
 
 def _tails_sent(monkeypatch) -> list:
+    """The tails given to workers (their files), and then "merged" for each merged in."""
     sent = []
     real = parallel.Workers.submit
+    real_merge = parallel.ParallelImport._merge_tail
 
     def submit(self, files, size=0, tail=None):
         if tail is not None:
             sent.append(files)
         return real(self, files, size, tail)
 
+    def merge_tail(self, *args):
+        merged = real_merge(self, *args)
+        if merged is not None:
+            sent.append("merged")
+        return merged
+
     monkeypatch.setattr(parallel.Workers, "submit", submit)
+    monkeypatch.setattr(parallel.ParallelImport, "_merge_tail", merge_tail)
     return sent
 
 
@@ -138,7 +147,7 @@ def test_a_worker_reads_the_newest_sessions_tail_and_the_store_is_an_import_with
         assert [f.status for f in newest] == ["imported"]
         assert newest[0].sessions and newest[0].sessions[0].created
         assert newest[0].sessions[0].entries_added == newest[0].sessions[0].entries_total
-    assert [Path(path) for [(path, _fmt)] in sent] == [_newest(home)]
+    assert sent == [[(str(_newest(home)), "claude_code")], "merged"]
     assert _rounded_dump(tmp_path / "apart.db") == _alone(home, tmp_path / "alone.db", monkeypatch,
                                                  price_later=price_later)
 

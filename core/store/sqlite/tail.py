@@ -69,13 +69,16 @@ def seed(scratch: sqlite3.Connection, store_path: str, key: str) -> dict[str, in
         if not ids or len(ids) != len(uids):
             return None
         args = {"ids": json.dumps(ids), "key": key}
+        # (the rows are the store's, whole and consistent: not checked again one by one,
+        # in whatever order they come, against what the scratch store holds so far)
+        scratch.execute("PRAGMA foreign_keys = OFF")
         scratch.execute("BEGIN")
         try:
             for table, where in _SEEDED.items():
                 names = _columns(scratch, table)
                 values = [_seeded_value(table, name) for name in names]
-                rows = source.execute(f"SELECT {', '.join(values)} FROM {table} WHERE {where}",
-                                      args).fetchall()
+                rows = source.execute(f"SELECT {', '.join(values)} FROM {table} WHERE {where}"
+                                      f" ORDER BY {names[0]}", args).fetchall()
                 if rows:
                     scratch.executemany(
                         f"INSERT INTO {table}({', '.join(names)})"
@@ -88,6 +91,8 @@ def seed(scratch: sqlite3.Connection, store_path: str, key: str) -> dict[str, in
         except BaseException:
             scratch.execute("ROLLBACK")
             raise
+        finally:
+            scratch.execute("PRAGMA foreign_keys = ON")
         return seeds
     finally:
         source.close()
