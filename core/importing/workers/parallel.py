@@ -115,6 +115,7 @@ class Workers:
         self._next_job = 0
         self._job_worker: dict[int, int] = {}
         self._job_load: dict[int, int] = {}
+        self._load_lock = allocate_lock()
         self._dead: set[int] = set()
         self.folder: str | None = None
         self._owner: int | None = None
@@ -179,6 +180,10 @@ class Workers:
                     except Exception:  # noqa: BLE001 - progress only: never the import's end
                         pass
                     continue
+                if isinstance(answer, dict):
+                    # (its bytes are read: the next batch may go to it, whenever this
+                    # answer is taken; a tail's is taken last, after all the batches)
+                    self._unload(number, answer.get("job"))
                 self._answers.put((number, answer))
                 if self._answered_now is not None and isinstance(answer, dict):
                     try:
@@ -203,16 +208,23 @@ class Workers:
         out = os.path.join(self.folder, f"batch-{job}.db")
         from .frames import write_frame
 
+        with self._load_lock:   # (counted before it is sent: its answer may come at once)
+            self._load[number] += size + 1   # (+1: of equal bytes, the fewer jobs)
+            self._job_load[job] = size + 1
+        self._job_worker[job] = number
         try:
             write_frame(self.procs[number].stdin, {"job": job, "files": files, "out": out,
                                                    "tail": tail})
         except OSError:
             self._dead.add(number)
+            self._unload(number, job)
             return self.submit(files, size, tail)
-        self._load[number] += size + 1   # (+1: of equal bytes, the fewer jobs)
-        self._job_worker[job] = number
-        self._job_load[job] = size + 1
         return job
+
+    def _unload(self, number: int, job) -> None:
+        """Worker `number` has read `job`'s bytes (answered, or never given them)."""
+        with self._load_lock:
+            self._load[number] -= self._job_load.pop(job, 0)
 
     def take(self, job: int, answered: dict[int, dict], stop=None) -> dict | None:
         """The answer to `job` (None: its worker died first). Answers to other jobs that
@@ -237,7 +249,6 @@ class Workers:
             if answer is None:
                 self._dead.add(number)
                 continue
-            self._load[number] -= self._job_load.pop(answer["job"], 0)
             answered[answer["job"]] = answer
         return answered.pop(job)
 
