@@ -240,3 +240,40 @@ def test_lines_appended_after_the_tail_was_merged_are_read_on(home, tmp_path, mo
         [grown] = [f for f in report.files if f.status == "imported"]
         assert Path(grown.path) == _newest(own) and grown.sessions[0].entries_added > 0
     assert _rounded_dump(tmp_path / "apart.db") == _rounded_dump(tmp_path / "alone.db")
+
+
+def test_a_tail_another_import_read_on_in_meanwhile_is_not_merged(home, tmp_path, monkeypatch,
+                                                                  tail_apart):
+    """The app following the file may read on in it while the worker does: then the store's
+    record is no longer the one the worker's store was seeded with, and its tail is dropped
+    (merging it would add the same lines twice)."""
+    sent = _tails_sent(monkeypatch)
+    real = parallel.ParallelImport.tail_result
+
+    def tail_result(self, index, import_here):
+        followed = driver.import_file(self.store, _newest(home), "claude_code")
+        assert followed.status == "imported" and followed.sessions[0].entries_added > 0
+        return real(self, index, import_here)
+
+    from core.store.rooms.imports import ImportsRoom
+
+    said = []
+    real_merge = ImportsRoom.merge_scratch_tail
+
+    def merge_scratch_tail(self, *args):
+        try:
+            said.append(real_merge(self, *args))
+        except Exception as error:   # (the store's UNIQUE (session, id) would refuse it too)
+            said.append(type(error).__name__)
+            raise
+        return said[-1]
+
+    monkeypatch.setattr(parallel.ParallelImport, "tail_result", tail_result)
+    monkeypatch.setattr(ImportsRoom, "merge_scratch_tail", merge_scratch_tail)
+    with open_store(tmp_path / "apart.db") as store:
+        report = import_paths(store, [home], newest_first=True)
+    assert not report.stopped and not report.failed_files
+    assert sent == [[(str(_newest(home)), "claude_code")]]   # (given, never merged)
+    assert said == [False]   # (seen for what it is: nothing of it was written)
+    assert _rounded_dump(tmp_path / "apart.db") == _alone(home, tmp_path / "alone.db",
+                                                          monkeypatch)

@@ -323,6 +323,7 @@ class ParallelImport:
                       if planned[index][1] == CLAUDE_CODE and self._store_path is not None
                       and store.imports.takes_scratch}
         self._tail_jobs: dict[int, int | None] = {}
+        self._tail_of_job: dict[int | None, int] = {}
         self.first_of: dict[int, int] = {}
         self.owned: set[int] = set()
         self.results: dict[int, FileResult] = {}
@@ -360,8 +361,10 @@ class ParallelImport:
         # (`submit` gives each to the worker with the fewest bytes to read)
         for index, size in self.tails.items():
             path, fmt, _problem = self.planned[index]
-            self._tail_jobs[index] = self.workers.submit([(str(path), fmt)], size,
-                                                         tail=self._store_path)
+            job = self._tail_jobs[index] = self.workers.submit([(str(path), fmt)], size,
+                                                               tail=self._store_path)
+            with self._jobs_lock:
+                self._tail_of_job[job] = index
         self._top_up()
         self._big(True)
         return True
@@ -451,8 +454,11 @@ class ParallelImport:
     def _heard_reading(self, job: int, done: int) -> None:
         with self._jobs_lock:
             number = self._batch_of_job.get(job)
+            tail = self._tail_of_job.get(job)
         if number is not None:
             self.reading(self.batches[number], done)
+        elif tail is not None:   # (how far in the file: its first part counts too)
+            self.reading([tail], done)
 
     def _land(self, number: int, import_here: Callable[[int], FileResult]) -> None:
         batch = self.batches[number]

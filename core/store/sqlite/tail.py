@@ -83,6 +83,9 @@ def seed(scratch: sqlite3.Connection, store_path: str, key: str) -> dict[str, in
                     scratch.executemany(
                         f"INSERT INTO {table}({', '.join(names)})"
                         f" VALUES ({', '.join('?' * len(names))})", rows)
+            # (what the record said: the store's must say so still when the tail is merged)
+            scratch.execute("INSERT OR REPLACE INTO store_meta(key, value) VALUES (?, ?)",
+                            (_SEEDED_RECORD, row[0]))
             seeds = {}
             for space, (table, column) in SPACES.items():
                 seeds[space] = int(scratch.execute(
@@ -96,6 +99,9 @@ def seed(scratch: sqlite3.Connection, store_path: str, key: str) -> dict[str, in
         return seeds
     finally:
         source.close()
+
+
+_SEEDED_RECORD = "tail: the record seeded"
 
 
 def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
@@ -153,14 +159,20 @@ def merge_tail(conn: sqlite3.Connection, seeds: dict[str, int], key: str) -> boo
     """Move what the attached scratch store's import added to the seeded sessions (and any
     session it made) into the store, inside the caller's write transaction (one: a commit
     part-way would leave entries the record does not cover). False, changing nothing, when
-    the seeded sessions are not the store's any more (deleted, or made again) or a session
-    the read made has a uid the store has."""
+    the seeded sessions are not the store's any more (deleted, or made again), the file's
+    record in the store is not the one seeded (another import read on in it meanwhile), or
+    a session the read made has a uid the store has."""
     from core.store.statements.usage import SQLite
 
     seeded = conn.execute(
         f"SELECT s.id, s.uid, m.uid FROM {SCRATCH}.external_sessions AS s LEFT JOIN"
         " main.external_sessions AS m ON m.id = s.id WHERE s.id <= ?", (seeds["X"],)).fetchall()
     if not seeded or any(uid != theirs for _id, uid, theirs in seeded):
+        return False
+    # another import of the file since (the app following it): its tail is not this one's
+    if conn.execute(f"SELECT 1 FROM main.import_sources AS m JOIN {SCRATCH}.store_meta AS s"
+                    " ON s.key = ? AND s.value = m.state WHERE m.source_key = ?",
+                    (_SEEDED_RECORD, key)).fetchone() is None:
         return False
     if conn.execute(f"SELECT 1 FROM {SCRATCH}.external_sessions AS s JOIN"
                     " main.external_sessions AS m ON m.uid = s.uid WHERE s.id > ?",
