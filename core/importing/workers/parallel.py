@@ -357,16 +357,20 @@ class ParallelImport:
                                scratch_parent(getattr(self.store, "path", None)),
                                self._heard if self.read is not None else None,
                                self._heard_reading if self.reading is not None else None)
-        # the tails first: each keeps a worker longest, and the batches go to the others
-        # (`submit` gives each to the worker with the fewest bytes to read)
-        for index, size in self.tails.items():
-            path, fmt, _problem = self.planned[index]
-            job = self._tail_jobs[index] = self.workers.submit([(str(path), fmt)], size,
-                                                               tail=self._store_path)
-            with self._jobs_lock:
-                self._tail_of_job[job] = index
-        self._top_up()
-        self._big(True)
+        try:
+            # the tails first: each keeps a worker longest, and the batches go to the
+            # others (`submit` gives each to the worker with the fewest bytes to read)
+            for index, size in self.tails.items():
+                path, fmt, _problem = self.planned[index]
+                job = self._tail_jobs[index] = self.workers.submit([(str(path), fmt)], size,
+                                                                   tail=self._store_path)
+                with self._jobs_lock:
+                    self._tail_of_job[job] = index
+            self._top_up()
+            self._big(True)
+        except BaseException:   # (a signal before the caller holds this: nothing left behind)
+            self.close(stop=True)
+            raise
         return True
 
     def _big(self, running: bool) -> None:
