@@ -214,8 +214,8 @@ def test_the_newest_sessions_read_in_slices_are_whole_after_the_head_but_the_lon
     """Of the newest sessions (the head), those over HEAD_SLICE are read in slices so that
     the others are not kept waiting; once the others are read, all but the longest are
     read to their end before any file after the head (they are among the newest 20,
-    which are to be complete within a second of the first rows), and the longest goes on
-    in slices. (They waited for the longest to be whole: at 1 GB, an 11 MB session was
+    which are to be complete within a second of the first rows), and the longest is read
+    on last (by a worker where there are workers). (They waited for the longest to be whole: at 1 GB, an 11 MB session was
     complete only after the 325 MB one, at the end of the import.)"""
     from core.importing import driver
     from core.importing.base import ImportReport
@@ -226,7 +226,6 @@ def test_the_newest_sessions_read_in_slices_are_whole_after_the_head_but_the_lon
     claude_tree.generate(home, mb=6, files=40, seed=7)
     monkeypatch.setattr(driver, "HEAD_SLICE", 150 << 10)
     monkeypatch.setattr(driver, "FIRST_SLICE", 32 << 10)
-    monkeypatch.setattr(driver, "SLICE", 64 << 10)
     monkeypatch.setattr(driver, "HEAD_FILES", 10)
     # (a slice ends at a commit: one after every line here, or a small file is read whole
     # before its first)
@@ -247,7 +246,7 @@ def test_the_newest_sessions_read_in_slices_are_whole_after_the_head_but_the_lon
     after_head = min(whole.index(p) for p in whole if p not in head)
     assert all(whole.index(p) < after_head for p in sliced[:-1]), \
         ([whole.index(p) for p in sliced], after_head)
-    assert whole.index(sliced[-1]) > after_head   # (the longest: on in slices)
+    assert whole.index(sliced[-1]) > after_head   # (the longest: last)
 
 
 def test_stopped_while_the_head_reads_its_sliced_sessions_on_it_starts_no_workers(

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import io
 import queue
+import threading
 from pathlib import Path
 
 import pytest
 
 from core.importing.workers import parallel
-from core.importing.workers.frames import read_frame
+from core.importing.workers.frames import read_frame, write_frame
 
 MB = 1 << 20
 
@@ -91,6 +92,7 @@ def test_a_batch_goes_to_the_worker_with_the_fewest_bytes_to_read():
     workers._next_job = 0
     workers._job_worker = {}
     workers._job_load = {}
+    workers._load_lock = threading.Lock()
     workers.folder = "/nowhere"
     sizes = [300 * MB, 2 * MB, 2 * MB, 2 * MB]
     for size in sizes:
@@ -99,10 +101,19 @@ def test_a_batch_goes_to_the_worker_with_the_fewest_bytes_to_read():
     assert workers._job_worker == {0: 0, 1: 1, 2: 1, 3: 1}
     frames = io.BytesIO(workers.procs[1].stdin.getvalue())
     assert [read_frame(frames)["job"] for _ in range(3)] == [1, 2, 3]
-    # answers take a job's bytes off its worker
+    # answers take a job's bytes off its worker as they come (the reading thread), before
+    # they are taken: a tail's answer is taken last, its worker free long before
     workers._answers = queue.Queue()
-    workers._answers.put((0, {"job": 0}))
-    assert workers.take(0, {}) == {"job": 0}
+    workers._answered_now = workers._reading_now = None
+    answers = io.BytesIO()
+    write_frame(answers, {"job": 0})
+    answers.seek(0)
+
+    class Answering:
+        stdout = answers
+
+    workers._listen(0, Answering())
     assert workers._load == [0, 3 * (2 * MB + 1)]
+    assert workers.take(0, {}) == {"job": 0}
     with pytest.raises(KeyError):
         workers._job_load[0]

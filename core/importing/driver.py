@@ -40,16 +40,16 @@ FIRST_COMMIT = 0.02
 # their sub-agents', newest.py) here before any worker starts; one of them bigger than
 # HEAD_SLICE bytes only its first FIRST_SLICE at first, up to the commit that passes it (its
 # rows are on screen, and the small ones after it are not kept waiting: a 4 MB first slice
-# put ~0.3 s before them; 1 MB, read on for a commit after the first rows, 0.1 s of CPU),
-# then the rest once the others are read, but for the longest, read on SLICE bytes between
-# two of the files after the head (see `import_paths`).
+# put ~0.3 s before them; 1 MB, read on for a commit after the first rows, 0.1 s of CPU);
+# the others of them to their end once the head's other files are read, the longest once
+# all the other files are in, read on by a worker meanwhile where there are workers (see
+# `import_paths`).
 HEAD_FILES = 20
 HEAD_SLICE = 4 << 20
 # ... and links sub-agents to their sessions as it goes, after the head and then at most
 # this often (seconds): until linked, the list shows a sub-agent as a session of its own.
 LINK_EVERY = 1.0
 FIRST_SLICE = 0   # (its first commit's worth: the first rows)
-SLICE = 16 << 20
 # A newest-first import of less than this many bytes leaves the price table to its workers
 # (`KEPT_ONLY` below): each worker then loads it (~27 MB each) instead of this process once;
 # a bigger import keeps the memory (1 GB of logs peaked at 301 MB so, against 274 MB), and
@@ -82,10 +82,15 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
     of the head);
     one of them bigger than HEAD_SLICE (the session an agent is writing now, often the
     longest) is read FIRST_SLICE far first (its rows are on screen, and the files after it
-    are not kept waiting), then on in SLICE steps, one after each file read here or batch
-    moved in after the head (while the workers read the batches); where several are, all
-    but the one with the most left are read on to their end once the head's other files
-    are (they are of the newest sessions too).
+    are not kept waiting); where several are, all but the one with the most left are read
+    on to their end once the head's other files are (they are of the newest sessions too),
+    and the rest of the longest after all the other files: with workers, one of them reads
+    on in it from its record as they start, into a scratch store seeded with its sessions,
+    while this process moves the others' batches in, and its tail is merged in last
+    (parallel.ParallelImport.tail_result, sqlite/tail.py): the store is what a read of the
+    rest here at that point makes. (Read on in 16 MB steps between the other files before,
+    here: this process's reading of a long session was the import's one long serial part,
+    its workers idle.)
     `stop` (a threading.Event, or anything with its `is_set()`): once set, the file
     being read stops at its next commit (its record says where the next import goes on)
     and no other is begun; the report's `stopped` counts the files left. `run`: kept up
@@ -178,12 +183,14 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
         except ImportStopped:   # (before it began: nothing of it was read)
             return FileResult(str(path), format=fmt, status="stopped")
 
-    def read(index: int, limit: int | None = None) -> bool:
-        """Read planned file `index` (up to `limit` bytes); whether it was read to its end.
-        Its result goes into the report once it is (or once the import stops)."""
+    def read(index: int, limit: int | None = None,
+             how: Callable[[], FileResult] | None = None) -> bool:
+        """Read planned file `index` (up to `limit` bytes; `how`: by that instead); whether
+        it was read to its end. Its result goes into the report once it is (or once the
+        import stops)."""
         if limit is not None and index not in parts:
             bases[index] = _sizes_before(store, *planned[index][:2])
-        result = here(index, limit)
+        result = here(index, limit) if how is None else how()
         parts[index] = _joined(parts.get(index), result, store, bases.get(index))
         if result.status == "stopped":
             return False
@@ -195,20 +202,30 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
 
     def finish_all_but_the_longest() -> None:
         """(at the head's end) the head's files read in slices so far, read to their end
-        but the one with the most left: they are of the newest sessions, to be complete
-        with the others; the longest goes on in SLICE steps (`step_deferred`)."""
+        but the one with the most left (or the one a worker reads on in already, where
+        workers started during the head): they are of the newest sessions, to be complete
+        with the others; the longest is read on last (`read_deferred`)."""
         if len(deferred) < 2:
             return
-        longest = max(deferred, key=lambda i: sizes.get(i, 0) - reached.get(i, 0))
+        longest = next((i for i in deferred if workers is not None and workers.reads_tail(i)),
+                       None)
+        if longest is None:
+            longest = max(deferred, key=lambda i: sizes.get(i, 0) - reached.get(i, 0))
         for index in [i for i in deferred if i != longest]:
             if stopping():
                 return
             if read(index):
                 deferred.remove(index)
 
-    def step_deferred(limit: int | None) -> None:
+    def read_deferred() -> None:
+        """Read on in the first file left part-read, to its end: by the worker reading
+        its tail, when one is, else here."""
         index = deferred[0]
-        if read(index, None if limit is None else reached.get(index, 0) + limit):
+        if workers is not None and workers.reads_tail(index):
+            done = read(index, how=lambda: workers.tail_result(index, lambda: here(index)))
+        else:
+            done = read(index)
+        if done:
             deferred.pop(0)
 
     def look_at_the_rest() -> None:
@@ -228,7 +245,8 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
             if run is not None:
                 run.plan(sizes, subagents)
         new.difference_update(planned[i][0] for i in head)   # (read here, not by workers)
-        workers = _workers(store, planned, new, stop, run)
+        tails = {i: max(0, sizes.get(i, 0) - reached.get(i, 0)) for i in deferred}
+        workers = _workers(store, planned, new, stop, run, tails)
 
     linked_at = [time.monotonic()]
 
@@ -329,15 +347,14 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
                 else:
                     imported = True
                     read(index)
-                if deferred and index >= head_end and not stopping() and not (
-                        workers is not None and workers.owns(index)
-                        and index not in workers.first_of):
-                    step_deferred(SLICE)   # (after a file read here, or a batch moved in)
                 if newest_first and imported and index >= head_end:
                     link_as_it_goes()
                 index += 1
             while deferred and not stopping():
-                step_deferred(None)
+                try:
+                    read_deferred()
+                except ImportStopped:   # (stopped while its tail's worker read)
+                    break
             if until_cards:   # (those no kept rate priced; also when stopped)
                 until_cards = False
                 price_the_head()
@@ -361,9 +378,11 @@ def import_paths(store, paths: Iterable[str | os.PathLike], *,
     return report
 
 
-def _workers(store, planned: list, new: set[Path], stop, run: RunProgress | None = None):
+def _workers(store, planned: list, new: set[Path], stop, run: RunProgress | None = None,
+             tails: dict[int, int] | None = None):
     """Worker processes for the new files of `planned`, started (None: not worth it); `run`
-    is told which files they read, and when they have."""
+    is told which files they read, and when they have. `tails`: files begun here (index ->
+    bytes left) that a worker reads on in (parallel.ParallelImport)."""
     from core.importing.workers.scratch import scratch_parent, sweep_abandoned
 
     if new:
@@ -371,7 +390,8 @@ def _workers(store, planned: list, new: set[Path], stop, run: RunProgress | None
 
         workers = ParallelImport(store, planned, new, commit_every=COMMIT_EVERY, stop=stop,
                                  read=run.read_apart if run is not None else None,
-                                 reading=run.reading_apart if run is not None else None)
+                                 reading=run.reading_apart if run is not None else None,
+                                 tails=tails)
         if not workers.start():
             return None
         if run is not None:

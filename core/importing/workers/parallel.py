@@ -115,6 +115,7 @@ class Workers:
         self._next_job = 0
         self._job_worker: dict[int, int] = {}
         self._job_load: dict[int, int] = {}
+        self._load_lock = allocate_lock()
         self._dead: set[int] = set()
         self.folder: str | None = None
         self._owner: int | None = None
@@ -179,6 +180,10 @@ class Workers:
                     except Exception:  # noqa: BLE001 - progress only: never the import's end
                         pass
                     continue
+                if isinstance(answer, dict):
+                    # (its bytes are read: the next batch may go to it, whenever this
+                    # answer is taken; a tail's is taken last, after all the batches)
+                    self._unload(number, answer.get("job"))
                 self._answers.put((number, answer))
                 if self._answered_now is not None and isinstance(answer, dict):
                     try:
@@ -188,9 +193,12 @@ class Workers:
         except (EOFError, OSError, ValueError):
             self._answers.put((number, None))   # gone: its batches are imported here
 
-    def submit(self, files: list[tuple[str, str]], size: int = 0) -> int | None:
+    def submit(self, files: list[tuple[str, str]], size: int = 0,
+               tail: str | None = None) -> int | None:
         """Give a batch of `size` bytes to the worker alive with the fewest bytes to read;
-        its job number (None: none alive)."""
+        its job number (None: none alive). `tail` (the store's path): the batch is one file
+        this import began, read on from its record in a scratch store seeded from the store
+        (sqlite/tail.py)."""
         alive = [i for i in range(len(self.procs)) if i not in self._dead]
         if not alive:
             return None
@@ -200,15 +208,23 @@ class Workers:
         out = os.path.join(self.folder, f"batch-{job}.db")
         from .frames import write_frame
 
+        with self._load_lock:   # (counted before it is sent: its answer may come at once)
+            self._load[number] += size + 1   # (+1: of equal bytes, the fewer jobs)
+            self._job_load[job] = size + 1
+        self._job_worker[job] = number
         try:
-            write_frame(self.procs[number].stdin, {"job": job, "files": files, "out": out})
+            write_frame(self.procs[number].stdin, {"job": job, "files": files, "out": out,
+                                                   "tail": tail})
         except OSError:
             self._dead.add(number)
-            return self.submit(files, size)
-        self._load[number] += size + 1   # (+1: of equal bytes, the fewer jobs)
-        self._job_worker[job] = number
-        self._job_load[job] = size + 1
+            self._unload(number, job)
+            return self.submit(files, size, tail)
         return job
+
+    def _unload(self, number: int, job) -> None:
+        """Worker `number` has read `job`'s bytes (answered, or never given them)."""
+        with self._load_lock:
+            self._load[number] -= self._job_load.pop(job, 0)
 
     def take(self, job: int, answered: dict[int, dict], stop=None) -> dict | None:
         """The answer to `job` (None: its worker died first). Answers to other jobs that
@@ -233,7 +249,6 @@ class Workers:
             if answer is None:
                 self._dead.add(number)
                 continue
-            self._load[number] -= self._job_load.pop(answer["job"], 0)
             answered[answer["job"]] = answer
         return answered.pop(job)
 
@@ -278,10 +293,13 @@ class ParallelImport:
 
     def __init__(self, store, planned: list, new: set, *, commit_every: float, stop=None,
                  read: Callable[[list[int]], None] | None = None,
-                 reading: Callable[[list[int], int], None] | None = None):
+                 reading: Callable[[list[int], int], None] | None = None,
+                 tails: dict[int, int] | None = None):
         """`read(indexes)`: told (in a reading thread) of the planned files a worker has
         read, as its answer for their batch comes (before they are moved in);
-        `reading(indexes, bytes)`: how far a worker has read in a batch's files so far."""
+        `reading(indexes, bytes)`: how far a worker has read in a batch's files so far.
+        `tails`: planned files this import began (index -> bytes left), which a worker
+        reads on in, each from its record, to be merged in by `tail_result`."""
         from core.importing.detect import CLAUDE_CODE
 
         self.store = store
@@ -299,6 +317,13 @@ class ParallelImport:
             return fmt == CLAUDE_CODE and problem is None and path in new
 
         self.batches = batches(planned, eligible) if store.imports.takes_scratch else []
+        path = getattr(store, "path", None)
+        self._store_path = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
+        self.tails = {index: size for index, size in (tails or {}).items()
+                      if planned[index][1] == CLAUDE_CODE and self._store_path is not None
+                      and store.imports.takes_scratch}
+        self._tail_jobs: dict[int, int | None] = {}
+        self._tail_of_job: dict[int | None, int] = {}
         self.first_of: dict[int, int] = {}
         self.owned: set[int] = set()
         self.results: dict[int, FileResult] = {}
@@ -314,9 +339,12 @@ class ParallelImport:
     def start(self) -> bool:
         """Start the workers, when the import is worth them; whether it was."""
         owned = [index for batch in self.batches for index in batch]
-        count = workers_wanted(len(owned), sum(map(_size, (self.planned[i][0] for i in owned))))
+        count = workers_wanted(len(owned) + len(self.tails),
+                               sum(map(_size, (self.planned[i][0] for i in owned)))
+                               + sum(self.tails.values()))
         if not count:
             self.batches = []
+            self.tails = {}
             # a killed import's folder goes even when this one needs no workers
             sweep_abandoned(scratch_parent(getattr(self.store, "path", None)))
             return False
@@ -324,12 +352,25 @@ class ParallelImport:
         self.owned = set(owned)
         self._sizes = {i: _size(self.planned[i][0]) for i in owned}
         self._bytes = [sum(self._sizes[i] for i in batch) for batch in self.batches]
-        self.workers = Workers(min(count, len(self.batches)), self.store.imports.price_cards(),
+        self.workers = Workers(min(count, len(self.batches) + len(self.tails)),
+                               self.store.imports.price_cards(),
                                scratch_parent(getattr(self.store, "path", None)),
                                self._heard if self.read is not None else None,
                                self._heard_reading if self.reading is not None else None)
-        self._top_up()
-        self._big(True)
+        try:
+            # the tails first: each keeps a worker longest, and the batches go to the
+            # others (`submit` gives each to the worker with the fewest bytes to read)
+            for index, size in self.tails.items():
+                path, fmt, _problem = self.planned[index]
+                job = self._tail_jobs[index] = self.workers.submit([(str(path), fmt)], size,
+                                                                   tail=self._store_path)
+                with self._jobs_lock:
+                    self._tail_of_job[job] = index
+            self._top_up()
+            self._big(True)
+        except BaseException:   # (a signal before the caller holds this: nothing left behind)
+            self.close(stop=True)
+            raise
         return True
 
     def _big(self, running: bool) -> None:
@@ -417,8 +458,11 @@ class ParallelImport:
     def _heard_reading(self, job: int, done: int) -> None:
         with self._jobs_lock:
             number = self._batch_of_job.get(job)
+            tail = self._tail_of_job.get(job)
         if number is not None:
             self.reading(self.batches[number], done)
+        elif tail is not None:   # (how far in the file: its first part counts too)
+            self.reading([tail], done)
 
     def _land(self, number: int, import_here: Callable[[int], FileResult]) -> None:
         batch = self.batches[number]
@@ -482,6 +526,58 @@ class ParallelImport:
             self.results[index] = result
             self._moved.add(index)
         return moved
+
+    def reads_tail(self, index: int) -> bool:
+        """Whether a worker reads on in planned file `index` (`tails`)."""
+        return self._tail_jobs.get(index) is not None
+
+    def tail_result(self, index: int, import_here: Callable[[], FileResult]) -> FileResult:
+        """The result of the read of planned file `index`'s tail, merged into the store
+        (sqlite/tail.py); when it cannot be (its worker failed, its sessions changed
+        meanwhile), the tail is read here (`import_here`) from the file's record. Waiting
+        for it ends with ImportStopped once the import is stopped (nothing of it is in
+        the store then: the next import goes on from the record)."""
+        job = self._tail_jobs.pop(index, None)
+        if self.stop is not None and self.stop.is_set():
+            from core.importing.base import ImportStopped
+
+            raise ImportStopped   # (not merged once stopped, even if read: it may be long)
+        answer = self.workers.take(job, self._answered, self.stop) \
+            if job is not None and self.workers is not None else None
+        result = None
+        if answer is not None:
+            try:
+                if "seeds" in answer and len(answer.get("results") or ()) == 1:
+                    result = self._merge_tail(answer["out"], answer["results"][0],
+                                              answer["seeds"], index)
+            finally:
+                _remove(answer["out"])
+        if result is None:
+            return import_here()
+        self._moved.add(index)
+        return result
+
+    def _merge_tail(self, scratch: str, result: FileResult, seeds: dict[str, int],
+                    index: int) -> FileResult | None:
+        """Merge one tail in, in one transaction (a commit part-way would leave entries
+        its record does not cover); None when it did not."""
+        from core.importing.files import path_key
+
+        store = self.store
+        if result.status != "imported":
+            return None
+        path, fmt, _problem = self.planned[index]
+        with store.imports.scratch_attached(scratch):
+            if store.imports.scratch_problems():
+                return None
+            try:
+                with store.transaction():
+                    if not store.imports.merge_scratch_tail(seeds, f"{fmt}:{path_key(path)}"):
+                        return None
+                    store.imports.merge_scratch_prices()
+            except store.errors:
+                return None
+        return result
 
     @property
     def converted(self) -> int:

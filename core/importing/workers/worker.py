@@ -84,20 +84,43 @@ def _serve(stdin, stdout, parent: int) -> None:
             try:
                 store = open_scratch(job["out"], template=template)
                 telling = Telling(stdout, job["job"], orphaned, settings.get("tell_every"))
+                seeds = None
                 try:
                     results = []
+                    if job.get("tail") is not None:
+                        # a file the importing process began: read on from its record
+                        seeds = _seed(store, job["tail"], job["files"][0])
+                        if seeds is None:
+                            raise LookupError("the store has no record of this file")
                     for path, fmt in job["files"]:
                         results.append(import_file(store, Path(path), fmt, budget=float("inf"),
                                                    progress=telling))
                         telling.file_read(Path(path))
                 finally:
                     store.close()
-                write_frame(stdout, {"job": job["job"], "out": job["out"], "results": results})
+                answer = {"job": job["job"], "out": job["out"], "results": results}
+                if seeds is not None:
+                    answer["seeds"] = seeds
+                write_frame(stdout, answer)
             except Exception as error:  # noqa: BLE001 - said to the importing process
                 write_frame(stdout, {"job": job["job"], "out": job["out"],
                                      "error": f"{type(error).__name__}: {error}"})
     finally:
         template.close()
+
+
+def _seed(store, store_path: str, file: tuple[str, str]) -> dict[str, int] | None:
+    """The scratch store seeded with the file's record and sessions (sqlite/tail.py)."""
+    from core.importing.files import path_key
+
+    path, fmt = file
+    seeds = store.imports.seed_tail(store_path, f"{fmt}:{path_key(Path(path))}")
+    if seeds is not None:
+        # the responses the store's import wrote waiting for their price (`prices_later`)
+        # priced first, as that import prices them after its head, before the tail is read
+        # (so the sessions' totals sum in the same order)
+        store.usage.price_waiting()
+    return seeds
 
 
 def main(parent: int | None = None) -> int:

@@ -160,6 +160,29 @@ class ImportsRoom(Room):
                 sqlite_merge.merge_sessions(conn, ids[0], ids[-1], pace=pace)
             return True
 
+    def seed_tail(self, store_path: str, key: str) -> dict[str, int] | None:
+        """(This store a worker's new scratch store.) Take in, ids unchanged, the import
+        record `key` of the store at `store_path` and the rows of the sessions it names
+        (sqlite_tail.seed); the highest seeded id of each id space, None without a record."""
+        from core.store.sqlite import tail as sqlite_tail
+
+        with self._lock:
+            if self._store._depth:
+                raise RuntimeError("a scratch store is seeded outside any transaction")
+            return sqlite_tail.seed(self._store._conn, store_path, key)
+
+    def merge_scratch_tail(self, seeds: dict[str, int], key: str) -> bool:
+        """Move what the attached scratch store's import added to the sessions it was
+        seeded with (sqlite_tail.seed: `seeds`, the highest seeded id of each id space; `key`,
+        the file's record) into this store, inside the caller's write transaction. False,
+        changing nothing, when they cannot be (sqlite_tail.merge_tail)."""
+        from core.store.sqlite import tail as sqlite_tail
+
+        with self._lock:
+            if not self._store.in_write_transaction:
+                raise RuntimeError("merge_scratch_tail needs an open store.transaction()")
+            return sqlite_tail.merge_tail(self._store._conn, seeds, key)
+
     def merge_scratch_prices(self) -> None:
         """Keep the rates the attached scratch store's importer had to ask the price table
         for (each card's days, this store's and the scratch store's together)."""
