@@ -185,7 +185,7 @@ def sequences_in(raw: bytes) -> dict[str, int]:
 # cells, `{TAG_END}` its last; a text after `!` is what is no longer on screen). One walk
 # from the start, each step from where the one before left off.
 STEPS: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [
-    ("start, sessions pane", (), ("{SESS}", "{SES2}", "FAILED ", "{CWD}", "{BR1}", "{MODEL}")),
+    ("start, sessions pane", (), ("{SESS}", "{SES2}", "FAILED ", "{CWD_START}", "{BR1}", "{MODEL}")),
     ("the pasted test output", ("down", "down"), ("─ {ISSUE}", "/w/plain")),
     ("its entry tree", ("tab", "t"), ("Entries · ", "─ {ISSUE}")),
     ("back to the newest", ("t", "shift+tab", "up", "up"),
@@ -196,7 +196,7 @@ STEPS: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [
     ("rename cancelled", ("escape",), ("{SESS}", "!Rename session")),
     ("archive", ("a",), ("Archive {SESS}",)),
     ("archive refused", ("n",), ("{SESS}", "!Archive {SESS}")),
-    ("other session", ("down",), ("{SES2}", "{UID}", "{SUMM}")),
+    ("other session", ("down",), ("{SES2}", "{UID_START}", "{SUMM}")),
     ("copy its uid", ("y",), ("Copied the session's uid", "{UID}")),
     ("back", ("up",), ("{SESS}", "{MODEL}", "!{SUMM}")),
     ("branches pane", ("tab",), ("{BR1_START}", "{BR2_START}", "⏎ Make current")),
