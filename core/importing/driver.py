@@ -13,9 +13,8 @@ from core.model.errors import ArborError, StoreUnreachable
 from core.store.held_files import HeldFile, check_path, open_unless_held
 from .base import (FileResult, ImportReport, ImportStopped, ProgressTicker, SessionResult,
                    file_size)
-from .files import path_key
+from .files import expand_paths, path_key, record_key
 from .detect import CLAUDE_CODE, CODEX, LANGGRAPH, PI, NotALog, detect_format
-from .files import expand_paths
 from .newest import head_length, is_subagent, parents_first
 from .session import ALIASES, PACING
 from .state import (
@@ -428,7 +427,7 @@ def _joined(before: FileResult | None, after: FileResult, store,
 
 def _sizes_before(store, path: Path, fmt: str) -> dict[str, tuple[int, int, int]]:
     """uid -> (entries, messages, branches) of the sessions a file's record names."""
-    row = store.imports.source(f"{fmt}:{path_key(path)}")
+    row = store.imports.source(record_key(path, fmt))
     uids = row[4].get("sessions") if row is not None else None
     return {uid: _sizes_of(store, uid) for uid in uids if isinstance(uid, str)} \
         if isinstance(uids, list) else {}
@@ -579,7 +578,7 @@ def import_file(store, path: Path, fmt: str | None = None, *,
     if enough is not None and fmt in DATABASES:
         ticker.callback = _stopping_at(ticker.callback, enough)   # (one transaction)
     ticker(0, force=True)
-    key = f"{fmt}:{path_key(path)}"
+    key = record_key(path, fmt)
     try:
         if fmt in DATABASES:
             check_path(path)

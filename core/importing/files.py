@@ -336,6 +336,11 @@ def path_key(path: Path) -> str:
         return str(Path(path).absolute())
 
 
+def record_key(path: Path, fmt: str) -> str:
+    """The key of a file's import record in the store: its format and `path_key`."""
+    return f"{fmt}:{path_key(path)}"
+
+
 @functools.lru_cache(maxsize=4096)
 def real_folder(folder: str) -> str:
     """A folder's real path: its parent's real path and its own name, unless it is itself

@@ -561,7 +561,7 @@ class ParallelImport:
                     index: int) -> FileResult | None:
         """Merge one tail in, in one transaction (a commit part-way would leave entries
         its record does not cover); None when it did not."""
-        from core.importing.files import path_key
+        from core.importing.files import record_key
 
         store = self.store
         if result.status != "imported":
@@ -572,7 +572,7 @@ class ParallelImport:
                 return None
             try:
                 with store.transaction():
-                    if not store.imports.merge_scratch_tail(seeds, f"{fmt}:{path_key(path)}"):
+                    if not store.imports.merge_scratch_tail(seeds, record_key(path, fmt)):
                         return None
                     store.imports.merge_scratch_prices()
             except store.errors:

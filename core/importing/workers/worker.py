@@ -111,10 +111,10 @@ def _serve(stdin, stdout, parent: int) -> None:
 
 def _seed(store, store_path: str, file: tuple[str, str]) -> dict[str, int] | None:
     """The scratch store seeded with the file's record and sessions (sqlite/tail.py)."""
-    from core.importing.files import path_key
+    from core.importing.files import record_key
 
     path, fmt = file
-    seeds = store.imports.seed_tail(store_path, f"{fmt}:{path_key(Path(path))}")
+    seeds = store.imports.seed_tail(store_path, record_key(Path(path), fmt))
     if seeds is not None:
         # the responses the store's import wrote waiting for their price (`prices_later`)
         # priced first, as that import prices them after its head, before the tail is read
